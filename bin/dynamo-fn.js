@@ -5,5 +5,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../shared/cli/main.ts');
+const { main } = await import('../shared/cli/main.js');
 process.exitCode = await main(process.argv.slice(2));
