@@ -1,0 +1,62 @@
+/**
+ * `dynamo-fn`: the command-line entry. Each subcommand lives in its own module in this folder
+ * exporting `summary` (one line), `usage` (the full `--help` text) and
+ * `run(argv): Promise<number>` (the exit code). Modules are loaded only when their command runs,
+ * so `dynamo-fn render` never pays for the API-server harness.
+ * @module
+ */
+
+export interface Command {
+  /** One line for the top-level `--help`. */
+  readonly summary: string;
+  /** The full help text printed by `dynamo-fn <command> --help`. */
+  readonly usage: string;
+  /** Runs the command; resolves to the process exit code. */
+  readonly run: (argv: readonly string[]) => Promise<number>;
+}
+
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  render: () => import('./render.js'),
+  crds: () => import('./crds.js'),
+  serve: () => import('./serve.js'),
+  'kube-build': () => import('./kube-build.js'),
+  dev: () => import('./dev.js'),
+  replay: () => import('./replay.js'),
+};
+
+const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build'] as const;
+
+async function topLevelHelp(): Promise<string> {
+  const lines = ['Usage: dynamo-fn <command> [options]', '', 'Commands:'];
+  for (const name of ORDER) {
+    const load = COMMANDS[name];
+    if (load === undefined) continue;
+    try {
+      lines.push(`  ${name.padEnd(12)}${(await load()).summary}`);
+    } catch {
+      // A command whose module is not present in this build is simply not listed.
+    }
+  }
+  lines.push('', "Run 'dynamo-fn <command> --help' for a command's options.");
+  return lines.join('\n');
+}
+
+/** Parses the first argument as the command and runs it. Returns the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${await topLevelHelp()}\n`);
+    return name === undefined ? 1 : 0;
+  }
+  const load = COMMANDS[name];
+  if (load === undefined) {
+    process.stderr.write(`dynamo-fn: unknown command "${name}"\n\n${await topLevelHelp()}\n`);
+    return 1;
+  }
+  const command = await load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${command.usage}\n`);
+    return 0;
+  }
+  return command.run(rest);
+}
