@@ -1,0 +1,66 @@
+/**
+ * API strings used across functions: groups, kinds, annotation and label keys, field managers,
+ * condition types and reasons. Each is defined once, here.
+ *
+ * Sources: ../shared/reference/dgd-reference.txt; ../shared/upstream-notes/dgd.md §2.4, §2.5, §4.
+ * @module
+ */
+
+export const DYNAMO_GROUP = 'nvidia.com';
+export const DGD_KIND = 'DynamoGraphDeployment';
+export const DGD_V1BETA1 = 'nvidia.com/v1beta1';
+export const DGD_V1ALPHA1 = 'nvidia.com/v1alpha1';
+export const DGD_PLURAL = 'dynamographdeployments';
+export const DGD_SHORT_NAME = 'dgd';
+
+export const GROVE_API_VERSION = 'grove.io/v1alpha1';
+export const PODCLIQUESET_KIND = 'PodCliqueSet';
+
+/** Field manager of the reconcile function's server-side applies (DESIGN.md "Writes"). */
+export const FIELD_MANAGER_RECONCILE = 'dynamo-reconcile';
+
+/** DGD metadata annotation selecting the Grove update strategy (dgd-reference "Grove update strategy"). */
+export const ANNOTATION_GROVE_UPDATE_STRATEGY = 'nvidia.com/grove-update-strategy';
+/** `"false"` (case-insensitive) opts a DGD out of Grove (upstream-notes/dgd.md §2.5). */
+export const ANNOTATION_ENABLE_GROVE = 'nvidia.com/enable-grove';
+/** `"false"` disables the metrics label on pod templates (upstream-notes/dgd.md §4.5). */
+export const ANNOTATION_ENABLE_METRICS = 'nvidia.com/enable-metrics';
+
+export const GROVE_UPDATE_STRATEGIES = ['Coherent', 'RollingRecreate', 'OnDelete'] as const;
+export type GroveUpdateStrategy = (typeof GROVE_UPDATE_STRATEGIES)[number];
+
+export const LABEL_SELECTOR = 'nvidia.com/selector';
+export const LABEL_GRAPH_DEPLOYMENT_NAME = 'nvidia.com/dynamo-graph-deployment-name';
+export const LABEL_COMPONENT = 'nvidia.com/dynamo-component';
+export const LABEL_COMPONENT_TYPE = 'nvidia.com/dynamo-component-type';
+export const LABEL_DYNAMO_NAMESPACE = 'nvidia.com/dynamo-namespace';
+export const LABEL_WORKER_HASH = 'nvidia.com/dynamo-worker-hash';
+export const LABEL_METRICS_ENABLED = 'nvidia.com/metrics-enabled';
+
+export const ENV_DYN_NAMESPACE = 'DYN_NAMESPACE';
+export const ENV_DYN_COMPONENT = 'DYN_COMPONENT';
+export const ENV_DYN_PARENT_DGD_K8S_NAME = 'DYN_PARENT_DGD_K8S_NAME';
+export const ENV_DYN_PARENT_DGD_K8S_NAMESPACE = 'DYN_PARENT_DGD_K8S_NAMESPACE';
+export const ENV_DYN_NAMESPACE_WORKER_SUFFIX = 'DYN_NAMESPACE_WORKER_SUFFIX';
+
+/** Worker system port and frontend HTTP port (upstream-notes/dgd.md §4.4, §4.6). */
+export const WORKER_SYSTEM_PORT = 9090;
+export const FRONTEND_HTTP_PORT = 8000;
+export const EPP_GRPC_PORT = 9002;
+
+/** The main container of every component pod template (upstream-notes/dgd.md §2.3). */
+export const MAIN_CONTAINER_NAME = 'main';
+
+/** Grove's limit on PCS name + clique (+ scaling group) name (upstream-notes/grove.md §A.8). */
+export const GROVE_MAX_COMBINED_NAME_LENGTH = 45;
+
+export const CONDITION_READY = 'Ready';
+
+/** Ready=False reason when a DGD cannot be rendered (our wording; upstream uses kebab reasons for program failures). */
+export const REASON_INVALID_SPEC = 'InvalidSpec';
+/** Ready=False reason while the rendered objects are applied but not yet observed ready. */
+export const REASON_RESOURCES_NOT_READY = 'some_resources_are_not_ready';
+/** Ready=True reason (upstream-notes/dgd.md §2.4). */
+export const REASON_ALL_RESOURCES_READY = 'all_resources_are_ready';
+/** Ready=False reason when LPX components are disabled by `lpx.enabled=false` (dgd-reference). */
+export const REASON_LPX_DISABLED = 'LPXDisabled';

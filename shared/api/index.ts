@@ -1,0 +1,11 @@
+/**
+ * Public entry of `shared/api`: schemas, types and API constants.
+ * @module
+ */
+export * from './constants.js';
+export * from './core.js';
+export * from './issues.js';
+export * from './dgd.js';
+export * from './dgd-v1alpha1.js';
+export * from './grove.js';
+export * from './parse.js';

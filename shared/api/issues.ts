@@ -1,0 +1,82 @@
+/**
+ * Field issues: validation problems as data, with paths printed the way Kubernetes prints
+ * them (`spec.components[1].replicas`, `metadata.annotations[nvidia.com/grove-update-strategy]`).
+ *
+ * Source: ../shared/STYLE.md §11; k8s.io/apimachinery/pkg/util/validation/field.
+ * @module
+ */
+import type { z } from 'zod';
+
+export type FieldIssueType = 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong';
+
+/** One validation problem. `path` is already rendered (see {@link renderPath}). */
+export interface FieldIssue {
+  readonly path: string;
+  readonly type: FieldIssueType;
+  readonly detail: string;
+  readonly value?: unknown;
+}
+
+/** A path segment: a field name, a list index, or a map key (printed in brackets). */
+export type PathSegment = string | number | { readonly key: string };
+
+/**
+ * Renders a path the way Kubernetes field errors print it: fields joined by dots, list
+ * indices and map keys in brackets. `['spec', 'components', 1, 'replicas']` ->
+ * `spec.components[1].replicas`. Pure.
+ */
+export function renderPath(segments: readonly PathSegment[]): string {
+  let out = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (typeof segment === 'object') out += `[${segment.key}]`;
+    else out += out === '' ? segment : `.${segment}`;
+  }
+  return out;
+}
+
+const TYPE_TEXT: Readonly<Record<FieldIssueType, string>> = {
+  Required: 'Required value',
+  Invalid: 'Invalid value',
+  Forbidden: 'Forbidden',
+  NotSupported: 'Unsupported value',
+  Duplicate: 'Duplicate value',
+  TooLong: 'Too long',
+};
+
+/**
+ * Formats one issue as Kubernetes' field.Error does: `<path>: <Type text>: <value>: <detail>`
+ * (the value is printed for Invalid, NotSupported and Duplicate only). Pure.
+ */
+export function formatIssue(issue: FieldIssue): string {
+  const showValue = issue.value !== undefined && (issue.type === 'Invalid' || issue.type === 'NotSupported' || issue.type === 'Duplicate');
+  const value = showValue ? `: ${JSON.stringify(issue.value)}` : '';
+  return `${issue.path}: ${TYPE_TEXT[issue.type]}${value}: ${issue.detail}`;
+}
+
+/** Joins issues into one message, as an aggregated Invalid status lists them: `[a, b]`. Pure. */
+export function formatIssues(issues: readonly FieldIssue[]): string {
+  if (issues.length === 1 && issues[0] !== undefined) return formatIssue(issues[0]);
+  return `[${issues.map(formatIssue).join(', ')}]`;
+}
+
+/**
+ * Converts zod issues to field issues. Zod paths are relative to the parsed value; `prefix`
+ * is prepended (e.g. `['spec']`). Missing values become Required, enum misses NotSupported,
+ * everything else Invalid. Pure.
+ */
+export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix: readonly PathSegment[] = []): FieldIssue[] {
+  return issues.map((issue) => {
+    const path = renderPath([...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))]);
+    if (issue.code === 'invalid_type' && issue.input === undefined) {
+      return { path, type: 'Required', detail: 'must be specified' } satisfies FieldIssue;
+    }
+    if (issue.code === 'invalid_value') {
+      return { path, type: 'NotSupported', detail: `supported values: ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`, value: issue.input } satisfies FieldIssue;
+    }
+    if (issue.code === 'too_big' && issue.origin === 'string') {
+      return { path, type: 'TooLong', detail: `may not be more than ${String(issue.maximum)} bytes` } satisfies FieldIssue;
+    }
+    return { path, type: 'Invalid', detail: issue.message, value: issue.input } satisfies FieldIssue;
+  });
+}
