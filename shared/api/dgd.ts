@@ -48,7 +48,7 @@ export const ComponentSchema = z.object({
   podTemplate: PodTemplateSpecSchema.optional(),
   providerOverride: ProviderOverrideSchema.optional(),
   multinode: z.object({ nodeCount: z.number().int().min(2).default(2) }).optional(),
-  roles: z.array(RoleSchema).max(2).optional(),
+  roles: z.array(RoleSchema).max(2).meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }).optional(),
   lpx: looseObject().optional(),
   scalingAdapter: looseObject().optional(),
   sharedMemorySize: QuantitySchema.optional(),
@@ -73,7 +73,17 @@ export type Component = z.infer<typeof ComponentSchema>;
 
 export const DgdSpecSchema = z
   .object({
-    components: z.array(ComponentSchema).max(MAX_COMPONENTS),
+    components: z
+      .array(ComponentSchema)
+      .max(MAX_COMPONENTS)
+      .meta({
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+        'x-kubernetes-validations': [
+          { rule: "self.filter(c, has(c.type) && c.type == 'epp').size() <= 1", message: 'at most one component may have type epp' },
+          { rule: 'self.all(a, self.filter(b, b.name.lowerAscii() == a.name.lowerAscii()).size() == 1)', message: 'component names must be unique case-insensitively' },
+        ],
+      }),
     backendFramework: z.enum(BACKEND_FRAMEWORKS).optional(),
     env: z.array(EnvVarSchema).optional(),
     labels: z.record(z.string(), z.string()).optional(),

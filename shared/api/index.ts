@@ -9,3 +9,4 @@ export * from './dgd.js';
 export * from './dgd-v1alpha1.js';
 export * from './grove.js';
 export * from './parse.js';
+export * from './crd.js';

@@ -1,0 +1,124 @@
+/**
+ * `dynamo-fn render`: renders DynamoGraphDeployments from YAML files into the Grove objects
+ * the reconcile function would apply, without a cluster.
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { parseAllDocuments, stringify } from 'yaml';
+import { DGD_KIND, formatIssue, parseDgd } from '../api/index.js';
+import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderedObject } from '../domain/index.js';
+
+export const summary = 'Render DynamoGraphDeployments (v1beta1 or v1alpha1) into Grove PodCliqueSets and Services';
+
+export const usage = `Usage: dynamo-fn render [options] FILE...
+
+Reads YAML files (multi-document files allowed; "-" reads standard input), renders every
+DynamoGraphDeployment into the Grove PodCliqueSet and component Services the reconcile
+function would server-side apply, and prints them as a YAML stream on standard output.
+Documents of other kinds are skipped with a note on standard error; warnings also go there.
+
+Options:
+  --namespace NS     namespace for objects without metadata.namespace (default "default")
+  --lpx-enabled      render as with the operator setting lpx.enabled=true
+  --termination-delay D
+                     PodCliqueSet template.terminationDelay (default "${DEFAULT_RENDER_CONFIG.terminationDelay}")
+  -h, --help         show this help
+
+Exit status: 0 when every DynamoGraphDeployment rendered; 1 when any was invalid (each
+error names the file, the object and the field path), or on a usage error.`;
+
+interface Output {
+  readonly objects: RenderedObject[];
+  readonly errors: string[];
+  readonly notes: string[];
+}
+
+/** Renders every DGD document of one YAML text; `source` names it in messages. */
+export function renderYaml(text: string, source: string, options: { namespace: string; lpxEnabled: boolean; terminationDelay: string }): Output {
+  const out: Output = { objects: [], errors: [], notes: [] };
+  const documents = parseAllDocuments(text);
+  const list = Array.isArray(documents) ? documents : [documents];
+  list.forEach((document, index) => {
+    const where = `${source}#${index + 1}`;
+    if (document.errors.length > 0) {
+      out.errors.push(`${where}: invalid YAML: ${document.errors.map((e) => e.message).join('; ')}`);
+      return;
+    }
+    const object: unknown = document.toJS({ maxAliasCount: 100 });
+    if (object === null || object === undefined) return;
+    if (typeof object !== 'object' || (object as Record<string, unknown>)['kind'] !== DGD_KIND) {
+      const kind = typeof object === 'object' ? String((object as Record<string, unknown>)['kind'] ?? 'unknown kind') : typeof object;
+      out.notes.push(`${where}: skipped ${kind} (not a ${DGD_KIND})`);
+      return;
+    }
+    const name = String(((object as { metadata?: { name?: unknown } }).metadata?.name ?? '') || '<unnamed>');
+    const label = `${where}: ${DGD_KIND} "${name}"`;
+    const parsed = parseDgd(object);
+    if (!parsed.ok) {
+      for (const issue of parsed.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
+      return;
+    }
+    for (const note of parsed.notes) out.notes.push(`${label}: ${note}`);
+    const rendered = renderDgd(parsed.dgd, { namespace: options.namespace, config: { lpxEnabled: options.lpxEnabled, terminationDelay: options.terminationDelay } });
+    if (!rendered.ok) {
+      for (const issue of rendered.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
+      return;
+    }
+    for (const warning of rendered.warnings) out.notes.push(`${label}: warning: ${warning}`);
+    out.objects.push(...rendered.objects);
+  });
+  return out;
+}
+
+/** Prints objects as a YAML stream (`---` between documents), stable line layout. */
+export function toYamlStream(objects: readonly RenderedObject[]): string {
+  return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+}
+
+export async function run(argv: readonly string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        namespace: { type: 'string', default: 'default' },
+        'lpx-enabled': { type: 'boolean', default: false },
+        'termination-delay': { type: 'string', default: DEFAULT_RENDER_CONFIG.terminationDelay },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`dynamo-fn render: ${(error as Error).message}\n\n${usage}\n`);
+    return 1;
+  }
+  if (parsed.positionals.length === 0) {
+    process.stderr.write(`dynamo-fn render: no FILE given\n\n${usage}\n`);
+    return 1;
+  }
+  const objects: RenderedObject[] = [];
+  let failed = false;
+  for (const file of parsed.positionals) {
+    let text: string;
+    try {
+      text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+    } catch (error) {
+      process.stderr.write(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
+      failed = true;
+      continue;
+    }
+    const out = renderYaml(text, file, { namespace: parsed.values.namespace, lpxEnabled: parsed.values['lpx-enabled'], terminationDelay: parsed.values['termination-delay'] });
+    for (const note of out.notes) process.stderr.write(`${note}\n`);
+    for (const error of out.errors) process.stderr.write(`error: ${error}\n`);
+    if (out.errors.length > 0) failed = true;
+    objects.push(...out.objects);
+  }
+  if (objects.length > 0) process.stdout.write(toYamlStream(objects));
+  return failed ? 1 : 0;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

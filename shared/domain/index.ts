@@ -1,0 +1,9 @@
+/**
+ * Public entry of `shared/domain`: pure decisions (render, hash, names, availability).
+ * @module
+ */
+export * from './names.js';
+export * from './availability.js';
+export * from './worker-hash.js';
+export * from './pod-template.js';
+export * from './render.js';

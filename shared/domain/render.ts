@@ -1,0 +1,306 @@
+/**
+ * Renders a DynamoGraphDeployment into Grove objects: one PodCliqueSet for its ordinary
+ * (non-LPX) components and one Service per component.
+ *
+ * Source: ../shared/reference/dgd-reference.txt ("Grove update strategy", "Configure native
+ * minimum availability", "Grove rollout budget overrides"); ../shared/upstream-notes/dgd.md §4;
+ * ../shared/upstream-notes/grove.md §A.2, §A.8.
+ * @module
+ */
+import {
+  ANNOTATION_ENABLE_GROVE,
+  ANNOTATION_GROVE_UPDATE_STRATEGY,
+  DGD_KIND,
+  DGD_V1BETA1,
+  EPP_GRPC_PORT,
+  FRONTEND_HTTP_PORT,
+  GROVE_API_VERSION,
+  GROVE_MAX_COMBINED_NAME_LENGTH,
+  GROVE_UPDATE_STRATEGIES,
+  LABEL_COMPONENT,
+  LABEL_COMPONENT_TYPE,
+  LABEL_DYNAMO_NAMESPACE,
+  LABEL_GRAPH_DEPLOYMENT_NAME,
+  MAIN_CONTAINER_NAME,
+  WORKER_SYSTEM_PORT,
+  renderPath,
+  type Component,
+  type Dgd,
+  type FieldIssue,
+  type PodCliqueScalingGroupConfig,
+  type PodCliqueTemplateSpec,
+  type PodTemplateSpec,
+} from '../api/index.js';
+import { effectiveMinAvailable, maxUnavailable, resolveUpdateStrategy } from './availability.js';
+import {
+  componentBaseName,
+  componentNameBudget,
+  componentServiceName,
+  isDns1123Subdomain,
+  isMultinode,
+  leaderCliqueName,
+  podCliqueSetName,
+  usesScalingGroup,
+  workerCliqueName,
+} from './names.js';
+import { buildPodSpec, cliqueAnnotations, cliqueLabels, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext } from './pod-template.js';
+import { computeWorkerHash } from './worker-hash.js';
+
+/** Settings rendering depends on, from the operator configuration. */
+export interface RenderConfig {
+  /** `lpx.enabled`: LPX components are rendered by the LPX path only when true. */
+  readonly lpxEnabled: boolean;
+  /** PodCliqueSet `template.terminationDelay` (upstream default 15m). */
+  readonly terminationDelay: string;
+}
+
+export const DEFAULT_RENDER_CONFIG: RenderConfig = Object.freeze({ lpxEnabled: false, terminationDelay: '15m' });
+
+/** A rendered object, ready for server-side apply: only fields we own. */
+export type RenderedObject = Record<string, unknown> & {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace: string } & Record<string, unknown>;
+};
+
+export type RenderResult =
+  | { readonly ok: true; readonly objects: readonly RenderedObject[]; readonly warnings: readonly string[]; readonly workerHash: string }
+  | { readonly ok: false; readonly issues: readonly FieldIssue[] };
+
+/**
+ * Renders a DGD.
+ * In: a parsed v1beta1 DGD (metadata.name, namespace, uid, annotations; spec), the namespace
+ * to use when metadata.namespace is absent, and the render config. Out: the PodCliqueSet
+ * (absent when every component is LPX) and the component Services, sorted by kind then
+ * name, plus warnings; or every field issue that prevents rendering. Owner references to the
+ * DGD are set when `metadata.uid` is known. Deterministic: the same input gives
+ * byte-identical output. Pure.
+ */
+export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; readonly config?: RenderConfig } = {}): RenderResult {
+  const config = options.config ?? DEFAULT_RENDER_CONFIG;
+  const namespace = dgd.metadata.namespace ?? options.namespace ?? 'default';
+  const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
+  const issues = renderIssues(dgd, ordinary);
+  if (issues.length > 0) return { ok: false, issues };
+
+  const warnings: string[] = [];
+  dgd.spec.components.forEach((component, index) => {
+    if (component.type !== 'lpx') return;
+    warnings.push(
+      config.lpxEnabled
+        ? `spec.components[${index}] ("${component.name}"): LPX components are rendered into their own PodCliqueSet by the LPX path, not by this renderer`
+        : `spec.components[${index}] ("${component.name}"): not rendered: LPX components require lpx.enabled=true`,
+    );
+  });
+
+  const workerHash = computeWorkerHash(dgd);
+  const objects: RenderedObject[] = [];
+  if (ordinary.length > 0) objects.push(renderPodCliqueSet(dgd, namespace, ordinary, workerHash, config));
+  const services = ordinary.map((component) => renderComponentService(dgd, namespace, component));
+  objects.push(...services.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0)));
+  return { ok: true, objects, warnings, workerHash };
+}
+
+/** Checks that a DGD can be rendered at all; admission runs the same checks earlier. */
+function renderIssues(dgd: Dgd, ordinary: readonly Component[]): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const name = dgd.metadata.name;
+  if (name === undefined || name === '') issues.push({ path: 'metadata.name', type: 'Required', detail: 'name is required' });
+  else if (!isDns1123Subdomain(name)) {
+    issues.push({ path: 'metadata.name', type: 'Invalid', value: name, detail: "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character" });
+  }
+  if (dgd.spec.components.length === 0) issues.push({ path: 'spec.components', type: 'Required', detail: 'must have at least one component' });
+  const strategy = resolveUpdateStrategy(dgd);
+  if (!strategy.ok) {
+    issues.push({
+      path: renderPath(['metadata', 'annotations', { key: ANNOTATION_GROVE_UPDATE_STRATEGY }]),
+      type: 'NotSupported',
+      value: strategy.value,
+      detail: `supported values: ${GROVE_UPDATE_STRATEGIES.map((s) => `"${s}"`).join(', ')}`,
+    });
+  }
+  const enableGrove = dgd.metadata.annotations?.[ANNOTATION_ENABLE_GROVE];
+  if (enableGrove?.toLowerCase() === 'false') {
+    issues.push({
+      path: renderPath(['metadata', 'annotations', { key: ANNOTATION_ENABLE_GROVE }]),
+      type: 'NotSupported',
+      value: enableGrove,
+      detail: 'only the Grove workload provider is rendered by this control plane',
+    });
+  }
+  if (name !== undefined && issues.length === 0) {
+    const pcsName = podCliqueSetName(name, ordinary);
+    dgd.spec.components.forEach((component, index) => {
+      if (component.type === 'lpx') return;
+      const combined = pcsName.length + componentNameBudget(component);
+      if (combined > GROVE_MAX_COMBINED_NAME_LENGTH) {
+        issues.push({
+          path: `spec.components[${index}].name`,
+          type: 'Invalid',
+          value: component.name,
+          detail: `combined Grove resource name length ${combined} exceeds the ${GROVE_MAX_COMBINED_NAME_LENGTH}-character limit; shorten the deployment or component name`,
+        });
+      }
+    });
+  }
+  dgd.spec.components.forEach((component, index) => {
+    const main = component.podTemplate?.spec?.containers?.find((c) => c.name === MAIN_CONTAINER_NAME);
+    const roleTemplates = (component.roles ?? []).filter((r) => r.podTemplate !== undefined);
+    if (component.type !== 'lpx' && roleTemplates.length === 0 && (main?.image ?? '') === '') {
+      issues.push({
+        path: `spec.components[${index}].podTemplate.spec.containers`,
+        type: 'Required',
+        detail: `must contain a container named "${MAIN_CONTAINER_NAME}" with a non-empty image`,
+      });
+    }
+  });
+  return issues;
+}
+
+function ownerReferences(dgd: Dgd): Record<string, unknown>[] | undefined {
+  const uid = dgd.metadata.uid;
+  if (uid === undefined || uid === '') return undefined;
+  return [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.metadata.name, uid, controller: true, blockOwnerDeletion: true }];
+}
+
+function objectMeta(dgd: Dgd, name: string, namespace: string, extra: { labels?: Record<string, string>; annotations?: Record<string, string> | undefined }): RenderedObject['metadata'] {
+  const meta: Record<string, unknown> = { name, namespace };
+  if (extra.labels !== undefined) meta['labels'] = extra.labels;
+  if (extra.annotations !== undefined && Object.keys(extra.annotations).length > 0) meta['annotations'] = extra.annotations;
+  const owners = ownerReferences(dgd);
+  if (owners !== undefined) meta['ownerReferences'] = owners;
+  return meta as RenderedObject['metadata'];
+}
+
+/** A Grove topology constraint from a typed `packDomain` (pack.required), inheriting the graph's topology name. */
+function typedTopology(dgd: Dgd, packDomain: string | undefined): Record<string, unknown> | undefined {
+  if (packDomain === undefined) return undefined;
+  const topologyName = dgd.spec.topologyConstraint?.clusterTopologyName;
+  return { ...(topologyName === undefined ? {} : { topologyName }), pack: { required: packDomain } };
+}
+
+function overrideValue(value: Record<string, unknown> | undefined, ...path: string[]): unknown {
+  let node: unknown = value;
+  for (const key of path) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node === undefined ? undefined : structuredClone(node);
+}
+
+/** The budget and topology a component's providerOverride puts on its owning clique or scaling group. */
+function ownedOverrides(dgd: Dgd, component: Component): Pick<PodCliqueTemplateSpec, 'rollingUpdate' | 'topologyConstraint'> {
+  const out: Pick<PodCliqueTemplateSpec, 'rollingUpdate' | 'topologyConstraint'> = {};
+  const budget = maxUnavailable(component);
+  if (typeof budget === 'number') out.rollingUpdate = { maxUnavailable: budget };
+  const topology = (overrideValue(component.providerOverride?.value, 'topologyConstraint') as PodCliqueTemplateSpec['topologyConstraint']) ?? typedTopology(dgd, component.topologyConstraint?.packDomain);
+  if (topology !== undefined) out.topologyConstraint = topology;
+  return out;
+}
+
+function clique(ctx: CliqueContext, name: string, replicas: number, minAvailable: number, template: PodTemplateSpec | undefined, extra: Partial<PodCliqueTemplateSpec> = {}): PodCliqueTemplateSpec {
+  const annotations = cliqueAnnotations(ctx, template);
+  return {
+    name,
+    labels: cliqueLabels(ctx, template),
+    ...(annotations === undefined ? {} : { annotations }),
+    ...extra,
+    spec: { roleName: name, replicas, minAvailable, podSpec: buildPodSpec(ctx, template), ...(extra.spec ?? {}) },
+  };
+}
+
+/**
+ * The PodCliqueSet of the ordinary components (upstream-notes/dgd.md §4.1, §4.2):
+ * - a single-node component: one clique `<name>` with the component's replicas and the
+ *   effective minimum (deprecated field, else native providerOverride value, else 1);
+ * - multinode: a scaling group `<name>` (replicas, effective minimum) with cliques
+ *   `<name>-ldr` (1) and `<name>-wkr` (nodeCount-1), each clique's minAvailable its own
+ *   replica count so a partial gang never counts as available;
+ * - `experimental.grove.forceScalingGroup`: a scaling group `<name>` with one clique `<name>` (1);
+ * - `rollingUpdate` and `topologyConstraint` from the component's providerOverride on the
+ *   owning clique or scaling group; the root override only on `spec.template.topologyConstraint`;
+ * - `spec.updateStrategy.type` from the strategy annotation, absent without one.
+ */
+function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Component[], workerHash: string, config: RenderConfig): RenderedObject {
+  const cliques: PodCliqueTemplateSpec[] = [];
+  const scalingGroups: PodCliqueScalingGroupConfig[] = [];
+  let explicitStartup = false;
+
+  for (const component of components) {
+    const ctx: CliqueContext = { dgd, namespace, component, workerHash: isWorkerClass(component) ? workerHash : undefined };
+    const replicas = component.replicas ?? 1;
+    const minimum = effectiveMinAvailable(component);
+    const owned = ownedOverrides(dgd, component);
+    const base = componentBaseName(component);
+    if (!usesScalingGroup(component)) {
+      cliques.push(clique(ctx, base, replicas, minimum, component.podTemplate, owned));
+      continue;
+    }
+    if (isMultinode(component)) {
+      const nodeCount = component.multinode?.nodeCount ?? 2;
+      const leaderRole = component.roles?.find((r) => r.name === 'leader');
+      const workerRole = component.roles?.find((r) => r.name === 'worker');
+      const leaderName = leaderCliqueName(component);
+      const workerName = workerCliqueName(component);
+      // TRT-LLM's MPI leader must start after its workers (upstream-notes/dgd.md §4.1 StartsAfter).
+      const leaderStartsAfter = dgd.spec.backendFramework === 'trtllm' ? [workerName] : undefined;
+      if (leaderStartsAfter !== undefined) explicitStartup = true;
+      const roleTopology = (role: typeof leaderRole) => {
+        const topology = overrideValue(role?.providerOverride?.value, 'topologyConstraint') as PodCliqueTemplateSpec['topologyConstraint'];
+        return topology === undefined ? {} : { topologyConstraint: topology };
+      };
+      const leader = clique(ctx, leaderName, 1, 1, leaderRole?.podTemplate ?? component.podTemplate, roleTopology(leaderRole));
+      if (leaderStartsAfter !== undefined) leader.spec.startsAfter = leaderStartsAfter;
+      cliques.push(leader, clique(ctx, workerName, nodeCount - 1, nodeCount - 1, workerRole?.podTemplate ?? component.podTemplate, roleTopology(workerRole)));
+      scalingGroups.push({ name: base, cliqueNames: [leaderName, workerName], replicas, minAvailable: minimum, ...owned });
+    } else {
+      cliques.push(clique(ctx, base, 1, 1, component.podTemplate));
+      scalingGroups.push({ name: base, cliqueNames: [base], replicas, minAvailable: minimum, ...owned });
+    }
+  }
+
+  const template: Record<string, unknown> = {
+    cliqueStartupType: explicitStartup ? 'CliqueStartupTypeExplicit' : 'CliqueStartupTypeAnyOrder',
+    headlessServiceConfig: { publishNotReadyAddresses: true },
+    terminationDelay: config.terminationDelay,
+    cliques,
+  };
+  if (scalingGroups.length > 0) template['podCliqueScalingGroups'] = scalingGroups;
+  if (dgd.spec.priorityClassName !== undefined) template['priorityClassName'] = dgd.spec.priorityClassName;
+  const rootTopology = overrideValue(dgd.spec.providerOverride?.value, 'spec', 'template', 'topologyConstraint') ?? typedTopology(dgd, dgd.spec.topologyConstraint?.packDomain);
+  if (rootTopology !== undefined) template['topologyConstraint'] = rootTopology;
+
+  const spec: Record<string, unknown> = { replicas: 1, template };
+  const strategy = resolveUpdateStrategy(dgd);
+  if (strategy.ok && strategy.strategy !== undefined) spec['updateStrategy'] = { type: strategy.strategy };
+
+  const name = podCliqueSetName(dgd.metadata.name ?? '', components);
+  const labels = { ...(dgd.spec.labels ?? {}), [LABEL_GRAPH_DEPLOYMENT_NAME]: labelValue(dgd.metadata.name ?? '') };
+  return { apiVersion: GROVE_API_VERSION, kind: 'PodCliqueSet', metadata: objectMeta(dgd, name, namespace, { labels, annotations: dgd.spec.annotations }), spec };
+}
+
+/**
+ * The component Service (upstream-notes/dgd.md §4.6): `<dgd>-<component>` lower-cased,
+ * selecting the component's pods by type, Dynamo namespace and component name; port
+ * `http` 8000 for a frontend, `grpc` 9002 (appProtocol http2) for an EPP, `system` 9090 otherwise.
+ */
+function renderComponentService(dgd: Dgd, namespace: string, component: Component): RenderedObject {
+  const selector: Record<string, string> = {
+    [LABEL_COMPONENT]: labelValue(component.name),
+    [LABEL_DYNAMO_NAMESPACE]: labelValue(dynamoNamespace(dgd, namespace, component)),
+  };
+  if (component.type !== undefined) selector[LABEL_COMPONENT_TYPE] = component.type;
+  const port =
+    component.type === 'frontend'
+      ? { name: 'http', port: FRONTEND_HTTP_PORT, targetPort: 'http', protocol: 'TCP' }
+      : component.type === 'epp'
+        ? { name: 'grpc', port: EPP_GRPC_PORT, targetPort: EPP_GRPC_PORT, protocol: 'TCP', appProtocol: 'http2' }
+        : { name: 'system', port: WORKER_SYSTEM_PORT, targetPort: WORKER_SYSTEM_PORT, protocol: 'TCP' };
+  const labels = { [LABEL_GRAPH_DEPLOYMENT_NAME]: labelValue(dgd.metadata.name ?? ''), [LABEL_COMPONENT]: labelValue(component.name) };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: objectMeta(dgd, componentServiceName(dgd, component), namespace, { labels }),
+    spec: { selector: Object.fromEntries(Object.entries(selector).sort(([a], [b]) => (a < b ? -1 : 1))), ports: [port] },
+  };
+}

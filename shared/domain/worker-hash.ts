@@ -1,0 +1,125 @@
+/**
+ * The shared worker-generation hash: the first 8 hex characters of SHA-256 over the canonical
+ * JSON of the worker-class components (worker, prefill, decode). Carried by the label
+ * `nvidia.com/dynamo-worker-hash` and env `DYN_NAMESPACE_WORKER_SUFFIX` on worker pod templates,
+ * so that a pod-template edit to one worker rolls every worker (dgd-reference "Grove update strategy").
+ *
+ * Canonical JSON reproduces Go's encoding/json output for the upstream input
+ * (`ComputeDGDWorkersSpecHash`, upstream-notes/dgd.md §4.3): struct fields in Go declaration
+ * order for the Kubernetes types a pod template is made of, map keys sorted, `metadata:{}`
+ * and `resources:{}` emitted as Go emits empty structs. Objects of types not listed here fall
+ * back to sorted keys (Go map order). Excluded by construction: replicas, minAvailable,
+ * providerOverride, scalingAdapter, modelRef, eppConfig and topology, so moving a minimum,
+ * changing a budget, replicas or the strategy annotation never rolls the workers. The
+ * component `type` is not hashed either (it is immutable), which keeps the upstream golden
+ * value `2bc34b39`.
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { WORKER_CLASS_TYPES, type Component, type Dgd } from '../api/index.js';
+
+export const WORKER_HASH_VERSION = 'dgd-worker-rollout-v2';
+
+/** A Go struct's JSON field order, and which fields Go emits even when empty. */
+interface GoStruct {
+  readonly fields: readonly string[];
+  /** Nested struct types by field (for objects), or element struct types (for lists). */
+  readonly types?: Readonly<Record<string, GoType>>;
+  /** Fields emitted as `{}` when absent (non-pointer structs). */
+  readonly alwaysObject?: readonly string[];
+  /** Only the listed fields are serialized (the hash's own selection of component fields). */
+  readonly closed?: boolean;
+}
+type GoType =
+  | 'PodTemplateSpec' | 'ObjectMeta' | 'PodSpec' | 'Container' | 'ContainerPort' | 'EnvFromSource' | 'EnvVar'
+  | 'EnvVarSource' | 'ResourceRequirements' | 'VolumeMount' | 'Probe' | 'Toleration' | 'Volume' | 'WorkerComponent';
+
+const STRUCTS: Readonly<Record<GoType, GoStruct>> = {
+  PodTemplateSpec: { fields: ['metadata', 'spec'], types: { metadata: 'ObjectMeta', spec: 'PodSpec' }, alwaysObject: ['metadata', 'spec'] },
+  ObjectMeta: {
+    fields: ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'],
+  },
+  PodSpec: {
+    fields: ['volumes', 'initContainers', 'containers', 'ephemeralContainers', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds', 'dnsPolicy', 'nodeSelector', 'serviceAccountName', 'serviceAccount', 'automountServiceAccountToken', 'nodeName', 'hostNetwork', 'hostPID', 'hostIPC', 'shareProcessNamespace', 'securityContext', 'imagePullSecrets', 'hostname', 'subdomain', 'affinity', 'schedulerName', 'tolerations', 'hostAliases', 'priorityClassName', 'priority', 'dnsConfig', 'readinessGates', 'runtimeClassName', 'enableServiceLinks', 'preemptionPolicy', 'overhead', 'topologySpreadConstraints', 'setHostnameAsFQDN', 'os', 'hostUsers', 'schedulingGates', 'resourceClaims', 'resources', 'hostnameOverride'],
+    types: { volumes: 'Volume', initContainers: 'Container', containers: 'Container', tolerations: 'Toleration' },
+  },
+  Container: {
+    fields: ['name', 'image', 'command', 'args', 'workingDir', 'ports', 'envFrom', 'env', 'resources', 'resizePolicy', 'restartPolicy', 'restartPolicyRules', 'volumeMounts', 'volumeDevices', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy', 'securityContext', 'stdin', 'stdinOnce', 'tty'],
+    types: { ports: 'ContainerPort', envFrom: 'EnvFromSource', env: 'EnvVar', resources: 'ResourceRequirements', volumeMounts: 'VolumeMount', livenessProbe: 'Probe', readinessProbe: 'Probe', startupProbe: 'Probe' },
+    alwaysObject: ['resources'],
+  },
+  ContainerPort: { fields: ['name', 'hostPort', 'containerPort', 'protocol', 'hostIP'] },
+  EnvFromSource: { fields: ['prefix', 'configMapRef', 'secretRef'] },
+  EnvVar: { fields: ['name', 'value', 'valueFrom'], types: { valueFrom: 'EnvVarSource' } },
+  EnvVarSource: { fields: ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef', 'fileKeyRef'] },
+  ResourceRequirements: { fields: ['limits', 'requests', 'claims'] },
+  VolumeMount: { fields: ['name', 'readOnly', 'recursiveReadOnly', 'mountPath', 'subPath', 'mountPropagation', 'subPathExpr'] },
+  Probe: { fields: ['exec', 'httpGet', 'tcpSocket', 'grpc', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold', 'terminationGracePeriodSeconds'] },
+  Toleration: { fields: ['key', 'operator', 'value', 'effect', 'tolerationSeconds'] },
+  Volume: {
+    fields: ['name', 'hostPath', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'secret', 'nfs', 'iscsi', 'glusterfs', 'persistentVolumeClaim', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'downwardAPI', 'fc', 'azureFile', 'configMap', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'projected', 'portworxVolume', 'scaleIO', 'storageos', 'csi', 'ephemeral', 'image'],
+  },
+  WorkerComponent: {
+    fields: ['globalDynamoNamespace', 'podTemplate', 'multinode', 'sharedMemorySize', 'frontendSidecar', 'compilationCache', 'experimental'],
+    types: { podTemplate: 'PodTemplateSpec' },
+    closed: true,
+  },
+};
+
+/**
+ * Serializes `value` as Go's encoding/json would for the given struct type: known fields in
+ * declaration order then any unknown fields sorted, empty values omitted except the
+ * always-emitted structs, map keys sorted. Pure.
+ */
+export function canonicalJson(value: unknown, type?: GoType): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, type)).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  const record = value as Record<string, unknown>;
+  const struct: GoStruct | undefined = type === undefined ? undefined : STRUCTS[type];
+  const known: readonly string[] = struct?.fields ?? [];
+  const unknown = struct?.closed === true ? [] : Object.keys(record).filter((k) => !known.includes(k)).sort();
+  const order = [...known, ...unknown];
+  const parts: string[] = [];
+  for (const key of order) {
+    const nested = struct?.types?.[key];
+    const field = record[key];
+    if (isEmpty(field)) {
+      if (struct?.alwaysObject?.includes(key) === true) parts.push(`${JSON.stringify(key)}:${canonicalJson({}, nested)}`);
+      continue;
+    }
+    parts.push(`${JSON.stringify(key)}:${canonicalJson(field, nested)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** Go's omitempty: absent, null, false, 0, "", and empty lists or maps. */
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === 0 || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
+}
+
+/** The worker-class components of a DGD, by name. */
+export function workerComponents(dgd: Pick<Dgd, 'spec'>): Component[] {
+  return dgd.spec.components.filter((c) => c.type !== undefined && WORKER_CLASS_TYPES.includes(c.type));
+}
+
+/**
+ * The hash input: `{version, backendFramework?, workers: {<name>: <hashed fields>}}` with
+ * worker names sorted. Pure.
+ */
+export function workerHashInput(dgd: Pick<Dgd, 'spec'>): string {
+  const workers = workerComponents(dgd)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((c) => `${JSON.stringify(c.name)}:${canonicalJson(c, 'WorkerComponent')}`);
+  const backend = dgd.spec.backendFramework === undefined ? '' : `"backendFramework":${JSON.stringify(dgd.spec.backendFramework)},`;
+  return `{"version":${JSON.stringify(WORKER_HASH_VERSION)},${backend}"workers":{${workers.join(',')}}}`;
+}
+
+/**
+ * The worker-generation hash of a DGD: first 8 hex characters of SHA-256 over
+ * {@link workerHashInput}. Same workers -> same hash. Pure.
+ */
+export function computeWorkerHash(dgd: Pick<Dgd, 'spec'>): string {
+  return createHash('sha256').update(workerHashInput(dgd)).digest('hex').slice(0, 8);
+}
