@@ -7,6 +7,7 @@
  * @module
  */
 import type { Logger } from 'pino';
+import type { RuntimeConfig } from './config.js';
 
 /** The object an event names: ApiServerSource's `kind`, `apiversion`, `namespace`, `name`. */
 export interface ObjectKey {
@@ -50,6 +51,8 @@ export interface HandlerDeps {
   readonly log: Logger;
   /** Returns the current time; tests pass a fixed clock. */
   readonly now: () => Date;
+  /** The host configuration parsed at start (feature gates such as `lpxEnabled` included). */
+  readonly config: RuntimeConfig;
 }
 
 /** One binding in a function's route table: which kind, and what to do with it. */
@@ -70,6 +73,12 @@ export interface Route<D extends HandlerDeps = HandlerDeps> {
 export interface FunctionDefinition<D extends HandlerDeps = HandlerDeps> {
   readonly name: 'admission' | 'reconcile' | 'profile' | 'cleanup';
   readonly routes: readonly Route<D>[];
-  /** Builds the handler dependencies once at start (kube client, config, ...). */
+  /**
+   * Builds the handler dependencies once at start (kube client, ...). The host answers 503
+   * on `/readyz` until it resolves; a rejection stops the process. For each event the host
+   * passes `{ ...deps, log: <per-event child logger> }`.
+   */
   readonly init: (base: HandlerDeps) => Promise<D>;
+  /** Releases what `init` built (connections, timers), after the last in-flight event. */
+  readonly shutdown?: (deps: D) => Promise<void>;
 }

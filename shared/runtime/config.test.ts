@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_BODY_BYTES, parseConfig } from './config.js';
+import { ConfigError } from './errors.js';
+
+function configErrorOf(env: Record<string, string>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('parseConfig accepted the environment');
+}
+
+describe('parseConfig', () => {
+  it('applies every default to an empty environment', () => {
+    expect(parseConfig({})).toEqual({
+      port: 8080,
+      logLevel: 'info',
+      resyncConcurrency: 8,
+      drainTimeoutSeconds: 25,
+      maxBodyBytes: 3 * 1024 * 1024,
+      lpxEnabled: false,
+      kubeconfigPath: undefined,
+    });
+    expect(DEFAULT_MAX_BODY_BYTES).toBe(3_145_728);
+  });
+
+  it('reads every key it documents', () => {
+    expect(
+      parseConfig({
+        PORT: '9090',
+        LOG_LEVEL: 'debug',
+        RESYNC_CONCURRENCY: '3',
+        DRAIN_TIMEOUT_SECONDS: '1.5',
+        MAX_BODY_BYTES: '1024',
+        LPX_ENABLED: 'true',
+        KUBECONFIG: '/etc/kube/config',
+        UNRELATED: 'ignored',
+      }),
+    ).toEqual({
+      port: 9090,
+      logLevel: 'debug',
+      resyncConcurrency: 3,
+      drainTimeoutSeconds: 1.5,
+      maxBodyBytes: 1024,
+      lpxEnabled: true,
+      kubeconfigPath: '/etc/kube/config',
+    });
+  });
+
+  it('treats an empty value as unset, so the default applies', () => {
+    expect(parseConfig({ PORT: '', LPX_ENABLED: '', KUBECONFIG: '' })).toMatchObject({
+      port: 8080,
+      lpxEnabled: false,
+      kubeconfigPath: undefined,
+    });
+  });
+
+  it('returns a frozen object', () => {
+    expect(Object.isFrozen(parseConfig({}))).toBe(true);
+  });
+
+  it.each([
+    { name: 'PORT not a number', env: { PORT: 'http' }, key: 'PORT', expected: 'an integer from 0 to 65535' },
+    { name: 'PORT out of range', env: { PORT: '70000' }, key: 'PORT', expected: 'an integer from 0 to 65535' },
+    { name: 'PORT negative', env: { PORT: '-1' }, key: 'PORT', expected: 'an integer from 0 to 65535' },
+    {
+      name: 'LOG_LEVEL unknown',
+      env: { LOG_LEVEL: 'loud' },
+      key: 'LOG_LEVEL',
+      expected: 'one of fatal, error, warn, info, debug, trace, silent',
+    },
+    {
+      name: 'RESYNC_CONCURRENCY zero',
+      env: { RESYNC_CONCURRENCY: '0' },
+      key: 'RESYNC_CONCURRENCY',
+      expected: 'an integer from 1 to 1024',
+    },
+    {
+      name: 'DRAIN_TIMEOUT_SECONDS with a unit',
+      env: { DRAIN_TIMEOUT_SECONDS: '30s' },
+      key: 'DRAIN_TIMEOUT_SECONDS',
+      expected: 'a number of seconds from 0 to 3600',
+    },
+    {
+      name: 'MAX_BODY_BYTES fractional',
+      env: { MAX_BODY_BYTES: '1.5' },
+      key: 'MAX_BODY_BYTES',
+      expected: 'an integer from 1 to 1073741824',
+    },
+    { name: 'LPX_ENABLED yes', env: { LPX_ENABLED: 'yes' }, key: 'LPX_ENABLED', expected: '"true" or "false"' },
+    { name: 'LPX_ENABLED capitalised', env: { LPX_ENABLED: 'True' }, key: 'LPX_ENABLED', expected: '"true" or "false"' },
+  ])('rejects $name, naming the key and what was expected', ({ env, key, expected }) => {
+    const error = configErrorOf(env);
+    const received = Object.values(env)[0];
+    expect(error.issues).toEqual([{ key, expected, received }]);
+    expect(error.message).toBe(`invalid configuration: ${key} must be ${expected}, got ${JSON.stringify(received)}`);
+  });
+
+  it('lists every bad key at once', () => {
+    const error = configErrorOf({ PORT: 'x', LOG_LEVEL: 'loud', LPX_ENABLED: '1' });
+    expect(error.keys).toEqual(['PORT', 'LOG_LEVEL', 'LPX_ENABLED']);
+    expect(error.message).toMatchInlineSnapshot(
+      `"invalid configuration: PORT must be an integer from 0 to 65535, got "x"; LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"; LPX_ENABLED must be "true" or "false", got "1""`,
+    );
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * The function host's configuration: one zod schema over the process environment, parsed
+ * once at start. A bad value stops the process before it listens, with a message naming the
+ * key and what was expected (STYLE.md §22). Decisions get the parsed object, never `env`.
+ *
+ * | Variable | Default | Meaning |
+ * | --- | --- | --- |
+ * | `PORT` | `8080` | TCP port of the HTTP server (0 picks a free port) |
+ * | `LOG_LEVEL` | `info` | pino level: fatal, error, warn, info, debug, trace, silent |
+ * | `RESYNC_CONCURRENCY` | `8` | objects reconciled at once during a resync (1-1024) |
+ * | `DRAIN_TIMEOUT_SECONDS` | `25` | how long shutdown waits for in-flight events (seconds) |
+ * | `MAX_BODY_BYTES` | `3145728` (3 MiB) | larger request bodies get 413 |
+ * | `LPX_ENABLED` | `false` | feature gate `lpx.enabled`: `true` or `false` |
+ * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
+ *
+ * An empty value counts as unset (Kubernetes manifests often template `value: ""`).
+ *
+ * @module
+ * @see ../../../shared/DESIGN.md "Conventions" (configuration validated at start)
+ */
+import * as z from 'zod';
+import { ConfigError, type ConfigIssue } from './errors.js';
+
+/** 3 MiB: ApiServerSource in Resource mode ships whole objects, managedFields included. */
+export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** The pino levels LOG_LEVEL accepts. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function integerFromEnv(min: number, max: number) {
+  const expected = `an integer from ${min} to ${max}`;
+  return z
+    .string()
+    .trim()
+    .regex(/^\d+$/, { error: expected })
+    .transform(Number)
+    .refine((value) => value >= min && value <= max, { error: expected });
+}
+
+function numberFromEnv(min: number, max: number) {
+  const expected = `a number of seconds from ${min} to ${max}`;
+  return z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, { error: expected })
+    .transform(Number)
+    .refine((value) => value >= min && value <= max, { error: expected });
+}
+
+const booleanFromEnv = z
+  .enum(['true', 'false'], { error: '"true" or "false"' })
+  .transform((value) => value === 'true');
+
+/** Treats `KEY=` like an absent key, so the default applies. */
+function unsetWhenEmpty<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value) => (value === '' ? undefined : value), schema);
+}
+
+/**
+ * The environment variables the host reads, with their defaults. Input: strings from
+ * `process.env`. Output: typed values (see {@link RuntimeConfig}).
+ */
+export const RuntimeEnvSchema = z.object({
+  PORT: unsetWhenEmpty(integerFromEnv(0, 65535).default(8080)),
+  LOG_LEVEL: unsetWhenEmpty(
+    z.enum(LOG_LEVELS, { error: `one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  ),
+  RESYNC_CONCURRENCY: unsetWhenEmpty(integerFromEnv(1, 1024).default(8)),
+  // Below Kubernetes' default terminationGracePeriodSeconds (30) so we exit before SIGKILL.
+  DRAIN_TIMEOUT_SECONDS: unsetWhenEmpty(numberFromEnv(0, 3600).default(25)),
+  MAX_BODY_BYTES: unsetWhenEmpty(integerFromEnv(1, 1024 * 1024 * 1024).default(DEFAULT_MAX_BODY_BYTES)),
+  LPX_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
+  KUBECONFIG: unsetWhenEmpty(z.string({ error: 'a file path' }).optional()),
+});
+
+/** The parsed configuration every handler receives in `deps.config`. */
+export interface RuntimeConfig {
+  /** TCP port; 0 asks the OS for a free one. */
+  readonly port: number;
+  readonly logLevel: LogLevel;
+  /** Objects reconciled at once during a resync, >= 1. */
+  readonly resyncConcurrency: number;
+  /** How long shutdown waits for in-flight events, in seconds. */
+  readonly drainTimeoutSeconds: number;
+  /** Request bodies larger than this get 413, in bytes. */
+  readonly maxBodyBytes: number;
+  /** Feature gate `lpx.enabled` (LPXGraphDeployment and LPX components). */
+  readonly lpxEnabled: boolean;
+  /** Path of a kubeconfig file; undefined means in-cluster configuration. */
+  readonly kubeconfigPath: string | undefined;
+}
+
+function readEnv(env: Readonly<Record<string, string | undefined>>, key: PropertyKey | undefined): string | undefined {
+  return typeof key === 'string' ? env[key] : undefined;
+}
+
+/**
+ * Parses the host configuration from environment variables.
+ * In: `env` (e.g. `process.env`); only the keys in the table above are read.
+ * Out: a frozen {@link RuntimeConfig} with defaults applied.
+ * Failures: throws {@link ConfigError} listing every bad key with what was expected.
+ * Source: STYLE.md §22; DESIGN.md "Conventions". Pure.
+ * @example
+ * parseConfig({ PORT: '9090' }).port // 9090
+ */
+export function parseConfig(env: Readonly<Record<string, string | undefined>>): RuntimeConfig {
+  const parsed = RuntimeEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issues: ConfigIssue[] = parsed.error.issues.map((issue) => {
+      const key = issue.path[0];
+      return {
+        key: typeof key === 'string' ? key : '(root)',
+        expected: issue.message,
+        received: readEnv(env, key),
+      };
+    });
+    throw new ConfigError(issues);
+  }
+  const values = parsed.data;
+  return Object.freeze({
+    port: values.PORT,
+    logLevel: values.LOG_LEVEL,
+    resyncConcurrency: values.RESYNC_CONCURRENCY,
+    drainTimeoutSeconds: values.DRAIN_TIMEOUT_SECONDS,
+    maxBodyBytes: values.MAX_BODY_BYTES,
+    lpxEnabled: values.LPX_ENABLED,
+    kubeconfigPath: values.KUBECONFIG,
+  });
+}
+
+/** The defaults alone, for tests and tools that build a host without an environment. */
+export function defaultConfig(overrides: Partial<RuntimeConfig> = {}): RuntimeConfig {
+  return Object.freeze({ ...parseConfig({}), ...overrides });
+}
