@@ -96,7 +96,7 @@ const SPEC_FIELDS_KEPT = ['backendFramework', 'labels', 'annotations', 'priority
  * shape itself is invalid. Pure: the input is not modified.
  */
 export function convertDgdV1Alpha1(input: unknown): ConversionResult {
-  const parsed = DgdV1Alpha1Schema.safeParse(input);
+  const parsed = DgdV1Alpha1Schema.safeParse(input, { reportInput: true });
   if (!parsed.success) return { ok: false, issues: fromZodIssues(parsed.error.issues) };
   const alpha = parsed.data;
   const notes: string[] = [];

@@ -77,6 +77,25 @@ export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix: reado
     if (issue.code === 'too_big' && issue.origin === 'string') {
       return { path, type: 'TooLong', detail: `may not be more than ${String(issue.maximum)} bytes` } satisfies FieldIssue;
     }
-    return { path, type: 'Invalid', detail: issue.message, value: issue.input } satisfies FieldIssue;
+    return { path, type: 'Invalid', detail: kubernetesDetail(issue), value: issue.input } satisfies FieldIssue;
   });
+}
+
+/** Kubernetes-style wording for the zod issues that have one; zod's message otherwise. */
+function kubernetesDetail(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'too_small':
+      if (issue.origin === 'number' || issue.origin === 'int') return `must be greater than ${issue.inclusive === false ? '' : 'or equal to '}${String(issue.minimum)}`;
+      if (issue.origin === 'array') return `must have at least ${String(issue.minimum)} items`;
+      if (issue.origin === 'string') return `must be at least ${String(issue.minimum)} characters`;
+      return issue.message;
+    case 'too_big':
+      if (issue.origin === 'number' || issue.origin === 'int') return `must be less than ${issue.inclusive === false ? '' : 'or equal to '}${String(issue.maximum)}`;
+      if (issue.origin === 'array') return `must have at most ${String(issue.maximum)} items`;
+      return issue.message;
+    case 'invalid_type':
+      return `must be of type ${issue.expected}`;
+    default:
+      return issue.message;
+  }
 }

@@ -27,7 +27,7 @@ export function parseDgd(input: unknown): ParseDgdResult {
   if (object['apiVersion'] === DGD_V1ALPHA1) {
     const converted = convertDgdV1Alpha1(object);
     if (!converted.ok) return converted;
-    const parsed = DgdSchema.safeParse(converted.object);
+    const parsed = DgdSchema.safeParse(converted.object, { reportInput: true });
     if (parsed.success) return { ok: true, dgd: parsed.data, sourceVersion: DGD_V1ALPHA1, notes: converted.notes };
     const names = ((converted.object['spec'] as { components: { name: string }[] }).components ?? []).map((c) => c.name);
     const issues = fromZodIssues(parsed.error.issues).map((issue) => ({
@@ -39,7 +39,7 @@ export function parseDgd(input: unknown): ParseDgdResult {
   if (object['apiVersion'] !== DGD_V1BETA1) {
     return { ok: false, issues: [{ path: 'apiVersion', type: 'NotSupported', value: object['apiVersion'], detail: `supported values: "${DGD_V1BETA1}", "${DGD_V1ALPHA1}"` }] };
   }
-  const parsed = DgdSchema.safeParse(object);
+  const parsed = DgdSchema.safeParse(object, { reportInput: true });
   if (!parsed.success) return { ok: false, issues: fromZodIssues(parsed.error.issues) };
   return { ok: true, dgd: parsed.data, sourceVersion: DGD_V1BETA1, notes: [] };
 }

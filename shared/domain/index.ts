@@ -7,3 +7,4 @@ export * from './availability.js';
 export * from './worker-hash.js';
 export * from './pod-template.js';
 export * from './render.js';
+export * from './reconcile-dgd.js';

@@ -1,0 +1,29 @@
+/**
+ * The reconcile function: DynamoGraphDeployment -> Grove PodCliqueSet, Services and status.
+ * Deployed as a Knative Service that scales to zero (infra/reconcile.yaml); run locally with
+ * `dynamo-fn serve reconcile`.
+ * @module
+ */
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
+import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
+import { createKube } from '../../shared/kube/index.js';
+import type { FunctionDefinition, HandlerDeps } from '../../shared/runtime/index.js';
+import { route as dgdRoute, type ReconcileDeps } from './dgd.js';
+
+/** Builds the function's dependencies from the host's: a kube client from KUBECONFIG or in-cluster. */
+export async function init(base: HandlerDeps): Promise<ReconcileDeps> {
+  const kubeConfig = new KubeConfig();
+  if (base.config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(base.config.kubeconfigPath);
+  else kubeConfig.loadFromCluster();
+  return {
+    ...base,
+    kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }),
+    render: { ...DEFAULT_RENDER_CONFIG, lpxEnabled: base.config.lpxEnabled },
+    instance: process.env['K_REVISION'] ?? hostname(),
+  };
+}
+
+const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [dgdRoute], init };
+export default reconcile;
