@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BODY_BYTES, parseConfig } from './config.js';
 import { ConfigError } from './errors.js';
 
-function configErrorOf(env: Record<string, string>): ConfigError {
+function configErrorOf(env: Readonly<Record<string, string>>): ConfigError {
   try {
     parseConfig(env);
   } catch (error) {
@@ -61,7 +61,7 @@ describe('parseConfig', () => {
     expect(Object.isFrozen(parseConfig({}))).toBe(true);
   });
 
-  it.each([
+  it.each<{ name: string; env: Readonly<Record<string, string>>; key: string; expected: string }>([
     { name: 'PORT not a number', env: { PORT: 'http' }, key: 'PORT', expected: 'an integer from 0 to 65535' },
     { name: 'PORT out of range', env: { PORT: '70000' }, key: 'PORT', expected: 'an integer from 0 to 65535' },
     { name: 'PORT negative', env: { PORT: '-1' }, key: 'PORT', expected: 'an integer from 0 to 65535' },

@@ -1,0 +1,50 @@
+/**
+ * The function host's public entry: the contract a function implements, the server that runs
+ * it, configuration, the shell's error classes and the helpers functions may share. Nothing
+ * runs at import time; every dependency is passed in.
+ *
+ * @module
+ * @see ../../../shared/DESIGN.md "Events in, answers out"
+ * @example
+ * import { parseConfig, startFunctionServer } from '../../shared/runtime/index.js';
+ * const server = await startFunctionServer(definition, { config: parseConfig(process.env), log });
+ */
+export type { FunctionDefinition, HandlerDeps, KubeEvent, ObjectKey, Outcome, Route } from './contract.js';
+export { DONE } from './contract.js';
+
+export { ConfigError, PermanentError, TransientError } from './errors.js';
+export type { ConfigIssue, RuntimeErrorOptions } from './errors.js';
+
+export { DEFAULT_MAX_BODY_BYTES, LOG_LEVELS, RuntimeEnvSchema, defaultConfig, parseConfig } from './config.js';
+export type { LogLevel, RuntimeConfig } from './config.js';
+
+export {
+  APISERVER_EVENT_TYPES,
+  APISERVER_EVENT_TYPE_PREFIX,
+  RESYNC_EVENT_TYPE,
+  decodeEvent,
+  deriveObjectKey,
+  parseApiServerSubject,
+  resyncEventFor,
+} from './events.js';
+export type { ApiServerEventType, DecodeResult, DecodedEvent, EventAttributes, HttpMessage } from './events.js';
+
+export {
+  STATUS_ACCEPTED,
+  STATUS_THROTTLED,
+  STATUS_TRANSIENT,
+  combineResyncOutcomes,
+  outcomeForError,
+  statusForOutcome,
+} from './outcome.js';
+
+export { apiGroupOf, findRoute, resyncRoutes } from './routing.js';
+export type { ResyncFilter } from './routing.js';
+
+export { mapWithConcurrency } from './concurrency.js';
+
+export { DURATION_BUCKETS_SECONDS, createRuntimeMetrics } from './metrics.js';
+export type { EventErrorType, EventResult, RuntimeMetrics } from './metrics.js';
+
+export { startFunctionServer } from './server.js';
+export type { FunctionServer, FunctionServerOptions } from './server.js';
