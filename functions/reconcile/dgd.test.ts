@@ -1,0 +1,173 @@
+/**
+ * The reconcile handler's API calls and status report, with the Kubernetes API answered by
+ * msw so that faults can be injected. The same handler runs against a real kube-apiserver in
+ * test/integration/reconcile.test.ts; this file checks the exact requests and the failure paths.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { http, HttpResponse } from 'msw';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
+import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
+import { createKube } from '../../shared/kube/index.js';
+import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { aDgd } from '../../test/support/builders.js';
+import { startMswHttpServer, type MswHttpServer } from '../../test/support/msw-server.js';
+import { handle, type ReconcileDeps } from './dgd.js';
+
+// msw path patterns match any origin; the server's own URL is known only once it listens.
+const API = '*';
+const NOW = new Date('2026-11-29T12:00:00Z');
+
+interface Call {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  body?: unknown;
+}
+let calls: Call[] = [];
+let stored: Record<string, unknown> | undefined;
+
+const discovery = (groupVersion: string, resources: [string, string][]) =>
+  HttpResponse.json({ kind: 'APIResourceList', groupVersion, resources: resources.map(([name, kind]) => ({ name, kind, namespaced: true, singularName: '', verbs: [] })) });
+
+async function record(request: Request): Promise<Call> {
+  const url = new URL(request.url);
+  const text = request.method === 'GET' ? '' : await request.text();
+  const call: Call = { method: request.method, path: url.pathname, query: Object.fromEntries(url.searchParams), ...(text === '' ? {} : { body: JSON.parse(text) as unknown }) };
+  calls.push(call);
+  return call;
+}
+
+const echo = async ({ request }: { request: Request }) => {
+  const call = await record(request);
+  const body = call.body as { metadata: Record<string, unknown> };
+  return HttpResponse.json({ ...body, metadata: { ...body.metadata, uid: 'u', resourceVersion: '1' } });
+};
+
+const handlers = [
+  http.get(`${API}/apis/nvidia.com/v1beta1`, () => discovery('nvidia.com/v1beta1', [['dynamographdeployments', 'DynamoGraphDeployment'], ['dynamographdeployments/status', 'DynamoGraphDeployment']])),
+  http.get(`${API}/apis/grove.io/v1alpha1`, () => discovery('grove.io/v1alpha1', [['podcliquesets', 'PodCliqueSet'], ['podcliques', 'PodClique'], ['podcliquescalinggroups', 'PodCliqueScalingGroup']])),
+  http.get(`${API}/api/v1`, () => discovery('v1', [['services', 'Service']])),
+  http.get(`${API}/apis/events.k8s.io/v1`, () => discovery('events.k8s.io/v1', [['events', 'Event']])),
+  http.get(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name`, async ({ request }) => {
+    await record(request);
+    return stored === undefined ? HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 }) : HttpResponse.json(stored);
+  }),
+  http.get(`${API}/apis/grove.io/v1alpha1/namespaces/inference/:plural`, async ({ request }) => {
+    await record(request);
+    return HttpResponse.json({ kind: 'List', metadata: {}, items: [] });
+  }),
+  http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, echo),
+  http.patch(`${API}/api/v1/namespaces/inference/services/:name`, echo),
+  http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name/status`, echo),
+  http.post(`${API}/apis/events.k8s.io/v1/namespaces/inference/events`, echo),
+];
+let server: MswHttpServer;
+
+function deps(): ReconcileDeps {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'test', server: server.url, skipTLSVerify: true }],
+    users: [{ name: 'admin', token: 'secret' }],
+    contexts: [{ name: 'test', cluster: 'test', user: 'admin' }],
+    currentContext: 'test',
+  });
+  return {
+    log: pino({ level: 'silent' }),
+    now: () => NOW,
+    config: defaultConfig(),
+    kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: () => NOW, requestTimeoutMs: 5_000 }),
+    render: DEFAULT_RENDER_CONFIG,
+    instance: 'reconcile-00001',
+  };
+}
+
+const event: KubeEvent = {
+  id: 'e1',
+  type: 'dev.knative.apiserver.ref.update',
+  source: 'https://kube.test',
+  key: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'inference', name: 'my-graph' },
+  object: undefined,
+};
+
+const writes = () => calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path}`);
+
+beforeAll(async () => {
+  server = await startMswHttpServer(handlers);
+});
+afterEach(() => {
+  expect(server.unhandled).toEqual([]);
+  server.reset();
+  calls = [];
+  stored = undefined;
+});
+afterAll(() => server.close());
+
+describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
+  it('reads the DGD now, applies the PodCliqueSet and Services with field manager dynamo-reconcile, then the status, then an Event', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1, resourceVersion: '7' } };
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
+    expect(writes()).toEqual([
+      'PATCH /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'PATCH /api/v1/namespaces/inference/services/my-graph-frontend',
+      'PATCH /api/v1/namespaces/inference/services/my-graph-worker',
+      'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status',
+      'POST /apis/events.k8s.io/v1/namespaces/inference/events',
+    ]);
+    for (const call of calls.filter((c) => c.method === 'PATCH')) {
+      expect(call.query).toEqual({ fieldManager: 'dynamo-reconcile', fieldValidation: 'Strict', force: 'true' });
+    }
+    const status = calls.find((c) => c.path.endsWith('/status'))?.body as { status: { conditions: unknown[]; state: string; observedGeneration: number } };
+    expect(status.status.state).toBe('pending');
+    expect(status.status.observedGeneration).toBe(1);
+    expect(status.status.conditions).toEqual([
+      { type: 'Ready', status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: resource not found; worker: resource not found', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
+    ]);
+    expect(calls.filter((c) => c.path.endsWith('/podcliques') || c.path.endsWith('/podcliquescalinggroups')).map((c) => c.query['labelSelector'])).toEqual([
+      'app.kubernetes.io/part-of=my-graph',
+      'app.kubernetes.io/part-of=my-graph',
+    ]);
+  });
+
+  it('does nothing for a DGD that is gone (404 on read)', async () => {
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
+    expect(writes()).toEqual([]);
+  });
+
+  it('reports an invalid spec on status with the field error and answers Permanent without applying anything', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 2, annotations: { 'nvidia.com/grove-update-strategy': 'Rolling' } } };
+    const outcome = await handle(event, deps());
+    expect(outcome).toEqual({
+      kind: 'Permanent',
+      reason: 'InvalidSpec',
+      message: 'metadata.annotations[nvidia.com/grove-update-strategy]: Unsupported value: "Rolling": supported values: "Coherent", "RollingRecreate", "OnDelete"',
+    });
+    expect(writes()).toEqual(['PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status', 'POST /apis/events.k8s.io/v1/namespaces/inference/events']);
+    const event0 = calls.find((c) => c.method === 'POST')?.body as Record<string, unknown>;
+    expect(event0).toMatchObject({ type: 'Warning', reason: 'InvalidSpec', action: 'Reconcile', reportingController: 'nvidia.com/dynamo-reconcile', reportingInstance: 'reconcile-00001' });
+  });
+
+  it('turns a 500 from the API server into a TransientError so the broker retries, without writing status', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
+    server.use(http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, () => HttpResponse.json({ kind: 'Status', code: 500, message: 'etcdserver: leader changed' }, { status: 500 })));
+    await expect(handle(event, deps())).rejects.toBeInstanceOf(TransientError);
+    expect(writes()).toEqual([]);
+  });
+
+  it('reports a 422 rejection of the rendered PodCliqueSet as failed_to_reconcile_resources and answers Permanent (never retried forever)', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
+    server.use(
+      http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', code: 422, reason: 'Invalid', message: 'PodCliqueSet.grove.io "my-graph" is invalid: spec.updateStrategy.type: Unsupported value' }, { status: 422 });
+      }),
+    );
+    const outcome = await handle(event, deps());
+    expect(outcome.kind).toBe('Permanent');
+    const status = calls.find((c) => c.path.endsWith('/status'))?.body as { status: { state: string; conditions: { reason: string; message: string }[] } };
+    expect(status.status.state).toBe('failed');
+    expect(status.status.conditions[0]?.reason).toBe('failed_to_reconcile_resources');
+    expect(status.status.conditions[0]?.message).toContain('spec.updateStrategy.type: Unsupported value');
+  });
+});
