@@ -1,0 +1,410 @@
+/**
+ * A thin layer over @kubernetes/client-node for the functions' reads and writes: get (404 is
+ * Gone), list, server-side apply of an object and of its status subresource, replace with a
+ * resourceVersion precondition, delete (404 is done) and events.k8s.io/v1 Events.
+ *
+ * Resource paths come from discovery, cached per client by client-node's KubernetesObjectApi
+ * (a kind missing from the cache triggers one re-read, so CRDs installed later are found).
+ * Requests and responses are plain JSON: nothing is converted to client-node's model classes,
+ * so callers parse what they read with their zod schemas (STYLE.md §20).
+ *
+ * Every failure is classified once (./errors.ts): TransientError or PermanentError.
+ *
+ * @module
+ * @see ../../../shared/DESIGN.md "Writes"; ../../../shared/STYLE.md §12, §24
+ */
+import { randomInt } from 'node:crypto';
+
+import {
+  ApiException,
+  HttpMethod,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubeConfig,
+  type V1APIResource,
+} from '@kubernetes/client-node';
+
+import { PermanentError } from '../runtime/index.js';
+import { classifyKubeError, kubeStatusOf } from './errors.js';
+
+/** Names one object. `namespace` is absent or `''` for cluster-scoped kinds. */
+export interface ObjectRef {
+  /** `group/version`, or `v1` for the core group. */
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+/** The metadata fields callers commonly read; the rest passes through untyped. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  [field: string]: unknown;
+}
+
+/** An object as the API server stores it (plain JSON). */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/** An apply intent: only the fields the field manager owns (STYLE.md §6). */
+export interface ApplyObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly [field: string]: unknown };
+  readonly [field: string]: unknown;
+}
+
+/** A Kubernetes Event (events.k8s.io/v1) about one object, as `kubectl describe` shows it. */
+export interface EventIntent {
+  /** The object the event is about; its namespace is the event's (`default` if cluster-scoped). */
+  readonly regarding: ObjectRef & { readonly uid?: string; readonly resourceVersion?: string };
+  /** A second object involved, if any. */
+  readonly related?: ObjectRef & { readonly uid?: string };
+  /** CamelCase, at most 128 characters, e.g. `CreatedPodCliqueSet`. */
+  readonly reason: string;
+  /** Human-readable; cut to 1024 bytes (the API's limit). */
+  readonly note: string;
+  readonly type: 'Normal' | 'Warning';
+  /** What was done, at most 128 characters, e.g. `Reconcile`. */
+  readonly action: string;
+  /** A qualified name, e.g. `nvidia.com/dynamo-reconcile`. */
+  readonly reportingController: string;
+  /** The instance, at most 128 characters, e.g. the pod or revision name. */
+  readonly reportingInstance: string;
+}
+
+export interface CreateKubeOptions {
+  /** The field manager of every write (STYLE.md §24: one per function, a constant from shared/api). */
+  readonly fieldManager: string;
+  /** Per-request timeout in milliseconds; a timeout is a TransientError. Default 30 000. */
+  readonly requestTimeoutMs?: number;
+  /** The clock for event times; tests pass a fixed one. Default `() => new Date()`. */
+  readonly now?: () => Date;
+}
+
+export interface ListOptions {
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+}
+
+export interface DeleteOptions {
+  /** `Background` (the API default for most kinds), `Foreground` or `Orphan`. */
+  readonly propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  /** Delete only this version (precondition); a mismatch is a TransientError (409). */
+  readonly resourceVersion?: string;
+}
+
+/** The client the functions use; see createKube. */
+export interface Kube {
+  /** The field manager every write uses. */
+  readonly fieldManager: string;
+  /** The object, or undefined when it does not exist (404: Gone). */
+  get(ref: ObjectRef): Promise<KubeObject | undefined>;
+  /** Every object of a kind, in one namespace or (namespace absent) all of them; pages through. */
+  list(apiVersion: string, kind: string, namespace?: string, options?: ListOptions): Promise<KubeObject[]>;
+  /** Server-side apply (`fieldValidation=Strict`); returns the stored object. */
+  apply(obj: ApplyObject, options?: { readonly force?: boolean }): Promise<KubeObject>;
+  /** Server-side apply to the status subresource; `obj` carries apiVersion, kind, metadata and status. */
+  applyStatus(obj: ApplyObject, options?: { readonly force?: boolean }): Promise<KubeObject>;
+  /** PUT with the object's metadata.resourceVersion as precondition: a stale version is a TransientError (409). */
+  replace(obj: KubeObject): Promise<KubeObject>;
+  /** Deletes the object; resolves when it was deleted or was already gone (404). */
+  delete(ref: ObjectRef, options?: DeleteOptions): Promise<void>;
+  /** Creates an events.k8s.io/v1 Event; returns it. */
+  createEvent(event: EventIntent): Promise<KubeObject>;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const LIST_PAGE_SIZE = 500;
+// events.k8s.io/v1 validation limits (k8s pkg/apis/core/validation/events.go: NoteLengthLimit).
+const EVENT_NOTE_MAX_BYTES = 1024;
+// An object name is a DNS subdomain: at most 253 characters.
+const MAX_NAME_LENGTH = 253;
+
+interface RequestInit {
+  readonly query?: Readonly<Record<string, string | undefined>>;
+  readonly body?: unknown;
+  readonly contentType?: string;
+}
+
+/**
+ * KubernetesObjectApi for discovery (its per-client resource cache) and its configured HTTP
+ * stack (auth, TLS), with requests built here: client-node has no subresources, no
+ * fieldValidation on patch, and converts known kinds into model classes, which we avoid.
+ */
+class ObjectTransport extends KubernetesObjectApi {
+  requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
+
+  static forConfig(kubeConfig: KubeConfig): ObjectTransport {
+    const transport = kubeConfig.makeApiClient(ObjectTransport);
+    transport.setDefaultNamespace(kubeConfig);
+    return transport;
+  }
+
+  /**
+   * The URL path of one object (`name` given) or of a collection. Throws PermanentError
+   * (`UnknownKind`) when discovery does not serve the kind, or the classified discovery failure.
+   */
+  async pathOf(
+    ref: { readonly apiVersion: string; readonly kind: string; readonly namespace?: string | undefined; readonly name?: string },
+    what: string,
+  ): Promise<string> {
+    let resource: V1APIResource | undefined;
+    try {
+      resource = await this.resource(ref.apiVersion, ref.kind);
+    } catch (error) {
+      if (kubeStatusOf(error)?.code === 404) resource = undefined;
+      else throw classifyKubeError(error, what);
+    }
+    if (resource === undefined) {
+      throw new PermanentError(`cannot ${what}: the API server does not serve ${ref.kind} in ${ref.apiVersion}`, {
+        reason: 'UnknownKind',
+      });
+    }
+    const parts = [this.apiVersionPath(ref.apiVersion)];
+    const namespace = ref.namespace === '' ? undefined : ref.namespace;
+    if (resource.namespaced && namespace === undefined && ref.name !== undefined) {
+      throw new PermanentError(`cannot ${what}: ${ref.kind} is namespaced but no namespace was given`, {
+        reason: 'Invalid',
+      });
+    }
+    if (resource.namespaced && namespace !== undefined) parts.push('namespaces', encodeURIComponent(namespace));
+    parts.push(resource.name);
+    if (ref.name !== undefined) parts.push(encodeURIComponent(ref.name));
+    return parts.join('/');
+  }
+
+  /** Sends one request; resolves to the parsed JSON body, rejects with ApiException on non-2xx. */
+  async send(method: HttpMethod, path: string, init: RequestInit = {}): Promise<unknown> {
+    const context = this.configuration.baseServer.makeRequestContext(path, method);
+    context.setHeaderParam('Accept', 'application/json');
+    for (const [name, value] of Object.entries(init.query ?? {})) {
+      if (value !== undefined) context.setQueryParam(name, value);
+    }
+    if (init.body !== undefined) {
+      context.setHeaderParam('Content-Type', init.contentType ?? 'application/json');
+      context.setBody(JSON.stringify(init.body));
+    }
+    context.setSignal(AbortSignal.timeout(this.requestTimeoutMs));
+    await this.configuration.authMethods.default?.applySecurityAuthentication(context);
+    const response = await this.configuration.httpApi.send(context).toPromise();
+    const text = await response.body.text();
+    if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
+      throw new ApiException(response.httpStatusCode, `HTTP ${response.httpStatusCode}`, text, response.headers);
+    }
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  }
+}
+
+/**
+ * Creates the client the functions read and write through.
+ * In: a loaded KubeConfig (its current context) and the function's field manager constant.
+ * Out: a Kube whose methods throw only TransientError or PermanentError (see ./errors.ts).
+ * Discovery results are cached for the life of the client.
+ * Source: DESIGN.md "Writes"; STYLE.md §12, §24.
+ * @example
+ * const kube = createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE });
+ * const dgd = await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace, name });
+ */
+export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): Kube {
+  const transport = ObjectTransport.forConfig(kubeConfig);
+  transport.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const { fieldManager } = options;
+  const now = options.now ?? (() => new Date());
+
+  async function request(what: string, method: HttpMethod, path: string, init?: RequestInit): Promise<unknown> {
+    try {
+      return await transport.send(method, path, init);
+    } catch (error) {
+      throw classifyKubeError(error, what);
+    }
+  }
+
+  async function applyTo(obj: ApplyObject, subresource: '' | '/status', force: boolean | undefined): Promise<KubeObject> {
+    const what = `apply ${subresource === '' ? '' : 'status of '}${obj.kind} ${keyOf(obj.metadata)}`;
+    const path = await transport.pathOf(refOf(obj), what);
+    const stored = await request(what, HttpMethod.PATCH, `${path}${subresource}`, {
+      query: { fieldManager, fieldValidation: 'Strict', force: force === true ? 'true' : undefined },
+      body: obj,
+      // JSON is YAML, so the apply patch can be sent as JSON text.
+      contentType: PatchStrategy.ServerSideApply,
+    });
+    return asKubeObject(stored, what);
+  }
+
+  return {
+    fieldManager,
+
+    async get(ref) {
+      const what = `get ${ref.kind} ${keyOf(ref)}`;
+      const path = await transport.pathOf(ref, what);
+      try {
+        return asKubeObject(await transport.send(HttpMethod.GET, path), what);
+      } catch (error) {
+        if (kubeStatusOf(error)?.code === 404) return undefined;
+        throw classifyKubeError(error, what);
+      }
+    },
+
+    async list(apiVersion, kind, namespace, listOptions = {}) {
+      const what = `list ${kind}${namespace === undefined || namespace === '' ? '' : ` in ${namespace}`}`;
+      const path = await transport.pathOf({ apiVersion, kind, namespace }, what);
+      const items: KubeObject[] = [];
+      let continueToken: string | undefined;
+      do {
+        const page = await request(what, HttpMethod.GET, path, {
+          query: {
+            limit: String(LIST_PAGE_SIZE),
+            continue: continueToken,
+            labelSelector: listOptions.labelSelector,
+            fieldSelector: listOptions.fieldSelector,
+          },
+        });
+        const list = isRecord(page) ? page : {};
+        const pageItems = Array.isArray(list['items']) ? (list['items'] as unknown[]) : [];
+        // List items carry no apiVersion/kind; fill them in as kubectl does.
+        for (const item of pageItems) items.push(asKubeObject(isRecord(item) ? { apiVersion, kind, ...item } : item, what));
+        const metadata = isRecord(list['metadata']) ? list['metadata'] : {};
+        continueToken = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
+      } while (continueToken !== undefined);
+      return items;
+    },
+
+    apply(obj, applyOptions = {}) {
+      return applyTo(obj, '', applyOptions.force);
+    },
+
+    applyStatus(obj, applyOptions = {}) {
+      return applyTo(obj, '/status', applyOptions.force);
+    },
+
+    async replace(obj) {
+      const what = `replace ${obj.kind} ${keyOf(obj.metadata)}`;
+      const path = await transport.pathOf(refOf(obj), what);
+      const stored = await request(what, HttpMethod.PUT, path, {
+        query: { fieldManager, fieldValidation: 'Strict' },
+        body: obj,
+      });
+      return asKubeObject(stored, what);
+    },
+
+    async delete(ref, deleteOptions = {}) {
+      const what = `delete ${ref.kind} ${keyOf(ref)}`;
+      const path = await transport.pathOf(ref, what);
+      const body = {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        ...(deleteOptions.propagationPolicy === undefined ? {} : { propagationPolicy: deleteOptions.propagationPolicy }),
+        ...(deleteOptions.resourceVersion === undefined
+          ? {}
+          : { preconditions: { resourceVersion: deleteOptions.resourceVersion } }),
+      };
+      try {
+        await transport.send(HttpMethod.DELETE, path, { body });
+      } catch (error) {
+        if (kubeStatusOf(error)?.code === 404) return;
+        throw classifyKubeError(error, what);
+      }
+    },
+
+    async createEvent(event) {
+      const regardingNamespace = event.regarding.namespace === '' ? undefined : event.regarding.namespace;
+      // A cluster-scoped object's events live in `default` (k8s legacyValidateEvent).
+      const namespace = regardingNamespace ?? 'default';
+      const what = `create Event ${event.reason} for ${event.regarding.kind} ${keyOf(event.regarding)}`;
+      const path = await transport.pathOf({ apiVersion: 'events.k8s.io/v1', kind: 'Event', namespace }, what);
+      const at = now();
+      const body = {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: eventName(event.regarding.name, at), namespace },
+        eventTime: microTime(at),
+        regarding: objectReference(event.regarding),
+        ...(event.related === undefined ? {} : { related: objectReference(event.related) }),
+        reason: event.reason,
+        note: truncateUtf8(event.note, EVENT_NOTE_MAX_BYTES),
+        type: event.type,
+        action: event.action,
+        reportingController: event.reportingController,
+        reportingInstance: event.reportingInstance,
+      };
+      return asKubeObject(await request(what, HttpMethod.POST, path, { body }), what);
+    },
+  };
+}
+
+function refOf(obj: ApplyObject | KubeObject): ObjectRef {
+  const { namespace } = obj.metadata;
+  return {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    name: obj.metadata.name,
+    ...(typeof namespace === 'string' ? { namespace } : {}),
+  };
+}
+
+/** `namespace/name`, or `name` for cluster-scoped objects. */
+function keyOf(ref: { readonly namespace?: string | undefined; readonly name: string }): string {
+  return ref.namespace === undefined || ref.namespace === '' ? ref.name : `${ref.namespace}/${ref.name}`;
+}
+
+function objectReference(ref: ObjectRef & { readonly uid?: string; readonly resourceVersion?: string }) {
+  return {
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    name: ref.name,
+    ...(ref.namespace === undefined || ref.namespace === '' ? {} : { namespace: ref.namespace }),
+    ...(ref.uid === undefined ? {} : { uid: ref.uid }),
+    ...(ref.resourceVersion === undefined ? {} : { resourceVersion: ref.resourceVersion }),
+  };
+}
+
+/**
+ * `<regarding>.<hex time>`, as client-go's event recorder names events (`%v.%x` of UnixNano);
+ * random low digits stand in for the nanoseconds JS has not got, so two events in one
+ * millisecond do not collide.
+ */
+function eventName(regardingName: string, at: Date): string {
+  const suffix = (BigInt(at.getTime()) * 1_000_000n + BigInt(randomInt(1_000_000))).toString(16);
+  return `${regardingName.slice(0, MAX_NAME_LENGTH - suffix.length - 1)}.${suffix}`;
+}
+
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
+function microTime(at: Date): string {
+  return at.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+function truncateUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  let cut = text.slice(0, maxBytes);
+  while (Buffer.byteLength(cut, 'utf8') > maxBytes - 3) cut = cut.slice(0, -1);
+  return `${cut}...`;
+}
+
+function asKubeObject(value: unknown, what: string): KubeObject {
+  if (
+    isRecord(value) &&
+    typeof value['apiVersion'] === 'string' &&
+    typeof value['kind'] === 'string' &&
+    isRecord(value['metadata'])
+  ) {
+    return value as KubeObject;
+  }
+  throw new PermanentError(`cannot ${what}: the API server answered with something that is not an object`, {
+    reason: 'InvalidResponse',
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

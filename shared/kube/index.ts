@@ -1,0 +1,22 @@
+/**
+ * `shared/kube`: the functions' only way to read and write the Kubernetes API (STYLE.md §24).
+ * A thin layer over @kubernetes/client-node: get (404 is Gone), list, server-side apply of an
+ * object and of its status, replace with a resourceVersion precondition, delete (404 is done),
+ * events.k8s.io/v1 Events; every failure classified once as TransientError or PermanentError.
+ * @module
+ * @see ../../../shared/DESIGN.md "Writes"
+ */
+export {
+  createKube,
+  type ApplyObject,
+  type CreateKubeOptions,
+  type DeleteOptions,
+  type EventIntent,
+  type Kube,
+  type KubeObject,
+  type ListOptions,
+  type ObjectMeta,
+  type ObjectRef,
+} from './client.js';
+export { classifyKubeError, kubeStatusOf, type KubeStatus } from './errors.js';
+export { KubeConfig } from '@kubernetes/client-node';
