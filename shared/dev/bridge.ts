@@ -1,0 +1,238 @@
+/**
+ * The local event bridge: watches the API server and delivers CloudEvents to the functions
+ * exactly as Knative's ApiServerSource -> Broker -> Trigger path would. Dev and test tooling
+ * only; production uses Knative itself (DESIGN.md "Real parts").
+ *
+ * Like ApiServerSource (upstream-notes/knative.md §1.2-§1.5): binary-mode CloudEvents of type
+ * `dev.knative.apiserver.{resource,ref}.{add,update,delete}`, `source` the API server URL,
+ * `subject` `/apis/<apiVersion>/namespaces/<ns>/<plural>/<name>`, extensions `kind`,
+ * `apiversion`, `name`, `namespace`; Resource-mode data the whole object, Reference-mode data
+ * `{apiVersion, kind, name, namespace}`; nothing for objects that existed before it started,
+ * nothing for changes during a relist gap; one watch's events sent one at a time, in order.
+ * Like a Trigger: each subscriber gets only the kinds it subscribes to. Like a Broker
+ * (§2.2-§2.3): retries on a transport error, 5xx, 404, 408, 409 and 429 with exponential
+ * backoff (`backoffDelay` x 2^n), at most `retries` times, then logs and drops the event; other
+ * answers are final. Every `resyncIntervalSeconds` it also sends each subscriber a
+ * `dev.dynamo-fn.resync` event, as the PingSource does in production.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { KubernetesObjectApi, Watch, type KubeConfig, type V1APIResource } from '@kubernetes/client-node';
+import { CloudEvent, HTTP } from 'cloudevents';
+import type { Logger } from 'pino';
+import { request } from 'undici';
+import { RESYNC_EVENT_TYPE } from '../runtime/index.js';
+
+export interface WatchedKind {
+  /** `group/version`, or `v1` for the core group. */
+  readonly apiVersion: string;
+  readonly kind: string;
+}
+
+/** One subscriber: a function's URL and the kinds its Triggers select. */
+export interface BridgeSubscription {
+  readonly name: string;
+  readonly url: string;
+  readonly kinds: readonly WatchedKind[];
+  /** ApiServerSource `mode`: `Resource` (whole object) or `Reference` (default). */
+  readonly mode?: 'Resource' | 'Reference';
+}
+
+export interface EventBridgeOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly subscriptions: readonly BridgeSubscription[];
+  readonly log: Logger;
+  /** Seconds between resync events; 0 disables them. Default 60. */
+  readonly resyncIntervalSeconds?: number;
+  /** Broker delivery: retries after the first attempt (default 10) and the first backoff delay (default 200 ms). */
+  readonly retry?: { readonly retries?: number; readonly backoffDelayMs?: number };
+  /** Per-attempt delivery timeout in milliseconds (default 30 000). */
+  readonly timeoutMs?: number;
+}
+
+export interface EventBridge {
+  /** Sends one resync event to every subscriber now; resolves when all were answered. */
+  resync(): Promise<void>;
+  /** Stops the watches and timers; waits for deliveries in flight. */
+  stop(): Promise<void>;
+  /** Resolves when every queued delivery has been answered (or dropped). */
+  idle(): Promise<void>;
+}
+
+/** HTTP answers a Broker retries (knative.md §2.3 `SelectiveRetry`). */
+export function isRetriableStatus(status: number): boolean {
+  return status >= 500 || status === 404 || status === 408 || status === 409 || status === 429;
+}
+
+/** ApiServerSource's `subject`: `/apis/<apiVersion>/namespaces/<ns>/<plural>/<name>` (core kinds too). */
+export function apiServerSubject(apiVersion: string, namespace: string, plural: string, name: string): string {
+  return `/apis/${apiVersion}/namespaces/${namespace}/${plural}/${name}`;
+}
+
+class ResourceResolver extends KubernetesObjectApi {
+  lookup(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
+    return this.resource(apiVersion, kind);
+  }
+}
+
+type Phase = 'add' | 'update' | 'delete';
+const PHASES: Readonly<Record<string, Phase>> = { ADDED: 'add', MODIFIED: 'update', DELETED: 'delete' };
+
+/**
+ * Starts watching every subscribed kind (cluster-wide) and delivering events.
+ * Failures: rejects when a subscribed kind is not served by the API server.
+ */
+export async function startEventBridge(options: EventBridgeOptions): Promise<EventBridge> {
+  const { kubeConfig, log } = options;
+  const retries = options.retry?.retries ?? 10;
+  const backoffDelayMs = options.retry?.backoffDelayMs ?? 200;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const source = kubeConfig.getCurrentCluster()?.server ?? 'https://kubernetes.default.svc';
+  const resolver = kubeConfig.makeApiClient(ResourceResolver);
+  const watch = new Watch(kubeConfig);
+  const controllers = new Set<AbortController>();
+  let stopped = false;
+  let pending: Promise<void> = Promise.resolve();
+  const queues = new Map<string, Promise<void>>();
+
+  async function deliver(subscription: BridgeSubscription, event: CloudEvent<unknown>): Promise<void> {
+    const message = HTTP.binary(event);
+    for (let attempt = 0; ; attempt += 1) {
+      let status: number | undefined;
+      let failure: unknown;
+      try {
+        const response = await request(subscription.url, {
+          method: 'POST',
+          headers: message.headers as Record<string, string>,
+          body: typeof message.body === 'string' ? message.body : JSON.stringify(message.body),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+        status = response.statusCode;
+        await response.body.dump();
+      } catch (error) {
+        failure = error;
+      }
+      const fields = { subscriber: subscription.name, eventId: event.id, eventType: event.type, subject: event.subject, attempt, status };
+      if (status !== undefined && status < 300) return;
+      const retriable = status === undefined || isRetriableStatus(status);
+      if (!retriable || attempt >= retries || stopped) {
+        log.warn({ ...fields, err: failure }, retriable ? 'Dropped event after retries' : 'Dropped event rejected by subscriber');
+        return;
+      }
+      log.debug({ ...fields, err: failure }, 'Retrying event delivery');
+      await new Promise((resolve) => setTimeout(resolve, backoffDelayMs * 2 ** attempt));
+    }
+  }
+
+  /** Delivery is ordered per watch (and per subscriber), as the adapter sends synchronously. */
+  function enqueue(queueKey: string, work: () => Promise<void>): void {
+    const next = (queues.get(queueKey) ?? Promise.resolve()).then(work, work);
+    queues.set(queueKey, next);
+    pending = Promise.all([pending, next]).then(() => undefined);
+  }
+
+  function emit(kind: WatchedKind, plural: string, phase: Phase, object: Record<string, unknown>): void {
+    const metadata = (object['metadata'] ?? {}) as { name?: string; namespace?: string };
+    const name = metadata.name ?? '';
+    const namespace = metadata.namespace ?? '';
+    for (const subscription of options.subscriptions) {
+      if (!subscription.kinds.some((k) => k.kind === kind.kind && k.apiVersion === kind.apiVersion)) continue;
+      const mode = subscription.mode ?? 'Reference';
+      const data =
+        mode === 'Resource' ? object : { apiVersion: kind.apiVersion, kind: kind.kind, name, ...(namespace === '' ? {} : { namespace }) };
+      const event = new CloudEvent<unknown>({
+        id: randomUUID(),
+        type: `dev.knative.apiserver.${mode === 'Resource' ? 'resource' : 'ref'}.${phase}`,
+        source,
+        subject: apiServerSubject(kind.apiVersion, namespace, plural, name),
+        time: new Date().toISOString(),
+        datacontenttype: 'application/json',
+        data,
+        kind: kind.kind,
+        apiversion: kind.apiVersion,
+        name,
+        namespace,
+      });
+      enqueue(`${subscription.name}/${kind.apiVersion}/${kind.kind}`, () => deliver(subscription, event));
+    }
+  }
+
+  async function watchKind(kind: WatchedKind): Promise<void> {
+    const resource = await resolver.lookup(kind.apiVersion, kind.kind);
+    if (resource === undefined) throw new Error(`cannot watch ${kind.kind}: the API server does not serve it in ${kind.apiVersion}`);
+    const base = kind.apiVersion.includes('/') ? `/apis/${kind.apiVersion}` : `/api/${kind.apiVersion}`;
+    const path = `${base}/${resource.name}`;
+
+    /** A LIST only for its resourceVersion: like the real source, existing objects get no event. */
+    const currentVersion = async (): Promise<string> => {
+      const response = await resolver.list(kind.apiVersion, kind.kind, undefined, undefined, undefined, undefined, undefined, undefined, 1);
+      return response.metadata?.resourceVersion ?? '';
+    };
+    let resourceVersion = await currentVersion();
+
+    const start = async (): Promise<void> => {
+      if (stopped) return;
+      const controller = await watch.watch(
+        path,
+        { resourceVersion, allowWatchBookmarks: true },
+        (type, object: Record<string, unknown>) => {
+          const version = (object['metadata'] as { resourceVersion?: string } | undefined)?.resourceVersion;
+          if (version !== undefined) resourceVersion = version;
+          const phase = PHASES[type];
+          if (phase !== undefined) emit(kind, resource.name, phase, object);
+        },
+        (error: unknown) => {
+          controllers.delete(controller);
+          if (stopped) return;
+          // A closed watch resumes from the last version seen; an error (e.g. 410 Gone) relists,
+          // and what changed in between is lost, as with the real source.
+          void (async () => {
+            if (error !== null && error !== undefined) {
+              log.info({ kind: kind.kind, err: error }, 'Relisted after watch error');
+              resourceVersion = await currentVersion().catch(() => resourceVersion);
+              await new Promise((resolve) => setTimeout(resolve, 500));
+            }
+            await start().catch((err: unknown) => log.error({ kind: kind.kind, err }, 'Failed to restart watch'));
+          })();
+        },
+      );
+      controllers.add(controller);
+    };
+    await start();
+  }
+
+  const kinds = new Map<string, WatchedKind>();
+  for (const subscription of options.subscriptions) for (const kind of subscription.kinds) kinds.set(`${kind.apiVersion}/${kind.kind}`, kind);
+  await Promise.all([...kinds.values()].map(watchKind));
+  log.info({ kinds: [...kinds.keys()], subscribers: options.subscriptions.map((s) => s.name) }, 'Started event bridge');
+
+  async function resync(): Promise<void> {
+    await Promise.all(
+      options.subscriptions.map((subscription) =>
+        deliver(subscription, new CloudEvent<unknown>({ id: randomUUID(), type: RESYNC_EVENT_TYPE, source: 'dynamo-fn/bridge', datacontenttype: 'application/json', data: {} })),
+      ),
+    );
+  }
+  const intervalSeconds = options.resyncIntervalSeconds ?? 60;
+  const timer = intervalSeconds > 0 ? setInterval(() => void resync(), intervalSeconds * 1000) : undefined;
+  timer?.unref();
+
+  return {
+    resync,
+    idle: async () => {
+      let seen: Promise<void> | undefined;
+      while (seen !== pending) {
+        seen = pending;
+        await seen;
+      }
+    },
+    stop: async () => {
+      stopped = true;
+      if (timer !== undefined) clearInterval(timer);
+      for (const controller of controllers) controller.abort();
+      controllers.clear();
+      await pending;
+    },
+  };
+}
