@@ -1,0 +1,204 @@
+/**
+ * `dynamo-fn serve FUNCTION [--port N]`: runs one function. Loads `functions/<name>/index.ts`;
+ * if that module exports `serve(argv)` (the admission webhook serves HTTPS AdmissionReview
+ * itself) the command hands over to it, otherwise it runs the module's default-exported
+ * FunctionDefinition in the CloudEvents host (`shared/runtime`) until SIGTERM or SIGINT, then
+ * drains and exits 0.
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { pino, type DestinationStream } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import {
+  ConfigError,
+  parseConfig,
+  startFunctionServer,
+  type FunctionDefinition,
+  type RuntimeConfig,
+} from '../runtime/index.js';
+
+/** The functions `serve` can run (DESIGN.md "Shape"). */
+export const FUNCTION_NAMES = ['admission', 'reconcile', 'profile', 'cleanup'] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+export const summary = 'Run one function: the CloudEvents host for reconcile, profile, cleanup (admission serves itself)';
+
+export const usage = `Usage: dynamo-fn serve FUNCTION [--port N]
+
+Runs one function until SIGTERM or SIGINT, then drains in-flight events and exits 0
+(a second signal exits 1 at once). FUNCTION is one of: ${FUNCTION_NAMES.join(', ')}.
+It is loaded from functions/<FUNCTION>/index.ts. A module that exports serve(argv) runs
+itself with the remaining arguments (admission: HTTPS AdmissionReview); the others run in
+the CloudEvents host:
+
+  POST /      CloudEvents (binary or structured): ApiServerSource events, dev.dynamo-fn.resync
+  /healthz    liveness        /readyz   readiness (503 while starting or draining)
+  /metrics    Prometheus text
+
+Options:
+  --port N        TCP port; overrides PORT (0 picks a free port)
+  -h, --help      Show this help
+
+Environment:
+  PORT                   TCP port (default 8080)
+  LOG_LEVEL              fatal, error, warn, info, debug, trace or silent (default info)
+  RESYNC_CONCURRENCY     objects reconciled at once during a resync, 1-1024 (default 8)
+  DRAIN_TIMEOUT_SECONDS  how long shutdown waits for in-flight events (default 25)
+  MAX_BODY_BYTES         larger event bodies get 413 (default 3145728, 3 MiB)
+  LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  KUBECONFIG             kubeconfig path (default: in-cluster configuration)
+
+A bad value stops the command before it listens, naming the variable; exit code 1.`;
+
+/** What `run` needs from the process; tests pass their own. */
+export interface ServeDeps {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Imports `functions/<name>/index.js`. */
+  readonly importFunction: (name: FunctionName) => Promise<unknown>;
+  /** Where errors before logging starts go (the process's stderr). */
+  readonly writeError: (text: string) => void;
+  /** Where JSON logs go; undefined means stdout. */
+  readonly logDestination: DestinationStream | undefined;
+  /** Calls `listener` once on the first SIGTERM/SIGINT; returns an unsubscribe function. */
+  readonly onShutdownSignal: (listener: (signal: string) => void) => () => void;
+  /** Interface to listen on; undefined means all. */
+  readonly host: string | undefined;
+}
+
+/** The real process: env, stderr, stdout logs, SIGTERM/SIGINT (a second one exits 1). */
+export function processServeDeps(): ServeDeps {
+  return {
+    env: process.env,
+    importFunction: (name) => import(`../../functions/${name}/index.js`) as Promise<unknown>,
+    writeError: (text) => process.stderr.write(text),
+    logDestination: undefined,
+    onShutdownSignal(listener) {
+      let received = 0;
+      const onSignal = (signal: NodeJS.Signals): void => {
+        received += 1;
+        if (received === 1) listener(signal);
+        else process.exit(1);
+      };
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
+      return () => {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+      };
+    },
+    host: undefined,
+  };
+}
+
+function isFunctionName(value: string): value is FunctionName {
+  return (FUNCTION_NAMES as readonly string[]).includes(value);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/** A loose structural check: the module's types are checked by tsc, this catches a wrong export. */
+function isFunctionDefinition(value: unknown): value is FunctionDefinition {
+  return (
+    isRecord(value) &&
+    typeof value['name'] === 'string' &&
+    Array.isArray(value['routes']) &&
+    typeof value['init'] === 'function'
+  );
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Splits off FUNCTION: the first positional argument, wherever it stands. */
+function splitFunctionArgument(
+  argv: readonly string[],
+): { readonly name: string | undefined; readonly rest: readonly string[] } {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: { port: { type: 'string' } },
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const positional = tokens.find((token) => token.kind === 'positional');
+  if (positional === undefined) return { name: undefined, rest: argv };
+  return { name: positional.value, rest: argv.filter((_, index) => index !== positional.index) };
+}
+
+/**
+ * Runs `dynamo-fn serve`. Resolves to the exit code: 0 after a signal-initiated drain, 1 on
+ * a usage error, an unavailable function, a bad configuration or a failed start.
+ */
+export async function run(argv: readonly string[], deps: ServeDeps = processServeDeps()): Promise<number> {
+  const fail = (message: string): number => {
+    deps.writeError(`dynamo-fn serve: ${message}\n`);
+    return 1;
+  };
+
+  const { name, rest } = splitFunctionArgument(argv);
+  if (name === undefined) return fail(`missing FUNCTION (one of ${FUNCTION_NAMES.join(', ')})\n\n${usage}`);
+  if (!isFunctionName(name)) {
+    return fail(`unknown function "${name}"; expected one of ${FUNCTION_NAMES.join(', ')}`);
+  }
+
+  let loaded: unknown;
+  try {
+    loaded = await deps.importFunction(name);
+  } catch (error) {
+    return fail(`function ${name} is not available: ${describeError(error)}`);
+  }
+  if (!isRecord(loaded)) return fail(`function ${name} is not available: its module exports nothing`);
+
+  const ownServe = loaded['serve'];
+  if (typeof ownServe === 'function') {
+    return (ownServe as (args: readonly string[]) => Promise<number>)(rest);
+  }
+
+  let port: string | undefined;
+  try {
+    ({
+      values: { port },
+    } = parseArgs({ args: [...rest], options: { port: { type: 'string' } }, strict: true, allowPositionals: false }));
+  } catch (error) {
+    return fail(`${describeError(error)}\nRun 'dynamo-fn serve --help' for the options.`);
+  }
+
+  const definition = loaded['default'];
+  if (!isFunctionDefinition(definition)) {
+    return fail(`function ${name} is not available: functions/${name}/index.ts does not default-export a FunctionDefinition`);
+  }
+
+  let config: RuntimeConfig;
+  try {
+    config = parseConfig(port === undefined ? deps.env : { ...deps.env, PORT: port });
+  } catch (error) {
+    if (error instanceof ConfigError) return fail(error.message);
+    throw error;
+  }
+
+  const log = pino({ level: config.logLevel }, deps.logDestination);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  // Subscribe before listening so a signal during init is not lost: the host then drains
+  // as soon as init is done.
+  let unsubscribe: () => void = () => undefined;
+  const signalled = new Promise<string>((resolve) => {
+    unsubscribe = deps.onShutdownSignal(resolve);
+  });
+  try {
+    const server = await startFunctionServer(definition, { config, log, registry, host: deps.host });
+    const signal = await signalled;
+    log.info({ signal }, 'Received shutdown signal');
+    await server.close();
+    return 0;
+  } catch (error) {
+    log.fatal({ err: error }, 'Start failed');
+    return fail(`cannot start function ${name}: ${describeError(error)}`);
+  } finally {
+    unsubscribe();
+  }
+}
