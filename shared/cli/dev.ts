@@ -1,0 +1,186 @@
+/**
+ * `dynamo-fn dev`: the whole control plane on one machine. Builds (or reuses) kube-apiserver
+ * and etcd, starts them on loopback with our CRDs, Grove's and Knative's installed, starts the
+ * functions' CloudEvents hosts and the local event bridge, and runs until Ctrl-C.
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { parseAllDocuments } from 'yaml';
+import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd } from '../api/index.js';
+import { startEventBridge } from '../dev/bridge.js';
+import { createKube, type ApplyObject, type KubeObject } from '../kube/index.js';
+import { defaultConfig, startFunctionServer } from '../runtime/index.js';
+import reconcile from '../../functions/reconcile/index.js';
+import { startControlPlane } from '../../test/harness/apiserver.js';
+import { ensureKubeBinaries } from '../../test/harness/binaries.js';
+import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { createLineLog } from '../../test/harness/log.js';
+
+export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
+
+export const usage = `Usage: dynamo-fn dev [options]
+
+Starts everything the product needs on this machine, on 127.0.0.1 only:
+  1. builds or reuses kube-apiserver, etcd and kube-controller-manager (npm run kube:build);
+  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds),
+     Grove's and Knative's (../shared/crds);
+  3. starts the reconcile function's CloudEvents host;
+  4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
+     would, with a resync every --resync-seconds.
+Then prints the kubeconfig path and a kubectl line to try, and logs each reconcile.
+Ctrl-C stops all of it and removes the temporary files.
+
+Options:
+  --apply FILE        apply the DynamoGraphDeployments in FILE once the functions run
+                      (repeatable; v1alpha1 objects are converted to v1beta1 first)
+  --wait              with --apply: exit 0 once every applied DGD has its PodCliqueSet and a
+                      Ready condition (exit 1 after --timeout-seconds), instead of running on
+  --timeout-seconds N for --wait (default 120)
+  --resync-seconds N  resync interval of the bridge (default 30; 0 disables)
+  --lpx-enabled       run with the feature gate lpx.enabled=true
+  --verbose           debug logs (every event delivery)
+  -h, --help          show this help`;
+
+interface Applied {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+async function applyFiles(files: readonly string[], kubeConfigPath: string, log: ReturnType<typeof createLineLog>): Promise<Applied[] | undefined> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeConfigPath);
+  const kube = createKube(kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+  const applied: Applied[] = [];
+  for (const file of files) {
+    for (const document of parseAllDocuments(await readFile(file, 'utf8'))) {
+      const object = document.toJS() as Record<string, unknown> | null;
+      if (object?.['kind'] !== DGD_KIND) continue;
+      const parsed = parseDgd(object);
+      if (!parsed.ok) {
+        log.error({ file, errors: parsed.issues.map(formatIssue) }, 'Invalid DynamoGraphDeployment');
+        return undefined;
+      }
+      const namespace = parsed.dgd.metadata.namespace ?? 'default';
+      if (namespace !== 'default' && (await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: namespace })) === undefined) {
+        await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      }
+      const { status: _status, ...dgd } = parsed.dgd;
+      const name = dgd.metadata.name ?? '';
+      await kube.apply({ ...dgd, apiVersion: DGD_V1BETA1, metadata: { name, namespace, ...(dgd.metadata.annotations === undefined ? {} : { annotations: dgd.metadata.annotations }), ...(dgd.metadata.labels === undefined ? {} : { labels: dgd.metadata.labels }) } } as ApplyObject, { force: true });
+      log.info({ namespace, name, file }, 'Applied DynamoGraphDeployment');
+      applied.push({ namespace, name });
+    }
+  }
+  return applied;
+}
+
+export async function run(argv: readonly string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        apply: { type: 'string', multiple: true, default: [] },
+        wait: { type: 'boolean', default: false },
+        'timeout-seconds': { type: 'string', default: '120' },
+        'resync-seconds': { type: 'string', default: '30' },
+        'lpx-enabled': { type: 'boolean', default: false },
+        verbose: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`dynamo-fn dev: ${(error as Error).message}\n\n${usage}\n`);
+    return 1;
+  }
+  const resyncSeconds = Number(values['resync-seconds']);
+  const timeoutSeconds = Number(values['timeout-seconds']);
+  if (!Number.isInteger(resyncSeconds) || resyncSeconds < 0 || !Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) {
+    process.stderr.write('dynamo-fn dev: --resync-seconds must be a whole number >= 0 and --timeout-seconds > 0\n');
+    return 1;
+  }
+
+  const log = createLineLog({ verbose: values.verbose });
+  const functionLog = pino({ level: values.verbose ? 'debug' : 'info' }, pino.destination(2));
+  const binaries = await ensureKubeBinaries({ log });
+  const plane = await startControlPlane({ binaries, crdFiles: await defaultCrdFiles(), log, withControllerManager: binaries.kubeControllerManager !== undefined });
+  let stopping: Promise<void> | undefined;
+  const stopAll = async (parts: { close: () => Promise<void> }[]): Promise<void> => {
+    stopping ??= (async () => {
+      for (const part of parts.reverse()) await part.close().catch(() => undefined);
+      await plane.stop();
+    })();
+    return stopping;
+  };
+  const parts: { close: () => Promise<void> }[] = [];
+  try {
+    const server = await startFunctionServer(reconcile, {
+      config: defaultConfig({ port: 0, kubeconfigPath: plane.kubeconfigPath, lpxEnabled: values['lpx-enabled'] }),
+      log: functionLog,
+      host: '127.0.0.1',
+    });
+    parts.push(server);
+    log.info({ url: server.url }, 'Started function reconcile');
+    const bridge = await startEventBridge({
+      kubeConfig: plane.kubeConfig,
+      log: functionLog,
+      resyncIntervalSeconds: resyncSeconds,
+      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }], mode: 'Reference' }],
+    });
+    parts.push({ close: () => bridge.stop() });
+
+    process.stderr.write(
+      `\nThe control plane is running.\n  export KUBECONFIG=${plane.kubeconfigPath}\n` +
+        `  kubectl apply --server-side -f examples/vllm-aggregated.yaml\n` +
+        `  kubectl get dgd,podcliquesets,services -A\nPress Ctrl-C to stop.\n\n`,
+    );
+
+    const applied = await applyFiles(values.apply, plane.kubeconfigPath, log);
+    if (applied === undefined) {
+      await stopAll(parts);
+      return 1;
+    }
+    if (values.wait) {
+      const ok = await waitForReconciled(applied, plane.kubeconfigPath, timeoutSeconds, log);
+      await stopAll(parts);
+      return ok ? 0 : 1;
+    }
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    log.info({}, 'Stopping');
+    await stopAll(parts);
+    return 0;
+  } catch (error) {
+    log.error({ err: error }, 'Failed to start');
+    await stopAll(parts);
+    return 1;
+  }
+}
+
+/** Waits until each applied DGD has a PodCliqueSet and a Ready condition; logs what it sees. */
+async function waitForReconciled(applied: readonly Applied[], kubeConfigPath: string, timeoutSeconds: number, log: ReturnType<typeof createLineLog>): Promise<boolean> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeConfigPath);
+  const kube = createKube(kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  const pending = new Map(applied.map((a) => [`${a.namespace}/${a.name}`, a]));
+  while (pending.size > 0 && Date.now() < deadline) {
+    for (const [key, { namespace, name }] of pending) {
+      const dgd: KubeObject | undefined = await kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
+      const ready = ((dgd?.['status'] as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
+      const podCliqueSets = await kube.list('grove.io/v1alpha1', 'PodCliqueSet', namespace, { labelSelector: `nvidia.com/dynamo-graph-deployment-name=${name}` });
+      if (ready !== undefined && (podCliqueSets.length > 0 || ready.reason === 'InvalidSpec')) {
+        log.info({ dgd: key, podCliqueSets: podCliqueSets.map((p) => p.metadata.name).join(','), ready: ready.status, reason: ready.reason, message: ready.message }, 'Reconciled DynamoGraphDeployment');
+        pending.delete(key);
+      }
+    }
+    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  if (pending.size > 0) log.error({ pending: [...pending.keys()].join(',') }, 'Timed out waiting for reconcile');
+  return pending.size === 0;
+}
