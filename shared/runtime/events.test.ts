@@ -1,6 +1,6 @@
 import { HTTP } from 'cloudevents';
 import { describe, expect, it } from 'vitest';
-import { decodeEvent, deriveObjectKey, parseApiServerSubject, resyncEventFor, RESYNC_EVENT_TYPE, type HttpMessage } from './events.js';
+import { decodeEvent, deriveObjectKey, parseApiServerSubject, PING_EVENT_TYPE, resyncEventFor, RESYNC_EVENT_TYPE, type HttpMessage } from './events.js';
 import { DGD_KEY, aDgdObject, aResyncEvent, anApiServerEvent } from './test-support.js';
 
 function messageOf(encoding: 'binary' | 'structured', event = anApiServerEvent()): HttpMessage {
@@ -134,6 +134,12 @@ describe('decodeEvent', () => {
         apiVersion: undefined,
       },
     });
+  });
+
+  it("decodes a Knative PingSource event (type dev.knative.sources.ping, kind from ceOverrides) as a resync request", () => {
+    const ping = aResyncEvent({ kind: 'DynamoGraphDeployment' }).cloneWith({ type: PING_EVENT_TYPE });
+    const decoded = decodeEvent(messageOf('binary', ping));
+    expect(decoded.ok && decoded.decoded.category === 'resync' ? decoded.decoded.kind : undefined).toBe('DynamoGraphDeployment');
   });
 
   it('builds the Reference-mode event of one resync key', () => {

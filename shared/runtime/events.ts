@@ -22,6 +22,11 @@ import type { KubeEvent, ObjectKey } from './contract.js';
 
 /** The CloudEvent type of a resync request (sent by a PingSource through the Broker). */
 export const RESYNC_EVENT_TYPE = 'dev.dynamo-fn.resync';
+/**
+ * The type Knative's PingSource gives its events; it cannot be overridden (only extensions can,
+ * through `ceOverrides`), so a ping is a resync request too. infra/ sets the `kind` extension.
+ */
+export const PING_EVENT_TYPE = 'dev.knative.sources.ping';
 
 /** Prefix of every ApiServerSource event type. */
 export const APISERVER_EVENT_TYPE_PREFIX = 'dev.knative.apiserver.';
@@ -273,7 +278,7 @@ export function decodeEvent(message: HttpMessage): DecodeResult {
 
   const attributes: EventAttributes = { id: cloudEvent.id, type: cloudEvent.type, source: cloudEvent.source };
 
-  if (attributes.type === RESYNC_EVENT_TYPE) {
+  if (attributes.type === RESYNC_EVENT_TYPE || attributes.type === PING_EVENT_TYPE) {
     return {
       ok: true,
       decoded: {

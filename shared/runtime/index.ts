@@ -21,6 +21,7 @@ export type { LogLevel, RuntimeConfig } from './config.js';
 export {
   APISERVER_EVENT_TYPES,
   APISERVER_EVENT_TYPE_PREFIX,
+  PING_EVENT_TYPE,
   RESYNC_EVENT_TYPE,
   decodeEvent,
   deriveObjectKey,
