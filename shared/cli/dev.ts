@@ -4,6 +4,7 @@
  * functions' CloudEvents hosts and the local event bridge, and runs until Ctrl-C.
  * @module
  */
+import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -39,6 +40,8 @@ Options:
                       Ready condition (exit 1 after --timeout-seconds), instead of running on
   --timeout-seconds N for --wait (default 120)
   --resync-seconds N  resync interval of the bridge (default 30; 0 disables)
+  --capture FILE      append every event the bridge emits to FILE (structured CloudEvents,
+                      one JSON per line) for \`dynamo-fn replay\`
   --lpx-enabled       run with the feature gate lpx.enabled=true
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
@@ -88,6 +91,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'timeout-seconds': { type: 'string', default: '120' },
         'resync-seconds': { type: 'string', default: '30' },
         'lpx-enabled': { type: 'boolean', default: false },
+        capture: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
     }));
@@ -128,6 +132,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
       subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }], mode: 'Reference' }],
+      ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
 
@@ -159,6 +164,11 @@ export async function run(argv: readonly string[]): Promise<number> {
     await stopAll(parts);
     return 1;
   }
+}
+
+/** Appends each emitted event to `file` as one structured-mode CloudEvent JSON line. */
+function captureTo(file: string): (event: { toJSON(): Record<string, unknown> }) => void {
+  return (event) => appendFileSync(file, `${JSON.stringify(event.toJSON())}\n`);
 }
 
 /** Waits until each applied DGD has a PodCliqueSet and a Ready condition; logs what it sees. */

@@ -48,6 +48,8 @@ export interface EventBridgeOptions {
   readonly retry?: { readonly retries?: number; readonly backoffDelayMs?: number };
   /** Per-attempt delivery timeout in milliseconds (default 30 000). */
   readonly timeoutMs?: number;
+  /** Called once per event emitted to a subscriber, before delivery (capture for replay). */
+  readonly onEmit?: (event: CloudEvent<unknown>, subscriber: string) => void;
 }
 
 export interface EventBridge {
@@ -154,6 +156,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
         name,
         namespace,
       });
+      options.onEmit?.(event, subscription.name);
       enqueue(`${subscription.name}/${kind.apiVersion}/${kind.kind}`, () => deliver(subscription, event));
     }
   }
