@@ -64,3 +64,11 @@ export const REASON_RESOURCES_NOT_READY = 'some_resources_are_not_ready';
 export const REASON_ALL_RESOURCES_READY = 'all_resources_are_ready';
 /** Ready=False reason when LPX components are disabled by `lpx.enabled=false` (dgd-reference). */
 export const REASON_LPX_DISABLED = 'LPXDisabled';
+
+/** LPX role names (upstream-notes/lpx.md §1.1: `ComponentRoleLPXAgent`, `ComponentRoleLPXConductor`). */
+export const LPX_ROLE_AGENT = 'agent';
+export const LPX_ROLE_CONDUCTOR = 'conductor';
+/** The scheduler LPX roles are bound to; controller-owned (upstream-notes/lpx.md §1.3 `LPXSchedulerName`). */
+export const LPX_SCHEDULER_NAME = 'lpx-scheduler';
+/** The Kubernetes default scheduler's name, which an LPX role template may still name. */
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';

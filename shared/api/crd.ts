@@ -69,9 +69,12 @@ function structural(node: JsonSchema): JsonSchema {
 /** The DynamoGraphDeployment CRD (served and stored version v1beta1). Pure. */
 export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
   const spec = toStructuralSchema(DgdSpecSchema);
+  // Only a restart request (`restart.id`) is refused on create: a strategy may be authored up
+  // front, and graphs with LPX components must declare `restart.strategy.type: Parallel`
+  // (upstream-notes/lpx.md §1.2), which a whole-`restart` ban would make impossible to create.
   spec['x-kubernetes-validations'] = [
     {
-      rule: 'oldSelf.hasValue() || !has(self.restart)',
+      rule: 'oldSelf.hasValue() || !has(self.restart) || !has(self.restart.id)',
       optionalOldSelf: true,
       message: 'spec.restart must be unset on create; set spec.restart.id after creation to request a restart',
     },

@@ -125,7 +125,7 @@ function convertService(name: string, service: ServiceV1Alpha1, pvcNames: Readon
   const type = resolveType(service);
   if (type !== undefined) component['type'] = type;
   else if (service.componentType !== undefined) notes.push(`${at}.componentType: "${service.componentType}" has no v1beta1 component type; the component is converted without a type`);
-  for (const field of ['replicas', 'minAvailable', 'multinode', 'globalDynamoNamespace', 'modelRef', 'eppConfig', 'frontendSidecar', 'topologyConstraint', 'providerOverride'] as const) {
+  for (const field of ['replicas', 'minAvailable', 'multinode', 'globalDynamoNamespace', 'modelRef', 'eppConfig', 'frontendSidecar', 'topologyConstraint', 'providerOverride', 'lpx', 'roles'] as const) {
     if (service[field] !== undefined) component[field] = structuredClone(service[field]);
   }
   if (service.scalingAdapter?.enabled === true) component['scalingAdapter'] = {};
@@ -139,7 +139,8 @@ function convertService(name: string, service: ServiceV1Alpha1, pvcNames: Readon
   for (const dropped of ['dynamoNamespace', 'autoscaling', 'ingress'] as const) {
     if (service[dropped] !== undefined) notes.push(`${at}.${dropped}: deprecated v1alpha1 field has no v1beta1 equivalent and was dropped`);
   }
-  component['podTemplate'] = buildPodTemplate(service, pvcNames);
+  // LPX pod templates live on roles (upstream-notes/lpx.md §1.1); synthesize none unless authored.
+  if (type !== 'lpx' || service.extraPodSpec !== undefined) component['podTemplate'] = buildPodTemplate(service, pvcNames);
   return component;
 }
 
