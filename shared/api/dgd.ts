@@ -103,12 +103,13 @@ export const DgdSpecSchema = z
     // The CRD's CEL rules (upstream-notes/dgd.md §2.2), repeated here so that `render` of a
     // file that never passed an API server reports them too.
     const epps = spec.components.filter((c) => c.type === 'epp').length;
-    if (epps > 1) ctx.addIssue({ code: 'custom', path: ['components'], message: 'at most one component may have type epp' });
+    // `input: 'array'`: the API server prints a CEL failure with the schema type as the value.
+    if (epps > 1) ctx.addIssue({ code: 'custom', path: ['components'], message: 'at most one component may have type epp', input: 'array' });
     const seen = new Set<string>();
     for (const component of spec.components) {
       const key = component.name.toLowerCase();
       if (seen.has(key)) {
-        ctx.addIssue({ code: 'custom', path: ['components'], message: 'component names must be unique case-insensitively' });
+        ctx.addIssue({ code: 'custom', path: ['components'], message: 'component names must be unique case-insensitively', input: 'array' });
         break;
       }
       seen.add(key);

@@ -8,3 +8,4 @@ export * from './worker-hash.js';
 export * from './pod-template.js';
 export * from './render.js';
 export * from './reconcile-dgd.js';
+export * from './admission/index.js';
