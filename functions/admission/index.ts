@@ -1,0 +1,159 @@
+/**
+ * The admission function: DynamoGraphDeployment defaulting and validation served as Kubernetes
+ * webhooks (AdmissionReview v1 over HTTPS).
+ *
+ * Takes: `POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` and
+ * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` from the API server.
+ * Reads: nothing but the request (the stored object arrives as `oldObject`).
+ * Decides: `defaultDgd` (the JSON Patch is the diff of the object and its defaulted copy) and
+ * `validateDgd` (shared/domain/admission).
+ * Writes: nothing; answers with the AdmissionReview. No field manager.
+ *
+ * `dynamo-fn serve admission --port N --tls-cert F --tls-key F` runs it (shared/cli/serve.ts hands
+ * over to {@link serve}); `--plain-http` serves without TLS for local tools only, since the API
+ * server calls webhooks over HTTPS. Configuration from the environment (shared/runtime
+ * `parseConfig`): `LPX_ENABLED` (the `lpx.enabled` gate) and `LOG_LEVEL`.
+ *
+ * @module
+ * @see ../../../shared/DESIGN.md "Admission"
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { pino, type DestinationStream } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { ConfigError, parseConfig } from '../../shared/runtime/index.js';
+import { DEFAULT_ADMISSION_MAX_BODY_BYTES, startAdmissionServer } from './server.js';
+
+export { answerAdmissionReview, findWebhookRoute, invalidStatus, webhookPath, exceedsNestingDepth, MAX_NESTING_DEPTH, SERVED_VERSIONS } from './review.js';
+export type { AdmissionAnswer, AdmissionResponse, ServedVersion, WebhookKind, WebhookRoute } from './review.js';
+export { DEFAULT_ADMISSION_MAX_BODY_BYTES, startAdmissionServer } from './server.js';
+export type { AdmissionServer, AdmissionServerOptions } from './server.js';
+
+/** The port the webhook listens on when neither `--port` nor `PORT` says otherwise. */
+export const DEFAULT_ADMISSION_PORT = 8443;
+
+export const usage = `Usage: dynamo-fn serve admission --tls-cert FILE --tls-key FILE [--port N] [--host H]
+       dynamo-fn serve admission --plain-http [--port N] [--host H]
+
+Serves DynamoGraphDeployment admission webhooks (AdmissionReview v1):
+  POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments     defaulting (JSON Patch)
+  POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments   validation and warnings
+  /healthz, /readyz, /metrics
+
+Options:
+  --port N             TCP port; overrides PORT (default ${DEFAULT_ADMISSION_PORT}; 0 picks a free port)
+  --host H             interface to listen on (default all)
+  --tls-cert FILE      PEM serving certificate (with its chain)
+  --tls-key FILE       PEM private key
+  --plain-http         serve plain HTTP; only for local tools (the API server requires HTTPS)
+  --max-body-bytes N   larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
+
+Environment: LPX_ENABLED (true|false, default false), LOG_LEVEL (default info).`;
+
+/** What {@link serve} needs from the process; tests pass their own. */
+export interface AdmissionServeDeps {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly writeError: (text: string) => void;
+  /** Where JSON logs go; undefined means stdout. */
+  readonly logDestination: DestinationStream | undefined;
+  /** Calls `listener` on the first SIGTERM/SIGINT; returns an unsubscribe function. */
+  readonly onShutdownSignal: (listener: (signal: string) => void) => () => void;
+}
+
+function processDeps(): AdmissionServeDeps {
+  return {
+    env: process.env,
+    writeError: (text) => process.stderr.write(text),
+    logDestination: undefined,
+    onShutdownSignal(listener) {
+      const onSignal = (signal: NodeJS.Signals): void => listener(signal);
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      return () => {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+      };
+    },
+  };
+}
+
+/**
+ * Runs the admission server until SIGTERM or SIGINT.
+ * In: the arguments after `serve admission`. Out: the exit code: 0 after a signal, 1 on a usage
+ * error, a bad configuration, unreadable TLS files or a failed start.
+ */
+export async function serve(argv: readonly string[], deps: AdmissionServeDeps = processDeps()): Promise<number> {
+  const fail = (message: string): number => {
+    deps.writeError(`dynamo-fn serve admission: ${message}\n`);
+    return 1;
+  };
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'plain-http': { type: 'boolean', default: false },
+        'max-body-bytes': { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    return fail(`${(error as Error).message}\n\n${usage}`);
+  }
+  const certFile = values['tls-cert'];
+  const keyFile = values['tls-key'];
+  const isPlain = values['plain-http'] === true;
+  if (isPlain && (certFile !== undefined || keyFile !== undefined)) return fail('--plain-http cannot be combined with --tls-cert/--tls-key');
+  if (!isPlain && (certFile === undefined || keyFile === undefined)) return fail(`--tls-cert and --tls-key are required (or --plain-http for local tools)\n\n${usage}`);
+  const maxBodyBytes = values['max-body-bytes'] === undefined ? DEFAULT_ADMISSION_MAX_BODY_BYTES : Number(values['max-body-bytes']);
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) return fail(`--max-body-bytes must be a positive integer, got ${JSON.stringify(values['max-body-bytes'])}`);
+
+  let config;
+  try {
+    config = parseConfig({ ...deps.env, PORT: values.port ?? deps.env['PORT'] ?? String(DEFAULT_ADMISSION_PORT) });
+  } catch (error) {
+    if (error instanceof ConfigError) return fail(error.message);
+    throw error;
+  }
+  let tls: { cert: Buffer; key: Buffer } | undefined;
+  if (certFile !== undefined && keyFile !== undefined) {
+    try {
+      tls = { cert: await readFile(certFile), key: await readFile(keyFile) };
+    } catch (error) {
+      return fail(`cannot read TLS material: ${(error as Error).message}`);
+    }
+  }
+
+  const log = pino({ level: config.logLevel }, deps.logDestination);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  let unsubscribe: () => void = () => undefined;
+  const signalled = new Promise<string>((resolve) => {
+    unsubscribe = deps.onShutdownSignal(resolve);
+  });
+  try {
+    const server = await startAdmissionServer({
+      port: config.port,
+      ...(values.host === undefined ? {} : { host: values.host }),
+      ...(tls === undefined ? {} : { tls }),
+      config: { lpxEnabled: config.lpxEnabled },
+      maxBodyBytes,
+      log,
+      registry,
+    });
+    const signal = await signalled;
+    log.info({ signal }, 'Received shutdown signal');
+    await server.close();
+    return 0;
+  } catch (error) {
+    log.fatal({ err: error }, 'Start failed');
+    return fail(`cannot start: ${(error as Error).message}`);
+  } finally {
+    unsubscribe();
+  }
+}

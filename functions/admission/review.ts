@@ -1,0 +1,247 @@
+/**
+ * AdmissionReview v1 in, AdmissionReview v1 out: routing by path, decoding, and the two
+ * webhooks for DynamoGraphDeployments. No I/O: the HTTP server (./server.ts) hands a path and
+ * a body in and writes the answer out.
+ *
+ * | Path | Decision | Answer |
+ * | --- | --- | --- |
+ * | `POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | `defaultDgd` | allowed, with a JSON Patch when defaults were added |
+ * | `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | `validateDgd` | allowed with warnings, or denied: code 422, reason Invalid, one message listing every field issue |
+ *
+ * A body that is not an AdmissionReview we can answer (not JSON, nested deeper than
+ * {@link MAX_NESTING_DEPTH}, wrong apiVersion/kind, no `request.uid`) gets HTTP 400 and a
+ * plain-text reason, since there is no uid to echo. A well-formed review of something else (another
+ * kind or version than the path names, an object that is not an object) is answered with a review
+ * denying it with code 400. DELETE and CONNECT, and subresource requests, are allowed untouched.
+ *
+ * Source: ../shared/upstream-notes/knative.md §4.1 (AdmissionReview facts); DESIGN.md "Admission";
+ * upstream-notes/dgd.md §3 (error aggregation into one Invalid).
+ * @module
+ */
+import jsonpatch from 'fast-json-patch';
+import { z } from 'zod';
+import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
+import { defaultDgd, validateDgd, type AdmissionConfig } from '../../shared/domain/index.js';
+
+export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
+export const SERVED_VERSIONS = ['v1beta1', 'v1alpha1'] as const;
+export type ServedVersion = (typeof SERVED_VERSIONS)[number];
+export type WebhookKind = 'mutate' | 'validate';
+
+/**
+ * Deepest JSON nesting accepted. A DGD with full pod templates nests about 20 levels inside a
+ * review; anything far deeper is not a Kubernetes object and would only cost stack in the rules.
+ */
+export const MAX_NESTING_DEPTH = 100;
+
+/** One webhook endpoint. */
+export interface WebhookRoute {
+  readonly kind: WebhookKind;
+  readonly version: ServedVersion;
+}
+
+/** The URL path of a webhook, e.g. `/validate/nvidia.com/v1beta1/dynamographdeployments`. Pure. */
+export function webhookPath(route: WebhookRoute): string {
+  return `/${route.kind}/${DYNAMO_GROUP}/${route.version}/${DGD_PLURAL}`;
+}
+
+const ROUTES: ReadonlyMap<string, WebhookRoute> = new Map(
+  (['mutate', 'validate'] as const).flatMap((kind) => SERVED_VERSIONS.map((version) => [webhookPath({ kind, version }), { kind, version }] as const)),
+);
+
+/** The route for a request path (the query string, e.g. the API server's `?timeout=10s`, is ignored), or undefined. Pure. */
+export function findWebhookRoute(pathname: string): WebhookRoute | undefined {
+  const query = pathname.indexOf('?');
+  return ROUTES.get(query === -1 ? pathname : pathname.slice(0, query));
+}
+
+const GroupVersionKindSchema = z.object({ group: z.string(), version: z.string(), kind: z.string() });
+
+/** The part of an admission.k8s.io/v1 AdmissionReview we read; objects stay unparsed here. */
+export const AdmissionReviewSchema = z.object({
+  apiVersion: z.literal(ADMISSION_API_VERSION),
+  kind: z.literal(ADMISSION_REVIEW_KIND),
+  request: z.object({
+    uid: z.string().min(1),
+    kind: GroupVersionKindSchema,
+    subResource: z.string().optional(),
+    name: z.string().optional(),
+    namespace: z.string().optional(),
+    operation: z.enum(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']),
+    object: z.unknown().optional(),
+    oldObject: z.unknown().optional(),
+    dryRun: z.boolean().optional(),
+  }),
+});
+export type AdmissionRequest = z.infer<typeof AdmissionReviewSchema>['request'];
+
+/** metav1.Status as an admission response carries it. */
+export interface ResponseStatus {
+  readonly code: number;
+  readonly reason?: string;
+  readonly message: string;
+  readonly details?: { readonly name: string; readonly group: string; readonly kind: string; readonly causes: readonly { readonly reason: string; readonly message: string; readonly field: string }[] };
+}
+
+/** admission.k8s.io/v1 AdmissionResponse. */
+export interface AdmissionResponse {
+  readonly uid: string;
+  readonly allowed: boolean;
+  readonly status?: ResponseStatus;
+  readonly patchType?: 'JSONPatch';
+  /** Base64 of an RFC 6902 JSON Patch. */
+  readonly patch?: string;
+  readonly warnings?: readonly string[];
+}
+
+/** What the server writes: an HTTP status and a body, plus a summary for the request log. */
+export type AdmissionAnswer =
+  | { readonly status: 200; readonly review: { readonly apiVersion: string; readonly kind: string; readonly response: AdmissionResponse }; readonly summary: AnswerSummary }
+  | { readonly status: 400; readonly message: string };
+
+/** Log fields of an answered review (no object contents). */
+export interface AnswerSummary {
+  readonly uid: string;
+  readonly operation: string;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly allowed: boolean;
+  readonly issues: number;
+  readonly warnings: number;
+  readonly patchOperations: number;
+}
+
+const CAUSE_REASONS: Readonly<Record<FieldIssueType, string>> = {
+  Required: 'FieldValueRequired',
+  Invalid: 'FieldValueInvalid',
+  Forbidden: 'FieldValueForbidden',
+  NotSupported: 'FieldValueNotSupported',
+  Duplicate: 'FieldValueDuplicate',
+  TooLong: 'FieldValueTooLong',
+};
+
+/**
+ * The deepest nesting of a parsed JSON value, counted without recursion (so a hostile body
+ * cannot exhaust the stack here), stopping as soon as `limit` is passed. Pure.
+ */
+export function exceedsNestingDepth(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= limit) return true;
+    const children = Array.isArray(node) ? node : Object.values(node);
+    for (const child of children) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * Answers one webhook call.
+ * In: the route, the raw request body, `config.lpxEnabled`. Out: HTTP 200 with an AdmissionReview
+ * echoing `request.uid`, or HTTP 400 with a plain-text reason when the body is not an answerable
+ * AdmissionReview. Never throws for any input.
+ * Source: knative.md §4.1; DESIGN.md "Admission". Pure.
+ */
+export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig): AdmissionAnswer {
+  let parsedBody: unknown;
+  try {
+    parsedBody = JSON.parse(body);
+  } catch (error) {
+    return { status: 400, message: `request body is not valid JSON: ${(error as Error).message}` };
+  }
+  if (exceedsNestingDepth(parsedBody, MAX_NESTING_DEPTH)) return { status: 400, message: `request body nests deeper than ${MAX_NESTING_DEPTH} levels` };
+  const review = AdmissionReviewSchema.safeParse(parsedBody);
+  if (!review.success) {
+    const problems = review.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    return { status: 400, message: `request body is not an ${ADMISSION_API_VERSION} ${ADMISSION_REVIEW_KIND} with a request.uid: ${problems}` };
+  }
+  const request = review.data.request;
+  const { response, patchOperations } = respond(route, request, config);
+  return {
+    status: 200,
+    review: { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response },
+    summary: {
+      uid: request.uid,
+      operation: request.operation,
+      namespace: request.namespace,
+      name: request.name,
+      allowed: response.allowed,
+      issues: response.status?.details?.causes.length ?? 0,
+      warnings: response.warnings?.length ?? 0,
+      patchOperations,
+    },
+  };
+}
+
+function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig): { response: AdmissionResponse; patchOperations: number } {
+  const { uid } = request;
+  if (request.operation === 'DELETE' || request.operation === 'CONNECT') return only({ uid, allowed: true });
+  const expected = `${DYNAMO_GROUP}/${route.version}, Kind=${DGD_KIND}`;
+  const received = `${request.kind.group}/${request.kind.version}, Kind=${request.kind.kind}`;
+  if (received !== expected) return only(reject(uid, 400, `this webhook admits ${expected}, not ${received}`));
+  if (request.subResource !== undefined && request.subResource !== '') return only({ uid, allowed: true });
+  const object = request.object;
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) return only(reject(uid, 400, 'request.object must be an object'));
+  const apiVersion = (object as Record<string, unknown>)['apiVersion'];
+  if (apiVersion !== `${DYNAMO_GROUP}/${route.version}` || (object as Record<string, unknown>)['kind'] !== DGD_KIND) {
+    return only(reject(uid, 400, `request.object must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(apiVersion)} ${JSON.stringify((object as Record<string, unknown>)['kind'])}`));
+  }
+  const oldObject = request.operation === 'UPDATE' ? request.oldObject : undefined;
+  return route.kind === 'mutate' ? mutate(uid, object, request.operation) : only(validate(uid, object, oldObject, request, config));
+}
+
+function only(response: AdmissionResponse): { response: AdmissionResponse; patchOperations: number } {
+  return { response, patchOperations: 0 };
+}
+
+function reject(uid: string, code: number, message: string): AdmissionResponse {
+  return { uid, allowed: false, status: { code, reason: 'BadRequest', message } };
+}
+
+/** Defaulting as a JSON Patch from the diff of the object and its defaulted copy (no hand-written ops). */
+function mutate(uid: string, object: object, operation: string): { response: AdmissionResponse; patchOperations: number } {
+  const isTerminating = operation === 'UPDATE' && isObjectWithDeletionTimestamp(object);
+  if (isTerminating) return only({ uid, allowed: true });
+  const operations = jsonpatch.compare(object, defaultDgd(object));
+  if (operations.length === 0) return only({ uid, allowed: true });
+  return { response: { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(operations)).toString('base64') }, patchOperations: operations.length };
+}
+
+function isObjectWithDeletionTimestamp(object: object): boolean {
+  const metadata = (object as Record<string, unknown>)['metadata'];
+  return typeof metadata === 'object' && metadata !== null && (metadata as Record<string, unknown>)['deletionTimestamp'] != null;
+}
+
+function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig): AdmissionResponse {
+  const result = validateDgd(object, oldObject, config);
+  const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
+  if (result.issues.length === 0) return { uid, allowed: true, ...warnings };
+  return { uid, allowed: false, status: invalidStatus(result.issues, objectName(object) ?? request.name ?? ''), ...warnings };
+}
+
+function objectName(object: object): string | undefined {
+  const metadata = (object as Record<string, unknown>)['metadata'];
+  const name = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['name'] : undefined;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/**
+ * The status an aggregated Invalid error carries (apierrors.NewInvalid): code 422, reason
+ * Invalid, message `DynamoGraphDeployment.nvidia.com "<name>" is invalid: <issues>` and one
+ * cause per issue (`field` is the path, `message` the issue without it). Pure.
+ */
+export function invalidStatus(issues: readonly FieldIssue[], name: string): ResponseStatus {
+  return {
+    code: 422,
+    reason: 'Invalid',
+    message: `${DGD_KIND}.${DYNAMO_GROUP} ${JSON.stringify(name)} is invalid: ${formatIssues(issues)}`,
+    details: {
+      name,
+      group: DYNAMO_GROUP,
+      kind: DGD_KIND,
+      causes: issues.map((issue) => ({ reason: CAUSE_REASONS[issue.type], message: formatIssue(issue).slice(issue.path.length + 2), field: issue.path })),
+    },
+  };
+}
