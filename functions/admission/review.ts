@@ -122,18 +122,17 @@ const CAUSE_REASONS: Readonly<Record<FieldIssueType, string>> = {
 };
 
 /**
- * The deepest nesting of a parsed JSON value, counted without recursion (so a hostile body
- * cannot exhaust the stack here), stopping as soon as `limit` is passed. Pure.
+ * Whether a parsed JSON value nests deeper than `limit` levels. The walk recurses at most
+ * `limit` frames (it stops there), so a hostile body cannot exhaust the stack here. Pure.
  */
 export function exceedsNestingDepth(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth >= limit) return true;
-    const children = Array.isArray(node) ? node : Object.values(node);
-    for (const child of children) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  if (typeof value !== 'object' || value === null) return false;
+  if (limit <= 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (exceedsNestingDepth(item, limit - 1)) return true;
+    return false;
   }
+  for (const key in value) if (exceedsNestingDepth((value as Record<string, unknown>)[key], limit - 1)) return true;
   return false;
 }
 

@@ -31,53 +31,65 @@ export const ROLE_OVERRIDE_TARGET = 'PodCliqueTemplateSpec';
 
 /**
  * Defaults a DynamoGraphDeployment of either served version.
- * In: any object (`nvidia.com/v1beta1` or `nvidia.com/v1alpha1`; anything else is returned as a
- * copy). Out: a defaulted deep copy; the input is never modified. Failures: none (shapes it
- * does not understand are left alone for validation to report).
+ * In: any object (`nvidia.com/v1beta1` or `nvidia.com/v1alpha1`; anything else is returned as
+ * is). Out: the defaulted object. The input is never modified: every object on the way to a
+ * default is copied (copy-on-write), and unchanged subtrees are shared with the input, so treat
+ * both as immutable (the shell diffs them; an identical subtree is skipped at once).
+ * Failures: none (shapes it does not understand are left alone for validation to report).
  * Source: dgd-reference "Configure native minimum availability", "Grove rollout budget
  * overrides"; upstream-notes/dgd.md §2.3, §3.3. Pure.
  */
 export function defaultDgd<T>(object: T): T {
-  const out = structuredClone(object);
-  if (!isObject(out)) return out;
-  if (out['apiVersion'] === DGD_V1ALPHA1) {
-    defaultV1Alpha1(out);
-    return out;
-  }
-  const spec = out['spec'];
-  if (!isObject(spec)) return out;
-  defaultTarget(spec['providerOverride'], ROOT_OVERRIDE_TARGET);
+  if (!isObject(object)) return object;
+  if (object['apiVersion'] === DGD_V1ALPHA1) return defaultV1Alpha1(object) as T;
+  const spec = object['spec'];
+  if (!isObject(spec)) return object;
+  let nextSpec = withDefaultTarget(spec, 'providerOverride', ROOT_OVERRIDE_TARGET);
   const components = spec['components'];
-  if (!Array.isArray(components)) return out;
-  for (const component of components) {
-    if (isObject(component)) defaultComponent(component, component);
+  if (Array.isArray(components)) {
+    const next = components.map((c: unknown) => (isObject(c) ? defaultComponent(c, c) : c));
+    if (next.some((c, i) => c !== components[i])) nextSpec = { ...nextSpec, components: next };
+  }
+  return (nextSpec === spec ? object : { ...object, spec: nextSpec }) as T;
+}
+
+/**
+ * Defaults one component: `holder` carries `replicas` and `providerOverride` (the component
+ * itself, or a v1alpha1 service); `shape` is the v1beta1 view that decides the type and the
+ * override target. Out: `holder` itself when nothing changed, else a changed copy.
+ */
+function defaultComponent(holder: Record<string, unknown>, shape: unknown): Record<string, unknown> {
+  let out = holder;
+  const isLpx = isObject(shape) && shape['type'] === 'lpx';
+  if (!isLpx && holder['replicas'] === undefined) out = { ...out, replicas: 1 };
+  if (needsTarget(holder['providerOverride'])) {
+    const component = typedComponent(shape);
+    if (component !== undefined) out = withDefaultTarget(out, 'providerOverride', componentOverrideTarget(component));
+  }
+  const roles = holder['roles'];
+  if (Array.isArray(roles)) {
+    const next = roles.map((role: unknown) => (isObject(role) ? withDefaultTarget(role, 'providerOverride', ROLE_OVERRIDE_TARGET) : role));
+    if (next.some((r, i) => r !== roles[i])) out = { ...out, roles: next };
   }
   return out;
 }
 
-/**
- * Defaults one component in place. `holder` is the object that carries `replicas` and
- * `providerOverride` (the component itself, or a v1alpha1 service); `shape` is the v1beta1
- * view used to decide the type and the override target.
- */
-function defaultComponent(holder: Record<string, unknown>, shape: unknown): void {
-  const component = typedComponent(shape);
-  const isLpx = isObject(shape) && shape['type'] === 'lpx';
-  if (!isLpx && holder['replicas'] === undefined) holder['replicas'] = 1;
-  if (component !== undefined) defaultTarget(holder['providerOverride'], componentOverrideTarget(component));
-  const roles = holder['roles'];
-  if (!Array.isArray(roles)) return;
-  for (const role of roles) if (isObject(role)) defaultTarget(role['providerOverride'], ROLE_OVERRIDE_TARGET);
+function needsTarget(override: unknown): override is Record<string, unknown> {
+  return isObject(override) && (override['target'] === undefined || override['target'] === '');
 }
 
-function defaultTarget(override: unknown, target: string): void {
-  if (!isObject(override)) return;
-  if (override['target'] === undefined || override['target'] === '') override['target'] = target;
+/** `parent` with `parent[key].target` set when that override lacks one; `parent` itself otherwise. */
+function withDefaultTarget(parent: Record<string, unknown>, key: string, target: string): Record<string, unknown> {
+  const override = parent[key];
+  return needsTarget(override) ? { ...parent, [key]: { ...override, target } } : parent;
 }
 
-/** The component as the domain types it (multinode's nodeCount defaulted to 2, as the CRD does), or undefined when malformed. */
+/** The fields that decide a component's Grove shape (and so its override target). */
+const ComponentShapeSchema = ComponentSchema.pick({ name: true, type: true, multinode: true, experimental: true });
+
+/** The component's shape as the domain types it (multinode's nodeCount defaulted to 2, as the CRD does), or undefined when malformed. */
 function typedComponent(shape: unknown): Component | undefined {
-  const parsed = ComponentSchema.safeParse(shape);
+  const parsed = ComponentShapeSchema.safeParse(shape);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -86,18 +98,18 @@ function typedComponent(shape: unknown): Component | undefined {
  * v1beta1 component of that name (type from `componentType`/`subComponentType`, target from
  * the component shape).
  */
-function defaultV1Alpha1(object: Record<string, unknown>): void {
+function defaultV1Alpha1(object: Record<string, unknown>): Record<string, unknown> {
   const spec = object['spec'];
-  if (!isObject(spec)) return;
-  defaultTarget(spec['providerOverride'], ROOT_OVERRIDE_TARGET);
+  if (!isObject(spec)) return object;
+  let nextSpec = withDefaultTarget(spec, 'providerOverride', ROOT_OVERRIDE_TARGET);
   const services = spec['services'];
-  if (!isObject(services)) return;
-  const converted = convertDgdV1Alpha1(object);
-  if (!converted.ok) return;
-  const convertedSpec = converted.object['spec'];
-  const components = isObject(convertedSpec) && Array.isArray(convertedSpec['components']) ? (convertedSpec['components'] as unknown[]) : [];
-  const byName = new Map<unknown, unknown>(components.filter(isObject).map((c) => [c['name'], c]));
-  for (const [name, service] of Object.entries(services)) {
-    if (isObject(service)) defaultComponent(service, byName.get(name));
+  const converted = isObject(services) ? convertDgdV1Alpha1(object) : undefined;
+  if (isObject(services) && converted?.ok === true) {
+    const convertedSpec = converted.object['spec'];
+    const components = isObject(convertedSpec) && Array.isArray(convertedSpec['components']) ? (convertedSpec['components'] as unknown[]) : [];
+    const byName = new Map<unknown, unknown>(components.filter(isObject).map((c) => [c['name'], c]));
+    const next = Object.fromEntries(Object.entries(services).map(([name, service]) => [name, isObject(service) ? defaultComponent(service, byName.get(name)) : service]));
+    if (Object.keys(next).some((name) => next[name] !== services[name])) nextSpec = { ...nextSpec, services: next };
   }
+  return nextSpec === spec ? object : { ...object, spec: nextSpec };
 }

@@ -11,9 +11,9 @@
  * upstream-notes/lpx.md §1.2-§1.3.
  * @module
  */
-import { ANNOTATION_GROVE_UPDATE_STRATEGY, DGD_V1ALPHA1, parseDgd, type Component, type Dgd, type FieldIssue } from '../../api/index.js';
+import { ANNOTATION_GROVE_UPDATE_STRATEGY, DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, DgdSchema, parseDgd, type Component, type Dgd, type FieldIssue } from '../../api/index.js';
 import { resolveUpdateStrategy } from '../availability.js';
-import { type AdmissionConfig, type AdmissionContext, type ValidationResult } from './common.js';
+import { isObject, type AdmissionConfig, type AdmissionContext, type ValidationResult } from './common.js';
 import { validateComponentImmutableFields, validateComponentTypeImmutable, validateMainContainer, validateMultinode, validateTypeSpecificFields } from './components.js';
 import {
   validateBackendFrameworkImmutable,
@@ -46,10 +46,61 @@ export function validateDgd(object: unknown, oldObject: unknown, config: Admissi
   const parsed = parseDgd(object);
   if (!parsed.ok) return { issues: parsed.issues, warnings: [] };
   const isUpdate = oldObject !== undefined && oldObject !== null;
-  const oldParsed = isUpdate ? parseDgd(oldObject) : undefined;
-  const old = oldParsed?.ok === true ? oldParsed.dgd : undefined;
-  const result = validateParsedDgd(parsed.dgd, old, isUpdate, config);
+  const stored = isUpdate ? storedDgd(oldObject) : undefined;
+  let result: ValidationResult;
+  try {
+    result = validateParsedDgd(parsed.dgd, stored, isUpdate, config);
+  } catch (error) {
+    // Only the stored pod templates, not parsed again, can surprise the rules; parse it all and decide again.
+    if (stored === undefined) throw error;
+    const oldParsed = parseDgd(oldObject);
+    result = validateParsedDgd(parsed.dgd, oldParsed.ok ? oldParsed.dgd : undefined, isUpdate, config);
+  }
   return parsed.sourceVersion === DGD_V1ALPHA1 ? toV1Alpha1Paths(result, parsed.dgd) : result;
+}
+
+/**
+ * The stored object of an UPDATE as a v1beta1 DGD. A v1beta1 object read back from the API
+ * server has already passed our CRD's structural schema (generated from the same zod schema), so
+ * its pod templates, the bulk of the object and of the parsing cost, are not parsed again: the
+ * rest is parsed (defaults and pruning as usual) and the pod templates, which the schema passes
+ * through unchanged anyway, are put back as stored. Parsing them again would nearly double the
+ * cost of every UPDATE. If a rule still trips over one, {@link validateDgd} parses the whole
+ * stored object and decides again. v1alpha1 objects are converted (parseDgd).
+ */
+function storedDgd(oldObject: unknown): Dgd | undefined {
+  const outline = dgdOutline(oldObject);
+  if (outline !== undefined) {
+    const { components } = outline;
+    const withoutTemplates = components.map((c) => {
+      const { podTemplate: _template, ...rest } = c;
+      return Array.isArray(rest['roles']) ? { ...rest, roles: (rest['roles'] as unknown[]).map((r) => (isObject(r) ? { ...r, podTemplate: undefined } : r)) } : rest;
+    });
+    const parsed = DgdSchema.safeParse({ ...outline.object, spec: { ...outline.spec, components: withoutTemplates } });
+    if (parsed.success) {
+      parsed.data.spec.components.forEach((component, i) => {
+        const source = components[i] as Record<string, unknown>;
+        if (source['podTemplate'] !== undefined) component.podTemplate = source['podTemplate'] as Component['podTemplate'];
+        const roles = source['roles'];
+        component.roles?.forEach((role, j) => {
+          const stored = Array.isArray(roles) ? (roles[j] as Record<string, unknown> | undefined)?.['podTemplate'] : undefined;
+          if (stored !== undefined) role.podTemplate = stored as Component['podTemplate'];
+        });
+      });
+      return parsed.data;
+    }
+  }
+  const parsed = parseDgd(oldObject);
+  return parsed.ok ? parsed.dgd : undefined;
+}
+
+function dgdOutline(value: unknown): { object: Record<string, unknown>; spec: Record<string, unknown>; components: Record<string, unknown>[] } | undefined {
+  if (!isObject(value) || value['apiVersion'] !== DGD_V1BETA1 || value['kind'] !== DGD_KIND) return undefined;
+  const spec = value['spec'];
+  if (!isObject(spec)) return undefined;
+  const components = spec['components'];
+  if (!Array.isArray(components) || !components.every(isObject)) return undefined;
+  return { object: value, spec, components: components as Record<string, unknown>[] };
 }
 
 /**
