@@ -1,0 +1,291 @@
+/**
+ * Admission benchmark (not a test): AdmissionReviews per second and p50/p99 latency for a
+ * 12-component DGD at concurrency 16 over loopback, plain HTTP and TLS, beside a bare Node
+ * HTTP(S) server that parses the same JSON and answers "allowed", all measured in one run.
+ *
+ * The servers run in a child process (one core) and the client in this one (the other), so
+ * neither steals the other's event loop. Request counts are bounded; the run stops by itself.
+ * Aim: at least half the bare server's throughput and p99 under 5 ms.
+ *
+ * Usage: npm run bench [-- --requests N --warmup N --concurrency N]
+ * @module
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { Pool } from 'undici';
+import { generateServingCertificates, type ServingCertificates } from '../functions/admission/dev-certs.js';
+import { startAdmissionServer } from '../functions/admission/index.js';
+
+type Obj = Record<string, unknown>;
+
+const PROVIDER = 'grove.io/v1alpha1';
+
+function container(name: string, image: string, args: string[]): Obj {
+  return {
+    name,
+    image,
+    command: ['python3', '-m', 'dynamo.vllm'],
+    args,
+    env: Array.from({ length: 10 }, (_, i) => ({ name: `DYN_SETTING_${i}`, value: `value-${i}` })).concat([{ name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: 'hf-token-secret', key: 'HF_TOKEN' } } } as never]),
+    resources: { limits: { 'nvidia.com/gpu': '1' }, requests: { cpu: '8', memory: '64Gi', 'ephemeral-storage': '2Gi' } },
+    volumeMounts: [{ name: 'model-cache', mountPath: '/root/.cache/huggingface' }],
+    workingDir: '/workspace/examples/backends/vllm',
+  };
+}
+
+function component(name: string, type: string, replicas: number, extra: Obj = {}): Obj {
+  return {
+    name,
+    type,
+    replicas,
+    podTemplate: {
+      metadata: { labels: { team: 'inference' } },
+      spec: {
+        containers: [container('main', 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0', ['--model', 'Qwen/Qwen3-0.6B', '--disaggregation-mode', type])],
+        volumes: [{ name: 'model-cache', persistentVolumeClaim: { claimName: 'model-cache' } }],
+        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      },
+    },
+    ...extra,
+  };
+}
+
+/** A 12-component Coherent DGD with native minima and budgets, as users write it (targets and replicas left to defaulting where omitted). */
+export function twelveComponentDgd(decodeReplicas = 8): Obj {
+  const budget = (min: number, max: number, isScalingGroup = false): Obj => ({
+    providerOverride: { apiVersion: PROVIDER, value: { ...(isScalingGroup ? { minAvailable: min } : { spec: { minAvailable: min } }), rollingUpdate: { maxUnavailable: max } } },
+  });
+  return {
+    apiVersion: 'nvidia.com/v1beta1',
+    kind: 'DynamoGraphDeployment',
+    metadata: { name: 'vllm-disagg', namespace: 'bench', annotations: { 'nvidia.com/grove-update-strategy': 'Coherent' } },
+    spec: {
+      backendFramework: 'vllm',
+      env: [{ name: 'DYN_LOG', value: 'info' }],
+      components: [
+        component('Frontend', 'frontend', 2),
+        component('planner', 'planner', 1),
+        ...Array.from({ length: 4 }, (_, i) => component(`prefill-${i}`, 'prefill', 4, budget(1, 1))),
+        ...Array.from({ length: 4 }, (_, i) => component(`decode-${i}`, 'decode', i === 0 ? decodeReplicas : 8, budget(2, 2))),
+        component('decode-mn', 'decode', 2, { multinode: { nodeCount: 2 }, ...budget(1, 1, true) }),
+        component('worker-agg', 'worker', 3),
+      ],
+    },
+  };
+}
+
+function review(uid: string, operation: 'CREATE' | 'UPDATE', object: Obj, oldObject?: Obj): string {
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group: 'nvidia.com', version: 'v1beta1', kind: 'DynamoGraphDeployment' },
+      resource: { group: 'nvidia.com', version: 'v1beta1', resource: 'dynamographdeployments' },
+      operation,
+      namespace: 'bench',
+      name: 'vllm-disagg',
+      object,
+      ...(oldObject === undefined ? {} : { oldObject }),
+      userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
+      dryRun: false,
+    },
+  });
+}
+
+// ---- Child: the servers ---------------------------------------------------------------
+
+interface Ports {
+  readonly admissionHttp: number;
+  readonly admissionTls: number;
+  readonly bareHttp: number;
+  readonly bareTls: number;
+}
+
+/** The baseline: reads the body, parses the same JSON, answers "allowed" with the uid. */
+function bareHandler(request: IncomingMessage, response: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: { uid: string } };
+    const text = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: parsed.request.uid, allowed: true } });
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    response.end(text);
+  });
+}
+
+async function listen(server: ReturnType<typeof createHttpServer>): Promise<number> {
+  server.keepAliveTimeout = 120_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+async function runServers(certs: ServingCertificates, logLevel: string): Promise<void> {
+  // The admission server logs one line per review, as in production; to /dev/null here.
+  const log = pino({ level: logLevel }, pino.destination({ dest: '/dev/null', sync: true }));
+  const config = { lpxEnabled: false };
+  const tls = { cert: certs.certPem, key: certs.keyPem };
+  const admissionHttp = await startAdmissionServer({ port: 0, host: '127.0.0.1', config, log });
+  const admissionTls = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls, config, log });
+  const ports: Ports = {
+    admissionHttp: admissionHttp.port,
+    admissionTls: admissionTls.port,
+    bareHttp: await listen(createHttpServer(bareHandler)),
+    bareTls: await listen(createHttpsServer({ ...tls, minVersion: 'TLSv1.2' }, bareHandler)),
+  };
+  process.send?.(ports);
+  process.on('disconnect', () => process.exit(0));
+}
+
+// ---- Parent: the client ---------------------------------------------------------------
+
+interface Target {
+  readonly transport: 'HTTP' | 'TLS';
+  readonly server: string;
+  readonly request: string;
+  readonly url: string;
+  readonly path: string;
+  /** Pre-encoded request bodies (uids differ), sent round-robin. */
+  readonly bodies: readonly Buffer[];
+  readonly isBaseline: boolean;
+}
+
+interface Measurement {
+  readonly target: Target;
+  readonly perSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly errors: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+async function measure(target: Target, ca: string, options: { requests: number; warmup: number; concurrency: number }): Promise<Measurement> {
+  const pool = new Pool(target.url, { connections: options.concurrency, pipelining: 1, connect: { ca } });
+  const send = async (index: number): Promise<boolean> => {
+    const body = target.bodies[index % target.bodies.length] as Buffer;
+    const response = await pool.request({ method: 'POST', path: target.path, body, headers: { 'content-type': 'application/json' } });
+    const text = await response.body.text();
+    return response.statusCode === 200 && text.includes('"uid"');
+  };
+  const run = async (count: number, latencies?: Float64Array): Promise<number> => {
+    let next = 0;
+    let errors = 0;
+    const worker = async (): Promise<void> => {
+      while (next < count) {
+        const index = next;
+        next += 1;
+        const started = performance.now();
+        const ok = await send(index).catch(() => false);
+        if (latencies !== undefined) latencies[index] = performance.now() - started;
+        if (!ok) errors += 1;
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency }, worker));
+    return errors;
+  };
+  await run(options.warmup);
+  const latencies = new Float64Array(options.requests);
+  const started = performance.now();
+  const errors = await run(options.requests, latencies);
+  const elapsedSeconds = (performance.now() - started) / 1000;
+  await pool.close();
+  latencies.sort();
+  return { target, perSecond: options.requests / elapsedSeconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
+}
+
+function table(results: readonly Measurement[], aim: { ratio: number; p99Ms: number }): string {
+  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', 'aim'];
+  const rows = results.map((m) => {
+    const bare = results.find((b) => b.target.isBaseline && b.target.transport === m.target.transport);
+    const ratio = bare === undefined ? Number.NaN : m.perSecond / bare.perSecond;
+    const isMet = m.target.isBaseline ? '' : ratio >= aim.ratio && m.p99Ms < aim.p99Ms ? 'met' : 'MISSED';
+    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), isMet];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => (i >= 3 && i <= 7 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
+  return [line(header), `|${widths.map((w, i) => (i >= 3 && i <= 7 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      'server-child': { type: 'boolean', default: false },
+      requests: { type: 'string', default: '10000' },
+      warmup: { type: 'string', default: '2000' },
+      concurrency: { type: 'string', default: '16' },
+      'log-level': { type: 'string', default: 'info' },
+    },
+  });
+  if (values['server-child']) {
+    const certs = JSON.parse(process.env['BENCH_CERTS'] ?? '{}') as ServingCertificates;
+    await runServers(certs, values['log-level']);
+    return -1;
+  }
+  const options = { requests: Number(values.requests), warmup: Number(values.warmup), concurrency: Number(values.concurrency) };
+  const certs = await generateServingCertificates();
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server-child', '--log-level', values['log-level']], {
+    execArgv: ['--import', 'tsx', ...(process.env['BENCH_CPU_PROF'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_CPU_PROF']])],
+    env: { ...process.env, BENCH_CERTS: JSON.stringify(certs) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const ports = await new Promise<Ports>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as Ports));
+      child.once('exit', (code) => reject(new Error(`server process exited with ${String(code)}`)));
+    });
+    const dgd = twelveComponentDgd();
+    const scaled = twelveComponentDgd(6);
+    const bodies = (make: (uid: string) => string): Buffer[] => Array.from({ length: 64 }, (_, i) => Buffer.from(make(`bench-${i}`)));
+    const requests = [
+      { request: 'validate CREATE', path: '/validate/nvidia.com/v1beta1/dynamographdeployments', bodies: bodies((uid) => review(uid, 'CREATE', dgd)) },
+      { request: 'validate UPDATE', path: '/validate/nvidia.com/v1beta1/dynamographdeployments', bodies: bodies((uid) => review(uid, 'UPDATE', scaled, dgd)) },
+      { request: 'mutate CREATE', path: '/mutate/nvidia.com/v1beta1/dynamographdeployments', bodies: bodies((uid) => review(uid, 'CREATE', dgd)) },
+    ];
+    const targets: Target[] = [];
+    for (const [transport, scheme, bare, admission] of [
+      ['HTTP', 'http', ports.bareHttp, ports.admissionHttp],
+      ['TLS', 'https', ports.bareTls, ports.admissionTls],
+    ] as const) {
+      targets.push({ transport, server: 'bare node:http', request: 'parse + allowed', url: `${scheme}://127.0.0.1:${bare}`, path: '/', bodies: requests[0]?.bodies ?? [], isBaseline: true });
+      for (const r of requests) targets.push({ transport, server: 'admission', request: r.request, url: `${scheme}://127.0.0.1:${admission}`, path: r.path, bodies: r.bodies, isBaseline: false });
+    }
+    const bodyBytes = requests[0]?.bodies[0]?.length ?? 0;
+    process.stderr.write(`bench: 12-component DGD, ${bodyBytes} bytes per review, ${options.requests} requests (+${options.warmup} warm-up) per row, concurrency ${options.concurrency}, loopback\n`);
+    const results: Measurement[] = [];
+    for (const target of targets) {
+      results.push(await measure(target, certs.caPem, options));
+      process.stderr.write(`bench: ${target.transport} ${target.server} ${target.request} done (concurrency ${options.concurrency})\n`);
+    }
+    // The same rows one request at a time: the service latency without queueing behind 15 others.
+    const serial = { requests: Math.max(1, Math.floor(options.requests / 5)), warmup: Math.max(1, Math.floor(options.warmup / 5)), concurrency: 1 };
+    const serialResults: Measurement[] = [];
+    for (const target of targets) {
+      serialResults.push(await measure(target, certs.caPem, serial));
+      process.stderr.write(`bench: ${target.transport} ${target.server} ${target.request} done (concurrency 1)\n`);
+    }
+    const aim = { ratio: 0.5, p99Ms: 5 };
+    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes} bytes per review), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, loopback, server log level ${values['log-level']}\n\n`);
+    process.stdout.write(`${table(results, aim)}\n\naim: at least ${aim.ratio} x the bare server's reviews/s (same transport) and p99 under ${aim.p99Ms} ms\n`);
+    process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing\n\n${table(serialResults, aim)}\n`);
+    return [...results, ...serialResults].some((m) => m.errors > 0) ? 1 : 0;
+  } finally {
+    // Disconnecting lets the server process exit by itself (writing a CPU profile if asked); kill it if it lingers.
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.disconnect();
+    const timer = setTimeout(() => child.kill(), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+const code = await main();
+if (code >= 0) process.exitCode = code;
