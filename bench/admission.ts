@@ -1,13 +1,15 @@
 /**
  * Admission benchmark (not a test): AdmissionReviews per second and p50/p99 latency for a
  * 12-component DGD at concurrency 16 over loopback, plain HTTP and TLS, beside a bare Node
- * HTTP(S) server that parses the same JSON and answers "allowed", all measured in one run.
+ * HTTP(S) server that parses the same JSON (the CREATE bodies, and the UPDATE bodies with their
+ * oldObject) and answers "allowed", all measured in one run.
  *
  * The servers run in a child process (one core) and the client in this one (the other), so
  * neither steals the other's event loop. Request counts are bounded; the run stops by itself.
  * Aim: at least half the bare server's throughput and p99 under 5 ms.
  *
- * Usage: npm run bench [-- --requests N --warmup N --concurrency N]
+ * Usage: npm run bench [-- --requests N --warmup N --concurrency N --log-level L]
+ * (BENCH_CPU_PROF=DIR writes a CPU profile of the server process into DIR.)
  * @module
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -21,6 +23,7 @@ import { pino } from 'pino';
 import { Pool } from 'undici';
 import { generateServingCertificates, type ServingCertificates } from '../functions/admission/dev-certs.js';
 import { startAdmissionServer } from '../functions/admission/index.js';
+import { defaultDgd } from '../shared/domain/index.js';
 
 type Obj = Record<string, unknown>;
 
@@ -154,6 +157,8 @@ interface Target {
   /** Pre-encoded request bodies (uids differ), sent round-robin. */
   readonly bodies: readonly Buffer[];
   readonly isBaseline: boolean;
+  /** Which request bodies it sends; a row is compared with the bare server parsing the same ones. */
+  readonly bodyKind: 'CREATE' | 'UPDATE';
 }
 
 interface Measurement {
@@ -174,7 +179,8 @@ async function measure(target: Target, ca: string, options: { requests: number; 
     const body = target.bodies[index % target.bodies.length] as Buffer;
     const response = await pool.request({ method: 'POST', path: target.path, body, headers: { 'content-type': 'application/json' } });
     const text = await response.body.text();
-    return response.statusCode === 200 && text.includes('"uid"');
+    // Every row is an allowed review (the bench DGD is valid): a denial would measure another path.
+    return response.statusCode === 200 && text.includes('"allowed":true');
   };
   const run = async (count: number, latencies?: Float64Array): Promise<number> => {
     let next = 0;
@@ -203,12 +209,13 @@ async function measure(target: Target, ca: string, options: { requests: number; 
 }
 
 function table(results: readonly Measurement[], aim: { ratio: number; p99Ms: number }): string {
-  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', 'aim'];
+  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', `>= ${aim.ratio} x bare`, `p99 < ${aim.p99Ms} ms`];
   const rows = results.map((m) => {
-    const bare = results.find((b) => b.target.isBaseline && b.target.transport === m.target.transport);
+    const bare = results.find((b) => b.target.isBaseline && b.target.transport === m.target.transport && b.target.bodyKind === m.target.bodyKind);
     const ratio = bare === undefined ? Number.NaN : m.perSecond / bare.perSecond;
-    const isMet = m.target.isBaseline ? '' : ratio >= aim.ratio && m.p99Ms < aim.p99Ms ? 'met' : 'MISSED';
-    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), isMet];
+    const isThroughputMet = m.target.isBaseline ? '' : ratio >= aim.ratio ? 'met' : 'MISSED';
+    const isLatencyMet = m.p99Ms < aim.p99Ms ? 'met' : 'MISSED';
+    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), isThroughputMet, isLatencyMet];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => (i >= 3 && i <= 7 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
@@ -242,24 +249,31 @@ async function main(): Promise<number> {
       child.once('message', (m) => resolve(m as Ports));
       child.once('exit', (code) => reject(new Error(`server process exited with ${String(code)}`)));
     });
+    // Validation sees what the API server sends it: the object after the mutating webhook.
     const dgd = twelveComponentDgd();
-    const scaled = twelveComponentDgd(6);
+    const defaulted = defaultDgd(dgd);
+    const scaled = defaultDgd(twelveComponentDgd(6));
     const bodies = (make: (uid: string) => string): Buffer[] => Array.from({ length: 64 }, (_, i) => Buffer.from(make(`bench-${i}`)));
+    const createBodies = bodies((uid) => review(uid, 'CREATE', dgd));
+    const defaultedBodies = bodies((uid) => review(uid, 'CREATE', defaulted));
+    const updateBodies = bodies((uid) => review(uid, 'UPDATE', scaled, defaulted));
     const requests = [
-      { request: 'validate CREATE', path: '/validate/nvidia.com/v1beta1/dynamographdeployments', bodies: bodies((uid) => review(uid, 'CREATE', dgd)) },
-      { request: 'validate UPDATE', path: '/validate/nvidia.com/v1beta1/dynamographdeployments', bodies: bodies((uid) => review(uid, 'UPDATE', scaled, dgd)) },
-      { request: 'mutate CREATE', path: '/mutate/nvidia.com/v1beta1/dynamographdeployments', bodies: bodies((uid) => review(uid, 'CREATE', dgd)) },
+      { request: 'validate CREATE', path: '/validate/nvidia.com/v1beta1/dynamographdeployments', bodies: defaultedBodies, bodyKind: 'CREATE' as const },
+      { request: 'mutate CREATE', path: '/mutate/nvidia.com/v1beta1/dynamographdeployments', bodies: createBodies, bodyKind: 'CREATE' as const },
+      { request: 'validate UPDATE', path: '/validate/nvidia.com/v1beta1/dynamographdeployments', bodies: updateBodies, bodyKind: 'UPDATE' as const },
     ];
     const targets: Target[] = [];
     for (const [transport, scheme, bare, admission] of [
       ['HTTP', 'http', ports.bareHttp, ports.admissionHttp],
       ['TLS', 'https', ports.bareTls, ports.admissionTls],
     ] as const) {
-      targets.push({ transport, server: 'bare node:http', request: 'parse + allowed', url: `${scheme}://127.0.0.1:${bare}`, path: '/', bodies: requests[0]?.bodies ?? [], isBaseline: true });
-      for (const r of requests) targets.push({ transport, server: 'admission', request: r.request, url: `${scheme}://127.0.0.1:${admission}`, path: r.path, bodies: r.bodies, isBaseline: false });
+      const bareTarget = (bodyKind: 'CREATE' | 'UPDATE', requestBodies: Buffer[]): Target => ({ transport, server: 'bare node:http', request: `parse ${bodyKind} + allowed`, url: `${scheme}://127.0.0.1:${bare}`, path: '/', bodies: requestBodies, isBaseline: true, bodyKind });
+      const admissionTarget = (r: (typeof requests)[number]): Target => ({ transport, server: 'admission', request: r.request, url: `${scheme}://127.0.0.1:${admission}`, path: r.path, bodies: r.bodies, isBaseline: false, bodyKind: r.bodyKind });
+      targets.push(bareTarget('CREATE', createBodies), ...requests.filter((r) => r.bodyKind === 'CREATE').map(admissionTarget));
+      targets.push(bareTarget('UPDATE', updateBodies), ...requests.filter((r) => r.bodyKind === 'UPDATE').map(admissionTarget));
     }
-    const bodyBytes = requests[0]?.bodies[0]?.length ?? 0;
-    process.stderr.write(`bench: 12-component DGD, ${bodyBytes} bytes per review, ${options.requests} requests (+${options.warmup} warm-up) per row, concurrency ${options.concurrency}, loopback\n`);
+    const bodyBytes = `${createBodies[0]?.length ?? 0} bytes per CREATE review, ${updateBodies[0]?.length ?? 0} per UPDATE`;
+    process.stderr.write(`bench: 12-component DGD, ${bodyBytes}, ${options.requests} requests (+${options.warmup} warm-up) per row, concurrency ${options.concurrency}, loopback\n`);
     const results: Measurement[] = [];
     for (const target of targets) {
       results.push(await measure(target, certs.caPem, options));
@@ -273,8 +287,8 @@ async function main(): Promise<number> {
       process.stderr.write(`bench: ${target.transport} ${target.server} ${target.request} done (concurrency 1)\n`);
     }
     const aim = { ratio: 0.5, p99Ms: 5 };
-    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes} bytes per review), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, loopback, server log level ${values['log-level']}\n\n`);
-    process.stdout.write(`${table(results, aim)}\n\naim: at least ${aim.ratio} x the bare server's reviews/s (same transport) and p99 under ${aim.p99Ms} ms\n`);
+    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, loopback, server log level ${values['log-level']}\n\n`);
+    process.stdout.write(`${table(results, aim)}\n\naim: at least ${aim.ratio} x the reviews/s of the bare server parsing the same bodies over the same transport, and p99 under ${aim.p99Ms} ms\n`);
     process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing\n\n${table(serialResults, aim)}\n`);
     return [...results, ...serialResults].some((m) => m.errors > 0) ? 1 : 0;
   } finally {

@@ -36,6 +36,8 @@ import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.
  * undefined on CREATE), `config.lpxEnabled`. Out: every field issue (the request is denied when
  * there is one) and every warning, paths as Kubernetes prints them. Structural problems (the zod
  * schema, standing in for the CRD schema) are returned alone; the rules run on a parsed object.
+ * Pod templates are left to the CRD schema the API server applies first (see
+ * {@link parseKeepingPodTemplates}); only what the rules read in them is checked here.
  * A terminating object (UPDATE with `metadata.deletionTimestamp`) is checked for metadata rules
  * only, so finalizers can always be removed.
  * Failures: see the rules in ./graph.ts, ./components.ts, ./provider-override.ts,
@@ -43,55 +45,59 @@ import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.
  * Source: dgd-reference; upstream-notes/dgd.md §3. Pure.
  */
 export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig): ValidationResult {
+  const isUpdate = oldObject !== undefined && oldObject !== null;
+  const dgd = parseKeepingPodTemplates(object);
+  if (dgd !== undefined) {
+    const stored = isUpdate ? (parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
+    try {
+      return validateParsedDgd(dgd, stored, isUpdate, config);
+    } catch {
+      // A pod template the rules could not read: parse everything, so its schema issue is reported.
+    }
+  }
   const parsed = parseDgd(object);
   if (!parsed.ok) return { issues: parsed.issues, warnings: [] };
-  const isUpdate = oldObject !== undefined && oldObject !== null;
-  const stored = isUpdate ? storedDgd(oldObject) : undefined;
-  let result: ValidationResult;
-  try {
-    result = validateParsedDgd(parsed.dgd, stored, isUpdate, config);
-  } catch (error) {
-    // Only the stored pod templates, not parsed again, can surprise the rules; parse it all and decide again.
-    if (stored === undefined) throw error;
-    const oldParsed = parseDgd(oldObject);
-    result = validateParsedDgd(parsed.dgd, oldParsed.ok ? oldParsed.dgd : undefined, isUpdate, config);
-  }
+  const result = validateParsedDgd(parsed.dgd, isUpdate ? parsedOrUndefined(oldObject) : undefined, isUpdate, config);
   return parsed.sourceVersion === DGD_V1ALPHA1 ? toV1Alpha1Paths(result, parsed.dgd) : result;
 }
 
-/**
- * The stored object of an UPDATE as a v1beta1 DGD. A v1beta1 object read back from the API
- * server has already passed our CRD's structural schema (generated from the same zod schema), so
- * its pod templates, the bulk of the object and of the parsing cost, are not parsed again: the
- * rest is parsed (defaults and pruning as usual) and the pod templates, which the schema passes
- * through unchanged anyway, are put back as stored. Parsing them again would nearly double the
- * cost of every UPDATE. If a rule still trips over one, {@link validateDgd} parses the whole
- * stored object and decides again. v1alpha1 objects are converted (parseDgd).
- */
-function storedDgd(oldObject: unknown): Dgd | undefined {
-  const outline = dgdOutline(oldObject);
-  if (outline !== undefined) {
-    const { components } = outline;
-    const withoutTemplates = components.map((c) => {
-      const { podTemplate: _template, ...rest } = c;
-      return Array.isArray(rest['roles']) ? { ...rest, roles: (rest['roles'] as unknown[]).map((r) => (isObject(r) ? { ...r, podTemplate: undefined } : r)) } : rest;
-    });
-    const parsed = DgdSchema.safeParse({ ...outline.object, spec: { ...outline.spec, components: withoutTemplates } });
-    if (parsed.success) {
-      parsed.data.spec.components.forEach((component, i) => {
-        const source = components[i] as Record<string, unknown>;
-        if (source['podTemplate'] !== undefined) component.podTemplate = source['podTemplate'] as Component['podTemplate'];
-        const roles = source['roles'];
-        component.roles?.forEach((role, j) => {
-          const stored = Array.isArray(roles) ? (roles[j] as Record<string, unknown> | undefined)?.['podTemplate'] : undefined;
-          if (stored !== undefined) role.podTemplate = stored as Component['podTemplate'];
-        });
-      });
-      return parsed.data;
-    }
-  }
-  const parsed = parseDgd(oldObject);
+function parsedOrUndefined(object: unknown): Dgd | undefined {
+  const parsed = parseDgd(object);
   return parsed.ok ? parsed.dgd : undefined;
+}
+
+/**
+ * A v1beta1 DGD parsed with its pod templates kept as they are, or undefined when it is not a
+ * v1beta1 DGD outline or the rest does not parse (the caller then parses it whole, for the issues).
+ *
+ * Why: the pod templates are the bulk of a DGD and of its parsing cost, the schema passes them
+ * through unchanged (loose objects, no defaults), and the API server has already checked them
+ * against our CRD (generated from the same zod schema) before any validating webhook runs, on the
+ * new object and the stored one alike. So everything else is parsed as usual (defaults, pruning,
+ * the CEL-mirrored list rules) and the templates are put back as written; admission reads only
+ * their container names, images and scheduler fields. A rule that cannot read a template makes
+ * {@link validateDgd} parse the whole object instead. Pure.
+ */
+function parseKeepingPodTemplates(value: unknown): Dgd | undefined {
+  const outline = dgdOutline(value);
+  if (outline === undefined) return undefined;
+  const { components } = outline;
+  const withoutTemplates = components.map((c) => {
+    const { podTemplate: _template, ...rest } = c;
+    return Array.isArray(rest['roles']) ? { ...rest, roles: (rest['roles'] as unknown[]).map((r) => (isObject(r) ? { ...r, podTemplate: undefined } : r)) } : rest;
+  });
+  const parsed = DgdSchema.safeParse({ ...outline.object, spec: { ...outline.spec, components: withoutTemplates } });
+  if (!parsed.success) return undefined;
+  parsed.data.spec.components.forEach((component, i) => {
+    const source = components[i] as Record<string, unknown>;
+    if (source['podTemplate'] !== undefined) component.podTemplate = source['podTemplate'] as Component['podTemplate'];
+    const roles = source['roles'];
+    component.roles?.forEach((role, j) => {
+      const template = Array.isArray(roles) ? (roles[j] as Record<string, unknown> | undefined)?.['podTemplate'] : undefined;
+      if (template !== undefined) role.podTemplate = template as Component['podTemplate'];
+    });
+  });
+  return parsed.data;
 }
 
 function dgdOutline(value: unknown): { object: Record<string, unknown>; spec: Record<string, unknown>; components: Record<string, unknown>[] } | undefined {
