@@ -75,6 +75,13 @@ describe('validateDgd', () => {
     expect(validateDgd(defaulted, undefined, { lpxEnabled: false })).toEqual(first);
   });
 
+  it('reports the schema issue of a pod template the rules cannot read (the whole object is parsed then)', () => {
+    const object = defaultDgd(aDgd({ components: [aComponent('frontend', 'frontend', { replicas: 1, podTemplate: { spec: { containers: 'main' } } })] }));
+    expect(validateDgd(object, undefined, { lpxEnabled: false }).issues).toEqual([
+      { path: 'spec.components[0].podTemplate.spec.containers', type: 'Invalid', value: 'main', detail: 'must be of type array' },
+    ]);
+  });
+
   it('decides from the parsed stored object when the unparsed one trips a rule', () => {
     const object = defaultDgd(aDgd({ components: [aComponent('frontend', 'frontend', { replicas: 1 })] }));
     const storedWithBadRoles = { ...object, spec: { components: [{ ...aComponent('frontend', 'frontend', { replicas: 1 }), roles: 'leader' }] } };
