@@ -27,10 +27,37 @@ const documents = yamlFiles(infraDir)
   .map(({ file, object }) => ({ name: `${file}: ${object.kind} ${object.metadata.name}`, object }));
 
 describe('infra/ manifests', () => {
-  it('has the reconcile function deployable: Knative Service, ApiServerSource, PingSource, Broker, Trigger, RBAC', () => {
-    expect(documents.map((d) => d.object.kind).sort()).toEqual(
-      ['ApiServerSource', 'Broker', 'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'Namespace', 'PingSource', 'Service', 'ServiceAccount', 'ServiceAccount', 'Trigger'].sort(),
+  it('has the reconcile function (Knative Service, ApiServerSource, PingSource, Broker, Trigger, RBAC) and the always-on admission webhooks', () => {
+    expect(documents.map((d) => d.name.replace(/^.*: /, '')).sort()).toEqual(
+      [
+        'ApiServerSource dynamo-dgd',
+        'Broker dynamo',
+        'ClusterRole dynamo-apiserversource',
+        'ClusterRole dynamo-reconcile',
+        'ClusterRoleBinding dynamo-apiserversource',
+        'ClusterRoleBinding dynamo-reconcile',
+        'Deployment dynamo-admission',
+        'MutatingWebhookConfiguration dynamo-admission',
+        'Namespace dynamo-system',
+        'PingSource dynamo-dgd-resync',
+        'PodDisruptionBudget dynamo-admission',
+        'Service dynamo-admission',
+        'Service dynamo-reconcile',
+        'ServiceAccount dynamo-admission',
+        'ServiceAccount dynamo-apiserversource',
+        'ServiceAccount dynamo-reconcile',
+        'Trigger dynamo-reconcile-dgd',
+        'ValidatingWebhookConfiguration dynamo-admission',
+      ].sort(),
     );
+  });
+
+  it('points the webhook configurations at the admission paths the function serves', async () => {
+    const { webhookPath } = await import('../../functions/admission/index.js');
+    const paths = documents
+      .filter((d) => d.object.kind.endsWith('WebhookConfiguration'))
+      .map((d) => (d.object as unknown as { webhooks: { clientConfig: { service: { path: string } } }[] }).webhooks[0]?.clientConfig.service.path);
+    expect(paths.sort()).toEqual([webhookPath({ kind: 'mutate', version: 'v1beta1' }), webhookPath({ kind: 'validate', version: 'v1beta1' })].sort());
   });
 
   it('are accepted by the API server (server-side apply, dry run)', async () => {
