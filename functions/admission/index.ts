@@ -19,9 +19,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { pino, type DestinationStream } from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
-import { ConfigError, parseConfig } from '../../shared/runtime/index.js';
+import type { DestinationStream } from 'pino';
+import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime/index.js';
 import { DEFAULT_ADMISSION_MAX_BODY_BYTES, startAdmissionServer } from './server.js';
 
 export { answerAdmissionReview, findWebhookRoute, invalidStatus, webhookPath, exceedsNestingDepth, MAX_NESTING_DEPTH, SERVED_VERSIONS } from './review.js';
@@ -129,31 +128,20 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
     }
   }
 
-  const log = pino({ level: config.logLevel }, deps.logDestination);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  let unsubscribe: () => void = () => undefined;
-  const signalled = new Promise<string>((resolve) => {
-    unsubscribe = deps.onShutdownSignal(resolve);
+  const result = await serveUntilSignal({
+    logLevel: config.logLevel,
+    logDestination: deps.logDestination,
+    onShutdownSignal: deps.onShutdownSignal,
+    start: (log, registry) =>
+      startAdmissionServer({
+        port: config.port,
+        ...(values.host === undefined ? {} : { host: values.host }),
+        ...(tls === undefined ? {} : { tls }),
+        config: { lpxEnabled: config.lpxEnabled },
+        maxBodyBytes,
+        log,
+        registry,
+      }),
   });
-  try {
-    const server = await startAdmissionServer({
-      port: config.port,
-      ...(values.host === undefined ? {} : { host: values.host }),
-      ...(tls === undefined ? {} : { tls }),
-      config: { lpxEnabled: config.lpxEnabled },
-      maxBodyBytes,
-      log,
-      registry,
-    });
-    const signal = await signalled;
-    log.info({ signal }, 'Received shutdown signal');
-    await server.close();
-    return 0;
-  } catch (error) {
-    log.fatal({ err: error }, 'Start failed');
-    return fail(`cannot start: ${(error as Error).message}`);
-  } finally {
-    unsubscribe();
-  }
+  return result.ok ? 0 : fail(`cannot start: ${result.error.message}`);
 }

@@ -7,11 +7,11 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { pino, type DestinationStream } from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { DestinationStream } from 'pino';
 import {
   ConfigError,
   parseConfig,
+  serveUntilSignal,
   startFunctionServer,
   type FunctionDefinition,
   type RuntimeConfig,
@@ -179,26 +179,11 @@ export async function run(argv: readonly string[], deps: ServeDeps = processServ
     throw error;
   }
 
-  const log = pino({ level: config.logLevel }, deps.logDestination);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-
-  // Subscribe before listening so a signal during init is not lost: the host then drains
-  // as soon as init is done.
-  let unsubscribe: () => void = () => undefined;
-  const signalled = new Promise<string>((resolve) => {
-    unsubscribe = deps.onShutdownSignal(resolve);
+  const result = await serveUntilSignal({
+    logLevel: config.logLevel,
+    logDestination: deps.logDestination,
+    onShutdownSignal: deps.onShutdownSignal,
+    start: (log, registry) => startFunctionServer(definition, { config, log, registry, host: deps.host }),
   });
-  try {
-    const server = await startFunctionServer(definition, { config, log, registry, host: deps.host });
-    const signal = await signalled;
-    log.info({ signal }, 'Received shutdown signal');
-    await server.close();
-    return 0;
-  } catch (error) {
-    log.fatal({ err: error }, 'Start failed');
-    return fail(`cannot start function ${name}: ${describeError(error)}`);
-  } finally {
-    unsubscribe();
-  }
+  return result.ok ? 0 : fail(`cannot start function ${name}: ${describeError(result.error)}`);
 }

@@ -48,4 +48,6 @@ export { DURATION_BUCKETS_SECONDS, createRuntimeMetrics } from './metrics.js';
 export type { EventErrorType, EventResult, RuntimeMetrics } from './metrics.js';
 
 export { startFunctionServer } from './server.js';
+export { serveUntilSignal } from './lifecycle.js';
+export type { ServeUntilSignalOptions } from './lifecycle.js';
 export type { FunctionServer, FunctionServerOptions } from './server.js';
