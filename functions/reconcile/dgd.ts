@@ -37,6 +37,9 @@ const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
 /** Grove's label naming the PodCliqueSet a child belongs to (upstream-notes/grove.md §A.8). */
 const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
 
+/** The binding: DGD events (any version of group nvidia.com) and the DGD resync. */
+export const route: Route<ReconcileDeps> = { apiVersion: DGD_V1BETA1, kind: DGD_KIND, handle, listKeys };
+
 /** Loads the DGD and its Grove children; undefined when the DGD is gone. */
 export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObserved | undefined> {
   const parent = await deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: key.namespace, name: key.name });
@@ -124,5 +127,4 @@ export async function listKeys(deps: ReconcileDeps): Promise<readonly ObjectKey[
   return dgds.map((d) => ({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: d.metadata.namespace ?? '', name: d.metadata.name }));
 }
 
-export const route: Route<ReconcileDeps> = { apiVersion: DGD_V1BETA1, kind: DGD_KIND, handle, listKeys };
 
