@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
 import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
-import type { FunctionDefinition, HandlerDeps } from '../../shared/runtime/index.js';
+import { ConfigError, type FunctionDefinition, type HandlerDeps } from '../../shared/runtime/index.js';
 import { route as dgdRoute, type ReconcileDeps } from './dgd.js';
 
 /** The function's dependencies around a given client (the real one, or replay's in-memory one). */
@@ -22,13 +22,21 @@ export function depsWithKube(base: HandlerDeps, kube: Kube): ReconcileDeps {
   };
 }
 
-/** Builds the function's dependencies from the host's: a kube client from KUBECONFIG or in-cluster. */
-export async function init(base: HandlerDeps): Promise<ReconcileDeps> {
+/**
+ * Builds the function's dependencies from the host's: a kube client from KUBECONFIG, else the
+ * in-cluster service account.
+ * Failures: ConfigError naming KUBECONFIG when it is unset and the process is not in a pod
+ * (no KUBERNETES_SERVICE_HOST), so the host stops before it reports ready; the kube client's
+ * own error when the kubeconfig file cannot be read.
+ */
+export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ReconcileDeps> {
   const kubeConfig = new KubeConfig();
   if (base.config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(base.config.kubeconfigPath);
-  else kubeConfig.loadFromCluster();
+  else if ((env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
+    throw new ConfigError([{ key: 'KUBECONFIG', expected: 'a kubeconfig file path when not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)', received: undefined }]);
+  } else kubeConfig.loadFromCluster();
   return depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }));
 }
 
-const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [dgdRoute], init };
+const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [dgdRoute], init: (base) => init(base) };
 export default reconcile;

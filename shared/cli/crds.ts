@@ -39,10 +39,16 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const dir = resolve(values.out);
-  await mkdir(dir, { recursive: true });
-  for (const [file, crd] of Object.entries(crds)) {
-    await writeFile(join(dir, file), crdFileText(crd));
-    process.stderr.write(`wrote ${join(values.out, file)}\n`);
+  try {
+    await mkdir(dir, { recursive: true });
+    for (const [file, crd] of Object.entries(crds)) {
+      await writeFile(join(dir, file), crdFileText(crd));
+      process.stderr.write(`wrote ${join(values.out, file)}\n`);
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    process.stderr.write(`dynamo-fn crds: cannot write to ${values.out}: ${code === 'EEXIST' || code === 'ENOTDIR' ? 'not a directory' : (error as Error).message}\n`);
+    return 1;
   }
   return 0;
 }

@@ -8,8 +8,7 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { parseAllDocuments } from 'yaml';
-import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd } from '../api/index.js';
+import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
@@ -18,6 +17,7 @@ import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
 import { createLineLog } from '../../test/harness/log.js';
+import { readKubeObjects } from './yaml-input.js';
 
 export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
 
@@ -37,7 +37,8 @@ Options:
   --apply FILE        apply the DynamoGraphDeployments in FILE once the functions run
                       (repeatable; v1alpha1 objects are converted to v1beta1 first)
   --wait              with --apply: exit 0 once every applied DGD has its PodCliqueSet and a
-                      Ready condition (exit 1 after --timeout-seconds), instead of running on
+                      Ready condition, instead of running on; exit 1 when one cannot be
+                      reconciled (Ready=False InvalidSpec) or after --timeout-seconds
   --timeout-seconds N for --wait (default 120)
   --resync-seconds N  resync interval of the bridge (default 30; 0 disables)
   --capture FILE      append every event the bridge emits to FILE (structured CloudEvents,
@@ -51,31 +52,52 @@ interface Applied {
   readonly name: string;
 }
 
-async function applyFiles(files: readonly string[], kubeConfigPath: string, log: ReturnType<typeof createLineLog>): Promise<Applied[] | undefined> {
+/** DGDs to apply, read and checked before anything starts (a cold build takes minutes). */
+async function readDgdFiles(files: readonly string[]): Promise<{ dgds: Dgd[]; errors: string[] }> {
+  const dgds: Dgd[] = [];
+  const errors: string[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      errors.push(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      continue;
+    }
+    const input = readKubeObjects(text, file);
+    errors.push(...input.errors);
+    for (const { where, object } of input.objects) {
+      if (object['kind'] !== DGD_KIND) continue;
+      const parsed = parseDgd(object);
+      if (parsed.ok) dgds.push(parsed.dgd);
+      else errors.push(...parsed.issues.map((issue) => `${where}: ${formatIssue(issue)}`));
+    }
+  }
+  return { dgds, errors };
+}
+
+async function applyDgds(dgds: readonly Dgd[], kubeConfigPath: string, log: ReturnType<typeof createLineLog>): Promise<Applied[]> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeConfigPath);
   const kube = createKube(kubeConfig, { fieldManager: 'dynamo-fn-dev' });
   const applied: Applied[] = [];
-  for (const file of files) {
-    for (const document of parseAllDocuments(await readFile(file, 'utf8'))) {
-      const object = document.toJS() as Record<string, unknown> | null;
-      if (object?.['kind'] !== DGD_KIND) continue;
-      const parsed = parseDgd(object);
-      if (!parsed.ok) {
-        log.error({ file, errors: parsed.issues.map(formatIssue) }, 'Invalid DynamoGraphDeployment');
-        return undefined;
-      }
-      const namespace = parsed.dgd.metadata.namespace ?? 'default';
-      if (namespace !== 'default' && (await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: namespace })) === undefined) {
-        await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-      }
-      const { status: _status, ...dgd } = parsed.dgd;
-      const name = dgd.metadata.name ?? '';
-      await kube.apply({ ...dgd, apiVersion: DGD_V1BETA1, metadata: { name, namespace, ...(dgd.metadata.annotations === undefined ? {} : { annotations: dgd.metadata.annotations }), ...(dgd.metadata.labels === undefined ? {} : { labels: dgd.metadata.labels }) } } as ApplyObject, { force: true });
-      log.info({ namespace, name, file }, 'Applied DynamoGraphDeployment');
-      applied.push({ namespace, name });
+  for (const dgd of dgds) {
+    const namespace = dgd.metadata.namespace ?? 'default';
+    if (namespace !== 'default' && (await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: namespace })) === undefined) {
+      await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     }
+    const { status: _status, ...object } = dgd;
+    const name = object.metadata.name ?? '';
+    const metadata = {
+      name,
+      namespace,
+      ...(object.metadata.annotations === undefined ? {} : { annotations: object.metadata.annotations }),
+      ...(object.metadata.labels === undefined ? {} : { labels: object.metadata.labels }),
+    };
+    await kube.apply({ ...object, apiVersion: DGD_V1BETA1, metadata } as ApplyObject, { force: true });
+    log.info({ namespace, name }, 'Applied DynamoGraphDeployment');
+    applied.push({ namespace, name });
   }
   return applied;
 }
@@ -103,6 +125,16 @@ export async function run(argv: readonly string[]): Promise<number> {
   const timeoutSeconds = Number(values['timeout-seconds']);
   if (!Number.isInteger(resyncSeconds) || resyncSeconds < 0 || !Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) {
     process.stderr.write('dynamo-fn dev: --resync-seconds must be a whole number >= 0 and --timeout-seconds > 0\n');
+    return 1;
+  }
+
+  const input = await readDgdFiles(values.apply);
+  if (input.errors.length > 0) {
+    process.stderr.write(input.errors.map((e) => `error: ${e}\n`).join(''));
+    return 1;
+  }
+  if (values.wait && input.dgds.length === 0) {
+    process.stderr.write('dynamo-fn dev: --wait needs --apply with at least one DynamoGraphDeployment\n');
     return 1;
   }
 
@@ -139,14 +171,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(
       `\nThe control plane is running.\n  export KUBECONFIG=${plane.kubeconfigPath}\n` +
         `  kubectl apply --server-side -f examples/vllm-aggregated.yaml\n` +
-        `  kubectl get dgd,podcliquesets,services -A\nPress Ctrl-C to stop.\n\n`,
+        `  kubectl get dgd,podcliquesets,services -A\n${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
     );
 
-    const applied = await applyFiles(values.apply, plane.kubeconfigPath, log);
-    if (applied === undefined) {
-      await stopAll(parts);
-      return 1;
-    }
+    const applied = await applyDgds(input.dgds, plane.kubeconfigPath, log);
     if (values.wait) {
       const ok = await waitForReconciled(applied, plane.kubeconfigPath, timeoutSeconds, log);
       await stopAll(parts);
@@ -179,18 +207,23 @@ async function waitForReconciled(applied: readonly Applied[], kubeConfigPath: st
   const kube = createKube(kubeConfig, { fieldManager: 'dynamo-fn-dev' });
   const deadline = Date.now() + timeoutSeconds * 1000;
   const pending = new Map(applied.map((a) => [`${a.namespace}/${a.name}`, a]));
+  const failed: string[] = [];
   while (pending.size > 0 && Date.now() < deadline) {
     for (const [key, { namespace, name }] of pending) {
       const dgd: KubeObject | undefined = await kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
       const ready = ((dgd?.['status'] as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
       const podCliqueSets = await kube.list('grove.io/v1alpha1', 'PodCliqueSet', namespace, { labelSelector: `nvidia.com/dynamo-graph-deployment-name=${name}` });
-      if (ready !== undefined && (podCliqueSets.length > 0 || ready.reason === 'InvalidSpec')) {
+      if (ready !== undefined && podCliqueSets.length > 0) {
         log.info({ dgd: key, podCliqueSets: podCliqueSets.map((p) => p.metadata.name).join(','), ready: ready.status, reason: ready.reason, message: ready.message }, 'Reconciled DynamoGraphDeployment');
+        pending.delete(key);
+      } else if (ready?.reason === 'InvalidSpec' || ready?.reason === 'failed_to_reconcile_resources') {
+        log.error({ dgd: key, reason: ready.reason, message: ready.message }, 'DynamoGraphDeployment cannot be reconciled');
+        failed.push(key);
         pending.delete(key);
       }
     }
     if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 250));
   }
   if (pending.size > 0) log.error({ pending: [...pending.keys()].join(',') }, 'Timed out waiting for reconcile');
-  return pending.size === 0;
+  return pending.size === 0 && failed.length === 0;
 }

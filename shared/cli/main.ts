@@ -13,6 +13,8 @@ export interface Command {
   readonly usage: string;
   /** Runs the command; resolves to the process exit code. */
   readonly run: (argv: readonly string[]) => Promise<number>;
+  /** The command prints its own help (e.g. `serve admission --help` shows admission's options). */
+  readonly handlesHelp?: boolean;
 }
 
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
@@ -44,9 +46,13 @@ async function topLevelHelp(): Promise<string> {
 /** Parses the first argument as the command and runs it. Returns the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined) {
+    process.stderr.write(`${await topLevelHelp()}\n`);
+    return 1;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${await topLevelHelp()}\n`);
-    return name === undefined ? 1 : 0;
+    return 0;
   }
   const load = COMMANDS[name];
   if (load === undefined) {
@@ -54,7 +60,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const command = await load();
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (command.handlesHelp !== true && (rest.includes('--help') || rest.includes('-h'))) {
     process.stdout.write(`${command.usage}\n`);
     return 0;
   }

@@ -5,9 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { DGD_KIND, formatIssue, parseDgd } from '../api/index.js';
 import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderedObject } from '../domain/index.js';
+import { readKubeObjects } from './yaml-input.js';
 
 export const summary = 'Render DynamoGraphDeployments (v1beta1 or v1alpha1) into Grove PodCliqueSets and Services';
 
@@ -37,37 +38,29 @@ interface Output {
 /** Renders every DGD document of one YAML text; `source` names it in messages. */
 export function renderYaml(text: string, source: string, options: { namespace: string; lpxEnabled: boolean; terminationDelay: string }): Output {
   const out: Output = { objects: [], errors: [], notes: [] };
-  const documents = parseAllDocuments(text);
-  const list = Array.isArray(documents) ? documents : [documents];
-  list.forEach((document, index) => {
-    const where = `${source}#${index + 1}`;
-    if (document.errors.length > 0) {
-      out.errors.push(`${where}: invalid YAML: ${document.errors.map((e) => e.message).join('; ')}`);
-      return;
+  const input = readKubeObjects(text, source);
+  out.errors.push(...input.errors);
+  for (const { where, object } of input.objects) {
+    if (object['kind'] !== DGD_KIND) {
+      out.notes.push(`${where}: skipped ${String(object['kind'])} (not a ${DGD_KIND})`);
+      continue;
     }
-    const object: unknown = document.toJS({ maxAliasCount: 100 });
-    if (object === null || object === undefined) return;
-    if (typeof object !== 'object' || (object as Record<string, unknown>)['kind'] !== DGD_KIND) {
-      const kind = typeof object === 'object' ? String((object as Record<string, unknown>)['kind'] ?? 'unknown kind') : typeof object;
-      out.notes.push(`${where}: skipped ${kind} (not a ${DGD_KIND})`);
-      return;
-    }
-    const name = String(((object as { metadata?: { name?: unknown } }).metadata?.name ?? '') || '<unnamed>');
+    const name = String((object as { metadata?: { name?: unknown } }).metadata?.name ?? '') || '<unnamed>';
     const label = `${where}: ${DGD_KIND} "${name}"`;
     const parsed = parseDgd(object);
     if (!parsed.ok) {
       for (const issue of parsed.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
-      return;
+      continue;
     }
     for (const note of parsed.notes) out.notes.push(`${label}: ${note}`);
     const rendered = renderDgd(parsed.dgd, { namespace: options.namespace, config: { lpxEnabled: options.lpxEnabled, terminationDelay: options.terminationDelay } });
     if (!rendered.ok) {
       for (const issue of rendered.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
-      return;
+      continue;
     }
     for (const warning of rendered.warnings) out.notes.push(`${label}: warning: ${warning}`);
     out.objects.push(...rendered.objects);
-  });
+  }
   return out;
 }
 

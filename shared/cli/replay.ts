@@ -6,12 +6,13 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { parseAllDocuments, stringify } from 'yaml';
-import { DGD_KIND, FIELD_MANAGER_RECONCILE, parseDgd } from '../api/index.js';
+import { stringify } from 'yaml';
+import { DGD_KIND, FIELD_MANAGER_RECONCILE, formatIssue, parseDgd } from '../api/index.js';
 import { replayEvents, type ReplayStep } from '../dev/replay.js';
 import type { KubeObject } from '../kube/index.js';
 import { defaultConfig } from '../runtime/index.js';
 import reconcile, { depsWithKube } from '../../functions/reconcile/index.js';
+import { readKubeObjects } from './yaml-input.js';
 
 export const summary = 'Replay captured events against a starting state and print the writes a function would make';
 
@@ -34,23 +35,35 @@ Options:
 Exit status: 0 when every line was a CloudEvent; 1 when a line was malformed (it is
 reported and replay goes on) or on a usage error.`;
 
-async function loadState(files: readonly string[]): Promise<KubeObject[]> {
+/**
+ * Reads the starting state. DGDs (v1alpha1 too) are stored as the API server would, in
+ * v1beta1. Out: the objects, or every problem found (invalid YAML, objects without a name).
+ */
+async function loadState(files: readonly string[]): Promise<{ objects: KubeObject[]; errors: string[] }> {
   const objects: KubeObject[] = [];
+  const errors: string[] = [];
   for (const file of files) {
-    for (const document of parseAllDocuments(await readFile(file, 'utf8'))) {
-      const object = document.toJS() as Record<string, unknown> | null;
-      if (object === null || typeof object['kind'] !== 'string') continue;
+    const input = readKubeObjects(await readFile(file, 'utf8'), file);
+    errors.push(...input.errors);
+    for (const { where, object } of input.objects) {
+      const metadata = object['metadata'] as { name?: unknown; namespace?: unknown } | undefined;
+      if (typeof object['apiVersion'] !== 'string' || typeof metadata?.name !== 'string' || metadata.name === '') {
+        errors.push(`${where}: ${String(object['kind'])} needs apiVersion and metadata.name`);
+        continue;
+      }
       if (object['kind'] === DGD_KIND) {
         const parsed = parseDgd(object);
-        if (parsed.ok) {
-          objects.push({ ...(parsed.dgd as unknown as KubeObject), metadata: { ...(parsed.dgd.metadata as KubeObject['metadata']), namespace: parsed.dgd.metadata.namespace ?? 'default' } });
+        if (!parsed.ok) {
+          errors.push(...parsed.issues.map((issue) => `${where}: ${formatIssue(issue)}`));
           continue;
         }
+        objects.push({ ...(parsed.dgd as unknown as KubeObject), metadata: { ...(parsed.dgd.metadata as KubeObject['metadata']), namespace: parsed.dgd.metadata.namespace ?? 'default' } });
+        continue;
       }
       objects.push(object as unknown as KubeObject);
     }
   }
-  return objects;
+  return { objects, errors };
 }
 
 /** Renders steps as a YAML stream: a comment line per event, then its writes. */
@@ -82,7 +95,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const [eventsFile, ...extra] = parsed.positionals;
-  const now = parsed.values.now === undefined ? new Date() : new Date(parsed.values.now);
+  // RFC 3339 only: `new Date('1')` would otherwise read as the year 2001.
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+  const now = parsed.values.now === undefined ? new Date() : rfc3339.test(parsed.values.now) ? new Date(parsed.values.now) : new Date(Number.NaN);
   if (eventsFile === undefined || extra.length > 0 || Number.isNaN(now.getTime()) || !['yaml', 'json'].includes(parsed.values.output)) {
     process.stderr.write(`dynamo-fn replay: give one EVENTS_FILE, a valid --now and --output yaml|json\n\n${usage}\n`);
     return 1;
@@ -91,7 +106,12 @@ export async function run(argv: readonly string[]): Promise<number> {
   let state: KubeObject[];
   try {
     lines = (await readFile(eventsFile, 'utf8')).split('\n');
-    state = await loadState(parsed.values.state);
+    const loaded = await loadState(parsed.values.state);
+    if (loaded.errors.length > 0) {
+      process.stderr.write(loaded.errors.map((e) => `error: ${e}\n`).join(''));
+      return 1;
+    }
+    state = loaded.objects;
   } catch (error) {
     process.stderr.write(`dynamo-fn replay: cannot read input: ${(error as Error).message}\n`);
     return 1;
