@@ -119,6 +119,7 @@ const CAUSE_REASONS: Readonly<Record<FieldIssueType, string>> = {
   NotSupported: 'FieldValueNotSupported',
   Duplicate: 'FieldValueDuplicate',
   TooLong: 'FieldValueTooLong',
+  TooMany: 'FieldValueTooMany',
 };
 
 /**

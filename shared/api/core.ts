@@ -94,5 +94,8 @@ export type Condition = z.infer<typeof ConditionSchema>;
 /** A Kubernetes quantity as authored: `"8Gi"`, `"0"`, or a bare number. */
 export const QuantitySchema = z.union([z.string(), z.number()]);
 
+/** A Kubernetes int32 field (replicas, counts): a whole number in [min, 2^31-1]. */
+export const int32 = (min = 0) => z.number().int().min(min).max(2_147_483_647);
+
 /** Preserved, unvalidated JSON object (rendered as `x-kubernetes-preserve-unknown-fields`). */
 export const looseObject = () => z.record(z.string(), z.unknown()).meta(PRESERVE);

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from 'zod';
-import { ConditionSchema, EnvVarSchema, ObjectMetaSchema, PodTemplateSpecSchema, QuantitySchema, looseObject } from './core.js';
+import { ConditionSchema, EnvVarSchema, ObjectMetaSchema, PodTemplateSpecSchema, QuantitySchema, int32, looseObject } from './core.js';
 import { DGD_KIND, DGD_V1BETA1 } from './constants.js';
 
 export const COMPONENT_TYPES = ['frontend', 'worker', 'prefill', 'decode', 'planner', 'epp', 'lpx'] as const;
@@ -33,7 +33,7 @@ export type ProviderOverride = z.infer<typeof ProviderOverrideSchema>;
 
 export const RoleSchema = z.object({
   name: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).max(63),
-  replicas: z.number().int().min(0).optional(),
+  replicas: int32(0).optional(),
   providerOverride: ProviderOverrideSchema.optional(),
   podTemplate: PodTemplateSpecSchema.optional(),
 });
@@ -42,12 +42,12 @@ export type Role = z.infer<typeof RoleSchema>;
 export const ComponentSchema = z.object({
   name: z.string().min(1).max(63).regex(COMPONENT_NAME_PATTERN, 'must consist of alphanumeric characters or "-", and start and end with an alphanumeric character'),
   type: z.enum(COMPONENT_TYPES).optional(),
-  replicas: z.number().int().min(0).optional(),
+  replicas: int32(0).optional(),
   /** Deprecated: use providerOverride's native minimum (dgd-reference "Configure native minimum availability"). */
-  minAvailable: z.number().int().min(1).optional(),
+  minAvailable: int32(1).optional(),
   podTemplate: PodTemplateSpecSchema.optional(),
   providerOverride: ProviderOverrideSchema.optional(),
-  multinode: z.object({ nodeCount: z.number().int().min(2).default(2) }).optional(),
+  multinode: z.object({ nodeCount: int32(2).default(2) }).optional(),
   roles: z.array(RoleSchema).max(2).meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }).optional(),
   lpx: looseObject().optional(),
   scalingAdapter: looseObject().optional(),

@@ -7,7 +7,7 @@
  */
 import type { z } from 'zod';
 
-export type FieldIssueType = 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong';
+export type FieldIssueType = 'Required' | 'Invalid' | 'Forbidden' | 'NotSupported' | 'Duplicate' | 'TooLong' | 'TooMany';
 
 /** One validation problem. `path` is already rendered (see {@link renderPath}). */
 export interface FieldIssue {
@@ -42,16 +42,44 @@ const TYPE_TEXT: Readonly<Record<FieldIssueType, string>> = {
   NotSupported: 'Unsupported value',
   Duplicate: 'Duplicate value',
   TooLong: 'Too long',
+  TooMany: 'Too many',
 };
 
 /**
  * Formats one issue as Kubernetes' field.Error does: `<path>: <Type text>: <value>: <detail>`
- * (the value is printed for Invalid, NotSupported and Duplicate only). Pure.
+ * (the value is printed for Invalid, NotSupported, Duplicate and TooMany only). A list or map
+ * longer than 120 characters of JSON prints as `"array"` or `"object"`, as the API server
+ * prints a CEL failure, so a denial never echoes a whole spec back. Pure.
  */
 export function formatIssue(issue: FieldIssue): string {
-  const showValue = issue.value !== undefined && (issue.type === 'Invalid' || issue.type === 'NotSupported' || issue.type === 'Duplicate');
-  const value = showValue ? `: ${JSON.stringify(issue.value)}` : '';
+  const showValue = issue.value !== undefined && (issue.type === 'Invalid' || issue.type === 'NotSupported' || issue.type === 'Duplicate' || issue.type === 'TooMany');
+  const value = showValue ? `: ${renderValue(issue.value)}` : '';
   return `${issue.path}: ${TYPE_TEXT[issue.type]}${value}: ${issue.detail}`;
+}
+
+/** Longest value printed whole; a larger list or map prints as its type name. */
+const MAX_PRINTED_VALUE_LENGTH = 120;
+
+function renderValue(value: unknown): string {
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  const json = JSON.stringify(value) ?? String(value);
+  if (json.length <= MAX_PRINTED_VALUE_LENGTH || value === null || typeof value !== 'object') return json;
+  return Array.isArray(value) ? '"array"' : '"object"';
+}
+
+/**
+ * Fields whose value is a map: the segment after one is a key, printed in brackets
+ * (`metadata.annotations[nvidia.com/grove-update-strategy]`, `spec.services[Frontend]`).
+ */
+const MAP_FIELDS: ReadonlySet<string> = new Set(['annotations', 'labels', 'services', 'nodeSelector', 'limits', 'requests', 'components@status', 'matchLabels']);
+
+function zodPathSegments(path: readonly PropertyKey[]): PathSegment[] {
+  return path.map((segment, index) => {
+    if (typeof segment === 'number') return segment;
+    const previous = path[index - 1];
+    const key = typeof segment === 'symbol' ? String(segment) : segment;
+    return typeof previous === 'string' && MAP_FIELDS.has(previous) ? { key } : key;
+  });
 }
 
 /** Joins issues into one message, as an aggregated Invalid status lists them: `[a, b]`. Pure. */
@@ -67,7 +95,7 @@ export function formatIssues(issues: readonly FieldIssue[]): string {
  */
 export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix: readonly PathSegment[] = []): FieldIssue[] {
   return issues.map((issue) => {
-    const path = renderPath([...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))]);
+    const path = renderPath([...prefix, ...zodPathSegments(issue.path)]);
     if (issue.code === 'invalid_type' && issue.input === undefined) {
       return { path, type: 'Required', detail: 'must be specified' } satisfies FieldIssue;
     }
@@ -76,6 +104,10 @@ export function fromZodIssues(issues: readonly z.core.$ZodIssue[], prefix: reado
     }
     if (issue.code === 'too_big' && issue.origin === 'string') {
       return { path, type: 'TooLong', detail: `may not be more than ${String(issue.maximum)} bytes` } satisfies FieldIssue;
+    }
+    if (issue.code === 'too_big' && issue.origin === 'array') {
+      const count = Array.isArray(issue.input) ? issue.input.length : undefined;
+      return { path, type: 'TooMany', ...(count === undefined ? {} : { value: count }), detail: `must have at most ${String(issue.maximum)} items` } satisfies FieldIssue;
     }
     return { path, type: 'Invalid', detail: kubernetesDetail(issue), value: issue.input } satisfies FieldIssue;
   });
@@ -94,7 +126,7 @@ function kubernetesDetail(issue: z.core.$ZodIssue): string {
       if (issue.origin === 'array') return `must have at most ${String(issue.maximum)} items`;
       return issue.message;
     case 'invalid_type':
-      return `must be of type ${issue.expected}`;
+      return `must be of type ${issue.expected === 'int' ? 'integer' : issue.expected}`;
     default:
       return issue.message;
   }
