@@ -71,6 +71,20 @@ export function apiServerSubject(apiVersion: string, namespace: string, plural: 
   return `/apis/${apiVersion}/namespaces/${namespace}/${plural}/${name}`;
 }
 
+/** A normal end of a watch: closed by the server, or timed out by the client while idle. */
+function isQuietClose(error: unknown): boolean {
+  if (error === null || error === undefined) return true;
+  const name = (error as { name?: unknown }).name;
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
+/** One line for a watch failure (a DOMException logs as dozens of fields otherwise). */
+function describeWatchError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  if (typeof error === 'object' && error !== null) return `${String((error as { name?: unknown }).name)}: ${String((error as { message?: unknown }).message)}`;
+  return String(error);
+}
+
 class ResourceResolver extends KubernetesObjectApi {
   lookup(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
     return this.resource(apiVersion, kind);
@@ -174,12 +188,19 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     };
     let resourceVersion = await currentVersion();
 
+    // Set when the server reports an expired version (a watch ERROR event, 410 Gone): the next
+    // restart relists instead of resuming.
+    let expired = false;
     const start = async (): Promise<void> => {
       if (stopped) return;
       const controller = await watch.watch(
         path,
         { resourceVersion, allowWatchBookmarks: true },
         (type, object: Record<string, unknown>) => {
+          if (type === 'ERROR') {
+            expired = true;
+            return;
+          }
           const version = (object['metadata'] as { resourceVersion?: string } | undefined)?.resourceVersion;
           if (version !== undefined) resourceVersion = version;
           const phase = PHASES[type];
@@ -188,15 +209,20 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
         (error: unknown) => {
           controllers.delete(controller);
           if (stopped) return;
-          // A closed watch resumes from the last version seen; an error (e.g. 410 Gone) relists,
-          // and what changed in between is lost, as with the real source.
+          // A closed watch, or one the client timed out for inactivity, resumes from the last
+          // version seen, as a reflector does. Any other error (e.g. 410 Gone) relists, and what
+          // changed in between is lost, as with the real source; the resync covers it.
           void (async () => {
-            if (error !== null && error !== undefined) {
-              log.info({ kind: kind.kind, err: error }, 'Relisted after watch error');
+            if (expired || !isQuietClose(error)) {
+              log.info({ kind: kind.kind, err: expired ? 'resourceVersion expired' : describeWatchError(error) }, 'Relisted after watch error');
+              expired = false;
               resourceVersion = await currentVersion().catch(() => resourceVersion);
               await new Promise((resolve) => setTimeout(resolve, 500));
+            } else {
+              log.debug({ kind: kind.kind }, 'Resumed watch');
+              await new Promise((resolve) => setTimeout(resolve, 100));
             }
-            await start().catch((err: unknown) => log.error({ kind: kind.kind, err }, 'Failed to restart watch'));
+            await start().catch((err: unknown) => log.error({ kind: kind.kind, err: describeWatchError(err) }, 'Failed to restart watch'));
           })();
         },
       );
