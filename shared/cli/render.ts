@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { DGD_KIND, formatIssue, parseDgd } from '../api/index.js';
-import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderedObject } from '../domain/index.js';
+import { DEFAULT_RENDER_CONFIG, isDns1123Label, renderDgd, type RenderedObject } from '../domain/index.js';
 import { readKubeObjects } from './yaml-input.js';
 
 export const summary = 'Render DynamoGraphDeployments (v1beta1 or v1alpha1) into Grove PodCliqueSets and Services';
@@ -69,6 +69,9 @@ export function toYamlStream(objects: readonly RenderedObject[]): string {
   return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
 }
 
+/** A metav1.Duration as Go's time.ParseDuration reads it (Grove's terminationDelay). */
+const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
+
 export async function run(argv: readonly string[]): Promise<number> {
   let parsed;
   try {
@@ -83,6 +86,14 @@ export async function run(argv: readonly string[]): Promise<number> {
     });
   } catch (error) {
     process.stderr.write(`dynamo-fn render: ${(error as Error).message}\n\n${usage}\n`);
+    return 1;
+  }
+  if (!GO_DURATION.test(parsed.values['termination-delay'])) {
+    process.stderr.write(`dynamo-fn render: --termination-delay must be a duration such as 15m, 1h30m or 90s, got "${parsed.values['termination-delay']}"\n`);
+    return 1;
+  }
+  if (!isDns1123Label(parsed.values.namespace)) {
+    process.stderr.write(`dynamo-fn render: --namespace must be a lowercase RFC 1123 label, got "${parsed.values.namespace}"\n`);
     return 1;
   }
   if (parsed.positionals.length === 0) {

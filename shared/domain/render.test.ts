@@ -280,6 +280,11 @@ describe('renderDgd: determinism and failures', () => {
     expect(result.ok ? [] : result.issues.map((i) => [i.path, i.type])).toEqual([['metadata.name', 'Invalid']]);
   });
 
+  it('refuses a namespace that is not a DNS-1123 label', () => {
+    const result = renderDgd(aDgd({ metadata: { namespace: 'Bad_NS' } }));
+    expect(result.ok ? [] : result.issues.map((i) => [i.path, i.type, i.value])).toEqual([['metadata.namespace', 'Invalid', 'Bad_NS']]);
+  });
+
   it('refuses a component without a main container image', () => {
     const result = renderDgd(aDgd({ spec: { components: [aComponent('worker', 'worker', { podTemplate: { spec: { containers: [{ name: 'sidecar', image: 'x' }] } } })] } }));
     expect(result).toEqual({ ok: false, issues: [{ path: 'spec.components[0].podTemplate.spec.containers', type: 'Required', detail: 'must contain a container named "main" with a non-empty image' }] });

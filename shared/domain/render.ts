@@ -36,6 +36,7 @@ import {
   componentBaseName,
   componentNameBudget,
   componentServiceName,
+  isDns1123Label,
   isDns1123Subdomain,
   isMultinode,
   leaderCliqueName,
@@ -108,6 +109,10 @@ function renderIssues(dgd: Dgd, ordinary: readonly Component[]): FieldIssue[] {
   if (name === undefined || name === '') issues.push({ path: 'metadata.name', type: 'Required', detail: 'name is required' });
   else if (!isDns1123Subdomain(name)) {
     issues.push({ path: 'metadata.name', type: 'Invalid', value: name, detail: "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character" });
+  }
+  const namespace = dgd.metadata.namespace;
+  if (namespace !== undefined && !isDns1123Label(namespace)) {
+    issues.push({ path: 'metadata.namespace', type: 'Invalid', value: namespace, detail: "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character" });
   }
   if (dgd.spec.components.length === 0) issues.push({ path: 'spec.components', type: 'Required', detail: 'must have at least one component' });
   const strategy = resolveUpdateStrategy(dgd);
