@@ -23,7 +23,11 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const log = createLineLog({ verbose: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' });
+  const lineLog = createLineLog({ verbose: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' });
+  // Start-up progress is worth seeing; the teardown runs after the run's closing line, so it
+  // stays quiet unless something goes wrong.
+  let tearingDown = false;
+  const log: typeof lineLog = { ...lineLog, info: (fields, msg) => (tearingDown ? undefined : lineLog.info(fields, msg)) };
   const binaries = await ensureKubeBinaries({ log });
   const plane = await startControlPlane({
     binaries,
@@ -34,6 +38,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('kubeconfigPath', plane.kubeconfigPath);
   process.env['KUBECONFIG'] = plane.kubeconfigPath;
   return async () => {
+    tearingDown = true;
     await plane.stop();
   };
 }
