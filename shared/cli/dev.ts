@@ -139,7 +139,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
 
   const log = createLineLog({ verbose: values.verbose });
-  const functionLog = pino({ level: values.verbose ? 'debug' : 'info' }, pino.destination(2));
+  const functionLog = pino({ level: values.verbose ? 'debug' : 'info', base: undefined, timestamp: false }, humanLines(log));
   const binaries = await ensureKubeBinaries({ log });
   const plane = await startControlPlane({ binaries, crdFiles: await defaultCrdFiles(), log, withControllerManager: binaries.kubeControllerManager !== undefined });
   let stopping: Promise<void> | undefined;
@@ -192,6 +192,34 @@ export async function run(argv: readonly string[]): Promise<number> {
     await stopAll(parts);
     return 1;
   }
+}
+
+/** Fields of a function's JSON log line that are noise on a terminal. */
+const HIDDEN_LOG_FIELDS = new Set(['level', 'msg', 'time', 'pid', 'hostname', 'function', 'eventType', 'eventId']);
+
+/**
+ * A pino destination that reprints the functions' JSON log lines in the same one-line form
+ * as dev's own progress (`HH:MM:SS <message> key=value ...`), so the terminal reads as one log.
+ */
+function humanLines(log: ReturnType<typeof createLineLog>): { write(line: string): void } {
+  return {
+    write(line: string) {
+      let record: Record<string, unknown>;
+      try {
+        record = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        process.stderr.write(line);
+        return;
+      }
+      const fields = Object.fromEntries(Object.entries(record).filter(([key]) => !HIDDEN_LOG_FIELDS.has(key)));
+      const level = typeof record['level'] === 'number' ? record['level'] : 30;
+      const message = String(record['msg'] ?? '');
+      if (level >= 50) log.error(fields, message);
+      else if (level >= 40) log.warn(fields, message);
+      else if (level >= 30) log.info(fields, message);
+      else log.debug(fields, message);
+    },
+  };
 }
 
 /** Appends each emitted event to `file` as one structured-mode CloudEvent JSON line. */
