@@ -44,6 +44,9 @@ export type { ResyncFilter } from './routing.js';
 
 export { mapWithConcurrency } from './concurrency.js';
 
+export { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit } from './body.js';
+export type { BodyResult, BodyTimedOut, CloseAfterAnswerOptions, ReadBodyOptions } from './body.js';
+
 export { DURATION_BUCKETS_SECONDS, createRuntimeMetrics } from './metrics.js';
 export type { EventErrorType, EventResult, RuntimeMetrics } from './metrics.js';
 
