@@ -10,9 +10,10 @@
  * Writes: nothing; answers with the AdmissionReview. No field manager.
  *
  * `dynamo-fn serve admission --port N --tls-cert F --tls-key F` runs it (shared/cli/serve.ts hands
- * over to {@link serve}); `--plain-http` serves without TLS for local tools only, since the API
- * server calls webhooks over HTTPS. Configuration from the environment (shared/runtime
- * `parseConfig`): `LPX_ENABLED` (the `lpx.enabled` gate) and `LOG_LEVEL`.
+ * over to {@link serve}); `--plain-http` serves without TLS on 127.0.0.1 for local tools only,
+ * since the API server calls webhooks over HTTPS. Configuration from the environment
+ * (shared/runtime `parseConfig`): `PORT`, `MAX_BODY_BYTES`, `DRAIN_TIMEOUT_SECONDS`,
+ * `LPX_ENABLED` (the `lpx.enabled` gate) and `LOG_LEVEL`; see {@link usage}.
  *
  * @module
  * @see ../../../shared/DESIGN.md "Admission"
@@ -21,11 +22,28 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime/index.js';
-import { DEFAULT_ADMISSION_MAX_BODY_BYTES, startAdmissionServer } from './server.js';
+import {
+  DEFAULT_ADMISSION_MAX_BODY_BYTES,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MAX_CONCURRENT_REVIEWS,
+  DEFAULT_MAX_QUEUED_REVIEWS,
+  DEFAULT_QUEUE_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_DELAY_SECONDS,
+  startAdmissionServer,
+} from './server.js';
 
 export { answerAdmissionReview, findWebhookRoute, invalidStatus, webhookPath, exceedsNestingDepth, MAX_NESTING_DEPTH, SERVED_VERSIONS } from './review.js';
 export type { AdmissionAnswer, AdmissionResponse, ServedVersion, WebhookKind, WebhookRoute } from './review.js';
-export { DEFAULT_ADMISSION_MAX_BODY_BYTES, startAdmissionServer } from './server.js';
+export {
+  DEFAULT_ADMISSION_MAX_BODY_BYTES,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_DRAIN_TIMEOUT_SECONDS,
+  DEFAULT_MAX_CONCURRENT_REVIEWS,
+  DEFAULT_MAX_QUEUED_REVIEWS,
+  DEFAULT_QUEUE_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_DELAY_SECONDS,
+  startAdmissionServer,
+} from './server.js';
 export type { AdmissionServer, AdmissionServerOptions } from './server.js';
 
 /** The port the webhook listens on when neither `--port` nor `PORT` says otherwise. */
@@ -41,13 +59,27 @@ Serves DynamoGraphDeployment admission webhooks (AdmissionReview v1):
 
 Options:
   --port N             TCP port; overrides PORT (default ${DEFAULT_ADMISSION_PORT}; 0 picks a free port)
-  --host H             interface to listen on (default all)
+  --host H             interface to listen on (default all; 127.0.0.1 with --plain-http)
   --tls-cert FILE      PEM serving certificate (with its chain)
   --tls-key FILE       PEM private key
   --plain-http         serve plain HTTP; only for local tools (the API server requires HTTPS)
-  --max-body-bytes N   larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
+  --max-body-bytes N   larger requests get 413; overrides MAX_BODY_BYTES
+                       (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES}, 7 MiB: an UPDATE carries object and oldObject)
+  --shutdown-delay-seconds S
+                       on SIGTERM, /readyz turns 503 and reviews are still answered for S
+                       seconds while the endpoints drop the pod (default ${DEFAULT_SHUTDOWN_DELAY_SECONDS})
+  -h, --help           show this help
 
-Environment: LPX_ENABLED (true|false, default false), LOG_LEVEL (default info).`;
+At most ${DEFAULT_MAX_CONCURRENT_REVIEWS} reviews are worked on at once; up to ${DEFAULT_MAX_QUEUED_REVIEWS} more wait for a slot
+for up to ${DEFAULT_QUEUE_TIMEOUT_MS / 1000} s (then 429). A body not received within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s gets 408; a
+Content-Type other than application/json gets 415.
+
+Environment:
+  PORT                   TCP port (default ${DEFAULT_ADMISSION_PORT})
+  MAX_BODY_BYTES         larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
+  DRAIN_TIMEOUT_SECONDS  bound on the whole shutdown, the delay included (default 25)
+  LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  LOG_LEVEL              fatal, error, warn, info, debug, trace or silent (default info)`;
 
 /** What {@link serve} needs from the process; tests pass their own. */
 export interface AdmissionServeDeps {
@@ -76,9 +108,16 @@ function processDeps(): AdmissionServeDeps {
   };
 }
 
+function parsePositiveInteger(flag: string, text: string): number | string {
+  const value = Number(text);
+  return /^\d+$/.test(text.trim()) && Number.isSafeInteger(value) && value >= 1 ? value : `${flag} must be a positive integer, got ${JSON.stringify(text)}`;
+}
+
 /**
- * Runs the admission server until SIGTERM or SIGINT.
- * In: the arguments after `serve admission`. Out: the exit code: 0 after a signal, 1 on a usage
+ * Runs the admission server until SIGTERM or SIGINT, then drains (see ./server.ts) and exits.
+ * In: the arguments after `serve admission`; env `PORT`, `MAX_BODY_BYTES`,
+ * `DRAIN_TIMEOUT_SECONDS`, `LPX_ENABLED`, `LOG_LEVEL`. Precedence: a flag, else its variable
+ * when set, else the admission default. Out: the exit code: 0 after a signal, 1 on a usage
  * error, a bad configuration, unreadable TLS files or a failed start.
  */
 export async function serve(argv: readonly string[], deps: AdmissionServeDeps = processDeps()): Promise<number> {
@@ -97,6 +136,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         'tls-key': { type: 'string' },
         'plain-http': { type: 'boolean', default: false },
         'max-body-bytes': { type: 'string' },
+        'shutdown-delay-seconds': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -109,8 +149,13 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
   const isPlain = values['plain-http'] === true;
   if (isPlain && (certFile !== undefined || keyFile !== undefined)) return fail('--plain-http cannot be combined with --tls-cert/--tls-key');
   if (!isPlain && (certFile === undefined || keyFile === undefined)) return fail(`--tls-cert and --tls-key are required (or --plain-http for local tools)\n\n${usage}`);
-  const maxBodyBytes = values['max-body-bytes'] === undefined ? DEFAULT_ADMISSION_MAX_BODY_BYTES : Number(values['max-body-bytes']);
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) return fail(`--max-body-bytes must be a positive integer, got ${JSON.stringify(values['max-body-bytes'])}`);
+  const maxBodyFlag = values['max-body-bytes'] === undefined ? undefined : parsePositiveInteger('--max-body-bytes', values['max-body-bytes']);
+  if (typeof maxBodyFlag === 'string') return fail(maxBodyFlag);
+  const delayText = values['shutdown-delay-seconds'];
+  const shutdownDelaySeconds = delayText === undefined ? DEFAULT_SHUTDOWN_DELAY_SECONDS : Number(delayText);
+  if (!/^\d+(\.\d+)?$/.test(delayText?.trim() ?? '0') || !(shutdownDelaySeconds <= 3600)) {
+    return fail(`--shutdown-delay-seconds must be a number of seconds from 0 to 3600, got ${JSON.stringify(delayText)}`);
+  }
 
   let config;
   try {
@@ -119,6 +164,10 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
     if (error instanceof ConfigError) return fail(error.message);
     throw error;
   }
+  // parseConfig fills MAX_BODY_BYTES with the CloudEvents host's default (3 MiB) when unset;
+  // an AdmissionReview needs more, so that default is ours, not its.
+  const isMaxBodyBytesSet = (deps.env['MAX_BODY_BYTES'] ?? '') !== '';
+  const maxBodyBytes = maxBodyFlag ?? (isMaxBodyBytesSet ? config.maxBodyBytes : DEFAULT_ADMISSION_MAX_BODY_BYTES);
   let tls: { cert: Buffer; key: Buffer } | undefined;
   if (certFile !== undefined && keyFile !== undefined) {
     try {
@@ -127,6 +176,8 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
       return fail(`cannot read TLS material: ${(error as Error).message}`);
     }
   }
+  // Plain HTTP is for local tools: never expose it beyond loopback unless asked to.
+  const host = values.host ?? (isPlain ? '127.0.0.1' : undefined);
 
   const result = await serveUntilSignal({
     logLevel: config.logLevel,
@@ -135,10 +186,12 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
     start: (log, registry) =>
       startAdmissionServer({
         port: config.port,
-        ...(values.host === undefined ? {} : { host: values.host }),
+        ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
         config: { lpxEnabled: config.lpxEnabled },
         maxBodyBytes,
+        shutdownDelaySeconds,
+        drainTimeoutSeconds: config.drainTimeoutSeconds,
         log,
         registry,
       }),

@@ -4,33 +4,78 @@
  *
  * | Path | Method | Answer |
  * | --- | --- | --- |
- * | `/mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | POST | AdmissionReview (200), 400, 413 |
- * | `/validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | POST | AdmissionReview (200), 400, 413 |
+ * | `/mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | POST | AdmissionReview (200), 400, 408, 413, 415, 429 |
+ * | `/validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | POST | AdmissionReview (200), 400, 408, 413, 415, 429 |
  * | same paths | other | 405, `Allow: POST` |
  * | `/healthz`, `/readyz` | GET, HEAD | 200 (503 from `/readyz` once closing) |
  * | `/metrics` | GET | Prometheus text |
  * | anything else | any | 404 |
  *
- * A body over `maxBodyBytes` gets 413 and the connection is closed without buffering the rest.
- * An unexpected failure gets 500 and is logged; the process never crashes on a request.
+ * Refusals: a Content-Type other than `application/json` (parameters such as charset allowed)
+ * gets 415; a body over `maxBodyBytes` 413, without buffering it; a body not complete within
+ * `bodyTimeoutMs` 408; a review that finds the queue full, or waits longer than
+ * `queueTimeoutMs` for a slot, 429 (see ./review-queue.ts for why it queues first). Each of
+ * these leaves the body unread, so the answer carries `Connection: close` and the connection is
+ * half-closed, letting the client read the answer instead of a reset. An unexpected failure
+ * gets 500 and is logged; the process never crashes on a request.
  *
- * Source: DESIGN.md "Admission" (always-on, TLS, `failurePolicy: Fail`); knative.md §4.
+ * Shutdown (`close()`), in the order kubelet and the endpoints need: `/readyz` answers 503 at
+ * once; for `shutdownDelaySeconds` the server still accepts and answers (the endpoints take that
+ * long to drop the pod, and the API server keeps sending reviews until then; with
+ * `failurePolicy: Fail` a refused connection fails a user's write); then it stops accepting,
+ * lets in-flight reviews finish, closes idle kept-alive connections and resolves. Every answer
+ * from the start of the shutdown carries `Connection: close`, so clients reconnect elsewhere.
+ * `drainTimeoutSeconds` bounds the whole shutdown, the delay included; connections still busy
+ * then are cut.
+ *
+ * Source: DESIGN.md "Admission" (always-on, TLS, `failurePolicy: Fail`); knative.md §4;
+ * shared/runtime/server.ts (the same drain for the CloudEvents host).
  * @module
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdmissionConfig } from '../../shared/domain/index.js';
-import { answerAdmissionReview, findWebhookRoute } from './review.js';
+import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit } from '../../shared/runtime/index.js';
+import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
+import { createReviewQueue } from './review-queue.js';
 
 /**
  * Default request limit: an AdmissionReview carries the object and, on UPDATE, the stored one;
  * each is at most about 3 MiB (the API server's request limit), so 7 MiB covers both plus envelope.
  */
 export const DEFAULT_ADMISSION_MAX_BODY_BYTES = 7 * 1024 * 1024;
+
+/**
+ * How long a closing server keeps accepting reviews, in seconds: the time for the endpoints
+ * controller and the API server's service resolution to stop sending reviews to a terminating
+ * pod (a few seconds on a healthy cluster).
+ */
+export const DEFAULT_SHUTDOWN_DELAY_SECONDS = 5;
+
+/** The whole shutdown's bound, in seconds; the same default as `DRAIN_TIMEOUT_SECONDS`. */
+export const DEFAULT_DRAIN_TIMEOUT_SECONDS = 25;
+
+/**
+ * Reviews worked on at once (reading the body included). Answering is synchronous, so the slots
+ * bound the bodies buffered at once (about twice the body size each, until collected), not CPU.
+ * Measured with 6.3 MiB UPDATE reviews and the Deployment's NODE_OPTIONS: peak RSS 224-244 MB
+ * with 16-64 clients; 275 MB unbounded at 16 clients (infra/admission/deployment.yaml).
+ */
+export const DEFAULT_MAX_CONCURRENT_REVIEWS = 4;
+
+/** Reviews waiting for a slot; a queued review holds a socket, not its body. */
+export const DEFAULT_MAX_QUEUED_REVIEWS = 64;
+
+/** How long a review waits for a slot, in ms: half the webhooks' `timeoutSeconds` (10). */
+export const DEFAULT_QUEUE_TIMEOUT_MS = 5000;
+
+/** How long a body may take to arrive once reading starts, in ms (the API server sends at once). */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 export interface AdmissionServerOptions {
   /** TCP port; 0 picks a free one. */
@@ -42,126 +87,215 @@ export interface AdmissionServerOptions {
   readonly config: AdmissionConfig;
   /** Larger request bodies get 413, in bytes. Default {@link DEFAULT_ADMISSION_MAX_BODY_BYTES}. */
   readonly maxBodyBytes?: number;
+  /** A body not complete this long after reading starts gets 408, in ms. Default {@link DEFAULT_BODY_TIMEOUT_MS}. */
+  readonly bodyTimeoutMs?: number;
+  /** Reviews worked on at once. Default {@link DEFAULT_MAX_CONCURRENT_REVIEWS}. */
+  readonly maxConcurrentReviews?: number;
+  /** Reviews waiting for a slot. Default {@link DEFAULT_MAX_QUEUED_REVIEWS}. */
+  readonly maxQueuedReviews?: number;
+  /** How long a review waits for a slot before 429, in ms. Default {@link DEFAULT_QUEUE_TIMEOUT_MS}. */
+  readonly queueTimeoutMs?: number;
+  /** How long `close()` keeps accepting, in seconds. Default {@link DEFAULT_SHUTDOWN_DELAY_SECONDS}; tests pass 0. */
+  readonly shutdownDelaySeconds?: number;
+  /** Bound on the whole of `close()`, in seconds. Default {@link DEFAULT_DRAIN_TIMEOUT_SECONDS}. */
+  readonly drainTimeoutSeconds?: number;
   readonly log: Logger;
   /** Registry for `/metrics`; default a fresh one. */
   readonly registry?: Registry;
 }
 
 export interface AdmissionServer {
-  /** `https://host:port` or `http://host:port`. */
+  /** `https://host:port` or `http://host:port` of the bound address (`[::]` or `0.0.0.0` for all interfaces). */
   readonly url: string;
   readonly port: number;
   readonly registry: Registry;
-  /** Stops listening and closes every connection. Idempotent; never rejects. */
+  /**
+   * Drains and stops (see the module docs): `/readyz` 503 at once, accepts for
+   * `shutdownDelaySeconds`, then waits for in-flight reviews and closes every connection.
+   * Idempotent; never rejects.
+   */
   close(): Promise<void>;
 }
 
-type BodyResult = { readonly ok: true; readonly body: string } | { readonly ok: false; readonly reason: 'TooLarge' | 'Aborted' };
+type ServerState = 'serving' | 'draining' | 'stopping' | 'closed';
 
-/** Reads a body of at most `maxBytes` (a larger declared Content-Length is refused before reading). Never rejects. */
-function readBody(request: IncomingMessage, maxBytes: number): Promise<BodyResult> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) return Promise.resolve({ ok: false, reason: 'TooLarge' });
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const finish = (result: BodyResult): void => {
-      request.off('data', onData).off('end', onEnd).off('error', onAbort).off('close', onAbort);
-      resolve(result);
-    };
-    const onData = (chunk: Buffer): void => {
-      received += chunk.length;
-      if (received > maxBytes) {
-        request.pause();
-        chunks.length = 0;
-        finish({ ok: false, reason: 'TooLarge' });
-      } else chunks.push(chunk);
-    };
-    const onEnd = (): void => finish({ ok: true, body: Buffer.concat(chunks, received).toString('utf8') });
-    const onAbort = (): void => finish({ ok: false, reason: 'Aborted' });
-    request.on('data', onData).on('end', onEnd).on('error', onAbort).on('close', onAbort);
-  });
+const TEXT_PLAIN = 'text/plain; charset=utf-8';
+
+/** `application/json`, with or without parameters (`; charset=utf-8`), in any case. */
+function isJsonContentType(value: string | undefined): boolean {
+  return value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }
 
-function sendText(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-  response.end(text);
+function urlFor(isTls: boolean, address: AddressInfo): string {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `${isTls ? 'https' : 'http'}://${host}:${address.port}`;
+}
+
+/** Resolves true when `condition` settles before `deadline` (a performance.now() time), else false. */
+function waitUntil(condition: Promise<void>, deadline: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()));
+    void condition.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }
 
 /**
  * Starts the admission server.
- * In: options (port, host, TLS material, config, limits, logger). Out: a running server; call
- * close() to stop. Failures: rejects when the port cannot be bound or the TLS material is invalid.
+ * In: options (port, host, TLS material, config, limits, shutdown timing, logger). Out: a running
+ * server; call close() to drain and stop it. Failures: rejects when the port cannot be bound, the
+ * TLS material is invalid or a limit is out of range.
  */
 export async function startAdmissionServer(options: AdmissionServerOptions): Promise<AdmissionServer> {
   const log = options.log.child({ function: 'admission' });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_ADMISSION_MAX_BODY_BYTES;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const shutdownDelaySeconds = options.shutdownDelaySeconds ?? DEFAULT_SHUTDOWN_DELAY_SECONDS;
+  const drainTimeoutSeconds = options.drainTimeoutSeconds ?? DEFAULT_DRAIN_TIMEOUT_SECONDS;
+  const queue = createReviewQueue({
+    maxConcurrent: options.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS,
+    maxQueued: options.maxQueuedReviews ?? DEFAULT_MAX_QUEUED_REVIEWS,
+    queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS,
+  });
   const registry = options.registry ?? new Registry();
   const reviews = new Counter({ name: 'dynamo_admission_reviews_total', help: 'AdmissionReviews answered, by webhook, served version and verdict', labelNames: ['webhook', 'version', 'allowed'], registers: [registry] });
-  const rejected = new Counter({ name: 'dynamo_admission_rejected_requests_total', help: 'Requests refused before review (bad body, too large, unknown path)', labelNames: ['code'], registers: [registry] });
+  const rejected = new Counter({ name: 'dynamo_admission_rejected_requests_total', help: 'Requests refused before review (bad body, too large, too slow, queue full, unknown path)', labelNames: ['code'], registers: [registry] });
   const duration = new Histogram({
     name: 'dynamo_admission_review_duration_seconds',
-    help: 'Time from request start to answer, by webhook',
+    help: 'Time from request start to answer (queue wait included), by webhook',
     labelNames: ['webhook'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
     registers: [registry],
   });
-  let isClosing = false;
+  new Gauge({ name: 'dynamo_admission_reviews_active', help: 'Reviews holding a slot (reading or answering)', registers: [registry], collect() { this.set(queue.active); } });
+  new Gauge({ name: 'dynamo_admission_reviews_queued', help: 'Reviews waiting for a slot', registers: [registry], collect() { this.set(queue.queued); } });
 
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+  let state: ServerState = 'serving';
+  /** Webhook requests between arrival and answer (for the drain's log lines). */
+  let inFlight = 0;
+  /** Sockets whose request is in our handler: a client error there must not write a second answer. */
+  const busy = new Set<Socket>();
+  /** Half-closed connections whose body was left unread (see closeAfterAnswer). */
+  const lingering = new Set<Socket>();
+
+  function send(response: ServerResponse, status: number, body: string, headers: Readonly<Record<string, string>> = {}): void {
+    if (response.headersSent || response.writableEnded) return;
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+    // A kept-alive connection must not carry more reviews into a closing server.
+    if (state !== 'serving') response.setHeader('connection', 'close');
+    if (!response.hasHeader('content-type')) response.setHeader('content-type', TEXT_PLAIN);
+    response.setHeader('content-length', Buffer.byteLength(body));
+    response.writeHead(status);
+    response.end(body);
+  }
+
+  /** Answers a request whose body stays unread, and closes its connection without a reset. */
+  function refuse(request: IncomingMessage, response: ServerResponse, status: number, text: string, headers: Readonly<Record<string, string>> = {}): void {
+    rejected.inc({ code: String(status) });
+    closeAfterAnswer(request, response, { lingering });
+    send(response, status, text, headers);
+  }
+
+  async function answerReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number): Promise<void> {
+    const url = request.url ?? '/';
+    const contentType = request.headers['content-type'];
+    if (!isJsonContentType(contentType)) {
+      log.warn({ path: url, contentType }, 'Refused admission request with unsupported content type');
+      refuse(request, response, 415, `content type must be application/json, got ${JSON.stringify(contentType ?? '')}\n`);
+      return;
+    }
+    const declaredBytes = declaredBodyBytes(request);
+    if (declaredBytes !== undefined && declaredBytes > maxBodyBytes) {
+      log.warn({ path: url, maxBodyBytes, declaredBytes }, 'Refused oversized admission request');
+      refuse(request, response, 413, `request body exceeds ${maxBodyBytes} bytes\n`);
+      return;
+    }
+    const slot = await queue.acquire();
+    if (!slot.ok) {
+      log.warn({ path: url, reason: slot.reason, active: queue.active, queued: queue.queued, durationMs: performance.now() - started }, 'Refused admission request with no review slot free');
+      refuse(request, response, 429, slot.reason === 'QueueFull' ? 'too many admission reviews waiting\n' : 'timed out waiting for an admission review slot\n', { 'retry-after': '1' });
+      return;
+    }
+    try {
+      const body = await readBodyWithLimit(request, maxBodyBytes, { timeoutMs: bodyTimeoutMs });
+      if (!body.ok) {
+        switch (body.reason) {
+          case 'Aborted':
+            log.debug({ path: url }, 'Lost client connection');
+            return;
+          case 'TooLarge':
+            log.warn({ path: url, maxBodyBytes }, 'Refused oversized admission request');
+            refuse(request, response, 413, `request body exceeds ${maxBodyBytes} bytes\n`);
+            return;
+          case 'TimedOut':
+            log.warn({ path: url, bodyTimeoutMs, receivedBytes: body.receivedBytes }, 'Refused admission request with a slow body');
+            refuse(request, response, 408, `request body not received within ${bodyTimeoutMs} ms\n`);
+            return;
+          default: {
+            const unreachable: never = body;
+            throw new Error(`unknown body result ${JSON.stringify(unreachable)}`);
+          }
+        }
+      }
+      const answer = answerAdmissionReview(route, body.body.toString('utf8'), options.config);
+      const durationMs = performance.now() - started;
+      if (answer.status === 400) {
+        rejected.inc({ code: '400' });
+        log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed admission request');
+        send(response, 400, `${answer.message}\n`);
+        return;
+      }
+      send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
+      reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
+      duration.observe({ webhook: route.kind }, durationMs / 1000);
+      log.info({ webhook: route.kind, version: route.version, kind: 'DynamoGraphDeployment', ...answer.summary, durationMs }, 'Answered AdmissionReview');
+    } finally {
+      slot.release();
+    }
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = performance.now();
     const url = request.url ?? '/';
     const route = findWebhookRoute(url);
     if (route === undefined) {
       const path = url.split('?')[0];
       if ((path === '/healthz' || path === '/readyz') && (request.method === 'GET' || request.method === 'HEAD')) {
-        const isReady = path === '/healthz' || !isClosing;
-        sendText(response, isReady ? 200 : 503, isReady ? 'ok\n' : 'closing\n');
+        const isReady = path === '/healthz' || state === 'serving';
+        send(response, isReady ? 200 : 503, isReady ? 'ok\n' : 'closing\n');
         return;
       }
       if (path === '/metrics' && request.method === 'GET') {
         const text = await registry.metrics();
-        sendText(response, 200, text, { 'content-type': registry.contentType });
+        send(response, 200, text, { 'content-type': registry.contentType });
         return;
       }
       rejected.inc({ code: '404' });
-      sendText(response, 404, 'not found\n');
+      send(response, 404, 'not found\n');
       return;
     }
     if (request.method !== 'POST') {
       rejected.inc({ code: '405' });
-      sendText(response, 405, 'method not allowed\n', { allow: 'POST' });
+      send(response, 405, 'method not allowed\n', { allow: 'POST' });
       return;
     }
-    const body = await readBody(request, maxBodyBytes);
-    if (!body.ok) {
-      if (body.reason === 'Aborted') return;
-      rejected.inc({ code: '413' });
-      log.warn({ path: url, maxBodyBytes }, 'Refused oversized admission request');
-      sendText(response, 413, `request body exceeds ${maxBodyBytes} bytes\n`, { connection: 'close' });
-      response.on('finish', () => request.destroy());
-      return;
+    inFlight += 1;
+    try {
+      await answerReview(route, request, response, started);
+    } finally {
+      inFlight -= 1;
     }
-    const answer = answerAdmissionReview(route, body.body, options.config);
-    const durationMs = performance.now() - started;
-    if (answer.status === 400) {
-      rejected.inc({ code: '400' });
-      log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed admission request');
-      sendText(response, 400, `${answer.message}\n`);
-      return;
-    }
-    const text = JSON.stringify(answer.review);
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    response.end(text);
-    reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
-    duration.observe({ webhook: route.kind }, durationMs / 1000);
-    log.info({ webhook: route.kind, version: route.version, kind: 'DynamoGraphDeployment', ...answer.summary, durationMs }, 'Answered AdmissionReview');
-  };
+  }
 
   const listener = (request: IncomingMessage, response: ServerResponse): void => {
+    const socket = request.socket;
+    busy.add(socket);
+    response.once('close', () => busy.delete(socket));
     handle(request, response).catch((error: unknown) => {
       log.error({ err: error, path: request.url }, 'Failed to answer admission request');
-      if (!response.headersSent) sendText(response, 500, 'internal error\n');
+      if (!response.headersSent) send(response, 500, 'internal error\n');
       else response.destroy();
     });
   };
@@ -171,9 +305,17 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   server.keepAliveTimeout = 120_000;
   server.headersTimeout = 125_000;
   server.requestTimeout = 30_000;
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-    else socket.destroy();
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    // Our handler owns the answer on a busy socket; elsewhere answer, half-close and destroy
+    // after a grace period (a bare end() would leave a half-open socket as long as the client
+    // keeps sending).
+    if (!socket.writable || busy.has(socket)) {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    setTimeout(() => socket.destroy(), UNREAD_BODY_GRACE_MS).unref();
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -184,22 +326,54 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     });
   });
   const address = server.address() as AddressInfo;
-  const host = options.host === undefined || options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host.includes(':') ? `[${options.host}]` : options.host;
-  const url = `${options.tls === undefined ? 'http' : 'https'}://${host}:${address.port}`;
-  log.info({ url, tls: options.tls !== undefined, lpxEnabled: options.config.lpxEnabled, maxBodyBytes }, 'Started admission server');
+  const url = urlFor(options.tls !== undefined, address);
+  log.info(
+    {
+      url,
+      address: address.address,
+      port: address.port,
+      tls: options.tls !== undefined,
+      lpxEnabled: options.config.lpxEnabled,
+      maxBodyBytes,
+      bodyTimeoutMs,
+      maxConcurrentReviews: options.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS,
+      shutdownDelaySeconds,
+      drainTimeoutSeconds,
+    },
+    'Started admission server',
+  );
 
-  let closed: Promise<void> | undefined;
+  async function drainAndStop(): Promise<void> {
+    const startedAt = performance.now();
+    const deadline = startedAt + drainTimeoutSeconds * 1000;
+    state = 'draining';
+    log.info({ inFlight, shutdownDelaySeconds, drainTimeoutSeconds }, 'Started draining');
+    // Until the endpoints drop this pod, reviews still arrive: keep answering them.
+    const delayMs = Math.min(shutdownDelaySeconds * 1000, deadline - performance.now());
+    if (delayMs > 0) await sleep(delayMs);
+    state = 'stopping';
+    log.info({ inFlight }, 'Stopped accepting connections');
+    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    for (const socket of lingering) socket.destroy();
+    const isDrained = await waitUntil(serverClosed, deadline);
+    if (!isDrained) {
+      log.warn({ inFlight }, 'Drain timed out');
+      server.closeAllConnections();
+      await serverClosed;
+    }
+    state = 'closed';
+    log.info({ url, isDrained, durationMs: performance.now() - startedAt }, 'Stopped admission server');
+  }
+
+  let closing: Promise<void> | undefined;
   return {
     url,
     port: address.port,
     registry,
     close: () => {
-      closed ??= new Promise<void>((resolve) => {
-        isClosing = true;
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }).then(() => log.info({ url }, 'Stopped admission server'));
-      return closed;
+      closing ??= drainAndStop();
+      return closing;
     },
   };
 }

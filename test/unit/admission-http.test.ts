@@ -1,15 +1,18 @@
 /**
  * The admission server over real loopback sockets: malformed and hostile requests get a clear
  * 4xx and never crash it; well-formed reviews are answered with the request's uid; TLS works
- * with a generated CA; `serve` refuses bad flags.
+ * with a generated CA; slow bodies and bursts are bounded; close() drains the way kubelet and
+ * the endpoints need; `serve` refuses bad flags and applies its configuration.
  */
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { exceedsNestingDepth, serve, startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
+import { DEFAULT_ADMISSION_MAX_BODY_BYTES, exceedsNestingDepth, serve, startAdmissionServer, type AdmissionServer, type AdmissionServerOptions } from '../../functions/admission/index.js';
 import { defaultDgd, validateDgd } from '../../shared/domain/index.js';
 import { aComponent, aDgd, type Obj } from './admission-chain.js';
 
@@ -34,7 +37,7 @@ async function post(path: string, body: string | Buffer, headers: Record<string,
 }
 
 beforeAll(async () => {
-  server = await startAdmissionServer({ port: 0, host: '127.0.0.1', config: { lpxEnabled: false }, maxBodyBytes: MAX_BODY_BYTES, log: silent });
+  server = await startAdmissionServer({ port: 0, host: '127.0.0.1', config: { lpxEnabled: false }, maxBodyBytes: MAX_BODY_BYTES, shutdownDelaySeconds: 0, log: silent });
 });
 afterAll(async () => {
   await server.close();
@@ -68,7 +71,7 @@ describe('admission server: requests it cannot answer get a clear 4xx', () => {
     async function* chunks(): AsyncGenerator<Buffer> {
       for (let i = 0; i < 8; i += 1) yield Buffer.alloc(64 * 1024, 0x20);
     }
-    const response = await request(`${server.url}${VALIDATE}`, { method: 'POST', body: Readable.from(chunks()) });
+    const response = await request(`${server.url}${VALIDATE}`, { method: 'POST', body: Readable.from(chunks()), headers: { 'content-type': 'application/json' } });
     expect(response.statusCode).toBe(413);
     await response.body.text().catch(() => '');
   });
@@ -286,11 +289,11 @@ describe('exceedsNestingDepth', () => {
 describe('admission server over TLS', () => {
   it('serves AdmissionReviews to a client trusting the generated CA', async () => {
     const certs = await generateServingCertificates();
-    const tlsServer = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, log: silent });
+    const tlsServer = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, shutdownDelaySeconds: 0, log: silent });
     const dispatcher = new Agent({ connect: { ca: certs.caPem } });
     try {
       expect(tlsServer.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-      const response = await request(`${tlsServer.url}${VALIDATE}`, { method: 'POST', body: JSON.stringify(aReview(aDgd())), dispatcher });
+      const response = await request(`${tlsServer.url}${VALIDATE}`, { method: 'POST', body: JSON.stringify(aReview(aDgd())), headers: { 'content-type': 'application/json' }, dispatcher });
       expect(response.statusCode).toBe(200);
       expect((await response.body.json()) as unknown).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'f9b3c1d2', allowed: true } });
       await expect(request(`${tlsServer.url}/healthz`)).rejects.toThrow();
@@ -301,17 +304,351 @@ describe('admission server over TLS', () => {
   });
 });
 
+/** A raw HTTP/1.1 client connection, so a test can send part of a request and watch the socket. */
+interface RawConnection {
+  readonly socket: Socket;
+  /** Resolves with the next complete response (head and Content-Length body); rejects after `timeoutMs`. */
+  nextResponse(timeoutMs?: number): Promise<RawResponse>;
+  /** Resolves once the server has closed the connection (FIN or reset). */
+  readonly closed: Promise<void>;
+  readonly isClosed: () => boolean;
+}
+
+interface RawResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+async function openRaw(port: number): Promise<RawConnection> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  let buffer = '';
+  let isClosed = false;
+  const waiters: (() => void)[] = [];
+  const wake = (): void => {
+    for (const waiter of waiters.splice(0)) waiter();
+  };
+  socket.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('latin1');
+    wake();
+  });
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => {
+    const onClosed = (): void => {
+      isClosed = true;
+      wake();
+      resolve();
+    };
+    socket.once('end', onClosed);
+    socket.once('close', onClosed);
+  });
+  const takeResponse = (): RawResponse | undefined => {
+    const headEnd = buffer.indexOf('\r\n\r\n');
+    if (headEnd === -1) return undefined;
+    const [statusLine = '', ...lines] = buffer.slice(0, headEnd).split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    const length = Number(headers['content-length'] ?? 0);
+    if (buffer.length < headEnd + 4 + length) return undefined;
+    const body = buffer.slice(headEnd + 4, headEnd + 4 + length);
+    buffer = buffer.slice(headEnd + 4 + length);
+    return { status: Number(statusLine.split(' ')[1]), headers, body };
+  };
+  return {
+    socket,
+    closed,
+    isClosed: () => isClosed,
+    async nextResponse(timeoutMs = 5000): Promise<RawResponse> {
+      const deadline = performance.now() + timeoutMs;
+      for (;;) {
+        const response = takeResponse();
+        if (response !== undefined) return response;
+        if (isClosed) throw new Error(`connection closed without a complete response; received ${JSON.stringify(buffer.slice(0, 200))}`);
+        const remaining = deadline - performance.now();
+        if (remaining <= 0) throw new Error(`no response within ${timeoutMs} ms`);
+        await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), sleep(remaining)]);
+      }
+    },
+  };
+}
+
+/** The head of a POST of `bodyBytes` bytes. */
+function postHead(path: string, bodyBytes: number, headers: Record<string, string> = {}): string {
+  const lines = Object.entries({ host: '127.0.0.1', 'content-type': 'application/json', 'content-length': String(bodyBytes), ...headers }).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `POST ${path} HTTP/1.1\r\n${lines.join('')}\r\n`;
+}
+
+function get(path: string): string {
+  return `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`;
+}
+
+/** Resolves to the error code when a new connection to `port` fails, or 'connected'. */
+function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+const REVIEW = JSON.stringify(aReview(aDgd()));
+
+async function aServer(overrides: Partial<AdmissionServerOptions> = {}): Promise<AdmissionServer> {
+  return startAdmissionServer({ port: 0, host: '127.0.0.1', config: { lpxEnabled: false }, shutdownDelaySeconds: 0, log: silent, ...overrides });
+}
+
+function uidOf(response: RawResponse): unknown {
+  return (JSON.parse(response.body) as { response: { uid: unknown } }).response.uid;
+}
+
+describe('admission server: close() drains', () => {
+  it('turns /readyz 503 at once, keeps answering reviews for the shutdown delay with Connection: close, then refuses connections', async () => {
+    const drained = await aServer({ shutdownDelaySeconds: 0.6 });
+    const kept = await openRaw(drained.port);
+    kept.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW);
+    const before = await kept.nextResponse();
+    expect({ status: before.status, connection: before.headers['connection'] }).toEqual({ status: 200, connection: 'keep-alive' });
+
+    const startedAt = performance.now();
+    const closing = drained.close();
+
+    const probe = await openRaw(drained.port);
+    probe.socket.write(get('/readyz'));
+    expect((await probe.nextResponse()).status).toBe(503);
+    kept.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW);
+    const onKeptAlive = await kept.nextResponse();
+    expect({ status: onKeptAlive.status, uid: uidOf(onKeptAlive), connection: onKeptAlive.headers['connection'] }).toEqual({ status: 200, uid: 'f9b3c1d2', connection: 'close' });
+    await kept.closed;
+    const fresh = await openRaw(drained.port);
+    fresh.socket.write(postHead(MUTATE, Buffer.byteLength(REVIEW)) + REVIEW);
+    const onFresh = await fresh.nextResponse();
+    expect({ status: onFresh.status, connection: onFresh.headers['connection'] }).toEqual({ status: 200, connection: 'close' });
+
+    await closing;
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(550);
+    expect(await tryConnect(drained.port)).toBe('ECONNREFUSED');
+  });
+
+  it('answers a review that was half sent when close() was called', async () => {
+    const drained = await aServer({ shutdownDelaySeconds: 0 });
+    const connection = await openRaw(drained.port);
+    const half = Math.floor(REVIEW.length / 2);
+    connection.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, half));
+    await sleep(100);
+
+    const closing = drained.close();
+    await sleep(100);
+    connection.socket.write(REVIEW.slice(half));
+    const answer = await connection.nextResponse();
+
+    expect({ status: answer.status, uid: uidOf(answer), connection: answer.headers['connection'] }).toEqual({ status: 200, uid: 'f9b3c1d2', connection: 'close' });
+    await closing;
+    await connection.closed;
+  });
+
+  it('closes idle kept-alive connections once it stops accepting', async () => {
+    const drained = await aServer({ shutdownDelaySeconds: 0.3 });
+    const idle = await openRaw(drained.port);
+    idle.socket.write(get('/healthz'));
+    expect((await idle.nextResponse()).status).toBe(200);
+
+    const startedAt = performance.now();
+    const closing = drained.close();
+    await idle.closed;
+    const closedAfterMs = performance.now() - startedAt;
+    await closing;
+
+    expect(closedAfterMs).toBeGreaterThanOrEqual(250);
+    expect(closedAfterMs).toBeLessThan(2000);
+  });
+
+  it('cuts a review still unfinished when the drain timeout passes', async () => {
+    const drained = await aServer({ shutdownDelaySeconds: 0, drainTimeoutSeconds: 0.5, bodyTimeoutMs: 60_000 });
+    const stuck = await openRaw(drained.port);
+    stuck.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, 10));
+    await sleep(50);
+
+    const startedAt = performance.now();
+    await drained.close();
+
+    expect(performance.now() - startedAt).toBeLessThan(2000);
+    await stuck.closed;
+  });
+});
+
+describe('admission server: slow bodies and bursts are bounded', () => {
+  it('answers 408 to a body that trickles in, and closes the connection', async () => {
+    const slow = await aServer({ bodyTimeoutMs: 500 });
+    try {
+      const connection = await openRaw(slow.port);
+      const startedAt = performance.now();
+      connection.socket.write(postHead(VALIDATE, 100_000));
+      const answered = connection.nextResponse(5000);
+      // One byte every 50 ms, as long as the server keeps the connection (bounded: 5 s).
+      for (let sent = 0; sent < 100 && !connection.isClosed(); sent += 1) {
+        connection.socket.write(' ');
+        await sleep(50);
+      }
+      const answer = await answered;
+      expect({ status: answer.status, connection: answer.headers['connection'], body: answer.body }).toEqual({ status: 408, connection: 'close', body: 'request body not received within 500 ms\n' });
+      await connection.closed;
+      expect(performance.now() - startedAt).toBeLessThan(4000);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('works on maxConcurrentReviews reviews at once and queues the rest until a slot frees up', async () => {
+    const bounded = await aServer({ maxConcurrentReviews: 1 });
+    try {
+      const first = await openRaw(bounded.port);
+      const half = Math.floor(REVIEW.length / 2);
+      first.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, half));
+      await sleep(50);
+      const second = await openRaw(bounded.port);
+      second.socket.write(postHead(MUTATE, Buffer.byteLength(REVIEW)) + REVIEW);
+
+      await expect(second.nextResponse(300)).rejects.toThrow('no response within 300 ms');
+      first.socket.write(REVIEW.slice(half));
+
+      expect((await first.nextResponse()).status).toBe(200);
+      expect((await second.nextResponse()).status).toBe(200);
+      const metrics = await request(`${bounded.url}/metrics`);
+      expect(await metrics.body.text()).toMatch(/dynamo_admission_reviews_queued 0/);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it('frees the slot of a queued review whose client left, at once rather than at the body timeout', async () => {
+    const bounded = await aServer({ maxConcurrentReviews: 1, bodyTimeoutMs: 60_000 });
+    try {
+      const holder = await openRaw(bounded.port);
+      holder.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, 10));
+      await sleep(50);
+      const leaver = await openRaw(bounded.port);
+      leaver.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, 10));
+      await sleep(50);
+      leaver.socket.destroy();
+      await sleep(50);
+      const waiting = await openRaw(bounded.port);
+      waiting.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW);
+      await sleep(50);
+
+      holder.socket.write(REVIEW.slice(10));
+      expect((await holder.nextResponse()).status).toBe(200);
+      expect((await waiting.nextResponse(2000)).status).toBe(200);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it.each([
+    { name: 'the queue is full', options: { maxConcurrentReviews: 1, maxQueuedReviews: 0 }, want: { body: 'too many admission reviews waiting\n', minMs: 0 } },
+    { name: 'no slot frees up within queueTimeoutMs', options: { maxConcurrentReviews: 1, maxQueuedReviews: 4, queueTimeoutMs: 300 }, want: { body: 'timed out waiting for an admission review slot\n', minMs: 280 } },
+  ])('answers 429 with Retry-After when $name', async ({ options, want }) => {
+    const bounded = await aServer(options);
+    try {
+      const holder = await openRaw(bounded.port);
+      holder.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, 10));
+      await sleep(50);
+      const refused = await openRaw(bounded.port);
+      const startedAt = performance.now();
+      refused.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW);
+      const answer = await refused.nextResponse();
+      expect({ status: answer.status, retryAfter: answer.headers['retry-after'], connection: answer.headers['connection'], body: answer.body }).toEqual({ status: 429, retryAfter: '1', connection: 'close', body: want.body });
+      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(want.minMs);
+      holder.socket.write(REVIEW.slice(10));
+      expect((await holder.nextResponse()).status).toBe(200);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it('shows a client that uploads the whole 8 MiB body the 413 (default limit), not a connection reset', async () => {
+    const defaults = await aServer();
+    try {
+      // A client that writes the whole body before it reads (allowHalfOpen: the server's FIN
+      // does not end our side). Destroying a socket with unread input sends RST, and this
+      // client's next write then fails with EPIPE/ECONNRESET before it has read anything.
+      const socket = connect({ port: defaults.port, host: '127.0.0.1', allowHalfOpen: true });
+      let received = '';
+      let writeError: string | undefined;
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('error', (error: NodeJS.ErrnoException) => (writeError = error.code));
+      const ended = new Promise<void>((resolve) => {
+        socket.once('end', resolve);
+        socket.once('close', resolve);
+      });
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      const bodyBytes = 8 * 1024 * 1024;
+      socket.write(postHead(VALIDATE, bodyBytes));
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      for (let written = 0; written < bodyBytes && !socket.destroyed; written += chunk.length) {
+        if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), ended]);
+      }
+      await ended;
+      socket.destroy();
+
+      expect({ writeError, statusLine: received.split('\r\n', 1)[0], body: received.slice(received.indexOf('\r\n\r\n') + 4) }).toEqual({
+        writeError: undefined,
+        statusLine: 'HTTP/1.1 413 Payload Too Large',
+        body: `request body exceeds ${DEFAULT_ADMISSION_MAX_BODY_BYTES} bytes\n`,
+      });
+    } finally {
+      await defaults.close();
+    }
+  });
+});
+
+describe('admission server: content type', () => {
+  it.each([
+    { name: 'text/plain', headers: { 'content-type': 'text/plain' } as Record<string, string>, want: 415 },
+    { name: 'no Content-Type', headers: {} as Record<string, string>, want: 415 },
+    { name: 'application/json-patch+json', headers: { 'content-type': 'application/json-patch+json' }, want: 415 },
+    { name: 'application/json', headers: { 'content-type': 'application/json' }, want: 200 },
+    { name: 'application/json with a charset', headers: { 'content-type': 'application/json; charset=utf-8' }, want: 200 },
+    { name: 'Application/JSON', headers: { 'content-type': 'Application/JSON' }, want: 200 },
+  ])('$name -> $want', async ({ headers, want }) => {
+    const response = await request(`${server.url}${VALIDATE}`, { method: 'POST', body: Buffer.from(REVIEW), headers });
+    const text = await response.body.text();
+    expect(response.statusCode, text).toBe(want);
+    if (want === 415) expect(text).toBe(`content type must be application/json, got ${JSON.stringify(headers['content-type'] ?? '')}\n`);
+  });
+});
+
 describe('dynamo-fn serve admission', () => {
   const deps = (env: Record<string, string> = {}) => {
     const errors: string[] = [];
+    const logs: Record<string, unknown>[] = [];
     let stop: (signal: string) => void = () => undefined;
     return {
       errors,
+      logs,
       stop: () => stop('SIGTERM'),
+      /** The 'Started admission server' line, once the server listens (bounded: 5 s). */
+      async started(): Promise<Record<string, unknown>> {
+        for (let waited = 0; waited < 5000; waited += 10) {
+          const line = logs.find((entry) => entry['msg'] === 'Started admission server');
+          if (line !== undefined) return line;
+          await sleep(10);
+        }
+        throw new Error(`the server did not start; errors: ${errors.join('')}`);
+      },
       deps: {
         env,
         writeError: (text: string) => errors.push(text),
-        logDestination: { write: () => undefined },
+        logDestination: { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) },
         onShutdownSignal: (listener: (signal: string) => void) => {
           stop = listener;
           return () => undefined;
@@ -320,24 +657,88 @@ describe('dynamo-fn serve admission', () => {
     };
   };
 
-  it.each([
+  it.each<{ name: string; argv: string[]; env?: Record<string, string>; want: RegExp }>([
     { name: 'TLS files are required without --plain-http', argv: ['--port', '0'], want: /--tls-cert and --tls-key are required/ },
     { name: '--plain-http excludes TLS files', argv: ['--plain-http', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], want: /--plain-http cannot be combined/ },
     { name: 'unknown flags are refused', argv: ['--plain-http', '--verbose'], want: /Unknown option '--verbose'/ },
     { name: 'unreadable TLS files are refused', argv: ['--tls-cert', '/nonexistent/c.pem', '--tls-key', '/nonexistent/k.pem', '--port', '0'], want: /cannot read TLS material: ENOENT/ },
     { name: 'a bad LPX_ENABLED stops it before it listens', argv: ['--plain-http', '--port', '0'], env: { LPX_ENABLED: 'yes' }, want: /LPX_ENABLED must be "true" or "false", got "yes"/ },
+    { name: 'a bad MAX_BODY_BYTES stops it before it listens', argv: ['--plain-http', '--port', '0'], env: { MAX_BODY_BYTES: 'lots' }, want: /MAX_BODY_BYTES must be an integer/ },
+    { name: 'a bad --max-body-bytes is refused', argv: ['--plain-http', '--max-body-bytes', '1e3'], want: /--max-body-bytes must be a positive integer, got "1e3"/ },
+    { name: 'a bad --shutdown-delay-seconds is refused', argv: ['--plain-http', '--shutdown-delay-seconds', 'soon'], want: /--shutdown-delay-seconds must be a number of seconds from 0 to 3600, got "soon"/ },
+    { name: 'a port in use names the cause', argv: ['--plain-http', '--port', 'IN_USE'], want: /^dynamo-fn serve admission: cannot start: listen EADDRINUSE: address already in use 127\.0\.0\.1:\d+\n$/ },
   ])('$name', async ({ argv, env, want }) => {
-    const run = deps(env);
-    expect(await serve(argv, run.deps)).toBe(1);
-    expect(run.errors.join('')).toMatch(want);
+    const blocker = argv.includes('IN_USE') ? await aServer() : undefined;
+    try {
+      const run = deps(env);
+      expect(await serve(argv.map((arg) => (arg === 'IN_USE' ? String(blocker?.port) : arg)), run.deps)).toBe(1);
+      expect(run.errors.join('')).toMatch(want);
+    } finally {
+      await blocker?.close();
+    }
   });
 
   it('serves plain HTTP until a shutdown signal, then exits 0', async () => {
     const run = deps();
-    const exit = serve(['--plain-http', '--port', '0', '--host', '127.0.0.1'], run.deps);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const exit = serve(['--plain-http', '--port', '0', '--host', '127.0.0.1', '--shutdown-delay-seconds', '0'], run.deps);
+    await run.started();
     run.stop();
     expect(await exit).toBe(0);
     expect(run.errors).toEqual([]);
+  });
+
+  it('--plain-http listens on 127.0.0.1 by default and logs the bound address', async () => {
+    const run = deps();
+    const exit = serve(['--plain-http', '--port', '0', '--shutdown-delay-seconds', '0'], run.deps);
+    const started = await run.started();
+    run.stop();
+    expect(await exit).toBe(0);
+    expect({ url: started['url'], address: started['address'] }).toEqual({ url: `http://127.0.0.1:${String(started['port'])}`, address: '127.0.0.1' });
+  });
+
+  it.each<{ name: string; argv: string[]; env: Record<string, string>; want: number }>([
+    { name: 'MAX_BODY_BYTES when set', argv: [], env: { MAX_BODY_BYTES: '1000' }, want: 1000 },
+    { name: '--max-body-bytes over MAX_BODY_BYTES', argv: ['--max-body-bytes', '2000'], env: { MAX_BODY_BYTES: '1000' }, want: 2000 },
+    { name: 'the admission default when MAX_BODY_BYTES is unset', argv: [], env: {}, want: 7 * 1024 * 1024 },
+    { name: 'the admission default when MAX_BODY_BYTES is empty', argv: [], env: { MAX_BODY_BYTES: '' }, want: 7 * 1024 * 1024 },
+  ])('limits bodies by $name', async ({ argv, env, want }) => {
+    const run = deps(env);
+    const exit = serve(['--plain-http', '--port', '0', '--shutdown-delay-seconds', '0', ...argv], run.deps);
+    const started = await run.started();
+    try {
+      expect(started['maxBodyBytes']).toBe(want);
+      const url = String(started['url']);
+      const over = await request(`${url}${VALIDATE}`, { method: 'POST', body: Buffer.alloc(want + 1, 0x20), headers: { 'content-type': 'application/json' } });
+      await over.body.text();
+      expect(over.statusCode).toBe(413);
+      const atLimit = await request(`${url}${VALIDATE}`, { method: 'POST', body: Buffer.alloc(want, 0x20), headers: { 'content-type': 'application/json' } });
+      await atLimit.body.text();
+      expect(atLimit.statusCode).toBe(400);
+    } finally {
+      run.stop();
+      expect(await exit).toBe(0);
+    }
+  });
+
+  it('on SIGTERM answers the review in flight, turns /readyz 503 and keeps accepting for the delay, then exits 0', async () => {
+    const run = deps();
+    const exit = serve(['--plain-http', '--port', '0', '--host', '127.0.0.1', '--shutdown-delay-seconds', '0.5'], run.deps);
+    const port = Number((await run.started())['port']);
+    const inFlight = await openRaw(port);
+    const half = Math.floor(REVIEW.length / 2);
+    inFlight.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, half));
+    await sleep(50);
+
+    run.stop();
+    const probe = await openRaw(port);
+    probe.socket.write(get('/readyz'));
+    expect((await probe.nextResponse()).status).toBe(503);
+    inFlight.socket.write(REVIEW.slice(half));
+    const answer = await inFlight.nextResponse();
+
+    expect({ status: answer.status, uid: uidOf(answer), connection: answer.headers['connection'] }).toEqual({ status: 200, uid: 'f9b3c1d2', connection: 'close' });
+    expect(await exit).toBe(0);
+    expect(await tryConnect(port)).toBe('ECONNREFUSED');
+    expect(run.logs.map((line) => line['msg'])).toEqual(expect.arrayContaining(['Received shutdown signal', 'Started draining', 'Stopped accepting connections', 'Stopped admission server']));
   });
 });
