@@ -21,6 +21,12 @@ import {
 export const FUNCTION_NAMES = ['admission', 'reconcile', 'profile', 'cleanup'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
+/**
+ * `dynamo-fn serve FUNCTION --help` is answered here, not by the dispatcher: a function that
+ * serves itself (admission) has its own options, so the help comes from its module.
+ */
+export const handlesHelp = true;
+
 export const summary = 'Run one function: the CloudEvents host for reconcile, profile, cleanup (admission serves itself)';
 
 export const usage = `Usage: dynamo-fn serve FUNCTION [--port N]
@@ -37,7 +43,8 @@ the CloudEvents host:
 
 Options:
   --port N        TCP port; overrides PORT (0 picks a free port)
-  -h, --help      Show this help
+  -h, --help      Show this help; with FUNCTION, that function's own help when it has one
+                  (dynamo-fn serve admission --help)
 
 Environment:
   PORT                   TCP port (default 8080)
@@ -53,8 +60,13 @@ A bad value stops the command before it listens, naming the variable; exit code 
 /** What `run` needs from the process; tests pass their own. */
 export interface ServeDeps {
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** Imports `functions/<name>/index.js`. */
+  /**
+   * Imports `functions/<name>/index.js`. Rejects with {@link FunctionNotImplementedError} when
+   * that module itself does not exist, with the import's own error otherwise.
+   */
   readonly importFunction: (name: FunctionName) => Promise<unknown>;
+  /** Where help goes (the process's stdout). */
+  readonly writeOutput: (text: string) => void;
   /** Where errors before logging starts go (the process's stderr). */
   readonly writeError: (text: string) => void;
   /** Where JSON logs go; undefined means stdout. */
@@ -65,11 +77,45 @@ export interface ServeDeps {
   readonly host: string | undefined;
 }
 
-/** The real process: env, stderr, stdout logs, SIGTERM/SIGINT (a second one exits 1). */
-export function processServeDeps(): ServeDeps {
+/** A function this release does not ship: its `functions/<name>/index` module does not exist. */
+export class FunctionNotImplementedError extends Error {
+  readonly functionName: string;
+  constructor(functionName: string, options?: ErrorOptions) {
+    super(`function ${functionName} is not implemented in this release`, options);
+    this.name = 'FunctionNotImplementedError';
+    this.functionName = functionName;
+  }
+}
+
+/**
+ * Whether `error` is Node's failure to find the module at `moduleUrl` itself, as opposed to a
+ * module it imports: code `ERR_MODULE_NOT_FOUND` and `url` (the file URL Node could not find)
+ * equal to it. Pure.
+ * Source: Node.js errors, ERR_MODULE_NOT_FOUND (lib/internal/modules/esm/resolve.js sets `url`).
+ */
+export function isMissingModule(error: unknown, moduleUrl: URL): boolean {
+  if (!(error instanceof Error)) return false;
+  const { code, url } = error as Error & { readonly code?: unknown; readonly url?: unknown };
+  return code === 'ERR_MODULE_NOT_FOUND' && url === moduleUrl.href;
+}
+
+/**
+ * The real process: env, stdout help, stderr, stdout logs, SIGTERM/SIGINT (a second one exits 1).
+ * `functionsUrl` is the folder holding `<name>/index.js`; tests point it elsewhere.
+ */
+export function processServeDeps(functionsUrl: URL = new URL('../../functions/', import.meta.url)): ServeDeps {
   return {
     env: process.env,
-    importFunction: (name) => import(`../../functions/${name}/index.js`) as Promise<unknown>,
+    importFunction: async (name) => {
+      const moduleUrl = new URL(`${name}/index.js`, functionsUrl);
+      try {
+        return (await import(moduleUrl.href)) as unknown;
+      } catch (error) {
+        if (isMissingModule(error, moduleUrl)) throw new FunctionNotImplementedError(name, { cause: error });
+        throw error;
+      }
+    },
+    writeOutput: (text) => process.stdout.write(text),
     writeError: (text) => process.stderr.write(text),
     logDestination: undefined,
     onShutdownSignal(listener) {
@@ -108,29 +154,41 @@ function isFunctionDefinition(value: unknown): value is FunctionDefinition {
   );
 }
 
+/** The message and its cause chain, `a: b: c`, so a wrapped failure still names its root. */
 function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const parts: string[] = [];
+  let current: unknown = error;
+  // Bounded: a cause chain can be circular.
+  for (let depth = 0; current !== undefined && depth < 10; depth += 1) {
+    parts.push(current instanceof Error ? current.message : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(': ');
 }
 
-/** Splits off FUNCTION: the first positional argument, wherever it stands. */
+/** Splits off FUNCTION (the first positional argument, wherever it stands) and spots --help/-h. */
 function splitFunctionArgument(
   argv: readonly string[],
-): { readonly name: string | undefined; readonly rest: readonly string[] } {
+): { readonly name: string | undefined; readonly rest: readonly string[]; readonly isHelp: boolean } {
   const { tokens } = parseArgs({
     args: [...argv],
-    options: { port: { type: 'string' } },
+    options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     strict: false,
     allowPositionals: true,
     tokens: true,
   });
+  const isHelp = tokens.some((token) => token.kind === 'option' && token.name === 'help');
   const positional = tokens.find((token) => token.kind === 'positional');
-  if (positional === undefined) return { name: undefined, rest: argv };
-  return { name: positional.value, rest: argv.filter((_, index) => index !== positional.index) };
+  if (positional === undefined) return { name: undefined, rest: argv, isHelp };
+  return { name: positional.value, rest: argv.filter((_, index) => index !== positional.index), isHelp };
 }
 
 /**
- * Runs `dynamo-fn serve`. Resolves to the exit code: 0 after a signal-initiated drain, 1 on
- * a usage error, an unavailable function, a bad configuration or a failed start.
+ * Runs `dynamo-fn serve`. Resolves to the exit code: 0 after a signal-initiated drain or after
+ * help, 1 on a usage error, an unavailable function, a bad configuration or a failed start
+ * (the message carries the cause chain: `cannot start function reconcile: cannot initialise
+ * function reconcile: <cause>`). `serve --help` prints {@link usage}; `serve FUNCTION --help`
+ * prints the function module's own `usage` export when it has one, else {@link usage}.
  */
 export async function run(argv: readonly string[], deps: ServeDeps = processServeDeps()): Promise<number> {
   const fail = (message: string): number => {
@@ -138,7 +196,11 @@ export async function run(argv: readonly string[], deps: ServeDeps = processServ
     return 1;
   };
 
-  const { name, rest } = splitFunctionArgument(argv);
+  const { name, rest, isHelp } = splitFunctionArgument(argv);
+  if (isHelp && name === undefined) {
+    deps.writeOutput(`${usage}\n`);
+    return 0;
+  }
   if (name === undefined) return fail(`missing FUNCTION (one of ${FUNCTION_NAMES.join(', ')})\n\n${usage}`);
   if (!isFunctionName(name)) {
     return fail(`unknown function "${name}"; expected one of ${FUNCTION_NAMES.join(', ')}`);
@@ -148,9 +210,16 @@ export async function run(argv: readonly string[], deps: ServeDeps = processServ
   try {
     loaded = await deps.importFunction(name);
   } catch (error) {
+    if (error instanceof FunctionNotImplementedError) return fail(error.message);
     return fail(`function ${name} is not available: ${describeError(error)}`);
   }
   if (!isRecord(loaded)) return fail(`function ${name} is not available: its module exports nothing`);
+
+  if (isHelp) {
+    const ownUsage = loaded['usage'];
+    deps.writeOutput(`${typeof ownUsage === 'string' ? ownUsage : usage}\n`);
+    return 0;
+  }
 
   const ownServe = loaded['serve'];
   if (typeof ownServe === 'function') {

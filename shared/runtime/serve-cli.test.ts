@@ -1,11 +1,26 @@
 // Tests for shared/cli/serve.ts (the `dynamo-fn serve` command), kept beside the host it runs.
+import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { run, usage, type FunctionName, type ServeDeps } from '../cli/serve.js';
+import { usage as admissionUsage } from '../../functions/admission/index.js';
+import {
+  FunctionNotImplementedError,
+  handlesHelp,
+  isMissingModule,
+  run,
+  usage,
+  type FunctionName,
+  type ServeDeps,
+} from '../cli/serve.js';
 import type { FunctionDefinition, KubeEvent } from './contract.js';
 import { aDefinition, aRoute, anApiServerEvent, get, sendEvent } from './test-support.js';
 
 interface FakeProcess {
   readonly deps: ServeDeps;
+  readonly output: string[];
   readonly errors: string[];
   readonly logs: Record<string, unknown>[];
   readonly imported: FunctionName[];
@@ -17,11 +32,13 @@ function fakeProcess(
   load: (name: FunctionName) => Promise<unknown>,
   env: Readonly<Record<string, string>> = {},
 ): FakeProcess {
+  const output: string[] = [];
   const errors: string[] = [];
   const logs: Record<string, unknown>[] = [];
   const imported: FunctionName[] = [];
   let listener: ((signal: string) => void) | undefined;
   return {
+    output,
     errors,
     logs,
     imported,
@@ -31,6 +48,9 @@ function fakeProcess(
       importFunction: async (name) => {
         imported.push(name);
         return load(name);
+      },
+      writeOutput: (text) => {
+        output.push(text);
       },
       writeError: (text) => {
         errors.push(text);
@@ -175,6 +195,128 @@ describe('dynamo-fn serve', () => {
       'KUBECONFIG',
     ]) {
       expect(usage).toContain(word);
+    }
+  });
+});
+
+describe('dynamo-fn serve --help', () => {
+  it('answers --help itself, so the dispatcher passes it through', () => {
+    expect(handlesHelp).toBe(true);
+  });
+
+  it.each<{ name: string; argv: string[]; load?: () => Promise<unknown>; want: string }>([
+    { name: 'serve --help prints the serve usage', argv: ['--help'], want: usage },
+    { name: 'serve -h prints the serve usage', argv: ['-h'], want: usage },
+    {
+      name: "serve admission --help prints admission's own usage",
+      argv: ['admission', '--help'],
+      load: () => import('../../functions/admission/index.js'),
+      want: admissionUsage,
+    },
+    {
+      name: 'serve reconcile -h prints the serve usage (its module has no usage)',
+      argv: ['reconcile', '-h'],
+      load: async () => ({ default: aDefinition([aRoute()]) }),
+      want: usage,
+    },
+  ])('$name', async ({ argv, load, want }) => {
+    const fake = fakeProcess(load ?? (async () => ({ default: aDefinition([aRoute()]) })));
+
+    expect(await run(argv, fake.deps)).toBe(0);
+    expect(fake.output.join('')).toBe(`${want}\n`);
+    expect(fake.errors).toEqual([]);
+    expect(fake.logs).toEqual([]);
+  });
+
+  it('says a function this release lacks is not implemented, also for --help', async () => {
+    const fake = fakeProcess(async (name) => {
+      throw new FunctionNotImplementedError(name);
+    });
+
+    expect(await run(['profile', '--help'], fake.deps)).toBe(1);
+    expect(fake.errors.join('')).toBe('dynamo-fn serve: function profile is not implemented in this release\n');
+    expect(fake.output).toEqual([]);
+  });
+});
+
+describe('dynamo-fn serve: start failures', () => {
+  it('prints the whole cause chain when init fails', async () => {
+    const definition = aDefinition([aRoute()], {
+      init: async () => {
+        throw new Error('cannot load kubeconfig /nonexistent', {
+          cause: new Error("ENOENT: no such file or directory, open '/nonexistent'"),
+        });
+      },
+    });
+    const fake = fakeProcess(async () => ({ default: definition }));
+
+    expect(await run(['reconcile', '--port', '0'], fake.deps)).toBe(1);
+    expect(fake.errors.join('')).toBe(
+      'dynamo-fn serve: cannot start function reconcile: cannot initialise function reconcile: ' +
+        "cannot load kubeconfig /nonexistent: ENOENT: no such file or directory, open '/nonexistent'\n",
+    );
+  });
+
+  const moduleUrl = new URL('file:///srv/functions/profile/index.js');
+  it.each<{ name: string; error: unknown; want: boolean }>([
+    {
+      name: 'the module itself is missing',
+      error: Object.assign(new Error('Cannot find module'), { code: 'ERR_MODULE_NOT_FOUND', url: moduleUrl.href }),
+      want: true,
+    },
+    {
+      name: 'a module it imports is missing',
+      error: Object.assign(new Error('Cannot find module'), {
+        code: 'ERR_MODULE_NOT_FOUND',
+        url: 'file:///srv/functions/profile/helper.js',
+      }),
+      want: false,
+    },
+    {
+      name: 'a package it imports is missing (no url)',
+      error: Object.assign(new Error("Cannot find package 'x'"), { code: 'ERR_MODULE_NOT_FOUND' }),
+      want: false,
+    },
+    {
+      name: 'another error at the same url',
+      error: Object.assign(new Error('syntax'), { code: 'ERR_INVALID_TYPESCRIPT_SYNTAX', url: moduleUrl.href }),
+      want: false,
+    },
+    { name: 'a non-Error', error: 'ERR_MODULE_NOT_FOUND', want: false },
+  ])('isMissingModule: $name -> $want', ({ error, want }) => {
+    expect(isMissingModule(error, moduleUrl)).toBe(want);
+  });
+
+  /** Runs `serve <name>` in a real Node process (tsx, as bin/dynamo-fn.js does) over `functionsDir`. */
+  async function serveInChild(functionsDir: string, name: string): Promise<{ code: number; stderr: string }> {
+    const serveUrl = pathToFileURL(fileURLToPath(new URL('../cli/serve.ts', import.meta.url))).href;
+    const script = `
+      const { processServeDeps, run } = await import(${JSON.stringify(serveUrl)});
+      process.exitCode = await run([${JSON.stringify(name)}], processServeDeps(new URL(${JSON.stringify(pathToFileURL(`${functionsDir}/`).href)})));
+    `;
+    const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+    return new Promise((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, timeout: 20_000 }, (error, _stdout, stderr) => {
+        resolve({ code: typeof error?.code === 'number' ? error.code : error === null ? 0 : -1, stderr });
+      });
+    });
+  }
+
+  it('says "not implemented" only when the function module itself is missing (real imports)', { timeout: 40_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'serve-functions-'));
+    try {
+      await mkdir(join(dir, 'reconcile'));
+      // ESM, as in the repository (package.json "type": "module").
+      await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
+      await writeFile(join(dir, 'reconcile', 'index.ts'), "import './missing-helper.js';\nexport default {};\n");
+
+      const [missing, broken] = await Promise.all([serveInChild(dir, 'profile'), serveInChild(dir, 'reconcile')]);
+
+      expect(missing).toEqual({ code: 1, stderr: 'dynamo-fn serve: function profile is not implemented in this release\n' });
+      expect(broken.code).toBe(1);
+      expect(broken.stderr).toMatch(/^dynamo-fn serve: function reconcile is not available: Cannot find module '.*\/reconcile\/missing-helper\.js' imported from .*\/reconcile\/index\.ts\n$/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
