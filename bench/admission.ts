@@ -134,8 +134,8 @@ async function runServers(certs: ServingCertificates, logLevel: string): Promise
   const log = pino({ level: logLevel }, pino.destination({ dest: '/dev/null', sync: true }));
   const config = { lpxEnabled: false };
   const tls = { cert: certs.certPem, key: certs.keyPem };
-  const admissionHttp = await startAdmissionServer({ port: 0, host: '127.0.0.1', config, log });
-  const admissionTls = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls, config, log });
+  const admissionHttp = await startAdmissionServer({ port: 0, host: '127.0.0.1', config, log, shutdownDelaySeconds: 0 });
+  const admissionTls = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls, config, log, shutdownDelaySeconds: 0 });
   const ports: Ports = {
     admissionHttp: admissionHttp.port,
     admissionTls: admissionTls.port,

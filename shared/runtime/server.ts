@@ -27,7 +27,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { readBodyWithLimit } from './body.js';
+import { closeAfterAnswer, readBodyWithLimit } from './body.js';
 import { mapWithConcurrency } from './concurrency.js';
 import type { RuntimeConfig } from './config.js';
 import type { FunctionDefinition, HandlerDeps, KubeEvent, ObjectKey, Outcome, Route } from './contract.js';
@@ -82,8 +82,6 @@ interface HandlerRun {
 
 const OUTCOME_KINDS: ReadonlySet<string> = new Set(['Done', 'Permanent', 'Transient']);
 const TEXT_PLAIN = 'text/plain; charset=utf-8';
-/** How long a connection with an unread (oversized) body stays half-open after the 413. */
-const UNREAD_BODY_GRACE_MS = 2000;
 
 function isOutcome(value: unknown): value is Outcome {
   return (
@@ -202,21 +200,6 @@ export async function startFunctionServer<D extends HandlerDeps>(
     }
     res.writeHead(status, { 'content-type': TEXT_PLAIN, 'content-length': Buffer.byteLength(body) });
     res.end(body);
-  }
-
-  /**
-   * Ends a connection whose request body is left unread, without losing the answer: half-close
-   * (FIN) once the answer is written, and destroy only after a grace period. Closing a socket
-   * with unread input at once sends RST, and a client still uploading may then lose the 413.
-   */
-  function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-    const socket = req.socket;
-    res.once('finish', () => {
-      lingering.add(socket);
-      socket.once('close', () => lingering.delete(socket));
-      socket.end();
-      setTimeout(() => socket.destroy(), UNREAD_BODY_GRACE_MS).unref();
-    });
   }
 
   /** Calls one handler and classifies what came back; never rejects. */
@@ -381,8 +364,10 @@ export async function startFunctionServer<D extends HandlerDeps>(
           log.debug({ durationMs: elapsedMs(startedAt) }, 'Lost client connection');
           return;
         }
+        // Before the answer is written: it marks it `Connection: close` and keeps the socket
+        // half-open so a client still uploading sees the 413, not a reset.
+        closeAfterAnswer(req, res, { lingering });
         respond(res, 413, `request body exceeds ${config.maxBodyBytes} bytes\n`);
-        closeAfterAnswer(req, res);
         metrics.recordEvent({ kind: '', outcome: 'TooLarge' }, elapsedMs(startedAt) / 1000);
         metrics.recordError({ kind: '', error: 'BodyTooLarge' });
         log.warn(

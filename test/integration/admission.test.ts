@@ -90,7 +90,7 @@ let collection: string;
 
 beforeAll(async () => {
   const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
-  server = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, log: pino({ level: 'silent' }) });
+  server = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, log: pino({ level: 'silent' }), shutdownDelaySeconds: 0 });
   api = apiClient();
   namespace = await createTestNamespace(testKubeConfig(), 'admission');
   collection = `/apis/nvidia.com/v1beta1/namespaces/${namespace}/dynamographdeployments`;
