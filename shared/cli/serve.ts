@@ -81,7 +81,7 @@ export interface ServeDeps {
 export class FunctionNotImplementedError extends Error {
   readonly functionName: string;
   constructor(functionName: string, options?: ErrorOptions) {
-    super(`function ${functionName} is not implemented in this release`, options);
+    super(`function ${functionName} is not part of this release`, options);
     this.name = 'FunctionNotImplementedError';
     this.functionName = functionName;
   }

@@ -228,13 +228,13 @@ describe('dynamo-fn serve --help', () => {
     expect(fake.logs).toEqual([]);
   });
 
-  it('says a function this release lacks is not implemented, also for --help', async () => {
+  it('says a function this release lacks is not part of it, also for --help', async () => {
     const fake = fakeProcess(async (name) => {
       throw new FunctionNotImplementedError(name);
     });
 
     expect(await run(['profile', '--help'], fake.deps)).toBe(1);
-    expect(fake.errors.join('')).toBe('dynamo-fn serve: function profile is not implemented in this release\n');
+    expect(fake.errors.join('')).toBe('dynamo-fn serve: function profile is not part of this release\n');
     expect(fake.output).toEqual([]);
   });
 });
@@ -302,7 +302,7 @@ describe('dynamo-fn serve: start failures', () => {
     });
   }
 
-  it('says "not implemented" only when the function module itself is missing (real imports)', { timeout: 40_000 }, async () => {
+  it('says "not part of this release" only when the function module itself is missing (real imports)', { timeout: 40_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'serve-functions-'));
     try {
       await mkdir(join(dir, 'reconcile'));
@@ -312,7 +312,7 @@ describe('dynamo-fn serve: start failures', () => {
 
       const [missing, broken] = await Promise.all([serveInChild(dir, 'profile'), serveInChild(dir, 'reconcile')]);
 
-      expect(missing).toEqual({ code: 1, stderr: 'dynamo-fn serve: function profile is not implemented in this release\n' });
+      expect(missing).toEqual({ code: 1, stderr: 'dynamo-fn serve: function profile is not part of this release\n' });
       expect(broken.code).toBe(1);
       expect(broken.stderr).toMatch(/^dynamo-fn serve: function reconcile is not available: Cannot find module '.*\/reconcile\/missing-helper\.js' imported from .*\/reconcile\/index\.ts\n$/);
     } finally {
