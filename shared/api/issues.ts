@@ -71,7 +71,7 @@ function renderValue(value: unknown): string {
  * Fields whose value is a map: the segment after one is a key, printed in brackets
  * (`metadata.annotations[nvidia.com/grove-update-strategy]`, `spec.services[Frontend]`).
  */
-const MAP_FIELDS: ReadonlySet<string> = new Set(['annotations', 'labels', 'services', 'nodeSelector', 'limits', 'requests', 'components@status', 'matchLabels']);
+const MAP_FIELDS: ReadonlySet<string> = new Set(['annotations', 'labels', 'services', 'nodeSelector', 'limits', 'requests', 'matchLabels']);
 
 function zodPathSegments(path: readonly PropertyKey[]): PathSegment[] {
   return path.map((segment, index) => {

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { startEventBridge } from '../dev/bridge.js';
-import { createKube, type ApplyObject, type KubeObject } from '../kube/index.js';
+import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
@@ -76,11 +76,7 @@ async function readDgdFiles(files: readonly string[]): Promise<{ dgds: Dgd[]; er
   return { dgds, errors };
 }
 
-async function applyDgds(dgds: readonly Dgd[], kubeConfigPath: string, log: ReturnType<typeof createLineLog>): Promise<Applied[]> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeConfigPath);
-  const kube = createKube(kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+async function applyDgds(dgds: readonly Dgd[], kube: Kube, log: ReturnType<typeof createLineLog>): Promise<Applied[]> {
   const applied: Applied[] = [];
   for (const dgd of dgds) {
     const namespace = dgd.metadata.namespace ?? 'default';
@@ -174,9 +170,11 @@ export async function run(argv: readonly string[]): Promise<number> {
         `  kubectl get dgd,podcliquesets,services -A\n${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
     );
 
-    const applied = await applyDgds(input.dgds, plane.kubeconfigPath, log);
+    // One client for what dev itself writes and reads, on the control plane's loaded config.
+    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    const applied = await applyDgds(input.dgds, kube, log);
     if (values.wait) {
-      const ok = await waitForReconciled(applied, plane.kubeconfigPath, timeoutSeconds, log);
+      const ok = await waitForReconciled(applied, kube, timeoutSeconds, log);
       await stopAll(parts);
       return ok ? 0 : 1;
     }
@@ -228,11 +226,7 @@ function captureTo(file: string): (event: { toJSON(): Record<string, unknown> })
 }
 
 /** Waits until each applied DGD has a PodCliqueSet and a Ready condition; logs what it sees. */
-async function waitForReconciled(applied: readonly Applied[], kubeConfigPath: string, timeoutSeconds: number, log: ReturnType<typeof createLineLog>): Promise<boolean> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeConfigPath);
-  const kube = createKube(kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeoutSeconds: number, log: ReturnType<typeof createLineLog>): Promise<boolean> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   const pending = new Map(applied.map((a) => [`${a.namespace}/${a.name}`, a]));
   const failed: string[] = [];

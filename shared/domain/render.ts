@@ -203,14 +203,21 @@ function ownedOverrides(dgd: Dgd, component: Component): Pick<PodCliqueTemplateS
   return out;
 }
 
-function clique(ctx: CliqueContext, name: string, replicas: number, minAvailable: number, template: PodTemplateSpec | undefined, extra: Partial<PodCliqueTemplateSpec> = {}): PodCliqueTemplateSpec {
+function clique(
+  ctx: CliqueContext,
+  name: string,
+  replicas: number,
+  minAvailable: number,
+  template: PodTemplateSpec | undefined,
+  extra: Pick<PodCliqueTemplateSpec, 'rollingUpdate' | 'topologyConstraint'> = {},
+): PodCliqueTemplateSpec {
   const annotations = cliqueAnnotations(ctx, template);
   return {
     name,
     labels: cliqueLabels(ctx, template),
     ...(annotations === undefined ? {} : { annotations }),
     ...extra,
-    spec: { roleName: name, replicas, minAvailable, podSpec: buildPodSpec(ctx, template), ...(extra.spec ?? {}) },
+    spec: { roleName: name, replicas, minAvailable, podSpec: buildPodSpec(ctx, template) },
   };
 }
 
