@@ -120,6 +120,15 @@ describe('renderDgd: rollout budget and topology ("Grove rollout budget override
     expect(cliqueOf(dgd, 'decode').rollingUpdate).toEqual({ maxUnavailable: 1 });
   });
 
+  it('"Adding, changing, or removing only the budget preserves worker hashes and pod templates"', () => {
+    const withBudget = (value: Record<string, unknown> | undefined) =>
+      pcsOf(aDgd({ spec: { components: [aComponent('frontend', 'frontend'), aComponent('decode', 'decode', { replicas: 8, ...(value === undefined ? {} : { providerOverride: override(value) }) })] } }));
+    const templates = (pcs: Pcs) => pcs.spec.template.cliques.map((c) => [c.name, c.labels, c.spec.podSpec]);
+    const none = templates(withBudget(undefined));
+    expect(templates(withBudget({ rollingUpdate: { maxUnavailable: 1 } }))).toEqual(none);
+    expect(templates(withBudget({ rollingUpdate: { maxUnavailable: 3 } }))).toEqual(none);
+  });
+
   it('routes the budget of a multinode component to the scaling group, never to its member cliques', () => {
     const dgd = aDgd({ spec: { components: [aComponent('decode', 'decode', { multinode: { nodeCount: 2 }, providerOverride: override({ rollingUpdate: { maxUnavailable: 2 } }) })] } });
     const pcs = pcsOf(dgd);
