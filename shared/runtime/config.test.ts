@@ -20,6 +20,8 @@ describe('parseConfig', () => {
       resyncConcurrency: 8,
       drainTimeoutSeconds: 25,
       maxBodyBytes: 3 * 1024 * 1024,
+      bodyTimeoutSeconds: 5,
+      maxInFlightEvents: 64,
       lpxEnabled: false,
       kubeconfigPath: undefined,
     });
@@ -34,6 +36,8 @@ describe('parseConfig', () => {
         RESYNC_CONCURRENCY: '3',
         DRAIN_TIMEOUT_SECONDS: '1.5',
         MAX_BODY_BYTES: '1024',
+        BODY_TIMEOUT_SECONDS: '0.5',
+        MAX_IN_FLIGHT_EVENTS: '7',
         LPX_ENABLED: 'true',
         KUBECONFIG: '/etc/kube/config',
         UNRELATED: 'ignored',
@@ -44,6 +48,8 @@ describe('parseConfig', () => {
       resyncConcurrency: 3,
       drainTimeoutSeconds: 1.5,
       maxBodyBytes: 1024,
+      bodyTimeoutSeconds: 0.5,
+      maxInFlightEvents: 7,
       lpxEnabled: true,
       kubeconfigPath: '/etc/kube/config',
     });

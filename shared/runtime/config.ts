@@ -10,6 +10,8 @@
  * | `RESYNC_CONCURRENCY` | `8` | objects reconciled at once during a resync (1-1024) |
  * | `DRAIN_TIMEOUT_SECONDS` | `25` | how long shutdown waits for in-flight events (seconds) |
  * | `MAX_BODY_BYTES` | `3145728` (3 MiB) | larger request bodies get 413 |
+ * | `BODY_TIMEOUT_SECONDS` | `5` | a body not complete this long after its headers gets 408 (seconds) |
+ * | `MAX_IN_FLIGHT_EVENTS` | `64` | events handled at once; one more gets 429 with `Retry-After` |
  * | `LPX_ENABLED` | `false` | feature gate `lpx.enabled`: `true` or `false` |
  * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
  *
@@ -70,6 +72,9 @@ export const RuntimeEnvSchema = z.object({
   // Below Kubernetes' default terminationGracePeriodSeconds (30) so we exit before SIGKILL.
   DRAIN_TIMEOUT_SECONDS: unsetWhenEmpty(numberFromEnv(0, 3600).default(25)),
   MAX_BODY_BYTES: unsetWhenEmpty(integerFromEnv(1, 1024 * 1024 * 1024).default(DEFAULT_MAX_BODY_BYTES)),
+  // The broker sends a whole body at once; a slow one is a stuck or hostile client.
+  BODY_TIMEOUT_SECONDS: unsetWhenEmpty(numberFromEnv(0.1, 300).default(5)),
+  MAX_IN_FLIGHT_EVENTS: unsetWhenEmpty(integerFromEnv(1, 100_000).default(64)),
   LPX_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
   KUBECONFIG: unsetWhenEmpty(z.string({ error: 'a file path' }).optional()),
 });
@@ -85,6 +90,10 @@ export interface RuntimeConfig {
   readonly drainTimeoutSeconds: number;
   /** Request bodies larger than this get 413, in bytes. */
   readonly maxBodyBytes: number;
+  /** A body not complete this long after reading starts gets 408, in seconds. */
+  readonly bodyTimeoutSeconds: number;
+  /** Events handled at once (body reading included); one more gets 429. */
+  readonly maxInFlightEvents: number;
   /** Feature gate `lpx.enabled` (LPXGraphDeployment and LPX components). */
   readonly lpxEnabled: boolean;
   /** Path of a kubeconfig file; undefined means in-cluster configuration. */
@@ -124,6 +133,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     resyncConcurrency: values.RESYNC_CONCURRENCY,
     drainTimeoutSeconds: values.DRAIN_TIMEOUT_SECONDS,
     maxBodyBytes: values.MAX_BODY_BYTES,
+    bodyTimeoutSeconds: values.BODY_TIMEOUT_SECONDS,
+    maxInFlightEvents: values.MAX_IN_FLIGHT_EVENTS,
     lpxEnabled: values.LPX_ENABLED,
     kubeconfigPath: values.KUBECONFIG,
   });
