@@ -120,6 +120,14 @@ describe('admission server: well-formed reviews it does not admit are denied wit
     },
     { name: 'an object that is not an object', path: MUTATE, review: aReview('a string'), want: { allowed: false, code: 400, message: 'request.object must be an object' } },
     { name: 'a CREATE without an object', path: VALIDATE, review: aReview(undefined), want: { allowed: false, code: 400, message: 'request.object must be an object' } },
+    { name: 'an UPDATE without oldObject (issue 12)', path: VALIDATE, review: aReview(aDgd(), { operation: 'UPDATE' }), want: { allowed: false, code: 400, message: 'request.oldObject must be an object on UPDATE' } },
+    { name: 'an UPDATE whose oldObject is not an object (issue 12)', path: MUTATE, review: aReview(aDgd(), { operation: 'UPDATE', oldObject: [1] }), want: { allowed: false, code: 400, message: 'request.oldObject must be an object on UPDATE' } },
+    {
+      name: 'an UPDATE whose oldObject is another kind (issue 12)',
+      path: VALIDATE,
+      review: aReview(aDgd(), { operation: 'UPDATE', oldObject: { apiVersion: 'v1', kind: 'ConfigMap' } }),
+      want: { allowed: false, code: 400, message: 'request.oldObject must be a nvidia.com/v1beta1 DynamoGraphDeployment, not "v1" "ConfigMap"' },
+    },
     { name: 'DELETE is always allowed (deletion is never refused)', path: VALIDATE, review: aReview(null, { operation: 'DELETE', oldObject: aDgd() }), want: { allowed: true } },
     { name: 'a status subresource update is allowed untouched', path: VALIDATE, review: aReview({ ...aDgd(), spec: {} }, { operation: 'UPDATE', subResource: 'status', oldObject: aDgd() }), want: { allowed: true } },
   ];
