@@ -11,6 +11,7 @@
  * | `DRAIN_TIMEOUT_SECONDS` | `25` | how long shutdown waits for in-flight events (seconds) |
  * | `MAX_BODY_BYTES` | `3145728` (3 MiB) | larger request bodies get 413 |
  * | `LPX_ENABLED` | `false` | feature gate `lpx.enabled`: `true` or `false` |
+ * | `LPX_MODEL_REGISTRY_URL` | unset | `lpx.modelRegistryURL`: an absolute path, `file://` or `gs://` URL (checked by the functions that use it) |
  * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
  *
  * An empty value counts as unset (Kubernetes manifests often template `value: ""`).
@@ -71,6 +72,7 @@ export const RuntimeEnvSchema = z.object({
   DRAIN_TIMEOUT_SECONDS: unsetWhenEmpty(numberFromEnv(0, 3600).default(25)),
   MAX_BODY_BYTES: unsetWhenEmpty(integerFromEnv(1, 1024 * 1024 * 1024).default(DEFAULT_MAX_BODY_BYTES)),
   LPX_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
+  LPX_MODEL_REGISTRY_URL: unsetWhenEmpty(z.string().optional()),
   KUBECONFIG: unsetWhenEmpty(z.string({ error: 'a file path' }).optional()),
 });
 
@@ -87,6 +89,8 @@ export interface RuntimeConfig {
   readonly maxBodyBytes: number;
   /** Feature gate `lpx.enabled` (LPXGraphDeployment and LPX components). */
   readonly lpxEnabled: boolean;
+  /** `lpx.modelRegistryURL`; undefined: no registry (only absolute LPX build ids work). */
+  readonly lpxModelRegistryUrl?: string | undefined;
   /** Path of a kubeconfig file; undefined means in-cluster configuration. */
   readonly kubeconfigPath: string | undefined;
 }
@@ -125,6 +129,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     drainTimeoutSeconds: values.DRAIN_TIMEOUT_SECONDS,
     maxBodyBytes: values.MAX_BODY_BYTES,
     lpxEnabled: values.LPX_ENABLED,
+    ...(values.LPX_MODEL_REGISTRY_URL === undefined ? {} : { lpxModelRegistryUrl: values.LPX_MODEL_REGISTRY_URL }),
     kubeconfigPath: values.KUBECONFIG,
   });
 }
