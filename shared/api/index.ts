@@ -11,3 +11,4 @@ export * from './grove.js';
 export * from './parse.js';
 export * from './crd.js';
 export * from './lpx.js';
+export * from './lpx-crd.js';

@@ -13,3 +13,4 @@ export * from './readiness.js';
 export * from './handoff.js';
 export * from './deadline.js';
 export * from './decide.js';
+export * from './dgd-part.js';
