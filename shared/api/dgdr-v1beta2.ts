@@ -87,6 +87,7 @@ export const REASON_EVALUATING_CANDIDATES = 'EvaluatingCandidates';
 export const REASON_RUN_SUCCEEDED = 'RunSucceeded';
 export const REASON_JOB_FAILED = 'JobFailed';
 export const REASON_JOB_DELETED = 'JobDeleted';
+export const REASON_JOB_CONFLICT = 'JobConflict';
 export const REASON_NO_VALID_CANDIDATES = 'NoValidCandidates';
 
 /** Conditions as a list map keyed by `type`, so two field managers own different types. */

@@ -124,3 +124,16 @@ export function waitingContainersOf(pods: readonly Readonly<Record<string, unkno
 export function containerWaitingMessage(container: WaitingContainer): string {
   return `container "${container.name}" is waiting: ${container.reason}: ${container.message}`;
 }
+
+/** The uid of the object's controller owner reference (`controller: true`), if any. Pure. */
+export function controllerUidOf(object: Readonly<Record<string, unknown>>): string | undefined {
+  const owners = array(record(object['metadata'])['ownerReferences']).map(record);
+  return text(owners.find((o) => o['controller'] === true)?.['uid']);
+}
+
+/** The controller owner reference itself (kind, name, uid), if any. Pure. */
+export function controllerOf(object: Readonly<Record<string, unknown>>): { readonly kind: string; readonly name: string; readonly uid: string } | undefined {
+  const owner = array(record(object['metadata'])['ownerReferences']).map(record).find((o) => o['controller'] === true);
+  if (owner === undefined) return undefined;
+  return { kind: text(owner['kind']) ?? '', name: text(owner['name']) ?? '', uid: text(owner['uid']) ?? '' };
+}

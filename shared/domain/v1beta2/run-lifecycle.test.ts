@@ -137,6 +137,12 @@ describe('the Run decision table: claim state x Job state x Run state -> action 
       want: failed('JobDeleted', `Job ${JOB} was deleted before it finished`),
     },
     {
+      name: 'a Job of the same name the Run does not control: left untouched, JobConflict',
+      reason: 'DESIGN.md "Writes": "Never adopt ... the parent reports the conflict on its status"',
+      input: observed({ foreignJobName: JOB }),
+      want: open('Pending', 'JobConflict', `Job ${JOB} exists and is not controlled by this Run; it is left untouched`),
+    },
+    {
       name: 'a static Run creates its Job without any claim',
       reason: 'reference "Trace claim lifecycle" applies to trace Runs only',
       input: observed({ run: aRun({ spec: { workload: { static: { isl: 4000, osl: 1000 } } } }), claim: undefined }),

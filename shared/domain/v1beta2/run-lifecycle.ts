@@ -16,6 +16,7 @@ import {
   REASON_CONTAINER_WAITING,
   REASON_EVALUATING_CANDIDATES,
   REASON_JOB_DELETED,
+  REASON_JOB_CONFLICT,
   REASON_JOB_FAILED,
   REASON_JOB_PENDING,
   REASON_NO_VALID_CANDIDATES,
@@ -48,6 +49,8 @@ export interface RunObserved {
   /** The request's spec changed after this Run started (its generation is newer), or the request is gone. */
   readonly isSuperseded: boolean;
   readonly publication: PublicationState;
+  /** A Job with the Run's Job name exists but is not controlled by this Run (never adopted). */
+  readonly foreignJobName?: string;
 }
 
 export type RunAction =
@@ -170,7 +173,8 @@ export function decideWithJob(observed: RunObserved, claimName: string | undefin
 /**
  * The decision table: claim state x Job state x Run state -> the Run's state and writes.
  * A finished Run (Completed=True) never changes. Without a Job yet, a superseded Run fails
- * `Superseded` and creates nothing; a trace Run checks its claim first.
+ * `Superseded` and creates nothing; a Job of the same name that the Run does not control is
+ * never adopted (`JobConflict`, DESIGN.md "Writes"); a trace Run checks its claim first.
  * In: observed (see RunObserved). Out: RunVerdict, or undefined for a finished Run. Pure.
  */
 export function decideRunVerdict(observed: RunObserved): RunVerdict | undefined {
@@ -180,6 +184,7 @@ export function decideRunVerdict(observed: RunObserved): RunVerdict | undefined 
   const jobName = run.status?.jobRef?.name ?? runJobName(run.metadata.name ?? '');
   if (job !== undefined) return decideWithJob(observed, claimName, job);
   if (run.status?.jobRef !== undefined) return decideJobGone(observed, claimName, jobName);
+  if (observed.foreignJobName !== undefined) return open('Pending', REASON_JOB_CONFLICT, `Job ${observed.foreignJobName} exists and is not controlled by this Run; it is left untouched`);
   if (observed.isSuperseded) return failed(REASON_SUPERSEDED, `the request's spec changed before the Run started`);
   if (claimName !== undefined) return decideTraceClaimBeforeJob(run.metadata.uid ?? '', claimName, observed.claim, jobName);
   return open('Running', REASON_JOB_PENDING, `created Job ${jobName}`, [{ kind: 'CreateJob', jobName }]);
