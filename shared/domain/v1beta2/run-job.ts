@@ -39,6 +39,49 @@ export function aisimulateCommand(outputDir: string = AISIMULATE_OUTPUT_DIR, inp
   return ['/bin/sh', '-c', `printf '%s' "$${ENV_AISIMULATE_INPUT}" > ${inputFile} && exec aisimulate recommend -c ${inputFile} --output-dir ${outputDir} --overwrite --format json`];
 }
 
+/** JobSpec scalars an override replaces when set (upstream-notes/dgdr.md §2.2). */
+const JOB_SPEC_SCALARS = ['backoffLimit', 'activeDeadlineSeconds', 'ttlSecondsAfterFinished', 'suspend'] as const;
+/** PodSpec fields an override replaces when set or non-empty (upstream-notes/dgdr.md §2.2). */
+const POD_SPEC_REPLACED = ['tolerations', 'nodeSelector', 'topologySpreadConstraints', 'affinity', 'priorityClassName', 'serviceAccountName', 'runtimeClassName', 'terminationGracePeriodSeconds', 'automountServiceAccountToken'] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isEmpty(value: unknown): boolean {
+  return value === undefined || value === null || (Array.isArray(value) && value.length === 0) || (isRecord(value) && Object.keys(value).length === 0);
+}
+
+/**
+ * Applies `spec.overrides.profilingJob` to the Run's Job by upstream's allowlist for the
+ * profiling Job (upstream-notes/dgdr.md §2.2), the part that applies to a single-container
+ * Job: the JobSpec scalars `backoffLimit`, `activeDeadlineSeconds`, `ttlSecondsAfterFinished`,
+ * `suspend` replace; pod template labels (except the reserved `nvidia.com/dgdr-run-uid`) and
+ * annotations merge; the PodSpec scheduling fields (tolerations, nodeSelector,
+ * topologySpreadConstraints, affinity, priorityClassName, serviceAccountName,
+ * runtimeClassName, terminationGracePeriodSeconds, automountServiceAccountToken) replace when
+ * set and non-empty. Containers, volumes and the pod security context stay as generated, so
+ * the trace mount rules cannot be overridden. Other fields are ignored.
+ * In: the rendered Job spec and the override (a JobSpec). Out: a new Job spec. Pure.
+ */
+export function applyRunJobOverrides(jobSpec: Readonly<Record<string, unknown>>, override: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+  if (override === undefined) return { ...jobSpec };
+  const out: Record<string, unknown> = { ...jobSpec };
+  for (const key of JOB_SPEC_SCALARS) if (override[key] !== undefined && override[key] !== null) out[key] = override[key];
+  const template = isRecord(jobSpec['template']) ? jobSpec['template'] : {};
+  const overrideTemplate = isRecord(override['template']) ? override['template'] : {};
+  const metadata = isRecord(template['metadata']) ? template['metadata'] : {};
+  const overrideMetadata = isRecord(overrideTemplate['metadata']) ? overrideTemplate['metadata'] : {};
+  const overrideLabels = isRecord(overrideMetadata['labels']) ? overrideMetadata['labels'] : {};
+  const labels = { ...Object.fromEntries(Object.entries(overrideLabels).filter(([k]) => k !== LABEL_DGDR_RUN_UID)), ...(isRecord(metadata['labels']) ? metadata['labels'] : {}) };
+  const annotations = { ...(isRecord(metadata['annotations']) ? metadata['annotations'] : {}), ...(isRecord(overrideMetadata['annotations']) ? overrideMetadata['annotations'] : {}) };
+  const podSpec: Record<string, unknown> = { ...(isRecord(template['spec']) ? template['spec'] : {}) };
+  const overridePodSpec = isRecord(overrideTemplate['spec']) ? overrideTemplate['spec'] : {};
+  for (const key of POD_SPEC_REPLACED) if (!isEmpty(overridePodSpec[key])) podSpec[key] = overridePodSpec[key];
+  out['template'] = { ...template, metadata: { ...metadata, labels, ...(Object.keys(annotations).length === 0 ? {} : { annotations }) }, spec: podSpec };
+  return out;
+}
+
 export interface RunJobConfig {
   /** Image when the Run's spec names none (admission normally defaults `spec.image`). */
   readonly defaultImage: string;
@@ -49,7 +92,8 @@ export interface RunJobConfig {
  * (`nvidia.com/dgdr-run-uid`, also on the pod), controller-owned by the Run (so deleting the
  * Run deletes it), `backoffLimit: 0`, `restartPolicy: Never`, pod `supplementalGroups:
  * [65532]` and no `fsGroup`; the trace claim volume is `readOnly`, mounted by `subPath` at
- * {@link traceMountPath} into the `aisimulate` container only.
+ * {@link traceMountPath} into the `aisimulate` container only; then
+ * `spec.overrides.profilingJob` by {@link applyRunJobOverrides}.
  * In: the Run (metadata.name/namespace/uid, spec). Out: a batch/v1 Job manifest. Pure.
  */
 export function renderRunJob(run: Run, config: RunJobConfig): Record<string, unknown> {
@@ -73,7 +117,7 @@ export function renderRunJob(run: Run, config: RunJobConfig): Record<string, unk
       labels,
       ownerReferences: [{ apiVersion: DGDR_V1BETA2, kind: RUN_KIND, name, uid, controller: true, blockOwnerDeletion: true }],
     },
-    spec: {
+    spec: applyRunJobOverrides({
       backoffLimit: 0,
       template: {
         metadata: { labels },
@@ -92,6 +136,6 @@ export function renderRunJob(run: Run, config: RunJobConfig): Record<string, unk
           volumes,
         },
       },
-    },
+    }, run.spec.overrides?.profilingJob),
   };
 }
