@@ -22,6 +22,8 @@ describe('parseConfig', () => {
       maxBodyBytes: 3 * 1024 * 1024,
       lpxEnabled: false,
       kubeconfigPath: undefined,
+      dgdrV1Beta2Enabled: false,
+      aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1',
     });
     expect(DEFAULT_MAX_BODY_BYTES).toBe(3_145_728);
   });
@@ -36,6 +38,8 @@ describe('parseConfig', () => {
         MAX_BODY_BYTES: '1024',
         LPX_ENABLED: 'true',
         KUBECONFIG: '/etc/kube/config',
+        DGDR_V1BETA2_ENABLED: 'true',
+        AISIMULATE_IMAGE: 'registry.example/aisimulate:0.13.0',
         UNRELATED: 'ignored',
       }),
     ).toEqual({
@@ -46,6 +50,8 @@ describe('parseConfig', () => {
       maxBodyBytes: 1024,
       lpxEnabled: true,
       kubeconfigPath: '/etc/kube/config',
+      dgdrV1Beta2Enabled: true,
+      aisimulateImage: 'registry.example/aisimulate:0.13.0',
     });
   });
 

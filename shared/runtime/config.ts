@@ -12,6 +12,8 @@
  * | `MAX_BODY_BYTES` | `3145728` (3 MiB) | larger request bodies get 413 |
  * | `LPX_ENABLED` | `false` | feature gate `lpx.enabled`: `true` or `false` |
  * | `LPX_MODEL_REGISTRY_URL` | unset | `lpx.modelRegistryURL`: an absolute path, `file://` or `gs://` URL (checked by the functions that use it) |
+ * | `DGDR_V1BETA2_ENABLED` | `false` | feature gate `dgdrV1Beta2.enabled` (DGDR v1beta2, Runs, Candidates) |
+ * | `AISIMULATE_IMAGE` | `nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1` | image of a Run's Job when the Run names none |
  * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
  *
  * An empty value counts as unset (Kubernetes manifests often template `value: ""`).
@@ -24,6 +26,12 @@ import { ConfigError, type ConfigIssue } from './errors.js';
 
 /** 3 MiB: ApiServerSource in Resource mode ships whole objects, managedFields included. */
 export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/**
+ * The default image of a Run's Job: the Dynamo planner image of the release whose profiler
+ * ships AISimulate (upstream-notes/profiler.md §3.1: ai-dynamo 1.6.1 pins aisimulate 0.13.0).
+ */
+export const DEFAULT_AISIMULATE_IMAGE = 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1';
 
 /** The pino levels LOG_LEVEL accepts. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -73,6 +81,8 @@ export const RuntimeEnvSchema = z.object({
   MAX_BODY_BYTES: unsetWhenEmpty(integerFromEnv(1, 1024 * 1024 * 1024).default(DEFAULT_MAX_BODY_BYTES)),
   LPX_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
   LPX_MODEL_REGISTRY_URL: unsetWhenEmpty(z.string().optional()),
+  DGDR_V1BETA2_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
+  AISIMULATE_IMAGE: unsetWhenEmpty(z.string({ error: 'an image reference' }).min(1).default(DEFAULT_AISIMULATE_IMAGE)),
   KUBECONFIG: unsetWhenEmpty(z.string({ error: 'a file path' }).optional()),
 });
 
@@ -93,6 +103,10 @@ export interface RuntimeConfig {
   readonly lpxModelRegistryUrl?: string | undefined;
   /** Path of a kubeconfig file; undefined means in-cluster configuration. */
   readonly kubeconfigPath: string | undefined;
+  /** Feature gate `dgdrV1Beta2.enabled` (DGDR v1beta2, Runs, Candidates, trace claims). */
+  readonly dgdrV1Beta2Enabled: boolean;
+  /** Image of a Run's Job when the Run's spec names none. */
+  readonly aisimulateImage: string;
 }
 
 function readEnv(env: Readonly<Record<string, string | undefined>>, key: PropertyKey | undefined): string | undefined {
@@ -131,6 +145,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     lpxEnabled: values.LPX_ENABLED,
     ...(values.LPX_MODEL_REGISTRY_URL === undefined ? {} : { lpxModelRegistryUrl: values.LPX_MODEL_REGISTRY_URL }),
     kubeconfigPath: values.KUBECONFIG,
+    dgdrV1Beta2Enabled: values.DGDR_V1BETA2_ENABLED,
+    aisimulateImage: values.AISIMULATE_IMAGE,
   });
 }
 
