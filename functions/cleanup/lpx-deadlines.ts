@@ -2,14 +2,14 @@
  * LPX scheduling-deadline cleanup (only with `lpx.enabled=true`).
  *
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` and `dev.dynamo-fn.resync`
- * (the tick) events for kind `LPXGraphDeployment` (`nvidia.com/v1alpha1`), and events for kind
- * `LpuPipelineRequest`, which name their LPXGD through `lpx.nvidia.com/deployment-name`.
+ * (the tick) events for kind `LPXGraphDeployment` (`nvidia.com/v1alpha1`). Later deadlines
+ * are met by the tick, so request events are not needed.
  * Reads: the LPXGD, its owning DGD (the per-component `lpx.scheduling.attemptDeadlineSeconds`
  * and whether replicas are explicit), the LPX PodCliqueSet (an active Coherent rollout), its
  * scaling groups and the pipeline requests it controls.
  * Decides: `decideLpxDeadlines` (shared/domain, pure).
  * Writes: the LPXGD `SchedulingFailed` condition through the status subresource (field manager
- * `dynamo-cleanup-lpx`, so the reconcile's conditions are untouched); scaling-group
+ * `dynamo-cleanup`; it owns only that condition, so the reconcile's conditions are untouched); scaling-group
  * `spec.replicas` by replace with a resourceVersion precondition; request deletes with
  * resourceVersion preconditions, non-expired siblings first.
  * Answers: Done; Transient on API errors that may pass.
@@ -18,7 +18,6 @@
  * @module
  */
 import {
-  ANNOTATION_LPX_DEPLOYMENT_NAME,
   DGD_KIND,
   DGD_V1BETA1,
   GROVE_API_VERSION,
@@ -43,13 +42,11 @@ import {
   type DeadlineObserved,
   type ObservedPodCliqueSet,
 } from '../../shared/domain/index.js';
-import type { Kube, KubeObject } from '../../shared/kube/index.js';
-import { DONE, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import type { KubeObject } from '../../shared/kube/index.js';
+import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import type { CleanupDeps } from './deps.js';
 
-/** What the deadline cleanup needs: a kube client writing under `dynamo-cleanup-lpx`. */
-export interface LpxCleanupDeps extends HandlerDeps {
-  readonly kube: Kube;
-}
+type LpxCleanupDeps = CleanupDeps;
 
 const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
 /** Passes per event: record, then scale, then delete, each on the observation after the last write. */
@@ -57,8 +54,6 @@ const MAX_PASSES = 4;
 
 /** LPXGraphDeployment events and the tick (resync). */
 export const lpxDeadlineRoute: Route<LpxCleanupDeps> = { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, handle, listKeys };
-/** Pipeline request events: evaluate the LPXGD they name. */
-export const lpxDeadlineRequestRoute: Route<LpxCleanupDeps> = { apiVersion: LPR_API_VERSION, kind: LPR_KIND, handle: handleRequest };
 
 interface Loaded {
   readonly observed: DeadlineObserved;
@@ -147,15 +142,6 @@ export async function handle(event: KubeEvent, deps: LpxCleanupDeps): Promise<Ou
     if (!hasWrites(desired) || desired.recheckAt === undefined || desired.recheckAt.getTime() > now.getTime()) break;
   }
   return DONE;
-}
-
-async function handleRequest(event: KubeEvent, deps: LpxCleanupDeps): Promise<Outcome> {
-  if (!deps.config.lpxEnabled) return DONE;
-  const request = await deps.kube.get({ apiVersion: LPR_API_VERSION, kind: LPR_KIND, namespace: event.key.namespace, name: event.key.name });
-  const fromEvent = (event.object?.['metadata'] as { annotations?: Record<string, string> } | undefined)?.annotations;
-  const owner = request?.metadata.annotations?.[ANNOTATION_LPX_DEPLOYMENT_NAME] ?? fromEvent?.[ANNOTATION_LPX_DEPLOYMENT_NAME];
-  if (owner === undefined) return DONE;
-  return handle({ ...event, key: { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: event.key.namespace, name: owner }, object: undefined }, deps);
 }
 
 /** Every LPXGD, for the tick; none while LPX is disabled. */

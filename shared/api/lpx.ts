@@ -32,9 +32,6 @@ export const LPX_MISSING_LPR_API_MESSAGE =
 export const LPX_MISSING_PODGANG_API_MESSAGE =
   'LPX is explicitly enabled in config but the scheduler.grove.io/v1alpha1 PodGang API was not detected in the cluster';
 
-/** Field manager of the LPX deadline cleanup in functions/cleanup (its own, so its status fields never collide). */
-export const FIELD_MANAGER_LPX_CLEANUP = 'dynamo-cleanup-lpx';
-
 /** LPXGD annotation carrying the restart token (lpx.md §2.1). */
 export const ANNOTATION_LPX_RESTART_ID = 'lpx.nvidia.com/restart-id';
 /** Label on LPRs (and ConfigMaps) naming the LPXGD's UID (lpx.md §2.3). */
