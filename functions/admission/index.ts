@@ -191,7 +191,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         port: config.port,
         ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
-        config: { lpxEnabled: config.lpxEnabled },
+        config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl },
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

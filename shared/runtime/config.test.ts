@@ -24,6 +24,8 @@ describe('parseConfig', () => {
       maxInFlightEvents: 64,
       lpxEnabled: false,
       kubeconfigPath: undefined,
+      dgdrV1Beta2Enabled: false,
+      aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1',
     });
     expect(DEFAULT_MAX_BODY_BYTES).toBe(3_145_728);
   });
@@ -40,6 +42,8 @@ describe('parseConfig', () => {
         MAX_IN_FLIGHT_EVENTS: '7',
         LPX_ENABLED: 'true',
         KUBECONFIG: '/etc/kube/config',
+        DGDR_V1BETA2_ENABLED: 'true',
+        AISIMULATE_IMAGE: 'registry.example/aisimulate:0.13.0',
         UNRELATED: 'ignored',
       }),
     ).toEqual({
@@ -52,6 +56,8 @@ describe('parseConfig', () => {
       maxInFlightEvents: 7,
       lpxEnabled: true,
       kubeconfigPath: '/etc/kube/config',
+      dgdrV1Beta2Enabled: true,
+      aisimulateImage: 'registry.example/aisimulate:0.13.0',
     });
   });
 

@@ -15,6 +15,7 @@ import { startControlPlane } from '../harness/apiserver.js';
 import { ensureKubeBinaries } from '../harness/binaries.js';
 import { defaultCrdFiles } from '../harness/crds.js';
 import { createLineLog } from '../harness/log.js';
+import { lpxCrdFiles } from '../harness/lpx-crds.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,7 +33,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const binaries = await ensureKubeBinaries({ log });
   const plane = await startControlPlane({
     binaries,
-    crdFiles: await defaultCrdFiles(),
+    crdFiles: [...(await defaultCrdFiles()), ...(await lpxCrdFiles())],
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
     withScheduler: binaries.kubeScheduler !== undefined,
