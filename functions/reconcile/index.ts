@@ -1,5 +1,6 @@
 /**
- * The reconcile function: DynamoGraphDeployment -> Grove PodCliqueSet, Services and status.
+ * The reconcile function: DynamoGraphDeployment -> Grove PodCliqueSet, Services and status;
+ * DynamoGraphDeploymentScalingAdapter -> DGD component replicas (./dgdsa.ts).
  * Deployed as a Knative Service that scales to zero (infra/reconcile.yaml); run locally with
  * `dynamo-fn serve reconcile`.
  * @module
@@ -11,6 +12,7 @@ import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, type FunctionDefinition, type HandlerDeps } from '../../shared/runtime/index.js';
 import { route as dgdRoute, type ReconcileDeps } from './dgd.js';
+import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
 
 /** The function's dependencies around a given client (the real one, or replay's in-memory one). */
 export function depsWithKube(base: HandlerDeps, kube: Kube): ReconcileDeps {
@@ -38,5 +40,5 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
   return depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }));
 }
 
-const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [dgdRoute], init: (base) => init(base) };
+const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [withScalingAdapters(dgdRoute), dgdsaRoute], init: (base) => init(base) };
 export default reconcile;
