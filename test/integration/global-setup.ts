@@ -1,6 +1,7 @@
 /**
  * Vitest globalSetup of the `integration` project: one real control plane (etcd,
- * kube-apiserver, kube-controller-manager) for the whole run, with our CRDs, Grove's and
+ * kube-apiserver, kube-controller-manager with the job controller, kube-scheduler, kwok) for
+ * the whole run, with our CRDs, Grove's and
  * Knative's installed. Builds the binaries first if they are missing (minutes, once).
  * Our multi-version CRDs convert through the admission function's `/convert`, served here over
  * TLS on 127.0.0.1 for the whole run (the CRDs' clientConfig points at it).
@@ -44,6 +45,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
       log,
       withControllerManager: binaries.kubeControllerManager !== undefined,
+      withScheduler: binaries.kubeScheduler !== undefined,
+      withKwok: binaries.kwok !== undefined,
     });
   } catch (error) {
     await conversion.close();
