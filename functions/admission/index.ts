@@ -83,6 +83,9 @@ Environment:
   MAX_BODY_BYTES         larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
   DRAIN_TIMEOUT_SECONDS  bound on the whole shutdown, the delay included (default 25)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  DGD_REPLICAS_MODIFIERS comma-separated system:serviceaccount:<ns>:<name> usernames that may change
+                         the replicas of a component with scalingAdapter (the reconcile function's
+                         service account); the Planner's planner-serviceaccount always may
   LOG_LEVEL              fatal, error, warn, info, debug, trace or silent (default info)`;
 
 /** What {@link serve} needs from the process; tests pass their own. */
@@ -192,7 +195,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         port: config.port,
         ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
-        config: { lpxEnabled: config.lpxEnabled },
+        config: { lpxEnabled: config.lpxEnabled, replicasModifiers: config.replicasModifiers },
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

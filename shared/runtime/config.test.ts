@@ -22,6 +22,7 @@ describe('parseConfig', () => {
       maxBodyBytes: 3 * 1024 * 1024,
       lpxEnabled: false,
       kubeconfigPath: undefined,
+      replicasModifiers: [],
     });
     expect(DEFAULT_MAX_BODY_BYTES).toBe(3_145_728);
   });
@@ -36,6 +37,7 @@ describe('parseConfig', () => {
         MAX_BODY_BYTES: '1024',
         LPX_ENABLED: 'true',
         KUBECONFIG: '/etc/kube/config',
+        DGD_REPLICAS_MODIFIERS: 'system:serviceaccount:dynamo-system:dynamo-reconcile, system:serviceaccount:ops:scaler',
         UNRELATED: 'ignored',
       }),
     ).toEqual({
@@ -46,6 +48,7 @@ describe('parseConfig', () => {
       maxBodyBytes: 1024,
       lpxEnabled: true,
       kubeconfigPath: '/etc/kube/config',
+      replicasModifiers: ['system:serviceaccount:dynamo-system:dynamo-reconcile', 'system:serviceaccount:ops:scaler'],
     });
   });
 
@@ -91,6 +94,12 @@ describe('parseConfig', () => {
     },
     { name: 'LPX_ENABLED yes', env: { LPX_ENABLED: 'yes' }, key: 'LPX_ENABLED', expected: '"true" or "false"' },
     { name: 'LPX_ENABLED capitalised', env: { LPX_ENABLED: 'True' }, key: 'LPX_ENABLED', expected: '"true" or "false"' },
+    {
+      name: 'DGD_REPLICAS_MODIFIERS a bare name',
+      env: { DGD_REPLICAS_MODIFIERS: 'dynamo-reconcile' },
+      key: 'DGD_REPLICAS_MODIFIERS',
+      expected: 'comma-separated system:serviceaccount:<namespace>:<name> usernames',
+    },
   ])('rejects $name, naming the key and what was expected', ({ env, key, expected }) => {
     const error = configErrorOf(env);
     const received = Object.values(env)[0];

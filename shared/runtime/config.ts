@@ -12,6 +12,7 @@
  * | `MAX_BODY_BYTES` | `3145728` (3 MiB) | larger request bodies get 413 |
  * | `LPX_ENABLED` | `false` | feature gate `lpx.enabled`: `true` or `false` |
  * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
+ * | `DGD_REPLICAS_MODIFIERS` | unset | comma-separated service-account usernames (`system:serviceaccount:<ns>:<name>`) allowed to change adapter-managed DGD replicas (admission) |
  *
  * An empty value counts as unset (Kubernetes manifests often template `value: ""`).
  *
@@ -52,6 +53,12 @@ const booleanFromEnv = z
   .enum(['true', 'false'], { error: '"true" or "false"' })
   .transform((value) => value === 'true');
 
+/** Comma-separated `system:serviceaccount:<namespace>:<name>` usernames (spaces around commas ignored). */
+const serviceAccountListFromEnv = z
+  .string()
+  .transform((value) => value.split(',').map((v) => v.trim()).filter((v) => v !== ''))
+  .pipe(z.array(z.string().regex(/^system:serviceaccount:[^:\s]+:[^:\s]+$/, { error: 'comma-separated system:serviceaccount:<namespace>:<name> usernames' })));
+
 /** Treats `KEY=` like an absent key, so the default applies. */
 function unsetWhenEmpty<T extends z.ZodType>(schema: T) {
   return z.preprocess((value) => (value === '' ? undefined : value), schema);
@@ -72,6 +79,7 @@ export const RuntimeEnvSchema = z.object({
   MAX_BODY_BYTES: unsetWhenEmpty(integerFromEnv(1, 1024 * 1024 * 1024).default(DEFAULT_MAX_BODY_BYTES)),
   LPX_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
   KUBECONFIG: unsetWhenEmpty(z.string({ error: 'a file path' }).optional()),
+  DGD_REPLICAS_MODIFIERS: unsetWhenEmpty(serviceAccountListFromEnv.default([])),
 });
 
 /** The parsed configuration every handler receives in `deps.config`. */
@@ -89,6 +97,8 @@ export interface RuntimeConfig {
   readonly lpxEnabled: boolean;
   /** Path of a kubeconfig file; undefined means in-cluster configuration. */
   readonly kubeconfigPath: string | undefined;
+  /** Service-account usernames allowed to change adapter-managed DGD replicas (admission). */
+  readonly replicasModifiers: readonly string[];
 }
 
 function readEnv(env: Readonly<Record<string, string | undefined>>, key: PropertyKey | undefined): string | undefined {
@@ -126,6 +136,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     maxBodyBytes: values.MAX_BODY_BYTES,
     lpxEnabled: values.LPX_ENABLED,
     kubeconfigPath: values.KUBECONFIG,
+    replicasModifiers: values.DGD_REPLICAS_MODIFIERS,
   });
 }
 
