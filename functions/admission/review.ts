@@ -72,6 +72,7 @@ export const AdmissionReviewSchema = z.object({
     object: z.unknown().optional(),
     oldObject: z.unknown().optional(),
     dryRun: z.boolean().optional(),
+    userInfo: z.object({ username: z.string().optional() }).loose().optional(),
   }),
 });
 export type AdmissionRequest = z.infer<typeof AdmissionReviewSchema>['request'];
@@ -227,7 +228,7 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
 }
 
 function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig): AdmissionResponse {
-  const result = validateDgd(object, oldObject, config);
+  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
   if (result.issues.length === 0) return { uid, allowed: true, ...warnings };
   return { uid, allowed: false, status: invalidStatus(result.issues, objectName(object) ?? request.name ?? ''), ...warnings };

@@ -7,6 +7,8 @@ export * from './core.js';
 export * from './issues.js';
 export * from './dgd.js';
 export * from './dgd-v1alpha1.js';
+export * from './dgdsa.js';
+export * from './dgd-conversion.js';
 export * from './grove.js';
 export * from './parse.js';
 export * from './crd.js';
