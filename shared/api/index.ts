@@ -10,5 +10,7 @@ export * from './dgd-v1alpha1.js';
 export * from './grove.js';
 export * from './parse.js';
 export * from './crd.js';
+export * from './dgdr.js';
+export * from './dgdr-crd.js';
 export * from './dgdr-v1beta2.js';
 export * from './dgdr-v1beta2-crd.js';
