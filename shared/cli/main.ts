@@ -24,9 +24,10 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   'kube-build': () => import('./kube-build.js'),
   dev: () => import('./dev.js'),
   replay: () => import('./replay.js'),
+  'py-setup': () => import('./py-setup.js'),
 };
 
-const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build'] as const;
+const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build', 'py-setup'] as const;
 
 async function topLevelHelp(): Promise<string> {
   const lines = ['Usage: dynamo-fn <command> [options]', '', 'Commands:'];
