@@ -12,6 +12,8 @@
 import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
 import { DgdSpecSchema, DgdStatusSchema } from './dgd.js';
+import { DGDR_PLURAL } from './dgdr.js';
+import { dynamoGraphDeploymentRequestCrd } from './dgdr-crd.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -121,5 +123,8 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
 
 /** Every CRD this project defines, by file name under infra/crds/. */
 export function ownCrds(): Readonly<Record<string, Record<string, unknown>>> {
-  return { [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd() };
+  return {
+    [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd(),
+    [`${DYNAMO_GROUP}_${DGDR_PLURAL}.yaml`]: dynamoGraphDeploymentRequestCrd(),
+  };
 }

@@ -10,3 +10,5 @@ export * from './dgd-v1alpha1.js';
 export * from './grove.js';
 export * from './parse.js';
 export * from './crd.js';
+export * from './dgdr.js';
+export * from './dgdr-crd.js';
