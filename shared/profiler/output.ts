@@ -10,9 +10,8 @@
  */
 import { parse } from 'yaml';
 
-/** The profiler's phases (`ProfilingPhase`), in the order a run writes them. Source: profiler.md §1.5. */
-export const PROFILING_PHASES = ['Initializing', 'SweepingPrefill', 'SweepingDecode', 'SelectingConfig', 'BuildingCurves', 'GeneratingDGD', 'Done'] as const;
-export type ProfilingPhase = (typeof PROFILING_PHASES)[number];
+import { DGDR_KIND, DGDR_V1BETA1, LABEL_DGDR_NAME, LABEL_DGDR_NAMESPACE, LABEL_MANAGED_BY, LABEL_VALUE_DYNAMO_OPERATOR } from '../api/index.js';
+import { outputConfigMapName } from '../domain/index.js';
 
 /** File names in the profiler's `--output-dir`. */
 export const PROFILER_STATUS_FILE = 'profiler_status.yaml';
@@ -25,18 +24,6 @@ export const OUTPUT_KEY_PROFILER_STATUS = 'profiler_status';
 export const OUTPUT_KEY_PROFILER_ERROR = 'profiler_error';
 export const OUTPUT_KEY_FINAL_CONFIG = FINAL_CONFIG_FILE;
 export const OUTPUT_KEY_STATUS_FILE = PROFILER_STATUS_FILE;
-
-export const LABEL_DGDR_NAME = 'dgdr.nvidia.com/name';
-export const LABEL_DGDR_NAMESPACE = 'dgdr.nvidia.com/namespace';
-export const LABEL_MANAGED_BY = 'nvidia.com/managed-by';
-export const MANAGED_BY_DYNAMO_OPERATOR = 'dynamo-operator';
-export const DGDR_V1BETA1 = 'nvidia.com/v1beta1';
-export const DGDR_KIND = 'DynamoGraphDeploymentRequest';
-
-/** `dgdr-output-<name>` (upstream `ConfigMapName` template variable). */
-export function outputConfigMapName(dgdrName: string): string {
-  return `dgdr-output-${dgdrName}`;
-}
 
 /** `profiler_status.yaml`, read whole. `status` is `running`, `success` or `failed`. */
 export interface ProfilerStatus {
@@ -165,7 +152,7 @@ function configMap(dgdr: DgdrRef, data: Record<string, string>): OutputConfigMap
     metadata: {
       name: outputConfigMapName(dgdr.name),
       namespace: dgdr.namespace,
-      labels: { [LABEL_DGDR_NAME]: dgdr.name, [LABEL_DGDR_NAMESPACE]: dgdr.namespace, [LABEL_MANAGED_BY]: MANAGED_BY_DYNAMO_OPERATOR },
+      labels: { [LABEL_DGDR_NAME]: dgdr.name, [LABEL_DGDR_NAMESPACE]: dgdr.namespace, [LABEL_MANAGED_BY]: LABEL_VALUE_DYNAMO_OPERATOR },
       ownerReferences: [{ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, name: dgdr.name, uid: dgdr.uid, blockOwnerDeletion: true, controller: true }],
     },
     data,

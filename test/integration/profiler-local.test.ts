@@ -14,7 +14,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 
 import { runProfilingJobLocally, type LocalJobRun } from '../../shared/profiler/local-job.js';
-import { PROFILING_PHASES, type OutputConfigMap } from '../../shared/profiler/output.js';
+import { PROFILING_PHASES } from '../../shared/api/index.js';
+import type { OutputConfigMap } from '../../shared/profiler/output.js';
 import { createLineLog } from '../harness/log.js';
 import { ensureVenv } from '../../shared/profiler/venv.js';
 import { sharedDir } from '../support/paths.js';
