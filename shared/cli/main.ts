@@ -26,9 +26,10 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   replay: () => import('./replay.js'),
   'py-setup': () => import('./py-setup.js'),
   'dgd-apply-overrides': () => import('./dgd-apply-overrides.js'),
+  profile: () => import('./profile.js'),
 };
 
-const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build', 'py-setup', 'dgd-apply-overrides'] as const;
+const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build', 'py-setup', 'profile', 'dgd-apply-overrides'] as const;
 
 async function topLevelHelp(): Promise<string> {
   const lines = ['Usage: dynamo-fn <command> [options]', '', 'Commands:'];

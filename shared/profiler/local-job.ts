@@ -18,7 +18,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -209,14 +209,30 @@ async function runWithStatusPolling(command: LocalProfilerCommand, logFile: stri
   child.stderr.pipe(log, { end: false });
   let lastPhase: string | undefined;
   const statusFile = path.join(command.outputDir, PROFILER_STATUS_FILE);
-  const poll = async (): Promise<void> => {
-    const text = await readOptional(statusFile);
-    const status = text === undefined ? undefined : parseProfilerStatus(text);
+  // Read synchronously on each change notification: the profiler rewrites the file in place at
+  // every phase, sometimes milliseconds apart; polling is the fallback where watching fails.
+  const check = (): void => {
+    let text: string;
+    try {
+      text = readFileSync(statusFile, 'utf8');
+    } catch {
+      return;
+    }
+    const status = parseProfilerStatus(text);
     if (status?.phase !== undefined && status.phase !== lastPhase) {
       lastPhase = status.phase;
       options.onStatus?.(status);
     }
   };
+  const poll = async (): Promise<void> => check();
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(command.outputDir, (_event, file) => {
+      if (file === PROFILER_STATUS_FILE) check();
+    });
+  } catch {
+    watcher = undefined;
+  }
   const timer = setInterval(() => void poll(), options.pollIntervalMs ?? 500);
   const killer = setTimeout(() => child.kill('SIGKILL'), (options.timeoutSeconds ?? 900) * 1000);
   const exitCode = await new Promise<number>((resolve) => {
@@ -225,6 +241,7 @@ async function runWithStatusPolling(command: LocalProfilerCommand, logFile: stri
   });
   clearInterval(timer);
   clearTimeout(killer);
+  watcher?.close();
   await poll();
   await new Promise<void>((resolve) => log.end(resolve));
   return exitCode;
