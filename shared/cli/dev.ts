@@ -12,10 +12,12 @@ import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/i
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
+import profile from '../../functions/profile/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
@@ -48,6 +50,10 @@ Options:
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
+  --profiler local    also run the profile function; each profiling Job it creates runs the
+                      real Dynamo 1.6.1 profiler on this machine (offline, installs the venv
+                      once); --apply then also applies DynamoGraphDeploymentRequests (after
+                      our DGDR admission), and --wait waits until each is Deploying or Failed
   --lpx-enabled       run with the feature gate lpx.enabled=true
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
@@ -116,6 +122,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'lpx-enabled': { type: 'boolean', default: false },
         'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
+        profiler: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
     }));
@@ -139,12 +146,19 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
+  if (values.profiler !== undefined && !(DEV_PROFILERS as readonly string[]).includes(values.profiler)) {
+    process.stderr.write(`dynamo-fn dev: --profiler: unsupported value "${values.profiler}": supported values: ${DEV_PROFILERS.map((p) => `"${p}"`).join(', ')}\n`);
+    return 1;
+  }
+  const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
+  for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
   const input = await readDgdFiles(values.apply);
+  input.errors.push(...requests.errors);
   if (input.errors.length > 0) {
     process.stderr.write(input.errors.map((e) => `error: ${e}\n`).join(''));
     return 1;
   }
-  if (values.wait && input.dgds.length === 0) {
+  if (values.wait && input.dgds.length === 0 && requests.requests.length === 0) {
     process.stderr.write('dynamo-fn dev: --wait needs --apply with at least one DynamoGraphDeployment\n');
     return 1;
   }
@@ -177,11 +191,16 @@ export async function run(argv: readonly string[]): Promise<number> {
     });
     parts.push(server);
     log.info({ url: server.url }, 'Started function reconcile');
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, kubeconfigPath: plane.kubeconfigPath, log, functionLog, profileFunction: profile }) : undefined;
+    if (profiler !== undefined) parts.push(profiler);
     const bridge = await startEventBridge({
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
-      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }], mode: 'Reference' }],
+      subscriptions: [
+        { name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }], mode: 'Reference' },
+        ...(profiler === undefined ? [] : [profiler.subscription]),
+      ],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
@@ -199,8 +218,9 @@ export async function run(argv: readonly string[]): Promise<number> {
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
     }
     const applied = await applyDgds(input.dgds, kube, log);
+    const appliedRequests = await applyDevRequests(requests.requests, kube, log);
     if (values.wait) {
-      const ok = await waitForReconciled(applied, kube, timeoutSeconds, log);
+      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log)) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
       await stopAll(parts);
       return ok ? 0 : 1;
     }
