@@ -107,6 +107,28 @@ describe('the real profiler, run locally from a profiling Job', () => {
     expect(frontend).not.toHaveProperty('$patch');
   });
 
+  it('a legacy override without apiVersion/kind is v1alpha1: worker mainContainer args are appended to the generated ones (dgdr-reference "Existing nvidia.com/v1alpha1 overrides")', async () => {
+    const spec = await fixtureSpec('spec1.json');
+    spec['overrides'] = { dgd: { spec: { services: { worker: { extraPodSpec: { mainContainer: { args: ['--enforce-eager'] } } } } } } };
+    const run = await profile(spec);
+    expect(run.exitCode).toBe(0);
+    const worker = mainContainer(finalDgd(configMapOf(run)).spec.components.find((c) => c.name === 'worker'));
+    // The generated worker args (profiler.md §3.4) kept, the override's appended at the end.
+    expect(worker?.args?.slice(0, 2)).toEqual(['--tensor-parallel-size', '1']);
+    expect(worker?.args?.at(-1)).toBe('--enforce-eager');
+    expect(worker?.args?.filter((a) => a === '--model')).toHaveLength(1);
+  });
+
+  it('a deprecated target name is not translated for the 1.6.1 profiler: its blueprints set no spec.backendFramework (upstream resolveDGDOverrideTarget compares backends)', async () => {
+    const spec = await fixtureSpec('spec1.json');
+    spec['overrides'] = { dgd: { spec: { services: { VllmWorker: { replicas: 2 } } } } };
+    const run = await profile(spec);
+    expect(run.exitCode).toBe(1);
+    expect(configMapOf(run).data['profiler_error']).toBe(
+      'failed to apply DGD override: apply DGD override: spec.services.VllmWorker: deprecated override target "VllmWorker" belongs to backend "vllm" and cannot be translated for generated backend ""',
+    );
+  });
+
   it('an override naming a component the topology lacks fails the profiler at GeneratingDGD with our whole error in profiler_error', async () => {
     const spec = await fixtureSpec('spec1.json');
     spec['overrides'] = { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: { components: [{ name: 'decode', replicas: 2 }] } } };
