@@ -156,7 +156,9 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     deps.log.info({ kind: 'Job', name: job.metadata.name }, 'Created Job');
   }
   if (desired.annotations !== undefined) {
-    await deps.kube.apply({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, annotations: desired.annotations } }, { force: true });
+    // Only the annotations this function owns; an empty set is sent as none, so server-side apply removes ours.
+    const annotations = Object.keys(desired.annotations).length === 0 ? {} : { annotations: desired.annotations };
+    await deps.kube.apply({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, ...annotations } }, { force: true });
   }
   const events = [...desired.events];
   for (const configMap of desired.configMaps) {

@@ -213,9 +213,9 @@ export function warnGpuSku(spec: DgdrSpec): string[] {
  * Source: see each rule. Pure.
  */
 export function validateDgdr(object: unknown, oldObject: unknown): DgdrValidationResult {
-  const parsed = DgdrSchema.safeParse(object, { reportInput: true });
+  const parsed = DgdrSchema.safeParse(withoutMetadata(object), { reportInput: true });
   if (!parsed.success) return { issues: fromZodIssues(parsed.error.issues), warnings: [] };
-  const old = oldObject === undefined || oldObject === null ? undefined : DgdrSchema.safeParse(oldObject);
+  const old = oldObject === undefined || oldObject === null ? undefined : DgdrSchema.safeParse(withoutMetadata(oldObject));
   const stored: Dgdr | undefined = old?.success === true ? old.data : undefined;
   const spec = parsed.data.spec;
   const issues = [
@@ -228,4 +228,9 @@ export function validateDgdr(object: unknown, oldObject: unknown): DgdrValidatio
     ...(stored === undefined ? [] : validateSpecImmutable(spec, stored.spec, stored.status?.phase)),
   ];
   return { issues, warnings: warnGpuSku(spec) };
+}
+
+/** Metadata is the API server's to validate (an emptied annotation map arrives as `null`); the rules read only spec and status. */
+function withoutMetadata(object: unknown): unknown {
+  return isObject(object) ? { ...object, metadata: {} } : object;
 }
