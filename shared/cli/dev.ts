@@ -12,7 +12,6 @@ import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, formatIssue, parseDgd
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
-import profile from '../../functions/profile/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
 import { startAdmissionServer } from '../../functions/admission/index.js';
@@ -23,6 +22,7 @@ import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, wai
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
+import { startDevProfile } from './dev-profile.js';
 
 export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
 
@@ -34,7 +34,8 @@ Starts everything the product needs on this machine, on 127.0.0.1 only:
   2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds),
      Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
      Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
-  3. starts the reconcile function's CloudEvents host;
+  3. starts the reconcile and profile functions' CloudEvents hosts, and the admission webhooks
+     over TLS, registered for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
   4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
      would, with a resync every --resync-seconds.
 Then prints the kubeconfig path and a kubectl line to try, and logs each reconcile.
@@ -52,10 +53,11 @@ Options:
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
-  --profiler local    also run the profile function; each profiling Job it creates runs the
-                      real Dynamo 1.6.1 profiler on this machine (offline, installs the venv
-                      once); --apply then also applies DynamoGraphDeploymentRequests (after
-                      our DGDR admission), and --wait waits until each is Deploying or Failed
+  --profiler local    each profiling Job the profile function creates runs the real Dynamo
+                      1.6.1 profiler on this machine (offline; installs the venv once), which
+                      writes its output ConfigMap; --apply then also applies
+                      DynamoGraphDeploymentRequests (checked by our DGDR admission first), and
+                      --wait waits until each is Deploying or Failed
   --lpx-enabled       run with the feature gate lpx.enabled=true
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
@@ -202,15 +204,21 @@ export async function run(argv: readonly string[]): Promise<number> {
     });
     parts.push(server);
     log.info({ url: server.url }, 'Started function reconcile');
-    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, kubeconfigPath: plane.kubeconfigPath, log, functionLog, profileFunction: profile }) : undefined;
+    // One client for what dev itself writes and reads, on the control plane's loaded config.
+    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
     if (profiler !== undefined) parts.push(profiler);
+    const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled']);
+    parts.push(devProfile);
+    log.info({ url: devProfile.profileUrl, admission: devProfile.admissionUrl }, 'Started function profile and the admission webhooks');
     const bridge = await startEventBridge({
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
       subscriptions: [
         { name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' },
-        ...(profiler === undefined ? [] : [profiler.subscription]),
+        devProfile.subscription,
       ],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
@@ -222,8 +230,6 @@ export async function run(argv: readonly string[]): Promise<number> {
         `  kubectl get dgd,podcliquesets,services -A\n${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
     );
 
-    // One client for what dev itself writes and reads, on the control plane's loaded config.
-    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
     if (binaries.kwok !== undefined) {
       const nodes = await createGpuNodes(kube, gpuFleet);
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
