@@ -18,6 +18,7 @@ import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
@@ -52,6 +53,11 @@ Options:
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
+  --profiler local    each profiling Job the profile function creates runs the real Dynamo
+                      1.6.1 profiler on this machine (offline; installs the venv once), which
+                      writes its output ConfigMap; --apply then also applies
+                      DynamoGraphDeploymentRequests (checked by our DGDR admission first), and
+                      --wait waits until each is Deploying or Failed
   --lpx-enabled       run with the feature gate lpx.enabled=true
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
@@ -120,6 +126,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'lpx-enabled': { type: 'boolean', default: false },
         'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
+        profiler: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
     }));
@@ -143,12 +150,19 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
+  if (values.profiler !== undefined && !(DEV_PROFILERS as readonly string[]).includes(values.profiler)) {
+    process.stderr.write(`dynamo-fn dev: --profiler: unsupported value "${values.profiler}": supported values: ${DEV_PROFILERS.map((p) => `"${p}"`).join(', ')}\n`);
+    return 1;
+  }
+  const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
+  for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
   const input = await readDgdFiles(values.apply);
+  input.errors.push(...requests.errors);
   if (input.errors.length > 0) {
     process.stderr.write(input.errors.map((e) => `error: ${e}\n`).join(''));
     return 1;
   }
-  if (values.wait && input.dgds.length === 0) {
+  if (values.wait && input.dgds.length === 0 && requests.requests.length === 0) {
     process.stderr.write('dynamo-fn dev: --wait needs --apply with at least one DynamoGraphDeployment\n');
     return 1;
   }
@@ -192,6 +206,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     log.info({ url: server.url }, 'Started function reconcile');
     // One client for what dev itself writes and reads, on the control plane's loaded config.
     const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
+    if (profiler !== undefined) parts.push(profiler);
     const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled']);
     parts.push(devProfile);
     log.info({ url: devProfile.profileUrl, admission: devProfile.admissionUrl }, 'Started function profile and the admission webhooks');
@@ -215,8 +232,9 @@ export async function run(argv: readonly string[]): Promise<number> {
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
     }
     const applied = await applyDgds(input.dgds, kube, log);
+    const appliedRequests = await applyDevRequests(requests.requests, kube, log);
     if (values.wait) {
-      const ok = await waitForReconciled(applied, kube, timeoutSeconds, log);
+      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log)) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
       await stopAll(parts);
       return ok ? 0 : 1;
     }
