@@ -21,7 +21,7 @@ import { startAdmissionServer, type AdmissionServer } from '../../functions/admi
 import profile from '../../functions/profile/index.js';
 import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
+import { TransientError, defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
@@ -120,6 +120,19 @@ async function getDgdr(name: string): Promise<KubeObject | undefined> {
 
 function statusOf(dgdr: KubeObject | undefined): { phase?: string; profilingPhase?: string; dgdName?: string; profilingJobName?: string; conditions?: { type: string; status: string; reason: string; message: string }[]; profilingResults?: { selectedConfig?: Obj }; deploymentInfo?: Obj; observedGeneration?: number } {
   return (dgdr?.['status'] ?? {}) as ReturnType<typeof statusOf>;
+}
+
+/** Edits the spec as `kubectl edit` does: on the latest version, again after a 409 from the function's own status writes. */
+async function replaceLatest(name: string, edit: (spec: Obj) => Obj): Promise<KubeObject> {
+  for (let attempt = 0; ; attempt += 1) {
+    const latest = await getDgdr(name);
+    if (latest === undefined) throw new Error(`DGDR ${name} not found`);
+    try {
+      return await user.replace({ ...latest, spec: edit(latest['spec'] as Obj) });
+    } catch (error) {
+      if (!(error instanceof TransientError) || attempt >= 20) throw error;
+    }
+  }
 }
 
 const condition = (dgdr: KubeObject | undefined, type: string) => statusOf(dgdr).conditions?.find((c) => c.type === type);
@@ -251,12 +264,7 @@ describe('DGDR lifecycle with kwok', () => {
     expect(condition(ready, 'SpecGenerated')?.message).toBe('Generated spec is available in annotation nvidia.com/generated-dgd-spec');
     expect(parseYaml(ready.metadata.annotations?.['nvidia.com/generated-dgd-spec'] ?? '')).toEqual(statusOf(ready).profilingResults?.selectedConfig);
     expect(await user.get({ ...DGD, namespace, name: 'review-dgd' })).toBeUndefined();
-    // As `kubectl edit` does: the latest version, retried on a conflict with the function's own writes.
-    await eventually('autoApply enabled', async () => {
-      const latest = await getDgdr('review');
-      if (latest === undefined) return undefined;
-      return user.replace({ ...latest, spec: { ...(latest['spec'] as Obj), autoApply: true, runtimeVersionOverride: '1.6.1' } }).catch(() => undefined);
-    });
+    await replaceLatest('review', (spec) => ({ ...spec, autoApply: true, runtimeVersionOverride: '1.6.1' }));
     const dgd = await eventually('DGD review-dgd', () => user.get({ ...DGD, namespace, name: 'review-dgd' }));
     const components = (dgd['spec'] as { components: Obj[] }).components;
     expect(components.map((c) => c['runtimeVersionOverride'])).toEqual(components.map(() => '1.6.1'));
@@ -287,8 +295,8 @@ describe('DGDR lifecycle with kwok', () => {
 
   it('"The DGDR spec becomes immutable during profiling": a spec edit is refused with the field path', async () => {
     await createDgdr('frozen', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'run' }) });
-    const profiling = await waitForPhase('frozen', 'Profiling');
-    await expect(user.replace({ ...profiling, spec: { ...(profiling['spec'] as Obj), model: 'Qwen/Qwen3-32B' } })).rejects.toThrow(
+    await waitForPhase('frozen', 'Profiling');
+    await expect(replaceLatest('frozen', (spec) => ({ ...spec, model: 'Qwen/Qwen3-32B' }))).rejects.toThrow(
       /spec: Forbidden: updates are forbidden while the resource is in phase "Profiling"; delete and recreate the resource to change its spec/,
     );
     expect(((await getDgdr('frozen'))?.['spec'] as Obj)['model']).toBe('Qwen/Qwen3-0.6B');
