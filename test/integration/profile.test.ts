@@ -301,4 +301,21 @@ describe('DGDR lifecycle with kwok', () => {
     );
     expect(((await getDgdr('frozen'))?.['spec'] as Obj)['model']).toBe('Qwen/Qwen3-0.6B');
   });
+
+  it('v1alpha1 through the conversion webhook: a corpus v1alpha1 request is checked by the v1beta1 rules, admitted as v1beta1 and reads back in both versions', async () => {
+    const alpha = parseYaml(readFileSync(resolve(sharedDir, 'corpus', 'dgdr', 'v1alpha1-online-profiling-no-autoapply.yaml'), 'utf8')) as Obj;
+    // Its profiler image tag 0.7.0.post2 is not a semantic version: refused with the v1beta1 field path.
+    await expect(user.create({ ...(alpha as Parameters<Kube['create']>[0]), metadata: { name: 'legacy-bad', namespace } })).rejects.toThrow(
+      /spec\.runtimeVersionOverride: Required value: is required when spec\.image has no parseable semantic-version tag/,
+    );
+    const alphaSpec = alpha['spec'] as Obj;
+    const { profilerImage: _image, ...profilingConfig } = alphaSpec['profilingConfig'] as Obj;
+    const created = await user.create({ ...(alpha as Parameters<Kube['create']>[0]), metadata: { name: 'legacy', namespace }, spec: { ...alphaSpec, profilingConfig } });
+    expect(created?.apiVersion).toBe('nvidia.com/v1alpha1');
+    const beta = await getDgdr('legacy');
+    // Converted (blob sla -> workload and sla, autoApply false), then defaulted by the v1beta1 webhook.
+    expect(beta?.['spec']).toMatchObject({ model: 'Qwen/Qwen3-32B', backend: 'trtllm', autoApply: false, image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', workload: { isl: 2048, osl: 256 }, sla: { ttft: 500, itl: 50 } });
+    const readAlpha = await user.get({ apiVersion: 'nvidia.com/v1alpha1', kind: 'DynamoGraphDeploymentRequest', namespace, name: 'legacy' });
+    expect((readAlpha?.['spec'] as Obj)['profilingConfig']).toMatchObject({ profilerImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', config: (alphaSpec['profilingConfig'] as Obj)['config'] });
+  });
 });
