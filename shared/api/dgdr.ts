@@ -46,9 +46,10 @@ export const CONDITION_PROFILING = 'Profiling';
 export const CONDITION_SPEC_GENERATED = 'SpecGenerated';
 export const CONDITION_DEPLOYMENT_READY = 'DeploymentReady';
 
-/** Labels (dgdr-reference "Resource ownership"; upstream types file `Label*`); `dgdr.nvidia.com/name` is LABEL_DGDR_NAME of ./dgdr-v1beta2.ts. */
+/** Labels (dgdr-reference "Resource ownership"; upstream types file `Label*`). */
 export const LABEL_APP = 'app';
 export const LABEL_DGDR = 'dgdr';
+export const LABEL_DGDR_NAME = 'dgdr.nvidia.com/name';
 export const LABEL_DGDR_NAMESPACE = 'dgdr.nvidia.com/namespace';
 export const LABEL_MANAGED_BY = 'nvidia.com/managed-by';
 export const LABEL_VALUE_DYNAMO_PROFILER = 'dynamo-profiler';
@@ -56,8 +57,9 @@ export const LABEL_VALUE_DYNAMO_OPERATOR = 'dynamo-operator';
 /** The Job controller's pod label naming its Job. */
 export const LABEL_JOB_NAME = 'job-name';
 
-/** Annotations on the DGDR holding the generated DGD (upstream-notes/dgdr.md §4.1); its extra resources' key is ANNOTATION_ADDITIONAL_RESOURCES of ./dgdr-v1beta2.ts. */
+/** Annotations on the DGDR holding the generated DGD and its extra resources (upstream-notes/dgdr.md §4.1). */
 export const ANNOTATION_GENERATED_DGD_SPEC = 'nvidia.com/generated-dgd-spec';
+export const ANNOTATION_ADDITIONAL_RESOURCES = 'dgdr.nvidia.com/additional-resources';
 /** Upstream's limit on the additional-resources annotation, bytes (upstream-notes/profiler.md §1.7 `MaxAnnotationSize`). */
 export const MAX_ADDITIONAL_RESOURCES_BYTES = 250_000;
 

@@ -31,6 +31,7 @@ describe('infra/ manifests', () => {
     expect(documents.map((d) => d.name.replace(/^.*: /, '')).sort()).toEqual(
       [
         'ApiServerSource dynamo-dgd',
+        'ApiServerSource dynamo-dgdsa',
         'ApiServerSource dynamo-dgdr',
         'ClusterRole dynamo-apiserversource-profile',
         'ClusterRole dynamo-dgdr-profiling-job',
@@ -44,13 +45,11 @@ describe('infra/ manifests', () => {
         'Trigger dynamo-profile-dgd',
         'Trigger dynamo-profile-dgdr',
         'Trigger dynamo-profile-job',
-        'ApiServerSource dynamo-dgdsa',
         'Broker dynamo',
         'ClusterRole dynamo-apiserversource',
         'ClusterRole dynamo-reconcile',
         'ClusterRoleBinding dynamo-apiserversource',
         'ClusterRoleBinding dynamo-reconcile',
-        'CustomResourceDefinition lpxgraphdeployments.nvidia.com',
         'Deployment dynamo-admission',
         'MutatingWebhookConfiguration dynamo-admission',
         'Namespace dynamo-system',

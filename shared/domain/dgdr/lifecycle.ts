@@ -222,7 +222,7 @@ export function currentPhase(status: DgdrStatus | undefined): DgdrPhase {
 }
 
 /** Whether `child` is controlled by the DGDR with `uid` (an owner reference with controller: true). Pure. */
-export function isControlledByRequest(child: ChildFacts, uid: string | undefined): boolean {
+export function isControlledBy(child: ChildFacts, uid: string | undefined): boolean {
   return uid !== undefined && child.ownerReferences.some((r) => r.uid === uid && r.controller === true);
 }
 
@@ -313,7 +313,7 @@ function decidePending(observed: DgdrObserved, config: ProfilingJobConfig, draft
   const name = dgdr.metadata.name ?? '';
   const jobName = profilingJobName(name);
   if (job !== undefined) {
-    if (!isControlledByRequest(job, dgdr.metadata.uid)) {
+    if (!isControlledBy(job, dgdr.metadata.uid)) {
       return failWith(draft, CONDITION_PROFILING, REASON_JOB_NAME_CONFLICT, `Job ${jobName} already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name`, { reason: 'ProfilingJobFailed', action: 'Create' });
     }
     const status = draft
