@@ -17,6 +17,7 @@
  * Event says so; the next resync or DGD event retries); Transient on API errors that may pass.
  * @module
  */
+import { isDeepStrictEqual } from 'node:util';
 import {
   DGD_KIND,
   DGD_V1BETA1,
@@ -28,9 +29,9 @@ import {
   type Dgd,
   type Dgdsa,
 } from '../../shared/api/index.js';
-import { decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter } from '../../shared/domain/index.js';
+import { REASON_UPDATE_FAILED, decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter } from '../../shared/domain/index.js';
 import type { KubeObject } from '../../shared/kube/index.js';
-import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { ReconcileDeps } from './dgd.js';
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
@@ -89,10 +90,20 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
     // The decision read this list; the resourceVersion precondition makes the PUT fail (409,
     // retried) if it changed since.
     if (component?.['name'] === componentName) component['replicas'] = to;
-    await deps.kube.replace(dgd);
+    try {
+      await deps.kube.replace(dgd);
+    } catch (error) {
+      if (!(error instanceof PermanentError)) throw error;
+      // Refused for good (admission, validation, RBAC): say so on the adapter, as upstream's
+      // UpdateFailed Event does, and do not make the broker retry.
+      const message = `Failed to update DGD ${dgdRaw.metadata.name}: ${error.message}`;
+      await emit(deps, namespace, { type: 'Warning', reason: REASON_UPDATE_FAILED, note: message, regarding: { kind: DGDSA_KIND, name: event.key.name } }, raw.metadata.uid);
+      deps.log.warn({ err: error }, 'Failed to scale DynamoGraphDeployment component');
+      return { kind: 'Permanent', reason: REASON_UPDATE_FAILED, message };
+    }
     deps.log.info({ component: componentName, from: desired.componentReplicas.from, to }, 'Scaled DynamoGraphDeployment component');
   }
-  if (desired.status !== undefined && JSON.stringify(desired.status) !== JSON.stringify(adapter.status ?? {})) {
+  if (desired.status !== undefined && !isDeepStrictEqual(desired.status, adapter.status ?? {})) {
     await deps.kube.applyStatus({ apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, metadata: { name: event.key.name, namespace }, status: desired.status }, { force: true });
   }
   for (const intent of desired.events) await emit(deps, namespace, intent, raw.metadata.uid);
