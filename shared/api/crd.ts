@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DGDSA_KIND, DGDSA_PLURAL, DGDSA_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
 import { DgdSpecSchema, DgdStatusSchema } from './dgd.js';
+import { dgdrV1Beta2Crds } from './dgdr-v1beta2-crd.js';
 import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
 import { DgdsaSpecSchema, DgdsaStatusSchema } from './dgdsa.js';
 
@@ -188,6 +189,7 @@ export function dynamoGraphDeploymentScalingAdapterCrd(): Record<string, unknown
 export function ownCrds(): Readonly<Record<string, Record<string, unknown>>> {
   return {
     [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd(),
+    ...dgdrV1Beta2Crds(),
     [`${DYNAMO_GROUP}_${DGDSA_PLURAL}.yaml`]: dynamoGraphDeploymentScalingAdapterCrd(),
   };
 }

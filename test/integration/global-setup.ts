@@ -20,6 +20,7 @@ import { startControlPlane } from '../harness/apiserver.js';
 import { ensureKubeBinaries } from '../harness/binaries.js';
 import { defaultCrdFiles } from '../harness/crds.js';
 import { createLineLog } from '../harness/log.js';
+import { lpxCrdFiles } from '../harness/lpx-crds.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -41,7 +42,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     plane = await startControlPlane({
       binaries,
-      crdFiles: await defaultCrdFiles(),
+      crdFiles: [...(await defaultCrdFiles()), ...(await lpxCrdFiles())],
       conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
       log,
       withControllerManager: binaries.kubeControllerManager !== undefined,

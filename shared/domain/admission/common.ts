@@ -12,6 +12,8 @@ import type { Component, Dgd, FieldIssue, GroveUpdateStrategy } from '../../api/
 export interface AdmissionConfig {
   /** Feature gate `lpx.enabled` (dgd-reference: "LPX components are experimental ..."). */
   readonly lpxEnabled: boolean;
+  /** `lpx.modelRegistryURL` (upstream-notes/lpx.md §4, §7); absent or empty: no registry. */
+  readonly modelRegistryUrl?: string | undefined;
   /**
    * Full usernames (`system:serviceaccount:<ns>:<name>`) allowed to change the replicas of a
    * component a DynamoGraphDeploymentScalingAdapter owns: the reconcile function's service
