@@ -47,7 +47,8 @@ describe('POST /convert', () => {
       },
     });
     const metrics = await request(`${server.url}/metrics`);
-    expect(await metrics.body.text()).toContain('dynamo_admission_reviews_total{webhook="convert",version="nvidia.com/v1alpha1",allowed="true"} 1');
+    // The metric prefix is the admission server's (dynamo_admission_ or dynamo_fn_admission_).
+    expect(await metrics.body.text()).toMatch(/_reviews_total\{webhook="convert",version="nvidia.com\/v1alpha1",allowed="true"\} 1\n/);
   });
 
   it.each([
