@@ -124,6 +124,15 @@ describe('DGD conversion keeps edits made in the other version', () => {
     expect((spoke['metadata'] as Obj)['annotations']).toEqual({ team: 'a' });
   });
 
+  it('reserved nvidia.com/dgd-* annotations a user set are consumed; an unreadable payload is ignored (upstream: "parsed best-effort and consumed")', () => {
+    const alpha = alphaDgd();
+    (alpha['metadata'] as Obj)['annotations'] = { team: 'a', 'nvidia.com/dgd-spec': '{not json', 'nvidia.com/dgd-status': 'x' };
+    const hub = ok(convertDgd(alpha, 'nvidia.com/v1beta1'));
+    const annotations = (hub['metadata'] as { annotations: Record<string, string> }).annotations;
+    expect(Object.keys(annotations).sort()).toEqual([ANNOTATION_DGD_SPEC, 'team']);
+    expect(hub['spec']).toEqual(ok(convertDgd(alphaDgd(), 'nvidia.com/v1beta1'))['spec']);
+  });
+
   it('a v1beta1 component order that is not sorted survives the v1alpha1 map', () => {
     const hub: Obj = {
       apiVersion: 'nvidia.com/v1beta1',
