@@ -16,7 +16,9 @@
  * A converter may change only `apiVersion`, the body and `metadata.labels`/`annotations`; the
  * API server refuses any other metadata change, so the answer is checked for that here too.
  * Source: Kubernetes "Versions in CustomResourceDefinitions" (webhook request and response);
- * upstream internal/webhook/dynamographdeployment_conversion.go (the operator's conversion webhook).
+ * upstream's operator serves conversion through controller-runtime's webhook at the same path,
+ * `/convert`, with v1beta1 as the hub (internal/webhook/dynamographdeployment_conversion.go,
+ * api/v1alpha1/*_conversion.go).
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
