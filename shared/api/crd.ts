@@ -15,6 +15,8 @@ import { DgdSpecSchema, DgdStatusSchema } from './dgd.js';
 import { dgdrV1Beta2Crds } from './dgdr-v1beta2-crd.js';
 import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
 import { DgdsaSpecSchema, DgdsaStatusSchema } from './dgdsa.js';
+import { DGDR_PLURAL } from './dgdr.js';
+import { dynamoGraphDeploymentRequestCrd } from './dgdr-crd.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -195,5 +197,6 @@ export function ownCrds(): Readonly<Record<string, Record<string, unknown>>> {
     [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd(),
     ...dgdrV1Beta2Crds(),
     [`${DYNAMO_GROUP}_${DGDSA_PLURAL}.yaml`]: dynamoGraphDeploymentScalingAdapterCrd(),
+    [`${DYNAMO_GROUP}_${DGDR_PLURAL}.yaml`]: dynamoGraphDeploymentRequestCrd(),
   };
 }

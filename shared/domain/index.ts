@@ -12,3 +12,4 @@ export * from './admission/index.js';
 export * from './lpx/index.js';
 export * from './v1beta2/index.js';
 export * from './dgdsa.js';
+export * from './dgdr/index.js';
