@@ -149,7 +149,9 @@ export async function reconcileDgdAdapters(event: KubeEvent, deps: ReconcileDeps
     .map(({ object, adapter }) => ({ name: object.metadata.name, controllerUid: controllerUidOf(object), componentName: adapter.spec.dgdRef.serviceName }));
   const desired = decideScalingAdapters(parsed.dgd, observed);
   for (const adapter of desired.create) {
-    await deps.kube.apply(adapter as unknown as Parameters<ReconcileDeps['kube']['apply']>[0]);
+    // Server-side apply creates it; it is applied only while absent, so `spec.replicas` is
+    // written once and the autoscaler owns it afterwards.
+    await deps.kube.apply({ apiVersion: adapter.apiVersion, kind: adapter.kind, metadata: { ...adapter.metadata, name: adapter.metadata.name ?? '' }, spec: adapter.spec });
     deps.log.info({ adapter: adapter.metadata.name }, 'Created DynamoGraphDeploymentScalingAdapter');
   }
   for (const name of desired.delete) {
