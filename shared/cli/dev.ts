@@ -31,13 +31,14 @@ export const usage = `Usage: dynamo-fn dev [options]
 Starts everything the product needs on this machine, on 127.0.0.1 only:
   1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
      (npm run kube:build);
-  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds),
+  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds,
+     DGD v1alpha1 converted by the admission function's /convert, served on 127.0.0.1 over TLS),
      Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
      Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
   3. starts the reconcile and profile functions' CloudEvents hosts, and the admission webhooks
      over TLS, registered for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
-  4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
-     would, with a resync every --resync-seconds.
+  4. starts the event bridge, which delivers API events (DGDs and DGDSAs among them) to them as
+     Knative's ApiServerSource would, with a resync every --resync-seconds.
 Then prints the kubeconfig path and a kubectl line to try, and logs each reconcile.
 Ctrl-C stops all of it and removes the temporary files.
 
