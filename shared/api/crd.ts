@@ -44,6 +44,10 @@ function structural(node: JsonSchema): JsonSchema {
       out[key] = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, structural(v)]));
     } else if (key === 'items') {
       out[key] = structural(value as JsonSchema);
+    } else if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'number') {
+      // JSON Schema 2020-12 numeric bounds; Kubernetes' OpenAPI v3 wants the bound plus a boolean.
+      out[key === 'exclusiveMinimum' ? 'minimum' : 'maximum'] = value;
+      out[key] = true;
     } else if (key === 'const') {
       out['enum'] = [value];
     } else if (key === 'additionalProperties') {

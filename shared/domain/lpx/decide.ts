@@ -31,7 +31,7 @@ import {
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
-import { isSchedulingFailureCurrent } from './deadline.js';
+import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
@@ -236,6 +236,16 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     }
     // Publish only for capacity the scaling group already has (lpx.md §6.2: scale before publishing).
     publishCapacity.set(w.scalingGroup, explicit === undefined ? live : Math.min(explicit, live));
+  }
+
+  // Expired requests of an explicit-replica workload need capacity reduced; during a Coherent
+  // update that is deferred too (lpx.md §3.4: "Expiry with explicit replicas sets scalingRequired").
+  if (isBlocked) {
+    const deadlineWorkloads = workloads
+      .filter((w) => w.explicitReplicas !== undefined)
+      .map((w) => ({ scalingGroupObject: scalingGroupObjectName(pcsName, w), secondsByModel: new Map(w.models.map((m) => [m.model, m.attemptDeadlineSeconds])), hasExplicitReplicas: true, liveReplicas: groupOf(w)?.spec.replicas }));
+    const controlled = observed.requests.filter((r) => isControlledBy(r, pcs.metadata.uid ?? ''));
+    if (findExpiredRequests({ workloads: deadlineWorkloads, requests: controlled }, now).expired.length > 0) isDeferred = true;
   }
 
   const desiredRequests = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, publishCapacity, { name: pcsName, uid: pcs.metadata.uid });
