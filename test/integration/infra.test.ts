@@ -48,6 +48,15 @@ describe('infra/ manifests', () => {
         'ServiceAccount dynamo-reconcile',
         'Trigger dynamo-reconcile-dgd',
         'ValidatingWebhookConfiguration dynamo-admission',
+        // infra/lpx/: installed only with lpx.enabled=true (issue 11).
+        'ApiServerSource dynamo-lpx',
+        'ClusterRole dynamo-apiserversource-lpx',
+        'ClusterRole dynamo-reconcile-lpx',
+        'ClusterRoleBinding dynamo-apiserversource-lpx',
+        'ClusterRoleBinding dynamo-reconcile-lpx',
+        'PingSource dynamo-lpx-resync',
+        'Trigger dynamo-reconcile-lpr',
+        'Trigger dynamo-reconcile-lpxgd',
       ].sort(),
     );
   });
