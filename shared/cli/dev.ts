@@ -16,6 +16,7 @@ import reconcile from '../../functions/reconcile/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { lpxCrdFiles } from '../../test/harness/lpx-crds.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
@@ -48,7 +49,8 @@ Options:
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
-  --lpx-enabled       run with the feature gate lpx.enabled=true
+  --lpx-enabled       run with the feature gate lpx.enabled=true (installs a test-only
+                      LpuPipelineRequest CRD in place of the LPX scheduler's)
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
 
@@ -154,7 +156,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const binaries = await ensureKubeBinaries({ log });
   const plane = await startControlPlane({
     binaries,
-    crdFiles: await defaultCrdFiles(),
+    // With --lpx-enabled, the test-only LpuPipelineRequest CRD stands in for the LPX scheduler's.
+    crdFiles: [...(await defaultCrdFiles()), ...(values['lpx-enabled'] ? await lpxCrdFiles() : [])],
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
     withScheduler: binaries.kubeScheduler !== undefined,
