@@ -9,7 +9,7 @@
  * `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
  * Writes: server-side apply of the LPX PodCliqueSet; scaling-group `spec.replicas` by
- * replace with a resourceVersion precondition; pipeline requests created by apply and deleted
+ * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
  * with resourceVersion preconditions; the LPXGD status through the status subresource; a
  * foreground delete of a PodCliqueSet whose layout changed, after the status that retains the
  * external engine count; an Event on Ready transitions. Then the owning DGD is reconciled, so
@@ -108,8 +108,10 @@ export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded,
     deps.log.info({ kind: 'PodCliqueScalingGroup', namespace, name: scale.name, replicas: scale.replicas }, 'Scaled PodCliqueScalingGroup');
   }
   for (const request of desired.createRequests) {
-    await deps.kube.apply(request);
-    deps.log.info({ kind: LPR_KIND, namespace, name: request.metadata.name }, `Created ${LPR_KIND}`);
+    // Create, never apply: an object that appeared at the name meanwhile is not adopted (lpx.md §3.2 "AlreadyExists means wait").
+    const created = await deps.kube.create(request);
+    if (created === undefined) deps.log.info({ kind: LPR_KIND, namespace, name: request.metadata.name }, `Found existing ${LPR_KIND}; waiting`);
+    else deps.log.info({ kind: LPR_KIND, namespace, name: request.metadata.name }, `Created ${LPR_KIND}`);
   }
   for (const request of desired.deleteRequests) {
     await deps.kube.delete({ apiVersion: LPR_API_VERSION, kind: LPR_KIND, namespace, name: request.name }, request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion });
