@@ -244,7 +244,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     const deadlineWorkloads = workloads
       .filter((w) => w.explicitReplicas !== undefined)
       .map((w) => ({ scalingGroupObject: scalingGroupObjectName(pcsName, w), secondsByModel: new Map(w.models.map((m) => [m.model, m.attemptDeadlineSeconds])), hasExplicitReplicas: true, liveReplicas: groupOf(w)?.spec.replicas }));
-    const controlled = observed.requests.filter((r) => isControlledBy(r, pcs.metadata.uid ?? ''));
+    const controlled = observed.requests.filter((r) => isRequestControlledBy(r, pcs.metadata.uid ?? ''));
     if (findExpiredRequests({ workloads: deadlineWorkloads, requests: controlled }, now).expired.length > 0) isDeferred = true;
   }
 
