@@ -270,7 +270,10 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     const desired = w.explicitReplicas ?? group?.spec.replicas ?? 0;
     const evaluated = evaluateWorkloadReadiness(true, group, desired);
     const retained = retainedOf(w);
-    components[w.serving.name] = { ...evaluated.status, ...(retained === undefined ? {} : { retainedReplicas: retained }) };
+    const previousReady = (previousComponents[w.serving.name]?.conditions ?? []).find((c) => c.type === CONDITION_READY);
+    // The component's own Ready condition (lpx.md §2.2 "Plus per-component conditions").
+    const componentReady = lpxReadyCondition(evaluated.verdict, generation, previousReady, now);
+    components[w.serving.name] = { ...evaluated.status, ...(retained === undefined ? {} : { retainedReplicas: retained }), conditions: [componentReady] };
     for (const draft of w.components.filter((c) => c !== w.serving)) {
       components[draft.name] = { componentKind: 'PodClique', componentNames: w.models.filter((m) => m.component === draft).map((m) => m.agentClique), replicas: draft.replicas ?? 1 };
     }
