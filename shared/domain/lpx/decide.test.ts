@@ -3,6 +3,7 @@ import type { Dgd, LpuPipelineRequest, LpxGraphDeployment, PodCliqueScalingGroup
 import { decideLpxGraphDeployment, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
 import { decideLpxHandoff } from './handoff.js';
 import { parseModelRegistryUrl } from './model-registry.js';
+import { desiredPipelineRequests } from './pipeline-requests.js';
 import { lpxPodCliqueSetName } from './names.js';
 import { resolveLpxWorkloads } from './workloads.js';
 
@@ -73,6 +74,19 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     const desired = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: { ...pcs, status: { observedGeneration: 1, updateProgress: {} } } }), config, NOW);
     expect(desired.scale).toEqual([]);
     expect(desired.status.conditions.find((c) => c.type === 'ScalingDeferred')).toMatchObject({ status: 'True', reason: 'GroveUpdatePending', message: 'Replica changes are deferred until Grove observes the desired PodCliqueSet and any coherent update completes' });
+  });
+
+  it('a scale-in deferred by a Coherent update keeps the live replicas\' requests', () => {
+    const dgd = aDgd({ replicas: 1 }, { 'nvidia.com/grove-update-strategy': 'Coherent' });
+    const pcs = aPcs(dgd);
+    const ours = desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(dgd), new Map([['lpx', 2]]), { name: PCS, uid: 'pcs-uid' }).map((r) => r.object as unknown as LpuPipelineRequest);
+    const desired = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: { ...pcs, status: { observedGeneration: 1, updateProgress: {} } }, requests: ours }), config, NOW);
+    expect(desired.scale).toEqual([]);
+    expect(desired.deleteRequests).toEqual([]);
+    // Once the update ends, the scale-in is written and the removed replica's request goes.
+    const after = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: { ...pcs, status: { observedGeneration: 1, updateProgress: { updateEndedAt: NOW.toISOString() } } }, requests: ours }), config, NOW);
+    expect(after.scale).toEqual([{ name: `${PCS}-0-lpx`, replicas: 1, resourceVersion: '5' }]);
+    expect(after.deleteRequests.map((r) => r.name)).toEqual([ours[1]?.metadata.name]);
   });
 
   it('a current SchedulingFailed blocks publication and scale-up and fails Ready', () => {

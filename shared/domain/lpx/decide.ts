@@ -229,13 +229,16 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     }
     const live = group.spec.replicas;
     const explicit = w.explicitReplicas;
+    let isGroupDeferred = false;
     if (explicit !== undefined && explicit !== live) {
       const isScaleUp = explicit > live;
-      if (isBlocked) isDeferred = true;
+      if (isBlocked) isGroupDeferred = true;
       else if (!(isScaleUp && isFailureCurrent)) scale.push({ name: group.metadata.name ?? '', replicas: explicit, resourceVersion: group.metadata.resourceVersion });
     }
-    // Publish only for capacity the scaling group already has (lpx.md §6.2: scale before publishing).
-    publishCapacity.set(w.scalingGroup, explicit === undefined ? live : Math.min(explicit, live));
+    isDeferred ||= isGroupDeferred;
+    // Publish only for capacity the scaling group already has (lpx.md §6.2: scale before
+    // publishing); a deferred scale-in keeps the live replicas' requests until capacity drops.
+    publishCapacity.set(w.scalingGroup, explicit === undefined || isGroupDeferred ? live : Math.min(explicit, live));
   }
 
   // Expired requests of an explicit-replica workload need capacity reduced; during a Coherent
