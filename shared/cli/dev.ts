@@ -8,7 +8,7 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
+import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
@@ -19,6 +19,7 @@ import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
 import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
+import { lpxCrdFiles } from '../../test/harness/lpx-crds.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
@@ -59,7 +60,8 @@ Options:
                       writes its output ConfigMap; --apply then also applies
                       DynamoGraphDeploymentRequests (checked by our DGDR admission first), and
                       --wait waits until each is Deploying or Failed
-  --lpx-enabled       run with the feature gate lpx.enabled=true
+  --lpx-enabled       run with the feature gate lpx.enabled=true (installs a test-only
+                      LpuPipelineRequest CRD in place of the LPX scheduler's)
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
 
@@ -177,7 +179,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
   const plane = await startControlPlane({
     binaries,
-    crdFiles: await defaultCrdFiles(),
+    // With --lpx-enabled, the test-only LpuPipelineRequest CRD stands in for the LPX scheduler's.
+    crdFiles: [...(await defaultCrdFiles()), ...(values['lpx-enabled'] ? await lpxCrdFiles() : [])],
     conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
@@ -217,7 +220,20 @@ export async function run(argv: readonly string[]): Promise<number> {
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
-      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' }, devProfile.subscription],
+      subscriptions: [
+        {
+          name: 'reconcile',
+          url: server.url,
+          kinds: [
+            { apiVersion: DGD_V1BETA1, kind: DGD_KIND },
+            { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND },
+            // LPX (infra/lpx/ in a cluster): the LPXGD and the scheduler's receipts.
+            ...(values['lpx-enabled'] ? [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND }, { apiVersion: LPR_API_VERSION, kind: LPR_KIND }] : []),
+          ],
+          mode: 'Reference',
+        },
+        devProfile.subscription,
+      ],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
