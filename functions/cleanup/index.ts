@@ -13,6 +13,7 @@ import { FIELD_MANAGER_CLEANUP } from '../../shared/api/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
+import { lpxDeadlineRoute } from './lpx-deadlines.js';
 import { route as runRetentionRoute } from './run-retention.js';
 import { jobRoute as traceClaimJobRoute, route as traceClaimRoute } from './trace-claim.js';
 
@@ -23,6 +24,7 @@ export const routes: readonly Route<CleanupDeps>[] = [
   traceClaimRoute,
   traceClaimJobRoute,
   runRetentionRoute,
+  lpxDeadlineRoute,
 ];
 
 /** The function's dependencies around a given client. */

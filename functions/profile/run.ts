@@ -11,7 +11,7 @@
  * resourceVersion precondition), then the Job (create by server-side apply, never over a Job
  * the Run does not control), or a Job stop (foreground deletion); then the Run status through
  * the status subresource (phase, jobRef, times, the `Completed` condition); then Events on
- * Completed transitions. Field manager `dynamo-profile` (the function's).
+ * Completed transitions. Field manager `dynamo-profile-run` (the profile function gives Runs their own client).
  * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
  * @module
  */

@@ -26,7 +26,8 @@ export const CANDIDATE_PLURAL = 'dynamographdeploymentcandidates';
 /** Short name of the Candidate (upstream `dgdc`, profiler.md §4). */
 export const CANDIDATE_SHORT_NAME = 'dgdc';
 
-/** Field managers of the v1beta2 writers besides `dynamo-profile` (DESIGN.md "Writes": the publisher owns Published, the Run logic Completed). */
+/** Field managers of the v1beta2 writers (DESIGN.md "Writes": the publisher owns Published, the Run logic Completed). */
+export const FIELD_MANAGER_PROFILE_RUN = 'dynamo-profile-run';
 export const FIELD_MANAGER_PROFILE_PUBLISHER = 'dynamo-profile-publisher';
 export const FIELD_MANAGER_CLEANUP = 'dynamo-cleanup';
 

@@ -8,18 +8,21 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
+import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
+import profile from '../../functions/profile/index.js';
 import reconcile from '../../functions/reconcile/index.js';
+import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
+import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
-import { startDevProfile } from './dev-profile.js';
 
 export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
 
@@ -31,8 +34,7 @@ Starts everything the product needs on this machine, on 127.0.0.1 only:
   2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds),
      Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
      Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
-  3. starts the reconcile and profile functions' CloudEvents hosts, and the admission webhooks
-     over TLS, registered for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
+  3. starts the reconcile function's CloudEvents host;
   4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
      would, with a resync every --resync-seconds.
 Then prints the kubeconfig path and a kubectl line to try, and logs each reconcile.
@@ -50,6 +52,10 @@ Options:
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
+  --profiler local    also run the profile function; each profiling Job it creates runs the
+                      real Dynamo 1.6.1 profiler on this machine (offline, installs the venv
+                      once); --apply then also applies DynamoGraphDeploymentRequests (after
+                      our DGDR admission), and --wait waits until each is Deploying or Failed
   --lpx-enabled       run with the feature gate lpx.enabled=true
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
@@ -118,6 +124,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'lpx-enabled': { type: 'boolean', default: false },
         'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
+        profiler: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
     }));
@@ -141,12 +148,19 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
+  if (values.profiler !== undefined && !(DEV_PROFILERS as readonly string[]).includes(values.profiler)) {
+    process.stderr.write(`dynamo-fn dev: --profiler: unsupported value "${values.profiler}": supported values: ${DEV_PROFILERS.map((p) => `"${p}"`).join(', ')}\n`);
+    return 1;
+  }
+  const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
+  for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
   const input = await readDgdFiles(values.apply);
+  input.errors.push(...requests.errors);
   if (input.errors.length > 0) {
     process.stderr.write(input.errors.map((e) => `error: ${e}\n`).join(''));
     return 1;
   }
-  if (values.wait && input.dgds.length === 0) {
+  if (values.wait && input.dgds.length === 0 && requests.requests.length === 0) {
     process.stderr.write('dynamo-fn dev: --wait needs --apply with at least one DynamoGraphDeployment\n');
     return 1;
   }
@@ -154,19 +168,28 @@ export async function run(argv: readonly string[]): Promise<number> {
   const log = createLineLog({ verbose: values.verbose });
   const functionLog = pino({ level: values.verbose ? 'debug' : 'info', base: undefined, timestamp: false }, humanLines(log));
   const binaries = await ensureKubeBinaries({ log });
+  // v1alpha1 DGDs convert through the admission function's /convert (TLS, loopback), as the
+  // API server in a cluster calls it through the admission Service.
+  const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
+  const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
   const plane = await startControlPlane({
     binaries,
     crdFiles: await defaultCrdFiles(),
+    conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
     withScheduler: binaries.kubeScheduler !== undefined,
     withKwok: binaries.kwok !== undefined,
+  }).catch(async (error: unknown) => {
+    await conversion.close();
+    throw error;
   });
   let stopping: Promise<void> | undefined;
   const stopAll = async (parts: { close: () => Promise<void> }[]): Promise<void> => {
     stopping ??= (async () => {
       for (const part of parts.reverse()) await part.close().catch(() => undefined);
       await plane.stop();
+      await conversion.close();
     })();
     return stopping;
   };
@@ -179,16 +202,16 @@ export async function run(argv: readonly string[]): Promise<number> {
     });
     parts.push(server);
     log.info({ url: server.url }, 'Started function reconcile');
-    // One client for what dev itself writes and reads, on the control plane's loaded config.
-    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
-    const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled']);
-    parts.push(devProfile);
-    log.info({ url: devProfile.profileUrl, admission: devProfile.admissionUrl }, 'Started function profile and the admission webhooks');
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, kubeconfigPath: plane.kubeconfigPath, log, functionLog, profileFunction: profile }) : undefined;
+    if (profiler !== undefined) parts.push(profiler);
     const bridge = await startEventBridge({
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
-      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }], mode: 'Reference' }, devProfile.subscription],
+      subscriptions: [
+        { name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' },
+        ...(profiler === undefined ? [] : [profiler.subscription]),
+      ],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
@@ -199,13 +222,16 @@ export async function run(argv: readonly string[]): Promise<number> {
         `  kubectl get dgd,podcliquesets,services -A\n${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
     );
 
+    // One client for what dev itself writes and reads, on the control plane's loaded config.
+    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
     if (binaries.kwok !== undefined) {
       const nodes = await createGpuNodes(kube, gpuFleet);
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
     }
     const applied = await applyDgds(input.dgds, kube, log);
+    const appliedRequests = await applyDevRequests(requests.requests, kube, log);
     if (values.wait) {
-      const ok = await waitForReconciled(applied, kube, timeoutSeconds, log);
+      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log)) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
       await stopAll(parts);
       return ok ? 0 : 1;
     }

@@ -31,6 +31,7 @@ describe('infra/ manifests', () => {
     expect(documents.map((d) => d.name.replace(/^.*: /, '')).sort()).toEqual(
       [
         'ApiServerSource dynamo-dgd',
+        'ApiServerSource dynamo-dgdsa',
         'ApiServerSource dynamo-dgdr',
         'ClusterRole dynamo-apiserversource-profile',
         'ClusterRole dynamo-dgdr-profiling-job',
@@ -53,6 +54,7 @@ describe('infra/ manifests', () => {
         'MutatingWebhookConfiguration dynamo-admission',
         'Namespace dynamo-system',
         'PingSource dynamo-dgd-resync',
+        'PingSource dynamo-dgdsa-resync',
         'PodDisruptionBudget dynamo-admission',
         'Service dynamo-admission',
         'Service dynamo-reconcile',
@@ -60,6 +62,7 @@ describe('infra/ manifests', () => {
         'ServiceAccount dynamo-apiserversource',
         'ServiceAccount dynamo-reconcile',
         'Trigger dynamo-reconcile-dgd',
+        'Trigger dynamo-reconcile-dgdsa',
         'ValidatingWebhookConfiguration dynamo-admission',
       ].sort(),
     );

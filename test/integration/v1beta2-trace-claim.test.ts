@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE, RUN_KIND, type Condition } from '../../shared/api/index.js';
+import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
@@ -31,7 +31,7 @@ const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug
 const kubeConfig = testKubeConfig();
 const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
 const base = { log, now: () => new Date(), config: defaultConfig({ dgdrV1Beta2Enabled: true, aisimulateImage: 'registry.invalid/aisimulate:test' }) };
-const profile = profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE }));
+const profile = profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN }));
 const cleanup = cleanupDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_CLEANUP }));
 const RUN = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
 const CLAIM = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' } as const;
