@@ -49,6 +49,14 @@ export const TRACE_SUPPLEMENTAL_GROUP = 65532;
 /** The AISimulate container of a Run's Job: the only container the trace is mounted into. */
 export const AISIMULATE_CONTAINER_NAME = 'aisimulate';
 
+/**
+ * Where a Run's Job leaves AISimulate's `recommendation.json` for the publisher: the ConfigMap
+ * `<run>-aisimulate-output`, key `recommendation.json` (as the v1beta1 Job's output-copier
+ * leaves `dgdr-output-<name>`, upstream-notes/dgdr.md §7).
+ */
+export const RUN_OUTPUT_CONFIGMAP_SUFFIX = '-aisimulate-output';
+export const RUN_OUTPUT_RECOMMENDATION_KEY = 'recommendation.json';
+
 /** How many finished Runs per request are kept (reference "Trace claim lifecycle", last paragraph). */
 export const RUN_RETENTION_FINISHED = 5;
 

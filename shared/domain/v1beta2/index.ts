@@ -10,3 +10,4 @@ export * from './run-job.js';
 export * from './trace-claim.js';
 export * from './retention.js';
 export * from './candidate.js';
+export * from './recommendation.js';
