@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { DGD_KIND, formatIssue, parseDgd } from '../api/index.js';
 import { DEFAULT_RENDER_CONFIG, isDns1123Label, renderDgd, type RenderedObject } from '../domain/index.js';
+import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
 
 export const summary = 'Render DynamoGraphDeployments (v1beta1 or v1alpha1) into Grove PodCliqueSets and Services';
@@ -24,10 +25,13 @@ Options:
   --lpx-enabled      render as with the operator setting lpx.enabled=true
   --termination-delay D
                      PodCliqueSet template.terminationDelay (default "${DEFAULT_RENDER_CONFIG.terminationDelay}")
+  --lenient          report unknown or misspelled fields as warnings instead of errors
+                     (by default they fail as the API server's strict field validation would)
   -h, --help         show this help
 
-Exit status: 0 when every DynamoGraphDeployment rendered; 1 when any was invalid (each
-error names the file, the object and the field path), or on a usage error.`;
+Exit status: 0 when every DynamoGraphDeployment rendered; 1 when any was invalid or had an
+unknown field (each error names the file, the object and the field path, e.g.
+unknown field "spec.components[0].replcas"), or on a usage error.`;
 
 interface Output {
   readonly objects: RenderedObject[];
@@ -36,7 +40,7 @@ interface Output {
 }
 
 /** Renders every DGD document of one YAML text; `source` names it in messages. */
-export function renderYaml(text: string, source: string, options: { namespace: string; lpxEnabled: boolean; terminationDelay: string }): Output {
+export function renderYaml(text: string, source: string, options: { namespace: string; lpxEnabled: boolean; terminationDelay: string; lenient?: boolean }): Output {
   const out: Output = { objects: [], errors: [], notes: [] };
   const input = readKubeObjects(text, source);
   out.errors.push(...input.errors);
@@ -47,6 +51,12 @@ export function renderYaml(text: string, source: string, options: { namespace: s
     }
     const name = String((object as { metadata?: { name?: unknown } }).metadata?.name ?? '') || '<unnamed>';
     const label = `${where}: ${DGD_KIND} "${name}"`;
+    const unknown = unknownDgdFields(object).map(formatUnknownField);
+    if (options.lenient === true) for (const field of unknown) out.notes.push(`${label}: warning: ${field}`);
+    else if (unknown.length > 0) {
+      for (const field of unknown) out.errors.push(`${label}: ${field}`);
+      continue;
+    }
     const parsed = parseDgd(object);
     if (!parsed.ok) {
       for (const issue of parsed.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
@@ -82,6 +92,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         namespace: { type: 'string', default: 'default' },
         'lpx-enabled': { type: 'boolean', default: false },
         'termination-delay': { type: 'string', default: DEFAULT_RENDER_CONFIG.terminationDelay },
+        lenient: { type: 'boolean', default: false },
       },
     });
   } catch (error) {
@@ -111,7 +122,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       failed = true;
       continue;
     }
-    const out = renderYaml(text, file, { namespace: parsed.values.namespace, lpxEnabled: parsed.values['lpx-enabled'], terminationDelay: parsed.values['termination-delay'] });
+    const out = renderYaml(text, file, { namespace: parsed.values.namespace, lpxEnabled: parsed.values['lpx-enabled'], terminationDelay: parsed.values['termination-delay'], lenient: parsed.values.lenient });
     for (const note of out.notes) process.stderr.write(`${note}\n`);
     for (const error of out.errors) process.stderr.write(`error: ${error}\n`);
     if (out.errors.length > 0) failed = true;
