@@ -25,7 +25,7 @@ import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime
 import {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
   DEFAULT_BODY_TIMEOUT_MS,
-  DEFAULT_MAX_CONCURRENT_REVIEWS,
+  DEFAULT_MAX_BUFFERED_BODY_BYTES,
   DEFAULT_MAX_QUEUED_REVIEWS,
   DEFAULT_QUEUE_TIMEOUT_MS,
   DEFAULT_SHUTDOWN_DELAY_SECONDS,
@@ -38,7 +38,7 @@ export {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_SECONDS,
-  DEFAULT_MAX_CONCURRENT_REVIEWS,
+  DEFAULT_MAX_BUFFERED_BODY_BYTES,
   DEFAULT_MAX_QUEUED_REVIEWS,
   DEFAULT_QUEUE_TIMEOUT_MS,
   DEFAULT_SHUTDOWN_DELAY_SECONDS,
@@ -70,8 +70,8 @@ Options:
                        seconds while the endpoints drop the pod (default ${DEFAULT_SHUTDOWN_DELAY_SECONDS})
   -h, --help           show this help
 
-At most ${DEFAULT_MAX_CONCURRENT_REVIEWS} reviews are worked on at once; up to ${DEFAULT_MAX_QUEUED_REVIEWS} more wait for a slot
-for up to ${DEFAULT_QUEUE_TIMEOUT_MS / 1000} s (then 429). A body not received within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s gets 408; a
+At most ${DEFAULT_MAX_BUFFERED_BODY_BYTES / (1024 * 1024)} MiB of review bodies are held at once (by Content-Length); up to
+${DEFAULT_MAX_QUEUED_REVIEWS} more reviews wait for room for up to ${DEFAULT_QUEUE_TIMEOUT_MS / 1000} s (then 429). A body not received within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s gets 408; a
 Content-Type other than application/json gets 415.
 
 Environment:
@@ -168,13 +168,16 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
   // an AdmissionReview needs more, so that default is ours, not its.
   const isMaxBodyBytesSet = (deps.env['MAX_BODY_BYTES'] ?? '') !== '';
   const maxBodyBytes = maxBodyFlag ?? (isMaxBodyBytesSet ? config.maxBodyBytes : DEFAULT_ADMISSION_MAX_BODY_BYTES);
-  let tls: { cert: Buffer; key: Buffer } | undefined;
+  let tls: { certFile: string; keyFile: string } | undefined;
   if (certFile !== undefined && keyFile !== undefined) {
+    // Read once here for a clear start-up error; the server re-reads them when they change.
     try {
-      tls = { cert: await readFile(certFile), key: await readFile(keyFile) };
+      await readFile(certFile);
+      await readFile(keyFile);
     } catch (error) {
       return fail(`cannot read TLS material: ${(error as Error).message}`);
     }
+    tls = { certFile, keyFile };
   }
   // Plain HTTP is for local tools: never expose it beyond loopback unless asked to.
   const host = values.host ?? (isPlain ? '127.0.0.1' : undefined);
@@ -188,7 +191,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         port: config.port,
         ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
-        config: { lpxEnabled: config.lpxEnabled },
+        config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl },
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
 import { DgdSpecSchema, DgdStatusSchema } from './dgd.js';
+import { dgdrV1Beta2Crds } from './dgdr-v1beta2-crd.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -121,5 +122,8 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
 
 /** Every CRD this project defines, by file name under infra/crds/. */
 export function ownCrds(): Readonly<Record<string, Record<string, unknown>>> {
-  return { [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd() };
+  return {
+    [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd(),
+    ...dgdrV1Beta2Crds(),
+  };
 }

@@ -10,3 +10,7 @@ export * from './dgd-v1alpha1.js';
 export * from './grove.js';
 export * from './parse.js';
 export * from './crd.js';
+export * from './lpx.js';
+export * from './lpx-crd.js';
+export * from './dgdr-v1beta2.js';
+export * from './dgdr-v1beta2-crd.js';

@@ -9,3 +9,5 @@ export * from './pod-template.js';
 export * from './render.js';
 export * from './reconcile-dgd.js';
 export * from './admission/index.js';
+export * from './lpx/index.js';
+export * from './v1beta2/index.js';

@@ -20,8 +20,12 @@ describe('parseConfig', () => {
       resyncConcurrency: 8,
       drainTimeoutSeconds: 25,
       maxBodyBytes: 3 * 1024 * 1024,
+      bodyTimeoutSeconds: 5,
+      maxInFlightEvents: 64,
       lpxEnabled: false,
       kubeconfigPath: undefined,
+      dgdrV1Beta2Enabled: false,
+      aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1',
     });
     expect(DEFAULT_MAX_BODY_BYTES).toBe(3_145_728);
   });
@@ -34,8 +38,12 @@ describe('parseConfig', () => {
         RESYNC_CONCURRENCY: '3',
         DRAIN_TIMEOUT_SECONDS: '1.5',
         MAX_BODY_BYTES: '1024',
+        BODY_TIMEOUT_SECONDS: '0.5',
+        MAX_IN_FLIGHT_EVENTS: '7',
         LPX_ENABLED: 'true',
         KUBECONFIG: '/etc/kube/config',
+        DGDR_V1BETA2_ENABLED: 'true',
+        AISIMULATE_IMAGE: 'registry.example/aisimulate:0.13.0',
         UNRELATED: 'ignored',
       }),
     ).toEqual({
@@ -44,8 +52,12 @@ describe('parseConfig', () => {
       resyncConcurrency: 3,
       drainTimeoutSeconds: 1.5,
       maxBodyBytes: 1024,
+      bodyTimeoutSeconds: 0.5,
+      maxInFlightEvents: 7,
       lpxEnabled: true,
       kubeconfigPath: '/etc/kube/config',
+      dgdrV1Beta2Enabled: true,
+      aisimulateImage: 'registry.example/aisimulate:0.13.0',
     });
   });
 

@@ -1,6 +1,7 @@
 /**
  * Vitest globalSetup of the `integration` project: one real control plane (etcd,
- * kube-apiserver, kube-controller-manager) for the whole run, with our CRDs, Grove's and
+ * kube-apiserver, kube-controller-manager with the job controller, kube-scheduler, kwok) for
+ * the whole run, with our CRDs, Grove's and
  * Knative's installed. Builds the binaries first if they are missing (minutes, once).
  *
  * Tests get the admin kubeconfig path with `inject('kubeconfigPath')` (see
@@ -14,6 +15,7 @@ import { startControlPlane } from '../harness/apiserver.js';
 import { ensureKubeBinaries } from '../harness/binaries.js';
 import { defaultCrdFiles } from '../harness/crds.js';
 import { createLineLog } from '../harness/log.js';
+import { lpxCrdFiles } from '../harness/lpx-crds.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -31,9 +33,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const binaries = await ensureKubeBinaries({ log });
   const plane = await startControlPlane({
     binaries,
-    crdFiles: await defaultCrdFiles(),
+    crdFiles: [...(await defaultCrdFiles()), ...(await lpxCrdFiles())],
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
+    withScheduler: binaries.kubeScheduler !== undefined,
+    withKwok: binaries.kwok !== undefined,
   });
   project.provide('kubeconfigPath', plane.kubeconfigPath);
   process.env['KUBECONFIG'] = plane.kubeconfigPath;

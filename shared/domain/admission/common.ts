@@ -12,6 +12,8 @@ import type { Component, Dgd, FieldIssue, GroveUpdateStrategy } from '../../api/
 export interface AdmissionConfig {
   /** Feature gate `lpx.enabled` (dgd-reference: "LPX components are experimental ..."). */
   readonly lpxEnabled: boolean;
+  /** `lpx.modelRegistryURL` (upstream-notes/lpx.md §4, §7); absent or empty: no registry. */
+  readonly modelRegistryUrl?: string | undefined;
 }
 
 /** What validation decides: every field issue (a denial when non-empty) and every warning. */
