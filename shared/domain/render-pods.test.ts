@@ -237,3 +237,14 @@ describe('labels and annotations', () => {
     expect(Object.fromEntries((sidecar.env ?? []).map((e) => [e.name, e.value]))).toMatchObject({ A: '1', DYN_COMPONENT: 'frontend', DYN_HTTP_PORT: '8000' });
   });
 });
+
+describe('experimental features not laid out yet', () => {
+  it('warns, naming the field path, for gpuMemoryService and failover instead of silently rendering a different pod', () => {
+    const dgd = aDgd({ spec: { components: [aComponent('worker', 'worker', { experimental: { gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } } })] } });
+    const result = renderDgd(deepFreeze(dgd));
+    expect(result.ok ? result.warnings : []).toEqual([
+      'spec.components[0].experimental.gpuMemoryService ("worker"): not rendered by this control plane yet; the component renders without it',
+      'spec.components[0].experimental.failover ("worker"): not rendered by this control plane yet; the component renders without it',
+    ]);
+  });
+});

@@ -115,6 +115,7 @@ export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; read
         : `spec.components[${index}] ("${component.name}"): not rendered: LPX components require lpx.enabled=true`,
     );
   });
+  warnings.push(...unrenderedExperimentalWarnings(dgd));
 
   const workerHash = computeWorkerHash(dgd);
   const objects: RenderedObject[] = [];
@@ -122,6 +123,24 @@ export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; read
   const services = ordinary.map((component) => renderComponentService(dgd, namespace, component));
   objects.push(...services.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0)));
   return { ok: true, objects, warnings, workerHash };
+}
+
+/**
+ * Warnings for the experimental component features this renderer does not lay out yet:
+ * GPU memory service (the GMS weight-server cliques or sidecar and their DRA claims) and
+ * failover engines (upstream `gms.go`, `failover.go`). The component still renders as a
+ * plain engine, so the user is told rather than silently given a different pod. Pure.
+ */
+export function unrenderedExperimentalWarnings(dgd: Dgd): string[] {
+  const warnings: string[] = [];
+  dgd.spec.components.forEach((component, index) => {
+    for (const feature of ['gpuMemoryService', 'failover'] as const) {
+      if (component.type !== 'lpx' && component.experimental?.[feature] !== undefined) {
+        warnings.push(`spec.components[${index}].experimental.${feature} ("${component.name}"): not rendered by this control plane yet; the component renders without it`);
+      }
+    }
+  });
+  return warnings;
 }
 
 /** Checks that a DGD can be rendered at all; admission runs the same checks earlier. */
