@@ -170,3 +170,40 @@ describe('runtime and origin versions (upstream runtimeversion_test.go, compatib
     expect(isOriginGateEnabled({ major: 1, minor: 6, patch: 0 }, aDgd({ metadata: { annotations } }), '1.6.1')).toBe(want);
   });
 });
+
+describe('strict namespace prefix (upstream TestComponentNamespacePrefixRuntimeCompatibility, TestFrontendSidecarNamespacePrefixRuntimeCompatibility)', () => {
+  const versions = [
+    { name: 'unknown runtime', image: 'img:latest', strict: undefined },
+    { name: 'older runtime 1.5.9', image: 'img:1.5.9', strict: undefined },
+    { name: 'supported runtime 1.6.0', image: 'img:1.6.0', strict: 'true' },
+    { name: 'newer runtime 1.7.0', image: 'img:1.7.0', strict: 'true' },
+  ];
+  it.each(['frontend', 'epp'].flatMap((type) => versions.map((v) => ({ ...v, type: type as 'frontend' | 'epp', name: `${type}/${v.name}` }))))('$name', ({ type, image, strict }) => {
+    const env = envOf(mainOf(podSpecOf(single(aComponent(type, type, withImage(image))), type)));
+    expect([env['DYN_NAMESPACE_PREFIX'], env['DYN_NAMESPACE_PREFIX_STRICT']]).toEqual(['inference-my-graph', strict]);
+  });
+
+  it('TestLegacyEPPDoesNotEnableStrictNamespacePrefix: an EPP with eppConfig stays non-strict at 1.6.0', () => {
+    const env = envOf(mainOf(podSpecOf(single(aComponent('epp', 'epp', { ...withImage('img:1.6.0'), eppConfig: {} })), 'epp')));
+    expect(env['DYN_NAMESPACE_PREFIX_STRICT']).toBeUndefined();
+  });
+
+  it.each([
+    { name: 'older worker with supported frontend', worker: 'worker:1.5.0', sidecar: 'frontend:1.6.0', env: [] as EnvVar[], want: 'true' },
+    { name: 'supported worker with older frontend', worker: 'worker:1.6.0', sidecar: 'frontend:1.5.0', env: [], want: undefined },
+    { name: 'digest-only frontend stays unknown', worker: 'worker:1.6.0', sidecar: `frontend@sha256:${'a'.repeat(64)}`, env: [], want: undefined },
+    { name: 'supported frontend explicitly disables strict mode', worker: 'worker:1.5.0', sidecar: 'frontend:1.6.0', env: [{ name: 'DYN_NAMESPACE_PREFIX_STRICT', value: 'false' }], want: 'false' },
+  ])('frontend sidecar: $name', ({ worker, sidecar, env, want }) => {
+    const component = aComponent('worker', 'worker', {
+      frontendSidecar: 'sidecar-frontend',
+      podTemplate: {
+        metadata: { annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' } },
+        spec: { containers: [{ name: 'main', image: worker }, { name: 'sidecar-frontend', image: sidecar, env }, { name: 'other-sidecar', image: 'frontend:1.7.0' }] },
+      },
+    });
+    const containers = podSpecOf(single(component), 'worker').containers;
+    const sidecarEnv = envOf(containers[1] as Container);
+    expect([containers[1]?.name, sidecarEnv['CONTAINER_NAME'], sidecarEnv['DYN_NAMESPACE_PREFIX'], sidecarEnv['DYN_NAMESPACE_PREFIX_STRICT']]).toEqual(['sidecar-frontend', 'sidecar-frontend', 'inference-my-graph', want]);
+    expect(envOf(containers[2] as Container)['DYN_NAMESPACE_PREFIX_STRICT']).toBeUndefined();
+  });
+});

@@ -11,7 +11,7 @@
  */
 import type { Component, Container, EnvVar } from '../api/index.js';
 import { MAIN_CONTAINER_NAME } from '../api/index.js';
-import { GATE_CANARY_HEALTH_CHECKS, GATE_INCREASED_WORKER_FAILURE_THRESHOLD, isRuntimeGateEnabled, type Version } from './runtime-version.js';
+import { GATE_CANARY_HEALTH_CHECKS, GATE_INCREASED_WORKER_FAILURE_THRESHOLD, GATE_STRICT_NAMESPACE_PREFIX, isRuntimeGateEnabled, type Version } from './runtime-version.js';
 
 /** Ports and names of `internal/consts/consts.go`. */
 export const DYNAMO_SYSTEM_PORT = 9090;
@@ -73,10 +73,13 @@ export function workerBaseContainer(ctx: DefaultsContext): Container {
 /**
  * Frontend defaults: command `python3 -m dynamo.frontend`, port `http` 8000, liveness `/live`
  * (initialDelay 15, period 10, timeout 1, failureThreshold 3) and readiness `/health`
- * (10/10/3/3) on `http`; env DYNAMO_PORT, DYN_HTTP_PORT, DYN_NAMESPACE_PREFIX and
- * NVIDIA_VISIBLE_DEVICES=void (a CPU-only pod). Source: upstream `component_frontend.go`. Pure.
+ * (10/10/3/3) on `http`; env DYNAMO_PORT, DYN_HTTP_PORT, DYN_NAMESPACE_PREFIX,
+ * DYN_NAMESPACE_PREFIX_STRICT=true from runtime 1.6.0, and NVIDIA_VISIBLE_DEVICES=void (a
+ * CPU-only pod). Source: upstream `component_frontend.go`,
+ * `TestComponentNamespacePrefixRuntimeCompatibility`. Pure.
  */
 export function frontendBaseContainer(ctx: DefaultsContext, dynamoNamespace: string): Container {
+  const strict = isRuntimeGateEnabled(GATE_STRICT_NAMESPACE_PREFIX, ctx.runtimeVersion) ? [{ name: 'DYN_NAMESPACE_PREFIX_STRICT', value: 'true' }] : [];
   return {
     name: MAIN_CONTAINER_NAME,
     command: ['python3'],
@@ -89,6 +92,7 @@ export function frontendBaseContainer(ctx: DefaultsContext, dynamoNamespace: str
       { name: 'DYNAMO_PORT', value: String(DYNAMO_FRONTEND_PORT) },
       { name: 'DYN_HTTP_PORT', value: String(DYNAMO_FRONTEND_PORT) },
       { name: 'DYN_NAMESPACE_PREFIX', value: dynamoNamespace },
+      ...strict,
       { name: 'NVIDIA_VISIBLE_DEVICES', value: 'void' },
     ],
   };
@@ -110,11 +114,14 @@ export function plannerBaseContainer(ctx: DefaultsContext): Container {
 /**
  * EPP defaults: ports `grpc` 9002, `grpc-health` 9003, `metrics` 9090; gRPC liveness and
  * readiness on 9003 (service `inference-extension`, initialDelay 5, period 10); env
- * DYNAMO_KV_BLOCK_SIZE=16, USE_STREAMING=true, RUST_LOG. Upstream's default args name the
- * EPP ConfigMap, which this control plane does not render, so the image's own command runs.
- * Source: upstream `component_epp.go`. Pure.
+ * DYNAMO_KV_BLOCK_SIZE=16, USE_STREAMING=true, RUST_LOG, DYN_NAMESPACE_PREFIX, and
+ * DYN_NAMESPACE_PREFIX_STRICT=true from runtime 1.6.0 unless it is the legacy Go EPP
+ * (`eppConfig` set). Upstream's default args name the EPP ConfigMap, which this control plane
+ * does not render, so the image's own command runs. Source: upstream `component_epp.go`,
+ * `TestComponentNamespacePrefixRuntimeCompatibility`, `TestLegacyEPPDoesNotEnableStrictNamespacePrefix`. Pure.
  */
-export function eppBaseContainer(ctx: DefaultsContext): Container {
+export function eppBaseContainer(ctx: DefaultsContext, dynamoNamespace: string): Container {
+  const strict = ctx.component.eppConfig === undefined && isRuntimeGateEnabled(GATE_STRICT_NAMESPACE_PREFIX, ctx.runtimeVersion) ? [{ name: 'DYN_NAMESPACE_PREFIX_STRICT', value: 'true' }] : [];
   const grpcProbe = { grpc: { port: EPP_GRPC_HEALTH_PORT, service: 'inference-extension' }, initialDelaySeconds: 5, periodSeconds: 10 };
   return {
     name: MAIN_CONTAINER_NAME,
@@ -126,6 +133,8 @@ export function eppBaseContainer(ctx: DefaultsContext): Container {
       { name: 'DYNAMO_KV_BLOCK_SIZE', value: '16' },
       { name: 'USE_STREAMING', value: 'true' },
       { name: 'RUST_LOG', value: 'debug,dynamo_llm::kv_router=trace' },
+      { name: 'DYN_NAMESPACE_PREFIX', value: dynamoNamespace },
+      ...strict,
     ],
   };
 }
@@ -142,7 +151,7 @@ export function baseContainer(ctx: DefaultsContext, dynamoNamespace: string): Co
     case 'planner':
       return plannerBaseContainer(ctx);
     case 'epp':
-      return eppBaseContainer(ctx);
+      return eppBaseContainer(ctx, dynamoNamespace);
     case 'lpx':
     case undefined:
       return { name: MAIN_CONTAINER_NAME, command: ['/bin/sh', '-c'], env: [...ctx.commonEnv] };

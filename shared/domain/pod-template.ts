@@ -40,7 +40,7 @@ import {
 } from '../api/index.js';
 import { baseContainer, frontendBaseContainer, mergeEnvByName, mergeMainContainer, mergeOverride, mergePodSpec } from './component-defaults.js';
 import { applySglangMultinode, applyTrtllmMultinode, applyVllmMultinode, multinodeTopologyEnv, type MultinodeContext, type MultinodeRole } from './multinode.js';
-import { componentRuntimeVersion, GATE_CANARY_HEALTH_CHECKS, GATE_MULTINODE_TOPOLOGY_ALIASES, GATE_VLLM_MULTIPROCESSING, isOriginGateEnabled, isRuntimeGateEnabled } from './runtime-version.js';
+import { componentRuntimeVersion, parseImageVersion, GATE_CANARY_HEALTH_CHECKS, GATE_MULTINODE_TOPOLOGY_ALIASES, GATE_VLLM_MULTIPROCESSING, isOriginGateEnabled, isRuntimeGateEnabled } from './runtime-version.js';
 import {
   activeKvTransferPolicy,
   ANNOTATION_TOPOLOGY_CLUSTER_TOPOLOGY_NAME,
@@ -319,7 +319,7 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
   const size = component.sharedMemorySize === undefined ? DEFAULT_SHARED_MEMORY_SIZE : String(component.sharedMemorySize);
   applySharedMemory(size, podSpec, main);
   const sidecars = authoredContainers.filter((c) => c.name !== MAIN_CONTAINER_NAME);
-  podSpec.containers = [main, ...sidecars.map((s) => (s.name === component.frontendSidecar ? frontendSidecarContainer(ctx, s, main) : s))];
+  podSpec.containers = [main, ...sidecars.map((s) => (s.name === component.frontendSidecar ? frontendSidecarContainer(ctx, s) : s))];
   podSpec.volumes = withMissingPvcVolumes(podSpec.volumes ?? [], ((main as Record<string, unknown>)['volumeMounts'] as Record<string, unknown>[] | undefined) ?? []);
   if (podSpec.volumes.length === 0) delete podSpec.volumes;
   if ((podSpec.initContainers ?? []).length === 0) delete podSpec.initContainers;
@@ -328,12 +328,16 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
 
 /**
  * The frontend sidecar of a worker (`frontendSidecar` names it): the frontend defaults
- * overlaid by the authored sidecar, env merged by name. Source: upstream `mergeFrontendSidecarDefaults`. Pure.
+ * overlaid by the authored sidecar, env merged by name, gated on the sidecar image's version. Source: upstream `mergeFrontendSidecarDefaults`. Pure.
  */
-export function frontendSidecarContainer(ctx: CliqueContext, sidecar: Container, main: Container): Container {
+export function frontendSidecarContainer(ctx: CliqueContext, sidecar: Container): Container {
   const frontendComponent: Component = { ...ctx.component, type: 'frontend' };
   const frontendCtx: CliqueContext = { ...ctx, component: frontendComponent, workerHash: undefined };
-  const base = { ...frontendBaseContainer({ component: frontendComponent, runtimeVersion: undefined, commonEnv: injectedEnv(frontendCtx) }, dynamoNamespace(ctx.dgd, ctx.namespace, ctx.component)), name: sidecar.name };
+  // The sidecar's own image version gates its defaults, not the worker's (upstream
+  // TestFrontendSidecarNamespacePrefixRuntimeCompatibility); CONTAINER_NAME names the sidecar.
+  const runtimeVersion = sidecar.image === undefined ? undefined : parseImageVersion(sidecar.image);
+  const commonEnv = injectedEnv(frontendCtx).map((e) => (e.name === 'CONTAINER_NAME' ? { ...e, value: sidecar.name } : e));
+  const base = { ...frontendBaseContainer({ component: frontendComponent, runtimeVersion, commonEnv }, dynamoNamespace(ctx.dgd, ctx.namespace, ctx.component)), name: sidecar.name };
   const merged = mergeOverride(base as Record<string, unknown>, sidecar as Record<string, unknown>) as Container;
   merged.env = mergeEnvByName(base.env, sidecar.env);
   merged.name = sidecar.name;

@@ -23,6 +23,8 @@ export interface Version {
 export const GATE_CANARY_HEALTH_CHECKS: Version = { major: 1, minor: 5, patch: 0 };
 /** Runtime 1.5.0 raises the worker liveness failureThreshold from 1 to 3 (`IncreasedWorkerFailureThreshold`). */
 export const GATE_INCREASED_WORKER_FAILURE_THRESHOLD: Version = { major: 1, minor: 5, patch: 0 };
+/** Runtime 1.6.0 frontends and native EPPs match worker generations strictly (DYN_NAMESPACE_PREFIX_STRICT; upstream `TestComponentNamespacePrefixRuntimeCompatibility`). */
+export const GATE_STRICT_NAMESPACE_PREFIX: Version = { major: 1, minor: 6, patch: 0 };
 /** Origin 1.0.0 selects vLLM multiprocessing over Ray (`VLLMMultiprocessing`, upstream `features/compatibility/gates.go`). */
 export const GATE_VLLM_MULTIPROCESSING: Version = { major: 1, minor: 0, patch: 0 };
 /** Origin 1.6.0 adds `DYNAMO_LEADER_ADDRESS`/`DYNAMO_RANK` (upstream docs "Portable Topology Environment Variables"). */
