@@ -207,3 +207,10 @@ describe('strict namespace prefix (upstream TestComponentNamespacePrefixRuntimeC
     expect(envOf(containers[2] as Container)['DYN_NAMESPACE_PREFIX_STRICT']).toBeUndefined();
   });
 });
+
+describe('graph env is authored env (upstream applyDGDTemplateDefaults folds spec.env into the main container first)', () => {
+  it('keeps a graph-level DYN_HEALTH_CHECK_ENABLED=false on a 1.6.0 worker', () => {
+    const dgd = aDgd({ spec: { env: [{ name: 'DYN_HEALTH_CHECK_ENABLED', value: 'false' }], components: [aComponent('worker', 'worker', withImage('runtime:1.6.0'))] } });
+    expect(envOf(mainOf(podSpecOf(dgd, 'worker')))['DYN_HEALTH_CHECK_ENABLED']).toBe('false');
+  });
+});

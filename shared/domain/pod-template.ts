@@ -293,7 +293,8 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
   const podSpec = mergePodSpec(component, authored as Record<string, unknown>) as PodSpecJson;
   const policy = activeKvTransferPolicy(dgd.spec.experimental);
   if (policy !== undefined && isWorkerClass(component)) applyKvTransferPolicy(main, podSpec, policy, mergeEnvByName);
-  if (isWorkerClass(component) && !(user?.env ?? []).some((e) => e.name === 'DYN_HEALTH_CHECK_ENABLED')) {
+  // Authored (pod template or graph `spec.env`, which upstream folds into it first) wins.
+  if (isWorkerClass(component) && !(userWithGraphEnv?.env ?? []).some((e) => e.name === 'DYN_HEALTH_CHECK_ENABLED')) {
     const enabled = isRuntimeGateEnabled(GATE_CANARY_HEALTH_CHECKS, runtimeVersion) && !keepsCanaryOff(component, main, backend);
     main.env = mergeEnvByName(main.env, [{ name: 'DYN_HEALTH_CHECK_ENABLED', value: String(enabled) }]);
   }
