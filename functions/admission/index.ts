@@ -2,8 +2,9 @@
  * The admission function: DynamoGraphDeployment defaulting and validation served as Kubernetes
  * webhooks (AdmissionReview v1 over HTTPS).
  *
- * Takes: `POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` and
- * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` from the API server.
+ * Takes: `POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments`,
+ * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` and `POST /convert`
+ * (ConversionReview v1, per-kind converters in ./convert.ts) from the API server.
  * Reads: nothing but the request (the stored object arrives as `oldObject`).
  * Decides: `defaultDgd` (the JSON Patch is the diff of the object and its defaulted copy) and
  * `validateDgd` (shared/domain/admission).
@@ -34,6 +35,8 @@ import {
 
 export { answerAdmissionReview, findWebhookRoute, invalidStatus, webhookPath, exceedsNestingDepth, MAX_NESTING_DEPTH, SERVED_VERSIONS } from './review.js';
 export type { AdmissionAnswer, AdmissionResponse, ServedVersion, WebhookKind, WebhookRoute } from './review.js';
+export { CONVERT_PATH, CONVERTERS, answerConversionReview, createConverterRegistry } from './convert.js';
+export type { ConversionAnswer, ConversionResponse, Converter, ConverterRegistry, ConverterResult } from './convert.js';
 export {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -55,6 +58,7 @@ export const usage = `Usage: dynamo-fn serve admission --tls-cert FILE --tls-key
 Serves DynamoGraphDeployment admission webhooks (AdmissionReview v1):
   POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments     defaulting (JSON Patch)
   POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments   validation and warnings
+  POST /convert                                                         ConversionReview v1 (DGD v1alpha1 <-> v1beta1)
   /healthz, /readyz, /metrics
 
 Options:
@@ -79,6 +83,9 @@ Environment:
   MAX_BODY_BYTES         larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
   DRAIN_TIMEOUT_SECONDS  bound on the whole shutdown, the delay included (default 25)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  DGD_REPLICAS_MODIFIERS comma-separated system:serviceaccount:<ns>:<name> usernames that may change
+                         the replicas of a component with scalingAdapter (the reconcile function's
+                         service account); the Planner's planner-serviceaccount always may
   LOG_LEVEL              fatal, error, warn, info, debug, trace or silent (default info)`;
 
 /** What {@link serve} needs from the process; tests pass their own. */
@@ -191,7 +198,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         port: config.port,
         ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
-        config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl },
+        config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers },
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

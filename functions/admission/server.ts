@@ -6,6 +6,7 @@
  * | --- | --- | --- |
  * | `/mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | POST | AdmissionReview (200), 400, 408, 413, 415, 429 |
  * | `/validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | POST | AdmissionReview (200), 400, 408, 413, 415, 429 |
+ * | `/convert` | POST | ConversionReview (200), 400, 408, 413, 415, 429 (./convert.ts) |
  * | same paths | other | 405, `Allow: POST` |
  * | `/healthz`, `/readyz` | GET, HEAD | 200 (503 from `/readyz` once closing) |
  * | `/metrics` | GET | Prometheus text |
@@ -45,6 +46,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdmissionConfig } from '../../shared/domain/index.js';
 import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit } from '../../shared/runtime/index.js';
+import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
 import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
 import { createReviewQueue } from './review-queue.js';
 
@@ -129,6 +131,8 @@ export interface AdmissionServerOptions {
   /** Bound on the whole of `close()`, in seconds. Default {@link DEFAULT_DRAIN_TIMEOUT_SECONDS}. */
   readonly drainTimeoutSeconds?: number;
   readonly log: Logger;
+  /** Converters behind `POST /convert`; default every registered kind (./convert.ts `CONVERTERS`). */
+  readonly converters?: ConverterRegistry;
   /** Registry for `/metrics`; default a fresh one. */
   readonly registry?: Registry;
 }
@@ -240,7 +244,44 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     send(response, status, text, headers);
   }
 
-  async function answerReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number): Promise<void> {
+  const converters = options.converters ?? createConverterRegistry();
+
+  /** Answers an AdmissionReview from its body (the request checks are in {@link answerPost}). */
+  function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, text: string): void {
+    const url = request.url ?? '/';
+    const answer = answerAdmissionReview(route, text, options.config);
+    const durationMs = performance.now() - started;
+    if (answer.status === 400) {
+      rejected.inc({ code: '400' });
+      log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed admission request');
+      send(response, 400, `${answer.message}\n`);
+      return;
+    }
+    send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
+    reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
+    duration.observe({ webhook: route.kind }, durationMs / 1000);
+    log.info({ webhook: route.kind, version: route.version, kind: route.resource === undefined ? 'DynamoGraphDeployment' : 'DynamoGraphDeploymentRequest', ...answer.summary, durationMs }, 'Answered AdmissionReview');
+  }
+
+  /** Answers a ConversionReview from its body. */
+  function finishConversionReview(request: IncomingMessage, response: ServerResponse, started: number, text: string): void {
+    const url = request.url ?? '/';
+    const answer = answerConversionReview(text, converters);
+    const durationMs = performance.now() - started;
+    if (answer.status === 400) {
+      rejected.inc({ code: '400' });
+      log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed conversion request');
+      send(response, 400, `${answer.message}\n`);
+      return;
+    }
+    send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
+    reviews.inc({ webhook: 'convert', version: answer.summary.desiredAPIVersion, allowed: String(answer.summary.isSuccess) });
+    duration.observe({ webhook: 'convert' }, durationMs / 1000);
+    if (answer.summary.isSuccess) log.info({ webhook: 'convert', ...answer.summary, durationMs }, 'Answered ConversionReview');
+    else log.warn({ webhook: 'convert', ...answer.summary, durationMs }, 'Refused ConversionReview');
+  }
+
+  async function answerPost(request: IncomingMessage, response: ServerResponse, started: number, finish: (text: string) => void): Promise<void> {
     const url = request.url ?? '/';
     const contentType = request.headers['content-type'];
     if (!isJsonContentType(contentType)) {
@@ -285,28 +326,10 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
         }
       }
       // Answering is synchronous: one review at a time holds the CPU, so only bytes need a bound.
-      answerWithBody(route, body.body, request, response, started);
+      finish(body.body.toString('utf8'));
     } finally {
       active -= 1;
       reservation.release();
-    }
-  }
-
-  function answerWithBody(route: WebhookRoute, bodyBytes: Buffer, request: IncomingMessage, response: ServerResponse, started: number): void {
-    const url = request.url ?? '/';
-    {
-      const answer = answerAdmissionReview(route, bodyBytes.toString('utf8'), options.config);
-      const durationMs = performance.now() - started;
-      if (answer.status === 400) {
-        rejected.inc({ code: '400' });
-        log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed admission request');
-        send(response, 400, `${answer.message}\n`);
-        return;
-      }
-      send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
-      reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
-      duration.observe({ webhook: route.kind }, durationMs / 1000);
-      log.info({ webhook: route.kind, version: route.version, kind: 'DynamoGraphDeployment', ...answer.summary, durationMs }, 'Answered AdmissionReview');
     }
   }
 
@@ -314,7 +337,8 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     const started = performance.now();
     const url = request.url ?? '/';
     const route = findWebhookRoute(url);
-    if (route === undefined) {
+    const isConvert = url.split('?')[0] === CONVERT_PATH;
+    if (route === undefined && !isConvert) {
       const path = url.split('?')[0];
       if ((path === '/healthz' || path === '/readyz') && (request.method === 'GET' || request.method === 'HEAD')) {
         const isReady = path === '/healthz' || state === 'serving';
@@ -337,7 +361,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     }
     inFlight += 1;
     try {
-      await answerReview(route, request, response, started);
+      await answerPost(request, response, started, (text) => (route === undefined ? finishConversionReview(request, response, started, text) : finishAdmissionReview(route, request, response, started, text)));
     } finally {
       inFlight -= 1;
     }

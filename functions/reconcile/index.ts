@@ -1,5 +1,6 @@
 /**
- * The reconcile function: DynamoGraphDeployment -> Grove PodCliqueSet, Services and status.
+ * The reconcile function: DynamoGraphDeployment -> Grove PodCliqueSet, Services and status;
+ * DynamoGraphDeploymentScalingAdapter -> DGD component replicas (./dgdsa.ts).
  * Deployed as a Knative Service that scales to zero (infra/reconcile.yaml); run locally with
  * `dynamo-fn serve reconcile`.
  * @module
@@ -11,6 +12,7 @@ import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, type FunctionDefinition, type HandlerDeps } from '../../shared/runtime/index.js';
 import { route as dgdRoute, type ReconcileDeps } from './dgd.js';
+import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
 import { lpuPipelineRequestRoute, lpxGraphDeploymentRoute } from './lpx.js';
 import { checkLpxStartup } from './lpx-startup.js';
 
@@ -43,5 +45,9 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
 }
 
 /** The LPX routes answer nothing and read nothing while lpx.enabled=false (see ./lpx.ts). */
-const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [dgdRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute], init: (base) => init(base) };
+const reconcile: FunctionDefinition<ReconcileDeps> = {
+  name: 'reconcile',
+  routes: [withScalingAdapters(dgdRoute), dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute],
+  init: (base) => init(base),
+};
 export default reconcile;

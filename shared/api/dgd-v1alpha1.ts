@@ -114,7 +114,7 @@ export function convertDgdV1Alpha1(input: unknown): ConversionResult {
   const notes: string[] = [];
   const components = Object.keys(alpha.spec.services)
     .sort()
-    .map((name) => convertService(name, alpha.spec.services[name] ?? {}, notes));
+    .map((name) => convertService(name, alpha.spec.services[name] ?? {}, new Set(), notes));
 
   const spec: Record<string, unknown> = { components };
   for (const field of SPEC_FIELDS_KEPT) {
@@ -130,7 +130,15 @@ export function convertDgdV1Alpha1(input: unknown): ConversionResult {
   return { ok: true, object, notes };
 }
 
-function convertService(name: string, service: ServiceV1Alpha1, notes: string[]): Record<string, unknown> {
+/**
+ * Converts one v1alpha1 service (the `spec.services` entry `name`) to a v1beta1 component.
+ * In: the service and the names in `spec.pvcs`. Every mount gets a PVC volume named after it
+ * whether or not `spec.pvcs` lists it (upstream `appendMissingPVCVolumesForMounts`), so
+ * `pvcNames` no longer changes the result; it stays in the signature for the conversion
+ * webhook's callers. Out: a fresh component; notes for dropped fields are appended to
+ * `notes`. Pure.
+ */
+export function convertService(name: string, service: ServiceV1Alpha1, _pvcNames: ReadonlySet<string>, notes: string[]): Record<string, unknown> {
   const at = `spec.services[${name}]`;
   const component: Record<string, unknown> = { name };
   const type = resolveType(service);

@@ -11,3 +11,5 @@ export * from './reconcile-dgd.js';
 export * from './admission/index.js';
 export * from './lpx/index.js';
 export * from './v1beta2/index.js';
+export * from './dgdsa.js';
+export * from './dgdr/index.js';

@@ -26,6 +26,7 @@ describe('parseConfig', () => {
       kubeconfigPath: undefined,
       dgdrV1Beta2Enabled: false,
       aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1',
+      replicasModifiers: [],
     });
     expect(DEFAULT_MAX_BODY_BYTES).toBe(3_145_728);
   });
@@ -44,6 +45,7 @@ describe('parseConfig', () => {
         KUBECONFIG: '/etc/kube/config',
         DGDR_V1BETA2_ENABLED: 'true',
         AISIMULATE_IMAGE: 'registry.example/aisimulate:0.13.0',
+        DGD_REPLICAS_MODIFIERS: 'system:serviceaccount:dynamo-system:dynamo-reconcile, system:serviceaccount:ops:scaler',
         UNRELATED: 'ignored',
       }),
     ).toEqual({
@@ -58,6 +60,7 @@ describe('parseConfig', () => {
       kubeconfigPath: '/etc/kube/config',
       dgdrV1Beta2Enabled: true,
       aisimulateImage: 'registry.example/aisimulate:0.13.0',
+      replicasModifiers: ['system:serviceaccount:dynamo-system:dynamo-reconcile', 'system:serviceaccount:ops:scaler'],
     });
   });
 
@@ -103,6 +106,12 @@ describe('parseConfig', () => {
     },
     { name: 'LPX_ENABLED yes', env: { LPX_ENABLED: 'yes' }, key: 'LPX_ENABLED', expected: '"true" or "false"' },
     { name: 'LPX_ENABLED capitalised', env: { LPX_ENABLED: 'True' }, key: 'LPX_ENABLED', expected: '"true" or "false"' },
+    {
+      name: 'DGD_REPLICAS_MODIFIERS a bare name',
+      env: { DGD_REPLICAS_MODIFIERS: 'dynamo-reconcile' },
+      key: 'DGD_REPLICAS_MODIFIERS',
+      expected: 'comma-separated system:serviceaccount:<namespace>:<name> usernames',
+    },
   ])('rejects $name, naming the key and what was expected', ({ env, key, expected }) => {
     const error = configErrorOf(env);
     const received = Object.values(env)[0];

@@ -17,6 +17,7 @@
  * | `DGDR_V1BETA2_ENABLED` | `false` | feature gate `dgdrV1Beta2.enabled` (DGDR v1beta2, Runs, Candidates) |
  * | `AISIMULATE_IMAGE` | `nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1` | image of a Run's Job when the Run names none |
  * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
+ * | `DGD_REPLICAS_MODIFIERS` | unset | comma-separated service-account usernames (`system:serviceaccount:<ns>:<name>`) allowed to change adapter-managed DGD replicas (admission) |
  *
  * An empty value counts as unset (Kubernetes manifests often template `value: ""`).
  *
@@ -63,6 +64,12 @@ const booleanFromEnv = z
   .enum(['true', 'false'], { error: '"true" or "false"' })
   .transform((value) => value === 'true');
 
+/** Comma-separated `system:serviceaccount:<namespace>:<name>` usernames (spaces around commas ignored). */
+const serviceAccountListFromEnv = z
+  .string()
+  .transform((value) => value.split(',').map((v) => v.trim()).filter((v) => v !== ''))
+  .pipe(z.array(z.string().regex(/^system:serviceaccount:[^:\s]+:[^:\s]+$/, { error: 'comma-separated system:serviceaccount:<namespace>:<name> usernames' })));
+
 /** Treats `KEY=` like an absent key, so the default applies. */
 function unsetWhenEmpty<T extends z.ZodType>(schema: T) {
   return z.preprocess((value) => (value === '' ? undefined : value), schema);
@@ -89,6 +96,7 @@ export const RuntimeEnvSchema = z.object({
   DGDR_V1BETA2_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
   AISIMULATE_IMAGE: unsetWhenEmpty(z.string({ error: 'an image reference' }).min(1).default(DEFAULT_AISIMULATE_IMAGE)),
   KUBECONFIG: unsetWhenEmpty(z.string({ error: 'a file path' }).optional()),
+  DGD_REPLICAS_MODIFIERS: unsetWhenEmpty(serviceAccountListFromEnv.default([])),
 });
 
 /** The parsed configuration every handler receives in `deps.config`. */
@@ -116,6 +124,8 @@ export interface RuntimeConfig {
   readonly dgdrV1Beta2Enabled: boolean;
   /** Image of a Run's Job when the Run's spec names none. */
   readonly aisimulateImage: string;
+  /** Service-account usernames allowed to change adapter-managed DGD replicas (admission). */
+  readonly replicasModifiers: readonly string[];
 }
 
 function readEnv(env: Readonly<Record<string, string | undefined>>, key: PropertyKey | undefined): string | undefined {
@@ -158,6 +168,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     kubeconfigPath: values.KUBECONFIG,
     dgdrV1Beta2Enabled: values.DGDR_V1BETA2_ENABLED,
     aisimulateImage: values.AISIMULATE_IMAGE,
+    replicasModifiers: values.DGD_REPLICAS_MODIFIERS,
   });
 }
 

@@ -14,6 +14,12 @@ export interface AdmissionConfig {
   readonly lpxEnabled: boolean;
   /** `lpx.modelRegistryURL` (upstream-notes/lpx.md §4, §7); absent or empty: no registry. */
   readonly modelRegistryUrl?: string | undefined;
+  /**
+   * Full usernames (`system:serviceaccount:<ns>:<name>`) allowed to change the replicas of a
+   * component a DynamoGraphDeploymentScalingAdapter owns: the reconcile function's service
+   * account (./scaling-adapter.ts). Absent: only the Planner's service account.
+   */
+  readonly replicasModifiers?: readonly string[];
 }
 
 /** What validation decides: every field issue (a denial when non-empty) and every warning. */
@@ -91,6 +97,8 @@ export interface AdmissionContext {
   /** Old components by exact name (list-map key). Empty on CREATE. */
   readonly oldComponents: ReadonlyMap<string, Component>;
   readonly lpxPair: LpxPair | undefined;
+  /** The requester's `userInfo.username`; undefined when the request did not say. */
+  readonly username?: string | undefined;
 }
 
 /** The effective Grove strategy: the annotation's, else Grove's default RollingRecreate (dgd-reference "Grove update strategy"). Pure. */
