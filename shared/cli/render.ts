@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { DGD_KIND, formatIssue, parseDgd } from '../api/index.js';
-import { DEFAULT_RENDER_CONFIG, isDns1123Label, renderDgd, type RenderedObject } from '../domain/index.js';
+import { DEFAULT_RENDER_CONFIG, isDns1123Label, isDns1123Subdomain, renderDgd, type RenderConfig, type RenderedObject } from '../domain/index.js';
 import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
 
@@ -25,6 +25,12 @@ Options:
   --lpx-enabled      render as with the operator setting lpx.enabled=true
   --termination-delay D
                      PodCliqueSet template.terminationDelay (default "${DEFAULT_RENDER_CONFIG.terminationDelay}")
+  --scheduler S      gang scheduler integration of the installation: none (default), kai
+                     (schedulerName kai-scheduler, kai.scheduler/queue label) or volcano
+  --mpi-ssh-secret NAME
+                     Secret with the TensorRT-LLM multinode SSH keys (default "mpi-run-ssh-secret")
+  --discovery-backend B
+                     operator default discovery backend: kubernetes (default) or etcd
   --lenient          report unknown or misspelled fields as warnings instead of errors
                      (by default they fail as the API server's strict field validation would)
   -h, --help         show this help
@@ -40,7 +46,11 @@ interface Output {
 }
 
 /** Renders every DGD document of one YAML text; `source` names it in messages. */
-export function renderYaml(text: string, source: string, options: { namespace: string; lpxEnabled: boolean; terminationDelay: string; lenient?: boolean }): Output {
+export function renderYaml(
+  text: string,
+  source: string,
+  options: { namespace: string; lpxEnabled: boolean; terminationDelay: string; lenient?: boolean; config?: Partial<RenderConfig> },
+): Output {
   const out: Output = { objects: [], errors: [], notes: [] };
   const input = readKubeObjects(text, source);
   out.errors.push(...input.errors);
@@ -63,7 +73,7 @@ export function renderYaml(text: string, source: string, options: { namespace: s
       continue;
     }
     for (const note of parsed.notes) out.notes.push(`${label}: ${note}`);
-    const rendered = renderDgd(parsed.dgd, { namespace: options.namespace, config: { lpxEnabled: options.lpxEnabled, terminationDelay: options.terminationDelay } });
+    const rendered = renderDgd(parsed.dgd, { namespace: options.namespace, config: { ...options.config, lpxEnabled: options.lpxEnabled, terminationDelay: options.terminationDelay } });
     if (!rendered.ok) {
       for (const issue of rendered.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
       continue;
@@ -93,6 +103,9 @@ export async function run(argv: readonly string[]): Promise<number> {
         'lpx-enabled': { type: 'boolean', default: false },
         'termination-delay': { type: 'string', default: DEFAULT_RENDER_CONFIG.terminationDelay },
         lenient: { type: 'boolean', default: false },
+        scheduler: { type: 'string', default: 'none' },
+        'mpi-ssh-secret': { type: 'string' },
+        'discovery-backend': { type: 'string', default: 'kubernetes' },
       },
     });
   } catch (error) {
@@ -107,6 +120,22 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`dynamo-fn render: --namespace must be a lowercase RFC 1123 label, got "${parsed.values.namespace}"\n`);
     return 1;
   }
+  const scheduler = parsed.values.scheduler;
+  if (scheduler !== 'none' && scheduler !== 'kai' && scheduler !== 'volcano') {
+    process.stderr.write(`dynamo-fn render: --scheduler must be none, kai or volcano, got "${scheduler}"\n`);
+    return 1;
+  }
+  const discoveryBackend = parsed.values['discovery-backend'];
+  if (discoveryBackend !== 'kubernetes' && discoveryBackend !== 'etcd') {
+    process.stderr.write(`dynamo-fn render: --discovery-backend must be kubernetes or etcd, got "${discoveryBackend}"\n`);
+    return 1;
+  }
+  const mpiSshSecretName = parsed.values['mpi-ssh-secret'];
+  if (mpiSshSecretName !== undefined && !isDns1123Subdomain(mpiSshSecretName)) {
+    process.stderr.write(`dynamo-fn render: --mpi-ssh-secret must be a Secret name (a lowercase RFC 1123 subdomain), got "${mpiSshSecretName}"\n`);
+    return 1;
+  }
+  const config: Partial<RenderConfig> = { scheduler, discoveryBackend, ...(mpiSshSecretName === undefined ? {} : { mpiSshSecretName }) };
   if (parsed.positionals.length === 0) {
     process.stderr.write(`dynamo-fn render: no FILE given\n\n${usage}\n`);
     return 1;
@@ -122,7 +151,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       failed = true;
       continue;
     }
-    const out = renderYaml(text, file, { namespace: parsed.values.namespace, lpxEnabled: parsed.values['lpx-enabled'], terminationDelay: parsed.values['termination-delay'], lenient: parsed.values.lenient });
+    const out = renderYaml(text, file, { namespace: parsed.values.namespace, lpxEnabled: parsed.values['lpx-enabled'], terminationDelay: parsed.values['termination-delay'], lenient: parsed.values.lenient, config });
     for (const note of out.notes) process.stderr.write(`${note}\n`);
     for (const error of out.errors) process.stderr.write(`error: ${error}\n`);
     if (out.errors.length > 0) failed = true;

@@ -51,3 +51,12 @@ describe('dynamo-fn render: strict by default, --lenient only warns', () => {
     expect(out.objects.map((o) => o.kind)).toEqual(['PodCliqueSet', 'Service']);
   });
 });
+
+describe('dynamo-fn render options', () => {
+  it('passes --scheduler and --mpi-ssh-secret settings through renderYaml to the pod specs', () => {
+    const text = 'apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata: {name: g, namespace: inference}\nspec:\n  components:\n    - {name: w, type: worker, podTemplate: {spec: {containers: [{name: main, image: "i:1"}]}}}\n';
+    const out = renderYaml(text, 'g.yaml', { namespace: 'default', lpxEnabled: false, terminationDelay: '15m', config: { scheduler: 'kai' } });
+    const pcs = out.objects.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { template: { cliques: { labels: Record<string, string>; spec: { podSpec: Record<string, unknown> } }[] } } };
+    expect([pcs.spec.template.cliques[0]?.spec.podSpec['schedulerName'], pcs.spec.template.cliques[0]?.labels['kai.scheduler/queue']]).toEqual(['kai-scheduler', 'dynamo']);
+  });
+});
