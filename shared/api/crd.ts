@@ -50,6 +50,10 @@ function structural(node: JsonSchema): JsonSchema {
       out[key] = structural(value as JsonSchema);
     } else if (key === 'const') {
       out['enum'] = [value];
+    } else if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'number') {
+      // JSON Schema 2020-12 gives the bound; OpenAPI v3.0 (CRDs) a boolean beside minimum/maximum.
+      out[key === 'exclusiveMinimum' ? 'minimum' : 'maximum'] = value;
+      out[key] = true;
     } else if (key === 'additionalProperties') {
       const additional = value as JsonSchema | boolean;
       const isAny = additional === true || (typeof additional === 'object' && Object.keys(additional).length === 0);

@@ -73,8 +73,6 @@ beforeAll(async () => {
   admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, log, shutdownDelaySeconds: 0 });
   namespace = await createTestNamespace(kubeConfig, 'profile');
   await user.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [LABEL]: 'true' } } }, { force: true });
-  // The profiling Job's service account, which the install provides in every request namespace.
-  await user.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'dgdr-profiling-job', namespace } });
   const caBundle = Buffer.from(certs.caPem).toString('base64');
   const base = `https://127.0.0.1:${admission.port}`;
   await user.apply(webhookConfiguration('Mutating', MUTATING, `${base}/mutate/nvidia.com/v1beta1/dynamographdeploymentrequests`, caBundle) as Parameters<Kube['apply']>[0], { force: true });
@@ -169,8 +167,12 @@ describe('DGDR lifecycle with kwok', () => {
     expect((created['spec'] as Obj)['image']).toBe('nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1');
     const profiling = await waitForPhase('ok', 'Profiling');
     expect(statusOf(profiling).profilingJobName).toBe('profile-ok');
+    expect(condition(profiling, 'Validation')).toMatchObject({ status: 'True', reason: 'ValidationPassed', message: 'DGDR spec validation passed' });
     const job = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
     expect((job?.['spec'] as Obj)['backoffLimit']).toBe(0);
+    // The Job's service account and its binding, created by the function in the request's namespace.
+    expect(await user.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace, name: 'dgdr-profiling-job' })).toBeDefined();
+    expect((await user.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', namespace, name: 'dgdr-profiling-job' }))?.['roleRef']).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'dynamo-dgdr-profiling-job' });
     expect(job?.metadata['ownerReferences']).toEqual([{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'ok', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     await writeOutput(created, { phase: 'SweepingPrefill', message: 'Sweeping parallelization strategies' });
     const sweeping = await eventually('profilingPhase SweepingPrefill', async () => {
