@@ -5,7 +5,7 @@
  * and the docs "Portable Topology Environment Variables"; each test names its rule.
  */
 import { describe, expect, it } from 'vitest';
-import { parseDgd, type Container, type Dgd, type EnvVar } from '../api/index.js';
+import { parseDgd, type Container, type Dgd, type EnvVar, type KvTransferPolicy } from '../api/index.js';
 import { aComponent, aDgd, deepFreeze } from '../../test/support/builders.js';
 import { renderDgd, type RenderConfig } from './render.js';
 import { withMissingPvcVolumes } from './volumes.js';
@@ -74,7 +74,7 @@ describe('every mount has its volume', () => {
 });
 
 describe('KV transfer policy (upstream workerKvTransferPolicyEnvVars, TopologyLabelVolume, applyKvTransferPolicyTopologyAnnotations)', () => {
-  const policyDgd = (policy: Json) =>
+  const policyDgd = (policy: KvTransferPolicy) =>
     aDgd({ spec: { experimental: { kvTransferPolicy: policy }, components: [aComponent('frontend', 'frontend'), aComponent('decode', 'decode', { podTemplate: { spec: { containers: [{ name: 'main', image: 'img:1.6.0', env: [{ name: 'DYN_KV_TRANSFER_DOMAIN', value: 'authored' }] }] } } })] } });
 
   it('gives workers the policy env (enforcement defaults to required), the topology-labels downward-API volume at /etc/dynamo/topology and the label-key annotation', () => {
@@ -246,5 +246,19 @@ describe('experimental features not laid out yet', () => {
       'spec.components[0].experimental.gpuMemoryService ("worker"): not rendered by this control plane yet; the component renders without it',
       'spec.components[0].experimental.failover ("worker"): not rendered by this control plane yet; the component renders without it',
     ]);
+  });
+});
+
+describe('kvTransferPolicy shape (upstream-notes/dgd.md §2.2: exactly one of clusterTopologyName or labelKey, enforcement required|preferred, preferredWeight 0..1)', () => {
+  const withPolicy = (kvTransferPolicy: Json) => ({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'g' }, spec: { experimental: { kvTransferPolicy }, components: [aComponent('w', 'worker')] } });
+  it.each([
+    { name: 'both sources', policy: { labelKey: 'zone', clusterTopologyName: 'ct', domain: 'zone' }, want: ['spec.experimental.kvTransferPolicy: exactly one of clusterTopologyName or labelKey must be set'] },
+    { name: 'neither source', policy: { domain: 'zone' }, want: ['spec.experimental.kvTransferPolicy: exactly one of clusterTopologyName or labelKey must be set'] },
+    { name: 'an unknown enforcement', policy: { labelKey: 'zone', domain: 'zone', enforcement: 'strict' }, want: ['spec.experimental.kvTransferPolicy.enforcement'] },
+    { name: 'a weight above 1', policy: { labelKey: 'zone', domain: 'zone', preferredWeight: 2 }, want: ['spec.experimental.kvTransferPolicy.preferredWeight'] },
+  ])('refuses $name with the field path', ({ policy, want }) => {
+    const parsed = parseDgd(withPolicy(policy));
+    const got = parsed.ok ? [] : parsed.issues.map((i) => (i.path === 'spec.experimental.kvTransferPolicy' ? `${i.path}: ${i.detail}` : i.path));
+    expect(got).toEqual(want);
   });
 });
