@@ -10,7 +10,7 @@ import { FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
 import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, type FunctionDefinition, type HandlerDeps } from '../../shared/runtime/index.js';
-import { route as dgdRoute, type ReconcileDeps } from './dgd.js';
+import { childRoutes, route as dgdRoute, type ReconcileDeps } from './dgd.js';
 
 /** The function's dependencies around a given client (the real one, or replay's in-memory one). */
 export function depsWithKube(base: HandlerDeps, kube: Kube): ReconcileDeps {
@@ -38,5 +38,5 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
   return depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }));
 }
 
-const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [dgdRoute], init: (base) => init(base) };
+const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [dgdRoute, ...childRoutes], init: (base) => init(base) };
 export default reconcile;

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
-import { startEventBridge } from '../dev/bridge.js';
+import { reconcileSubscriptions, startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
@@ -159,7 +159,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
-      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }], mode: 'Reference' }],
+      subscriptions: reconcileSubscriptions(server.url),
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });

@@ -9,3 +9,5 @@ export * from './pod-template.js';
 export * from './render.js';
 export * from './reconcile-dgd.js';
 export * from './admission/index.js';
+export * from './grove-scaling.js';
+export * from './ownership.js';

@@ -31,6 +31,7 @@ describe('infra/ manifests', () => {
     expect(documents.map((d) => d.name.replace(/^.*: /, '')).sort()).toEqual(
       [
         'ApiServerSource dynamo-dgd',
+        'ApiServerSource dynamo-dgd-children',
         'Broker dynamo',
         'ClusterRole dynamo-apiserversource',
         'ClusterRole dynamo-reconcile',
@@ -47,6 +48,10 @@ describe('infra/ manifests', () => {
         'ServiceAccount dynamo-apiserversource',
         'ServiceAccount dynamo-reconcile',
         'Trigger dynamo-reconcile-dgd',
+        'Trigger dynamo-reconcile-podclique',
+        'Trigger dynamo-reconcile-podcliquescalinggroup',
+        'Trigger dynamo-reconcile-podcliqueset',
+        'Trigger dynamo-reconcile-service',
         'ValidatingWebhookConfiguration dynamo-admission',
       ].sort(),
     );
