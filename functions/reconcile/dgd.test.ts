@@ -131,6 +131,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(status.status.observedGeneration).toBe(1);
     expect(status.status.conditions).toEqual([
       { type: 'Ready', status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: resource not found; worker: resource not found', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
+      { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
     ]);
     expect(calls.filter((c) => c.path.endsWith('/podcliques') || c.path.endsWith('/podcliquescalinggroups')).map((c) => c.query['labelSelector'])).toEqual([
       'app.kubernetes.io/part-of=my-graph',

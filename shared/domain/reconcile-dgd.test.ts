@@ -88,6 +88,7 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
           lastTransitionTime: NOW.toISOString(),
           observedGeneration: 3,
         },
+        { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 },
       ],
       components: {
         frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 0, updatedReplicas: 0 },
@@ -274,11 +275,11 @@ describe('ScalingDeferred: "During this wait the operator continues observing wo
     expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: LATER.toISOString(), observedGeneration: 3 });
   });
 
-  it('without a pending replica change an active Coherent rollout defers nothing and reports no ScalingDeferred condition', () => {
+  it('without a pending replica change an active Coherent rollout defers nothing: ScalingDeferred=False ScalingAllowed', () => {
     const same = withWorkers(2, COHERENT);
     const desired = decideDgd(observed(same, { pcs: aStoredPcs(same, { generation: 3, observedGeneration: 3, strategy: 'Coherent', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.scale).toEqual([]);
-    expect(desired.status.conditions.map((c) => c.type)).toEqual(['Ready']);
+    expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 });
     expect(desired.status.conditions[0]).toMatchObject({ reason: 'some_resources_are_not_ready' });
   });
 
@@ -286,14 +287,14 @@ describe('ScalingDeferred: "During this wait the operator continues observing wo
     const after = withWorkers(5, ROLLING);
     const desired = decideDgd(observed(after, { pcs: aStoredPcs(after, { generation: 3, observedGeneration: 2, strategy: 'RollingRecreate', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.scale.map((s) => [s.name, s.replicas])).toEqual([['my-graph-0-worker', 5]]);
-    expect(desired.status.conditions.map((c) => c.type)).toEqual(['Ready']);
+    expect(desired.status.conditions[1]).toMatchObject({ type: 'ScalingDeferred', status: 'False' });
   });
 
-  it('right after its own PodCliqueSet write nothing is scaled and no ScalingDeferred is reported (the PodCliqueSet event resumes scaling)', () => {
+  it('right after its own PodCliqueSet write nothing is scaled and nothing is reported deferred (the PodCliqueSet event resumes scaling)', () => {
     const after = withWorkers(5, COHERENT);
     const desired = decideDgd(observed(after, { pcs: aStoredPcs(after, { generation: 3, observedGeneration: 3, strategy: 'Coherent' }), cliques: readyChildren, written: true }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.scale).toEqual([]);
-    expect(desired.status.conditions.map((c) => c.type)).toEqual(['Ready']);
+    expect(desired.status.conditions[1]).toMatchObject({ type: 'ScalingDeferred', status: 'False' });
   });
 });
 

@@ -112,7 +112,7 @@ type ReadyCondition = Pick<Condition, 'status' | 'reason' | 'message'>;
  * - otherwise the rendered objects (an existing PodCliqueSet keeps its seeded template
  *   replicas), the scale writes the Coherent gate allows, `Ready` from the observed children,
  *   `ScalingDeferred` (True, state pending, Ready reason `scaling_deferred`) while the gate
- *   holds back a pending replica change under Coherent.
+ *   holds back a pending replica change under Coherent, else False `ScalingAllowed`.
  * `status.observedGeneration` advances only when the pass succeeds (not on a failure).
  * Events only on a Ready transition (status or reason). Pure.
  */
@@ -125,7 +125,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const hasLpx = dgd.spec.components.some((c) => c.type === 'lpx');
   if (hasLpx && !config.lpxEnabled) {
     const message = 'LPX components require lpx.enabled=true; workload reconciliation is paused and existing workloads are preserved';
-    return finish(observed, { apply: [], scale: [], generation, state: 'pending', ready: { status: 'False', reason: REASON_LPX_DISABLED, message }, eventType: 'Warning', deferred: false, components: undefined }, now);
+    return finish(observed, { apply: [], scale: [], generation, state: 'pending', ready: { status: 'False', reason: REASON_LPX_DISABLED, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
   }
   const rendered = renderDgd(dgd, { config });
   if (!rendered.ok) return invalid(observed, rendered.issues, lastReconciled, now);
@@ -139,7 +139,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
 
   if (conflicts.length > 0) {
     const message = describeOwnershipConflicts(conflicts);
-    const desired = finish(observed, { apply, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_OWNERSHIP_CONFLICT, message }, eventType: 'Warning', deferred: false, components: undefined }, now);
+    const desired = finish(observed, { apply, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_OWNERSHIP_CONFLICT, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
     return { ...desired, permanentFailure: { reason: REASON_OWNERSHIP_CONFLICT, message } };
   }
 
@@ -154,7 +154,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
     : isReady
       ? { status: 'True', reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
       : { status: 'False', reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
-  return finish(observed, { apply, scale: gate.blocked ? [] : pending, generation, state: isReady ? 'successful' : 'pending', ready, eventType: 'Normal', deferred, components: readiness.components }, now);
+  return finish(observed, { apply, scale: gate.blocked ? [] : pending, generation, state: isReady ? 'successful' : 'pending', ready, eventType: 'Normal', scaling: deferred ? 'deferred' : 'allowed', components: readiness.components }, now);
 }
 
 /**
@@ -176,17 +176,16 @@ export function decideDgdFailure(observed: DgdObserved, now: Date, message: stri
     const ours = pcsObject !== undefined && isControlledBy(pcsObject as OwnedObject, readUid(observed.parent));
     if (ours || pcsObject === undefined) components = evaluateReadiness(parsed.dgd, observed, ours ? readPodCliqueSet(pcsObject) : undefined, false).components;
   }
-  const keepDeferred = readConditions(observed.parent).find((c) => c.type === CONDITION_SCALING_DEFERRED);
   return finish(
     observed,
-    { apply: [], scale: [], generation: readObservedGeneration(observed.parent), state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', deferred: keepDeferred?.status === 'True', components },
+    { apply: [], scale: [], generation: readObservedGeneration(observed.parent), state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', scaling: 'keep', components },
     now,
   );
 }
 
 function invalid(observed: DgdObserved, issues: readonly FieldIssue[], lastReconciled: number | undefined, now: Date): DgdDesired {
   const message = formatIssues(issues);
-  const desired = finish(observed, { apply: [], scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_INVALID_SPEC, message }, eventType: 'Warning', deferred: false, components: undefined }, now);
+  const desired = finish(observed, { apply: [], scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_INVALID_SPEC, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
   return { ...desired, permanentFailure: { reason: REASON_INVALID_SPEC, message } };
 }
 
@@ -197,8 +196,11 @@ interface Verdict {
   readonly state: DgdStatusIntent['state'];
   readonly ready: ReadyCondition;
   readonly eventType: 'Normal' | 'Warning';
-  /** Whether ScalingDeferred is True. */
-  readonly deferred: boolean;
+  /**
+   * ScalingDeferred: `deferred` (True), `allowed` (False), or `keep` (as it was, absent if it
+   * was absent: a pass that did not get as far as judging scaling).
+   */
+  readonly scaling: 'deferred' | 'allowed' | 'keep';
   readonly components: Record<string, Record<string, unknown>> | undefined;
 }
 
@@ -209,11 +211,16 @@ function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired 
   const readyCondition = condition(CONDITION_READY, verdict.ready, beforeReady, generation, now);
   const conditions: Condition[] = [readyCondition];
   const beforeDeferred = previous.find((c) => c.type === CONDITION_SCALING_DEFERRED);
-  if (verdict.deferred) {
+  if (verdict.scaling === 'deferred') {
     conditions.push(condition(CONDITION_SCALING_DEFERRED, { status: 'True', reason: REASON_COHERENT_UPDATE_IN_PROGRESS, message: MESSAGE_COHERENT_UPDATE_IN_PROGRESS }, beforeDeferred, generation, now));
-  } else if (beforeDeferred !== undefined) {
-    // "False is written only if the condition was present before" (upstream-notes/dgd.md §4.7 step 6).
+  } else if (verdict.scaling === 'allowed') {
+    // Upstream writes False only if the condition was present before (upstream-notes/dgd.md
+    // §4.7 step 6); we always report it once scaling was judged, so the status is a function of
+    // what is observed now, not of the path taken (STYLE.md §7; the convergence property of
+    // test/unit/reconcile-convergence.test.ts found the difference).
     conditions.push(condition(CONDITION_SCALING_DEFERRED, { status: 'False', reason: REASON_SCALING_ALLOWED, message: MESSAGE_SCALING_ALLOWED }, beforeDeferred, generation, now));
+  } else if (beforeDeferred !== undefined) {
+    conditions.push(beforeDeferred);
   }
   const status: DgdStatusIntent = {
     observedGeneration: verdict.generation,
