@@ -72,6 +72,7 @@ export const AdmissionReviewSchema = z.object({
     object: z.unknown().optional(),
     oldObject: z.unknown().optional(),
     dryRun: z.boolean().optional(),
+    userInfo: z.object({ username: z.string().optional() }).loose().optional(),
   }),
 });
 export type AdmissionRequest = z.infer<typeof AdmissionReviewSchema>['request'];
@@ -189,6 +190,18 @@ function respond(route: WebhookRoute, request: AdmissionRequest, config: Admissi
     return only(reject(uid, 400, `request.object must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(apiVersion)} ${JSON.stringify((object as Record<string, unknown>)['kind'])}`));
   }
   const oldObject = request.operation === 'UPDATE' ? request.oldObject : undefined;
+  if (request.operation === 'UPDATE') {
+    // The API server always sends the stored object on UPDATE, in the webhook's version; a
+    // review without it would let immutability rules pass unchecked (issue 12).
+    if (typeof oldObject !== 'object' || oldObject === null || Array.isArray(oldObject)) {
+      return only(reject(uid, 400, 'request.oldObject must be an object on UPDATE'));
+    }
+    const oldApiVersion = (oldObject as Record<string, unknown>)['apiVersion'];
+    const oldKind = (oldObject as Record<string, unknown>)['kind'];
+    if (oldApiVersion !== `${DYNAMO_GROUP}/${route.version}` || oldKind !== DGD_KIND) {
+      return only(reject(uid, 400, `request.oldObject must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(oldApiVersion)} ${JSON.stringify(oldKind)}`));
+    }
+  }
   return route.kind === 'mutate' ? mutate(uid, object, request.operation) : only(validate(uid, object, oldObject, request, config));
 }
 
@@ -215,7 +228,7 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
 }
 
 function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig): AdmissionResponse {
-  const result = validateDgd(object, oldObject, config);
+  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
   if (result.issues.length === 0) return { uid, allowed: true, ...warnings };
   return { uid, allowed: false, status: invalidStatus(result.issues, objectName(object) ?? request.name ?? ''), ...warnings };

@@ -25,6 +25,8 @@ import {
   DGD_V1BETA1,
   GROVE_API_VERSION,
   LABEL_GROVE_PART_OF,
+  LPXGD_API_VERSION,
+  LPXGD_KIND,
   PODCLIQUESCALINGGROUP_KIND,
   PODCLIQUESET_KIND,
   PODCLIQUE_KIND,
@@ -76,7 +78,7 @@ export const childRoutes: readonly Route<ReconcileDeps>[] = CHILD_KINDS.map((kin
 export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObserved | undefined> {
   const parent = await deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: key.namespace, name: key.name });
   if (parent === undefined) return undefined;
-  const children = {
+  const children: DgdObserved['children'] & { PodCliqueSet: Map<string, ObservedObject>; Service: Map<string, ObservedObject>; PodClique: Map<string, PodClique>; PodCliqueScalingGroup: Map<string, PodCliqueScalingGroup>; LPXGraphDeployment?: ObservedObject | undefined } = {
     PodCliqueSet: new Map<string, ObservedObject>(),
     Service: new Map<string, ObservedObject>(),
     PodClique: new Map<string, PodClique>(),
@@ -84,6 +86,10 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
   };
   const parsed = parseDgd(parent);
   if (!parsed.ok) return { parent, children };
+  // LPX (issue 11): read the LPXGraphDeployment only while lpx.enabled; disabled, nothing LPX is read or written.
+  if (deps.config.lpxEnabled && parsed.dgd.spec.components.some((c) => c.type === 'lpx')) {
+    children.LPXGraphDeployment = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
+  }
   const ordinary = parsed.dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(key.name, ordinary);
   const selector = { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` };

@@ -10,8 +10,11 @@
  * @module
  */
 import { z } from 'zod';
-import { DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
+import { DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DGDSA_KIND, DGDSA_PLURAL, DGDSA_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
 import { DgdSpecSchema, DgdStatusSchema } from './dgd.js';
+import { dgdrV1Beta2Crds } from './dgdr-v1beta2-crd.js';
+import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
+import { DgdsaSpecSchema, DgdsaStatusSchema } from './dgdsa.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -66,7 +69,36 @@ function structural(node: JsonSchema): JsonSchema {
   return out;
 }
 
-/** The DynamoGraphDeployment CRD (served and stored version v1beta1). Pure. */
+/**
+ * Where the API server sends ConversionReviews for our multi-version kinds: the admission
+ * function's `/convert` endpoint behind its Service (infra/admission/), over TLS. `caBundle` is
+ * injected by cert-manager from the CRD's `cert-manager.io/inject-ca-from` annotation, as for the
+ * webhook configurations; tests and `dev` replace the whole clientConfig with a loopback URL.
+ */
+export const CONVERSION_WEBHOOK_SERVICE = { namespace: 'dynamo-system', name: 'dynamo-admission', path: '/convert', port: 443 } as const;
+
+const DGD_PRINTER_COLUMNS = [
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Backend', type: 'string', jsonPath: '.spec.backendFramework' },
+  { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+function objectSchema(description: string, spec: JsonSchema, status: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    description,
+    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec, status },
+    required: ['spec'],
+  };
+}
+
+/**
+ * The DynamoGraphDeployment CRD: `v1beta1` (served, storage) and `v1alpha1` (served), converted
+ * by the admission function's ConversionReview webhook (`conversion.strategy: Webhook`,
+ * `conversionReviewVersions: [v1]`). Source: upstream-notes/dgd.md §1-§2 (v1beta1 storage,
+ * v1alpha1 served and converted through the operator's conversion webhook); issue 8 part 5. Pure.
+ */
 export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
   const spec = toStructuralSchema(DgdSpecSchema);
   // Only a restart request (`restart.id`) is refused on create: a strategy may be authored up
@@ -79,47 +111,84 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
       message: 'spec.restart must be unset on create; set spec.restart.id after creation to request a restart',
     },
   ];
+  const alpha = toStructuralSchema(DgdV1Alpha1Schema) as { properties: Record<string, JsonSchema> };
+  const description = 'DynamoGraphDeployment is the canonical description of a running Dynamo inference graph.';
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${DGD_PLURAL}.${DYNAMO_GROUP}` },
+    metadata: { name: `${DGD_PLURAL}.${DYNAMO_GROUP}`, annotations: { 'cert-manager.io/inject-ca-from': `${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name}` } },
     spec: {
       group: DYNAMO_GROUP,
       names: { kind: DGD_KIND, listKind: `${DGD_KIND}List`, plural: DGD_PLURAL, singular: DGD_KIND.toLowerCase(), shortNames: [DGD_SHORT_NAME] },
       scope: 'Namespaced',
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { ...CONVERSION_WEBHOOK_SERVICE } } },
+      },
       versions: [
         {
           name: 'v1beta1',
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-            { name: 'Backend', type: 'string', jsonPath: '.spec.backendFramework' },
-            { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description: 'DynamoGraphDeployment is the canonical description of a running Dynamo inference graph.',
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec: spec,
-                status: toStructuralSchema(DgdStatusSchema),
-              },
-              required: ['spec'],
-            },
-          },
+          additionalPrinterColumns: structuredClone(DGD_PRINTER_COLUMNS),
+          schema: { openAPIV3Schema: objectSchema(description, spec, toStructuralSchema(DgdStatusSchema)) },
+        },
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: false,
+          subresources: { status: {} },
+          additionalPrinterColumns: structuredClone(DGD_PRINTER_COLUMNS),
+          schema: { openAPIV3Schema: objectSchema(description, alpha.properties['spec'] ?? { type: 'object' }, { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }) },
         },
       ],
     },
   };
 }
 
+/**
+ * The DynamoGraphDeploymentScalingAdapter CRD, as upstream serves it: `v1alpha1` (served) and
+ * `v1beta1` (served, storage) with the same schema (so no conversion webhook: the API server
+ * only rewrites apiVersion), the status subresource, and the scale subresource an HPA drives
+ * (`.spec.replicas`, `.status.replicas`, label selector `.status.selector`); printer columns
+ * DGD, SERVICE, REPLICAS, AGE. Source: ../shared/crds/dynamo/nvidia.com_dynamographdeploymentscalingadapters.yaml. Pure.
+ */
+export function dynamoGraphDeploymentScalingAdapterCrd(): Record<string, unknown> {
+  const description =
+    'DynamoGraphDeploymentScalingAdapter provides a scaling interface for one component of a DynamoGraphDeployment. It implements the Kubernetes scale subresource, so HPA, KEDA and custom autoscalers can drive the component\'s replicas; the adapter is the source of truth for them.';
+  const schema = objectSchema(description, toStructuralSchema(DgdsaSpecSchema), toStructuralSchema(DgdsaStatusSchema));
+  const version = (name: string, storage: boolean): Record<string, unknown> => ({
+    name,
+    served: true,
+    storage,
+    subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } },
+    additionalPrinterColumns: [
+      { name: 'DGD', type: 'string', description: 'DynamoGraphDeployment name', jsonPath: '.spec.dgdRef.name' },
+      { name: 'SERVICE', type: 'string', description: 'Component name', jsonPath: '.spec.dgdRef.serviceName' },
+      { name: 'REPLICAS', type: 'integer', description: 'Current replicas', jsonPath: '.status.replicas' },
+      { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    schema: { openAPIV3Schema: structuredClone(schema) },
+  });
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${DGDSA_PLURAL}.${DYNAMO_GROUP}` },
+    spec: {
+      group: DYNAMO_GROUP,
+      names: { kind: DGDSA_KIND, listKind: `${DGDSA_KIND}List`, plural: DGDSA_PLURAL, singular: DGDSA_KIND.toLowerCase(), shortNames: [DGDSA_SHORT_NAME] },
+      scope: 'Namespaced',
+      versions: [version('v1alpha1', false), version('v1beta1', true)],
+    },
+  };
+}
+
 /** Every CRD this project defines, by file name under infra/crds/. */
 export function ownCrds(): Readonly<Record<string, Record<string, unknown>>> {
-  return { [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd() };
+  return {
+    [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd(),
+    ...dgdrV1Beta2Crds(),
+    [`${DYNAMO_GROUP}_${DGDSA_PLURAL}.yaml`]: dynamoGraphDeploymentScalingAdapterCrd(),
+  };
 }

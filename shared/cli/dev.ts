@@ -8,14 +8,17 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
+import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { reconcileSubscriptions, startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
+import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
+import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
 
@@ -24,9 +27,11 @@ export const summary = 'Run the whole control plane locally: API server, functio
 export const usage = `Usage: dynamo-fn dev [options]
 
 Starts everything the product needs on this machine, on 127.0.0.1 only:
-  1. builds or reuses kube-apiserver, etcd and kube-controller-manager (npm run kube:build);
+  1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
+     (npm run kube:build);
   2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds),
-     Grove's and Knative's (../shared/crds);
+     Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
+     Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
   3. starts the reconcile function's CloudEvents host;
   4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
      would, with a resync every --resync-seconds.
@@ -43,6 +48,8 @@ Options:
   --resync-seconds N  resync interval of the bridge (default 30; 0 disables)
   --capture FILE      append every event the bridge emits to FILE (structured CloudEvents,
                       one JSON per line) for \`dynamo-fn replay\`
+  --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
+                      comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
   --lpx-enabled       run with the feature gate lpx.enabled=true
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
@@ -109,6 +116,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'timeout-seconds': { type: 'string', default: '120' },
         'resync-seconds': { type: 'string', default: '30' },
         'lpx-enabled': { type: 'boolean', default: false },
+        'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
@@ -121,6 +129,15 @@ export async function run(argv: readonly string[]): Promise<number> {
   const timeoutSeconds = Number(values['timeout-seconds']);
   if (!Number.isInteger(resyncSeconds) || resyncSeconds < 0 || !Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) {
     process.stderr.write('dynamo-fn dev: --resync-seconds must be a whole number >= 0 and --timeout-seconds > 0\n');
+    return 1;
+  }
+
+  let gpuFleet: GpuNodeGroup[];
+  try {
+    gpuFleet = parseGpuFleet(values['gpu-nodes']);
+  } catch (error) {
+    if (!(error instanceof GpuFleetError)) throw error;
+    process.stderr.write(`dynamo-fn dev: --gpu-nodes: ${error.message}\n`);
     return 1;
   }
 
@@ -137,12 +154,28 @@ export async function run(argv: readonly string[]): Promise<number> {
   const log = createLineLog({ verbose: values.verbose });
   const functionLog = pino({ level: values.verbose ? 'debug' : 'info', base: undefined, timestamp: false }, humanLines(log));
   const binaries = await ensureKubeBinaries({ log });
-  const plane = await startControlPlane({ binaries, crdFiles: await defaultCrdFiles(), log, withControllerManager: binaries.kubeControllerManager !== undefined });
+  // v1alpha1 DGDs convert through the admission function's /convert (TLS, loopback), as the
+  // API server in a cluster calls it through the admission Service.
+  const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
+  const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
+  const plane = await startControlPlane({
+    binaries,
+    crdFiles: await defaultCrdFiles(),
+    conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
+    log,
+    withControllerManager: binaries.kubeControllerManager !== undefined,
+    withScheduler: binaries.kubeScheduler !== undefined,
+    withKwok: binaries.kwok !== undefined,
+  }).catch(async (error: unknown) => {
+    await conversion.close();
+    throw error;
+  });
   let stopping: Promise<void> | undefined;
   const stopAll = async (parts: { close: () => Promise<void> }[]): Promise<void> => {
     stopping ??= (async () => {
       for (const part of parts.reverse()) await part.close().catch(() => undefined);
       await plane.stop();
+      await conversion.close();
     })();
     return stopping;
   };
@@ -172,6 +205,10 @@ export async function run(argv: readonly string[]): Promise<number> {
 
     // One client for what dev itself writes and reads, on the control plane's loaded config.
     const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    if (binaries.kwok !== undefined) {
+      const nodes = await createGpuNodes(kube, gpuFleet);
+      log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
+    }
     const applied = await applyDgds(input.dgds, kube, log);
     if (values.wait) {
       const ok = await waitForReconciled(applied, kube, timeoutSeconds, log);

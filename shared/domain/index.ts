@@ -11,3 +11,6 @@ export * from './reconcile-dgd.js';
 export * from './admission/index.js';
 export * from './grove-scaling.js';
 export * from './ownership.js';
+export * from './lpx/index.js';
+export * from './v1beta2/index.js';
+export * from './dgdsa.js';

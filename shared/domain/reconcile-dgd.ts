@@ -35,6 +35,8 @@ import { componentChild, decideScalingGate, isGenerationAcknowledged, isRolloutA
 import { fnv32a, podCliqueSetName, usesScalingGroup } from './names.js';
 import { describeOwnershipConflicts, findOwnershipConflicts, isControlledBy, type OwnedObject } from './ownership.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
+import { combineReadiness } from './lpx/readiness.js';
+import { decideDgdLpx } from './lpx/dgd-part.js';
 
 /** An object as read from the API server (unparsed). */
 export type ObservedObject = Readonly<Record<string, unknown>>;
@@ -51,6 +53,8 @@ export interface DgdObserved {
     /** Grove's PodCliques of that PodCliqueSet (label `app.kubernetes.io/part-of`). */
     readonly PodClique: ReadonlyMap<string, PodClique>;
     readonly PodCliqueScalingGroup: ReadonlyMap<string, PodCliqueScalingGroup>;
+    /** The DGD's LPXGraphDeployment as stored, when LPX is enabled and it exists (issue 11). */
+    readonly LPXGraphDeployment?: ObservedObject | undefined;
   };
   /**
    * True when this pass's apply changed the PodCliqueSet, so `children.PodCliqueSet` shows the
@@ -148,13 +152,23 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const gate = decideScalingGate(pcs, written);
   const pending = pendingScaleIntents(ordinary, pcsName, dgd.metadata.namespace ?? '', observed.children);
   const deferred = gate.blocked && gate.reason === 'CoherentUpdateInProgress' && pending.length > 0;
-  const isReady = readiness.notReady.length === 0 && !deferred;
-  const ready: ReadyCondition = deferred
-    ? { status: 'False', reason: REASON_SCALING_DEFERRED, message: readiness.notReady.length > 0 ? readiness.notReady.join('; ') : MESSAGE_COHERENT_UPDATE_IN_PROGRESS }
-    : isReady
-      ? { status: 'True', reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
-      : { status: 'False', reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
-  return finish(observed, { apply, scale: gate.blocked ? [] : pending, generation, state: isReady ? 'successful' : 'pending', ready, eventType: 'Normal', scaling: deferred ? 'deferred' : 'allowed', components: readiness.components }, now);
+  const ordinaryReady = readiness.notReady.length === 0 && !deferred;
+  const ordinaryVerdict = deferred
+    ? { isReady: false, reason: REASON_SCALING_DEFERRED, message: readiness.notReady.length > 0 ? readiness.notReady.join('; ') : MESSAGE_COHERENT_UPDATE_IN_PROGRESS }
+    : ordinaryReady
+      ? { isReady: true, reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
+      : { isReady: false, reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
+  // The LPX part (its own PodCliqueSet through the LPXGraphDeployment): a DGD is not Ready while it is not.
+  const lpx = hasLpx ? decideDgdLpx(dgd, observed.children.LPXGraphDeployment) : undefined;
+  const combined = lpx === undefined ? { ...ordinaryVerdict, isFailed: false } : combineReadiness(ordinaryVerdict, lpx.verdict);
+  const ready: ReadyCondition = { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
+  const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
+  const components = lpx === undefined ? readiness.components : { ...readiness.components, ...lpx.components };
+  return finish(
+    observed,
+    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling: deferred ? 'deferred' : 'allowed', components },
+    now,
+  );
 }
 
 /**

@@ -54,3 +54,5 @@ export { startFunctionServer } from './server.js';
 export { serveUntilSignal } from './lifecycle.js';
 export type { ServeUntilSignalOptions } from './lifecycle.js';
 export type { FunctionServer, FunctionServerOptions } from './server.js';
+
+export { MAX_LOGGED_STRING_CHARS, boundLogFields, truncateForLog } from './log-fields.js';

@@ -32,6 +32,7 @@ describe('infra/ manifests', () => {
       [
         'ApiServerSource dynamo-dgd',
         'ApiServerSource dynamo-dgd-children',
+        'ApiServerSource dynamo-dgdsa',
         'Broker dynamo',
         'ClusterRole dynamo-apiserversource',
         'ClusterRole dynamo-reconcile',
@@ -41,6 +42,7 @@ describe('infra/ manifests', () => {
         'MutatingWebhookConfiguration dynamo-admission',
         'Namespace dynamo-system',
         'PingSource dynamo-dgd-resync',
+        'PingSource dynamo-dgdsa-resync',
         'PodDisruptionBudget dynamo-admission',
         'Service dynamo-admission',
         'Service dynamo-reconcile',
@@ -52,6 +54,7 @@ describe('infra/ manifests', () => {
         'Trigger dynamo-reconcile-podcliquescalinggroup',
         'Trigger dynamo-reconcile-podcliqueset',
         'Trigger dynamo-reconcile-service',
+        'Trigger dynamo-reconcile-dgdsa',
         'ValidatingWebhookConfiguration dynamo-admission',
       ].sort(),
     );
