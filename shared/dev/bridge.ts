@@ -21,7 +21,7 @@ import { KubernetesObjectApi, Watch, type KubeConfig, type V1APIResource } from 
 import { CloudEvent, HTTP } from 'cloudevents';
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import { DGD_KIND, DGD_V1BETA1, GROVE_API_VERSION, PODCLIQUESCALINGGROUP_KIND, PODCLIQUESET_KIND, PODCLIQUE_KIND } from '../api/index.js';
+import { DGDSA_KIND, DGDSA_V1BETA1, DGD_KIND, DGD_V1BETA1, GROVE_API_VERSION, PODCLIQUESCALINGGROUP_KIND, PODCLIQUESET_KIND, PODCLIQUE_KIND } from '../api/index.js';
 import { RESYNC_EVENT_TYPE } from '../runtime/index.js';
 
 export interface WatchedKind {
@@ -63,14 +63,14 @@ export interface EventBridge {
 }
 
 /**
- * The reconcile function's Triggers, as infra/reconcile/events.yaml wires them: DGD events in
- * Reference mode (the function reads the DGD itself), and its children's events
+ * The reconcile function's Triggers, as infra/reconcile/events.yaml wires them: DGD and DGDSA
+ * events in Reference mode (the function reads the object itself), and the DGD's children's events
  * (PodCliqueSet, PodClique, PodCliqueScalingGroup, Service) in Resource mode, so a deleted
  * child still carries the owner references the function maps it to its DGD with.
  */
 export function reconcileSubscriptions(url: string): BridgeSubscription[] {
   return [
-    { name: 'reconcile', url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }], mode: 'Reference' },
+    { name: 'reconcile', url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' },
     {
       name: 'reconcile-children',
       url,

@@ -42,7 +42,7 @@ export interface OwnershipConflict {
  * The object's controller reference (`ownerReferences[]` entry with `controller: true`), or
  * undefined when it has none. Pure.
  */
-export function controllerOf(object: OwnedObject): ControllerRef | undefined {
+export function controllerRefOf(object: OwnedObject): ControllerRef | undefined {
   const ref = (object.metadata?.ownerReferences ?? []).find((r) => r['controller'] === true);
   if (ref === undefined) return undefined;
   const text = (key: string): string => (typeof ref[key] === 'string' ? (ref[key] as string) : '');
@@ -53,8 +53,8 @@ export function controllerOf(object: OwnedObject): ControllerRef | undefined {
  * True when the object is controlled by the parent with this uid. An empty uid controls
  * nothing. Pure.
  */
-export function isControlledBy(object: OwnedObject, parentUid: string): boolean {
-  return parentUid !== '' && controllerOf(object)?.uid === parentUid;
+export function isControlledByParent(object: OwnedObject, parentUid: string): boolean {
+  return parentUid !== '' && controllerRefOf(object)?.uid === parentUid;
 }
 
 /**
@@ -71,8 +71,8 @@ export function findOwnershipConflicts(
   const conflicts: OwnershipConflict[] = [];
   for (const object of rendered) {
     const existing = observed[object.kind]?.get(object.metadata.name);
-    if (existing === undefined || isControlledBy(existing, parentUid)) continue;
-    conflicts.push({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name, controller: controllerOf(existing) });
+    if (existing === undefined || isControlledByParent(existing, parentUid)) continue;
+    conflicts.push({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name, controller: controllerRefOf(existing) });
   }
   return conflicts;
 }
@@ -106,7 +106,7 @@ export type ChildOwner =
  * rendered name triggers nothing; the DGD reports it when it reconciles). Pure.
  */
 export function childOwner(object: OwnedObject): ChildOwner {
-  const controller = controllerOf(object);
+  const controller = controllerRefOf(object);
   const namespace = object.metadata?.namespace ?? '';
   if (controller === undefined || controller.name === '') return undefined;
   const group = controller.apiVersion.includes('/') ? controller.apiVersion.slice(0, controller.apiVersion.lastIndexOf('/')) : '';

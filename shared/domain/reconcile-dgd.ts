@@ -33,7 +33,7 @@ import {
 } from '../api/index.js';
 import { componentChild, decideScalingGate, isGenerationAcknowledged, isRolloutActive, keepSeededReplicas, pendingScaleIntents, readPodCliqueSet, type ScaleIntent } from './grove-scaling.js';
 import { fnv32a, podCliqueSetName, usesScalingGroup } from './names.js';
-import { describeOwnershipConflicts, findOwnershipConflicts, isControlledBy, type OwnedObject } from './ownership.js';
+import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParent, type OwnedObject } from './ownership.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
 import { combineReadiness } from './lpx/readiness.js';
 import { decideDgdLpx } from './lpx/dgd-part.js';
@@ -187,7 +187,7 @@ export function decideDgdFailure(observed: DgdObserved, now: Date, message: stri
     const ordinary = parsed.dgd.spec.components.filter((c) => c.type !== 'lpx');
     const pcsName = podCliqueSetName(parsed.dgd.metadata.name ?? '', ordinary);
     const pcsObject = observed.children.PodCliqueSet.get(pcsName);
-    const ours = pcsObject !== undefined && isControlledBy(pcsObject as OwnedObject, readUid(observed.parent));
+    const ours = pcsObject !== undefined && isControlledByParent(pcsObject as OwnedObject, readUid(observed.parent));
     if (ours || pcsObject === undefined) components = evaluateReadiness(parsed.dgd, observed, ours ? readPodCliqueSet(pcsObject) : undefined, false).components;
   }
   return finish(
