@@ -184,6 +184,23 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     });
   });
 
+  it('bounded retries: the same failure already on the status answers Permanent (left to the resync, the broker stops), with no new Event', async () => {
+    const message = 'cannot apply Service inference/my-graph-worker: 500 InternalError: Internal error occurred: failed to allocate a serviceIP: range is full';
+    stored = {
+      ...aDgd(),
+      metadata: { ...aDgd().metadata, generation: 1 },
+      status: { state: 'failed', conditions: [{ type: 'Ready', status: 'False', reason: 'failed_to_reconcile_resources', message, lastTransitionTime: NOW.toISOString() }] },
+    };
+    server.use(
+      http.patch(`${API}/api/v1/namespaces/inference/services/my-graph-worker`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', code: 500, reason: 'InternalError', message: 'Internal error occurred: failed to allocate a serviceIP: range is full' }, { status: 500 });
+      }),
+    );
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Permanent', reason: 'failed_to_reconcile_resources', message });
+    expect(writes().filter((w) => w.startsWith('POST'))).toEqual([]);
+  });
+
   it('creates one Event per Ready transition under a deterministic name, and takes 409 AlreadyExists (another reconcile recorded it) as done', async () => {
     stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
     server.use(

@@ -17,7 +17,8 @@
  * is written for a DGD that is gone or under deletion.
  * Answers: Done; Permanent when the spec is invalid, a rendered name is taken by an object we do
  * not control, or the API server refuses what we rendered (each reported on status, never
- * retried by the broker); Transient (after reporting Failed on status) on API errors that may pass.
+ * retried by the broker); Transient (after reporting Failed on status) on API errors that may
+ * pass, the first time: a failure already on the status is left to the resync.
  * @module
  */
 import {
@@ -195,13 +196,21 @@ async function report(deps: ReconcileDeps, parent: KubeObject, desired: DgdDesir
 
 /**
  * Reports a failed write on the DGD (Failed, Ready=False with the API server's message) and
- * answers: Transient when any failure may pass or `retry` is set (the broker retries with
- * bounded backoff, the resync after that), else Permanent.
+ * answers: Permanent when that same failure was already on the status before this attempt
+ * (it persists: left to the resync, so retries stay bounded); else Transient when any failure
+ * may pass or `retry` is set (the broker retries with bounded backoff), else Permanent.
  */
 async function reportFailure(deps: ReconcileDeps, observed: DgdObserved, parent: KubeObject, failures: readonly Error[], retry: boolean): Promise<Outcome> {
   const message = failures.map((f) => f.message).join('; ');
   const failed = decideDgdFailure(observed, deps.now(), message);
   if (!(await report(deps, parent, failed))) return goneDuringReconcile(deps);
+  if (isAlreadyReported(observed, message)) {
+    // The same failure was already on the DGD's status before this attempt: it persists (a
+    // full Service IP range, a quota, a webhook denial). The broker stops here; the resync
+    // tries again each period. Retries stay bounded and one stuck DGD cannot storm.
+    deps.log.info({ err: failures[0], failures: failures.length }, 'Left persistent write failure to the resync');
+    return { kind: 'Permanent', reason: REASON_FAILED_TO_RECONCILE, message };
+  }
   deps.log.warn({ err: failures[0], failures: failures.length }, 'Reported write failure on DynamoGraphDeployment');
   const transient = failures.find((f) => f instanceof TransientError);
   if (transient !== undefined || retry) {
@@ -209,6 +218,13 @@ async function reportFailure(deps: ReconcileDeps, observed: DgdObserved, parent:
     return { kind: 'Transient', cause, ...(transient instanceof TransientError && transient.throttled ? { throttled: true } : {}) };
   }
   return { kind: 'Permanent', reason: REASON_FAILED_TO_RECONCILE, message };
+}
+
+/** True when the DGD's Ready condition already reports this very failure. */
+function isAlreadyReported(observed: DgdObserved, message: string): boolean {
+  const conditions = (observed.parent['status'] as { conditions?: unknown } | undefined)?.conditions;
+  if (!Array.isArray(conditions)) return false;
+  return conditions.some((c: { type?: unknown; reason?: unknown; message?: unknown }) => c.type === 'Ready' && c.reason === REASON_FAILED_TO_RECONCILE && c.message === message);
 }
 
 function goneDuringReconcile(deps: ReconcileDeps): Outcome {
