@@ -215,7 +215,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(posted[0]).toMatch(/^my-graph\.[0-9a-f]{16}$/);
   });
 
-  it('a DGD deleted during the reconcile (status answered 404) ends Done with no Event and no error logged', async () => {
+  it('a DGD deleted during the reconcile (status answered 404) ends Done with no Event and no error logged, and removes what it created at the version it stored', async () => {
     stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
     server.use(
       http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name/status`, async ({ request }) => {
@@ -225,8 +225,24 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     );
     const lines: { level: number; msg: string }[] = [];
     const logged = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    server.use(
+      http.delete(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', status: 'Success' });
+      }),
+      http.delete(`${API}/api/v1/namespaces/inference/services/:name`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', status: 'Success' });
+      }),
+    );
     await expect(handle(event, { ...deps(), log: logged })).resolves.toEqual({ kind: 'Done' });
     expect(writes().filter((w) => w.startsWith('POST'))).toEqual([]);
+    expect(writes().filter((w) => w.startsWith('DELETE'))).toEqual([
+      'DELETE /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'DELETE /api/v1/namespaces/inference/services/my-graph-frontend',
+      'DELETE /api/v1/namespaces/inference/services/my-graph-worker',
+    ]);
+    expect(calls.filter((c) => c.method === 'DELETE').map((c) => (c.body as { preconditions?: { resourceVersion?: string } }).preconditions)).toEqual([{ resourceVersion: '1' }, { resourceVersion: '1' }, { resourceVersion: '1' }]);
     expect(lines.filter((l) => l.level >= 40)).toEqual([]);
     expect(lines.map((l) => l.msg)).toContain('DynamoGraphDeployment was deleted during reconcile');
   });

@@ -14,7 +14,8 @@
  * an object it does not), then replica changes through the children's `scale` subresources
  * (unless the Coherent gate holds them back), then the DGD status through the status
  * subresource, then one Event per Ready transition; field manager `dynamo-reconcile`. Nothing
- * is written for a DGD that is gone or under deletion.
+ * is written for a DGD that is gone or under deletion; a pass that finds the DGD gone at its
+ * status write removes what it created itself.
  * Answers: Done; Permanent when the spec is invalid, a rendered name is taken by an object we do
  * not control, or the API server refuses what we rendered (each reported on status, never
  * retried by the broker); Transient (after reporting Failed on status) on API errors that may
@@ -49,7 +50,7 @@ import {
   type ObservedObject,
   type RenderConfig,
 } from '../../shared/domain/index.js';
-import type { Kube, KubeObject } from '../../shared/kube/index.js';
+import type { Kube, KubeObject, ObjectRef } from '../../shared/kube/index.js';
 import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
 export interface ReconcileDeps extends HandlerDeps {
@@ -119,14 +120,19 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
  * PodCliqueSet from being written). Out: whether the PodCliqueSet changed (created, or a new
  * resourceVersion), and the failures.
  */
-async function applyAll(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDesired): Promise<{ podCliqueSetWritten: boolean; failures: Error[] }> {
+async function applyAll(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDesired): Promise<{ podCliqueSetWritten: boolean; failures: Error[]; created: CreatedObject[] }> {
   let podCliqueSetWritten = false;
   const failures: Error[] = [];
+  const created: CreatedObject[] = [];
   for (const object of desired.apply) {
     try {
       // Only objects this DGD controls are in the decision: force takes back a field someone
       // changed by hand, as a controller's apply does.
       const stored = await deps.kube.apply(object, { force: true });
+      const seen = object.kind === PODCLIQUESET_KIND ? observed.children.PodCliqueSet : object.kind === 'Service' ? observed.children.Service : undefined;
+      if (seen !== undefined && !seen.has(object.metadata.name)) {
+        created.push({ ref: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, resourceVersion: stored.metadata.resourceVersion });
+      }
       if (object.kind === PODCLIQUESET_KIND) {
         const before = observed.children.PodCliqueSet.get(object.metadata.name)?.['metadata'] as { resourceVersion?: string } | undefined;
         podCliqueSetWritten = before?.resourceVersion !== stored.metadata.resourceVersion;
@@ -136,7 +142,28 @@ async function applyAll(deps: ReconcileDeps, observed: DgdObserved, desired: Dgd
       failures.push(asShellError(error));
     }
   }
-  return { podCliqueSetWritten, failures };
+  return { podCliqueSetWritten, failures, created };
+}
+
+/** An object this pass created (it did not exist when loaded), at the version the create stored. */
+interface CreatedObject {
+  readonly ref: ObjectRef;
+  readonly resourceVersion: string | undefined;
+}
+
+/**
+ * The DGD went away while this pass ran (its status write was answered 404): removes what the
+ * pass itself created, each only at the version it stored (a precondition, so nothing anyone
+ * else wrote is deleted), instead of leaving it to the garbage collector. Best effort, quiet.
+ */
+async function undoCreations(deps: ReconcileDeps, created: readonly CreatedObject[]): Promise<void> {
+  for (const { ref, resourceVersion } of created) {
+    try {
+      await deps.kube.delete(ref, resourceVersion === undefined ? {} : { resourceVersion });
+    } catch (error) {
+      deps.log.debug({ err: error, kind: ref.kind, name: ref.name }, `Left ${ref.kind} to the garbage collector`);
+    }
+  }
 }
 
 /** Writes replica changes through the children's scale subresources, each on its own. */
@@ -254,7 +281,10 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
   // "Unexpected API or admission failures use the normal reconciliation retry path and report
   // Failed with Ready=False while the failure persists" (dgd-reference).
   if (scaleFailures.length > 0) return reportFailure(deps, observed, parent, scaleFailures, true);
-  if (!(await report(deps, parent, desired))) return goneDuringReconcile(deps);
+  if (!(await report(deps, parent, desired))) {
+    await undoCreations(deps, applied.created);
+    return goneDuringReconcile(deps);
+  }
   if (desired.permanentFailure !== undefined) return { kind: 'Permanent', ...desired.permanentFailure };
   return DONE;
 }
