@@ -260,7 +260,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
     reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
     duration.observe({ webhook: route.kind }, durationMs / 1000);
-    log.info({ webhook: route.kind, version: route.version, kind: 'DynamoGraphDeployment', ...answer.summary, durationMs }, 'Answered AdmissionReview');
+    log.info({ webhook: route.kind, version: route.version, kind: route.resource === undefined ? 'DynamoGraphDeployment' : 'DynamoGraphDeploymentRequest', ...answer.summary, durationMs }, 'Answered AdmissionReview');
   }
 
   /** Answers a ConversionReview from its body. */

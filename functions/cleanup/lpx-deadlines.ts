@@ -34,7 +34,7 @@ import {
 import {
   decideLpxDeadlines,
   isCoherentUpdateBlocking,
-  isControlledBy,
+  isRequestControlledBy,
   lpxPodCliqueSetName,
   resolveLpxWorkloads,
   scalingGroupObjectName,
@@ -77,7 +77,7 @@ export async function load(deps: LpxCleanupDeps, key: ObjectKey): Promise<Loaded
   const requests: LpuPipelineRequest[] = [];
   for (const object of await deps.kube.list(LPR_API_VERSION, LPR_KIND, key.namespace)) {
     const request = LpuPipelineRequestSchema.safeParse(object);
-    if (request.success && isControlledBy(request.data, pcs.metadata.uid)) requests.push(request.data);
+    if (request.success && isRequestControlledBy(request.data, pcs.metadata.uid)) requests.push(request.data);
   }
   const workloads = resolveLpxWorkloads(dgd.dgd).map((w) => {
     const name = scalingGroupObjectName(pcsName, w);

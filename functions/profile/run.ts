@@ -11,7 +11,7 @@
  * resourceVersion precondition), then the Job (create by server-side apply, never over a Job
  * the Run does not control), or a Job stop (foreground deletion); then the Run status through
  * the status subresource (phase, jobRef, times, the `Completed` condition); then Events on
- * Completed transitions. Field manager `dynamo-profile-run`.
+ * Completed transitions. Field manager `dynamo-profile` (the function's).
  * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
  * @module
  */
@@ -43,7 +43,7 @@ import {
   type RunObserved,
 } from '../../shared/domain/index.js';
 import type { Kube, KubeObject } from '../../shared/kube/index.js';
-import { DONE, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import { DONE, PermanentError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
 export interface RunDeps extends HandlerDeps {
   readonly kube: Kube;
@@ -73,7 +73,14 @@ function conditionOf(conditions: readonly Condition[] | undefined, type: string)
 async function isSuperseded(deps: RunDeps, run: Run, object: KubeObject): Promise<boolean> {
   const owner = controllerOf(object);
   if (owner === undefined || owner.kind !== DGDR_V1BETA2_KIND) return false;
-  const request = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, namespace: run.metadata.namespace ?? '', name: owner.name });
+  let request: KubeObject | undefined;
+  try {
+    request = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, namespace: run.metadata.namespace ?? '', name: owner.name });
+  } catch (error) {
+    // The request API is not served (its CRD lacks v1beta2): no newer spec can exist.
+    if (error instanceof PermanentError && error.reason === 'UnknownKind') return false;
+    throw error;
+  }
   if (request === undefined || request.metadata.uid !== owner.uid) return true;
   return String(request.metadata.generation ?? '') !== (run.metadata.labels?.[LABEL_DGDR_GENERATION] ?? String(request.metadata.generation ?? ''));
 }

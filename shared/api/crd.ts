@@ -15,6 +15,8 @@ import { DgdSpecSchema, DgdStatusSchema } from './dgd.js';
 import { dgdrV1Beta2Crds } from './dgdr-v1beta2-crd.js';
 import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
 import { DgdsaSpecSchema, DgdsaStatusSchema } from './dgdsa.js';
+import { DGDR_PLURAL } from './dgdr.js';
+import { dynamoGraphDeploymentRequestCrd } from './dgdr-crd.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -48,6 +50,10 @@ function structural(node: JsonSchema): JsonSchema {
       out[key] = structural(value as JsonSchema);
     } else if (key === 'const') {
       out['enum'] = [value];
+    } else if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'number') {
+      // JSON Schema 2020-12 gives the bound; OpenAPI v3.0 (CRDs) a boolean beside minimum/maximum.
+      out[key === 'exclusiveMinimum' ? 'minimum' : 'maximum'] = value;
+      out[key] = true;
     } else if (key === 'additionalProperties') {
       const additional = value as JsonSchema | boolean;
       const isAny = additional === true || (typeof additional === 'object' && Object.keys(additional).length === 0);
@@ -190,5 +196,6 @@ export function ownCrds(): Readonly<Record<string, Record<string, unknown>>> {
     [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd(),
     ...dgdrV1Beta2Crds(),
     [`${DYNAMO_GROUP}_${DGDSA_PLURAL}.yaml`]: dynamoGraphDeploymentScalingAdapterCrd(),
+    [`${DYNAMO_GROUP}_${DGDR_PLURAL}.yaml`]: dynamoGraphDeploymentRequestCrd(),
   };
 }

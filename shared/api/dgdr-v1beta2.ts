@@ -11,6 +11,7 @@
  * type (`deploy/operator/api/v1beta2`, described in profiler.md §4).
  * @module
  */
+import { ANNOTATION_ADDITIONAL_RESOURCES, LABEL_DGDR_NAME } from './dgdr.js';
 import { z } from 'zod';
 import { ConditionSchema, ObjectMetaSchema, int32, looseObject } from './core.js';
 import { BACKEND_FRAMEWORKS } from './dgd.js';
@@ -26,8 +27,7 @@ export const CANDIDATE_PLURAL = 'dynamographdeploymentcandidates';
 /** Short name of the Candidate (upstream `dgdc`, profiler.md §4). */
 export const CANDIDATE_SHORT_NAME = 'dgdc';
 
-/** Field managers of the v1beta2 writers (DESIGN.md "Writes": one per function, two owners of Run status). */
-export const FIELD_MANAGER_PROFILE_RUN = 'dynamo-profile-run';
+/** Field managers of the v1beta2 writers besides `dynamo-profile` (DESIGN.md "Writes": the publisher owns Published, the Run logic Completed). */
 export const FIELD_MANAGER_PROFILE_PUBLISHER = 'dynamo-profile-publisher';
 export const FIELD_MANAGER_CLEANUP = 'dynamo-cleanup';
 
@@ -37,10 +37,9 @@ export const TRACE_CLAIM_FINALIZER_PREFIX = 'nvidia.com/dgdr-run-';
 /** Reserved Candidate labels and annotations (reference "v1beta2 DGD Overrides"). */
 export const LABEL_DGDR_RUN_UID = 'nvidia.com/dgdr-run-uid';
 export const LABEL_DGDR_CANDIDATE_ID = 'nvidia.com/dgdr-candidate-id';
-export const ANNOTATION_ADDITIONAL_RESOURCES = 'dgdr.nvidia.com/additional-resources';
+// `dgdr.nvidia.com/additional-resources` (ANNOTATION_ADDITIONAL_RESOURCES) is reserved too; defined in ./dgdr.ts.
 export const ANNOTATION_PREFIX_DGD_CONVERSION = 'nvidia.com/dgd-';
-/** Labels a Run carries so a request's Runs are listed by selector (upstream docs name `nvidia.com/dgdr-generation`, dgdr.md §5). */
-export const LABEL_DGDR_NAME = 'dgdr.nvidia.com/name';
+/** The request generation a Run evaluates (upstream docs name `nvidia.com/dgdr-generation`, dgdr.md §5). */
 export const LABEL_DGDR_GENERATION = 'nvidia.com/dgdr-generation';
 
 /** Where the Job mounts the trace file (reference "Replay a recorded trace"). */

@@ -14,3 +14,4 @@ export * from './ownership.js';
 export * from './lpx/index.js';
 export * from './v1beta2/index.js';
 export * from './dgdsa.js';
+export * from './dgdr/index.js';

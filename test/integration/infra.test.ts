@@ -27,17 +27,31 @@ const documents = yamlFiles(infraDir)
   .map(({ file, object }) => ({ name: `${file}: ${object.kind} ${object.metadata.name}`, object }));
 
 describe('infra/ manifests', () => {
-  it('has the reconcile function (Knative Service, ApiServerSource, PingSource, Broker, Trigger, RBAC) and the always-on admission webhooks', () => {
+  it('has the reconcile and profile functions (Knative Services, ApiServerSources, PingSources, Broker, Triggers, RBAC) and the always-on admission webhooks', () => {
     expect(documents.map((d) => d.name.replace(/^.*: /, '')).sort()).toEqual(
       [
         'ApiServerSource dynamo-dgd',
         'ApiServerSource dynamo-dgd-children',
         'ApiServerSource dynamo-dgdsa',
+        'ApiServerSource dynamo-dgdr',
+        'ClusterRole dynamo-apiserversource-profile',
+        'ClusterRole dynamo-dgdr-profiling-job',
+        'ClusterRole dynamo-profile',
+        'ClusterRoleBinding dynamo-apiserversource-profile',
+        'ClusterRoleBinding dynamo-profile',
+        'PingSource dynamo-dgdr-resync',
+        'Service dynamo-profile',
+        'ServiceAccount dynamo-profile',
+        'Trigger dynamo-profile-configmap',
+        'Trigger dynamo-profile-dgd',
+        'Trigger dynamo-profile-dgdr',
+        'Trigger dynamo-profile-job',
         'Broker dynamo',
         'ClusterRole dynamo-apiserversource',
         'ClusterRole dynamo-reconcile',
         'ClusterRoleBinding dynamo-apiserversource',
         'ClusterRoleBinding dynamo-reconcile',
+        'CustomResourceDefinition lpxgraphdeployments.nvidia.com',
         'Deployment dynamo-admission',
         'MutatingWebhookConfiguration dynamo-admission',
         'Namespace dynamo-system',
@@ -64,8 +78,15 @@ describe('infra/ manifests', () => {
     const { webhookPath } = await import('../../functions/admission/index.js');
     const paths = documents
       .filter((d) => d.object.kind.endsWith('WebhookConfiguration'))
-      .map((d) => (d.object as unknown as { webhooks: { clientConfig: { service: { path: string } } }[] }).webhooks[0]?.clientConfig.service.path);
-    expect(paths.sort()).toEqual([webhookPath({ kind: 'mutate', version: 'v1beta1' }), webhookPath({ kind: 'validate', version: 'v1beta1' })].sort());
+      .flatMap((d) => (d.object as unknown as { webhooks: { clientConfig: { service: { path: string } } }[] }).webhooks.map((w) => w.clientConfig.service.path));
+    expect(paths.sort()).toEqual(
+      [
+        webhookPath({ kind: 'mutate', version: 'v1beta1' }),
+        webhookPath({ kind: 'validate', version: 'v1beta1' }),
+        webhookPath({ kind: 'mutate', version: 'v1beta1', resource: 'dynamographdeploymentrequests' }),
+        webhookPath({ kind: 'validate', version: 'v1beta1', resource: 'dynamographdeploymentrequests' }),
+      ].sort(),
+    );
   });
 
   it('are accepted by the API server (server-side apply, dry run)', async () => {

@@ -35,7 +35,7 @@ import { isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
-import { desiredPipelineRequests, evaluateReceipts, isControlledBy } from './pipeline-requests.js';
+import { desiredPipelineRequests, evaluateReceipts, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
 import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, scalingGroupObjectName } from './render-pcs.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
@@ -239,9 +239,9 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   }
 
   const desiredRequests = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, publishCapacity, { name: pcsName, uid: pcs.metadata.uid });
-  const ours = observed.requests.filter((r) => isControlledBy(r, pcs.metadata.uid ?? ''));
+  const ours = observed.requests.filter((r) => isRequestControlledBy(r, pcs.metadata.uid ?? ''));
   const oursByName = new Map(ours.map((r) => [r.metadata.name ?? '', r]));
-  const foreignNames = new Set(observed.requests.filter((r) => !isControlledBy(r, pcs.metadata.uid ?? '')).map((r) => r.metadata.name ?? ''));
+  const foreignNames = new Set(observed.requests.filter((r) => !isRequestControlledBy(r, pcs.metadata.uid ?? '')).map((r) => r.metadata.name ?? ''));
   const desiredNames = new Set(desiredRequests.map((r) => r.name));
   const foreign = desiredRequests.find((r) => foreignNames.has(r.name));
   const createRequests = isFailureCurrent || missingGroup ? [] : desiredRequests.filter((r) => !oursByName.has(r.name) && !foreignNames.has(r.name)).map((r) => r.object);

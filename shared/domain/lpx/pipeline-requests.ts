@@ -89,7 +89,7 @@ export function desiredPipelineRequests(
 }
 
 /** True when the request is controlled by the given PodCliqueSet (never adopt: lpx.md §2.3). Pure. */
-export function isControlledBy(request: Pick<LpuPipelineRequest, 'metadata'>, pcsUid: string): boolean {
+export function isRequestControlledBy(request: Pick<LpuPipelineRequest, 'metadata'>, pcsUid: string): boolean {
   return (request.metadata.ownerReferences ?? []).some((ref) => ref['controller'] === true && ref['kind'] === PODCLIQUESET_KIND && ref['uid'] === pcsUid);
 }
 
