@@ -23,7 +23,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { DGD_KIND, DYNAMO_GROUP, convertDgd } from '../../shared/api/index.js';
+import { DGDR_KIND, DGD_KIND, DYNAMO_GROUP, convertDgd, convertDgdr } from '../../shared/api/index.js';
 import { MAX_NESTING_DEPTH, exceedsNestingDepth } from './review.js';
 
 type Obj = Record<string, unknown>;
@@ -50,6 +50,7 @@ export interface Converter {
  */
 export const CONVERTERS: readonly Converter[] = [
   { group: DYNAMO_GROUP, kind: DGD_KIND, convert: convertDgd },
+  { group: DYNAMO_GROUP, kind: DGDR_KIND, convert: convertDgdr },
 ];
 
 /** Converters keyed `<group>/<Kind>`. */

@@ -8,7 +8,7 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
+import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
@@ -18,6 +18,8 @@ import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
+import { lpxCrdFiles } from '../../test/harness/lpx-crds.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
@@ -53,7 +55,13 @@ Options:
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
-  --lpx-enabled       run with the feature gate lpx.enabled=true
+  --profiler local    each profiling Job the profile function creates runs the real Dynamo
+                      1.6.1 profiler on this machine (offline; installs the venv once), which
+                      writes its output ConfigMap; --apply then also applies
+                      DynamoGraphDeploymentRequests (checked by our DGDR admission first), and
+                      --wait waits until each is Deploying or Failed
+  --lpx-enabled       run with the feature gate lpx.enabled=true (installs a test-only
+                      LpuPipelineRequest CRD in place of the LPX scheduler's)
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
 
@@ -121,6 +129,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'lpx-enabled': { type: 'boolean', default: false },
         'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
+        profiler: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
     }));
@@ -144,12 +153,19 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
+  if (values.profiler !== undefined && !(DEV_PROFILERS as readonly string[]).includes(values.profiler)) {
+    process.stderr.write(`dynamo-fn dev: --profiler: unsupported value "${values.profiler}": supported values: ${DEV_PROFILERS.map((p) => `"${p}"`).join(', ')}\n`);
+    return 1;
+  }
+  const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
+  for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
   const input = await readDgdFiles(values.apply);
+  input.errors.push(...requests.errors);
   if (input.errors.length > 0) {
     process.stderr.write(input.errors.map((e) => `error: ${e}\n`).join(''));
     return 1;
   }
-  if (values.wait && input.dgds.length === 0) {
+  if (values.wait && input.dgds.length === 0 && requests.requests.length === 0) {
     process.stderr.write('dynamo-fn dev: --wait needs --apply with at least one DynamoGraphDeployment\n');
     return 1;
   }
@@ -163,7 +179,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
   const plane = await startControlPlane({
     binaries,
-    crdFiles: await defaultCrdFiles(),
+    // With --lpx-enabled, the test-only LpuPipelineRequest CRD stands in for the LPX scheduler's.
+    crdFiles: [...(await defaultCrdFiles()), ...(values['lpx-enabled'] ? await lpxCrdFiles() : [])],
     conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
@@ -193,6 +210,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     log.info({ url: server.url }, 'Started function reconcile');
     // One client for what dev itself writes and reads, on the control plane's loaded config.
     const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
+    if (profiler !== undefined) parts.push(profiler);
     const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled']);
     parts.push(devProfile);
     log.info({ url: devProfile.profileUrl, admission: devProfile.admissionUrl }, 'Started function profile and the admission webhooks');
@@ -200,7 +220,20 @@ export async function run(argv: readonly string[]): Promise<number> {
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
-      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' }, devProfile.subscription],
+      subscriptions: [
+        {
+          name: 'reconcile',
+          url: server.url,
+          kinds: [
+            { apiVersion: DGD_V1BETA1, kind: DGD_KIND },
+            { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND },
+            // LPX (infra/lpx/ in a cluster): the LPXGD and the scheduler's receipts.
+            ...(values['lpx-enabled'] ? [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND }, { apiVersion: LPR_API_VERSION, kind: LPR_KIND }] : []),
+          ],
+          mode: 'Reference',
+        },
+        devProfile.subscription,
+      ],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
@@ -216,8 +249,9 @@ export async function run(argv: readonly string[]): Promise<number> {
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
     }
     const applied = await applyDgds(input.dgds, kube, log);
+    const appliedRequests = await applyDevRequests(requests.requests, kube, log);
     if (values.wait) {
-      const ok = await waitForReconciled(applied, kube, timeoutSeconds, log);
+      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log)) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
       await stopAll(parts);
       return ok ? 0 : 1;
     }
