@@ -119,6 +119,8 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
     deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: outputConfigMapName(key.name) }),
     dgdr.status?.dgdName === undefined ? undefined : deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: dgdr.status.dgdName }),
   ]);
+  const isDeploying = phase === 'Deploying' || phase === 'Deployed';
+  const configMaps = isDeploying ? await deps.kube.list('v1', 'ConfigMap', namespace, { labelSelector: `${LABEL_DGDR_NAME}=${key.name},${LABEL_DGDR_NAMESPACE}=${namespace}` }) : [];
   const isJobFailed = ((job?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Failed' && c.status === 'True');
   const pods = job !== undefined && isJobFailed ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [];
   const isDiscovering = phase === 'Pending' && job === undefined;
@@ -132,6 +134,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
     jobPods: pods.map(podFacts),
     outputData: output === undefined ? undefined : ((output['data'] ?? {}) as Record<string, string>),
     dgd: dgd === undefined ? undefined : { ...childFacts(dgd), state: dgdStatus.state, components: Object.values(dgdStatus.components ?? {}) },
+    configMaps: configMaps.map(childFacts),
     nodes: nodes?.map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })),
     modelCachePvcExists: isDiscovering && pvcName !== undefined && pvcName !== '' ? pvc !== undefined : undefined,
   };
@@ -186,6 +189,10 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
       events.length = 0;
       events.push(...result.events);
     }
+  }
+  for (const adopted of result.adoptConfigMaps) {
+    // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner).
+    await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ownerReferences: adopted.ownerReferences } }, { force: true });
   }
   if (result.status !== undefined) {
     await deps.kube.applyStatus(
