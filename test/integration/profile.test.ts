@@ -279,6 +279,26 @@ describe('DGDR lifecycle with kwok', () => {
     const components = (dgd['spec'] as { components: Obj[] }).components;
     expect(components.map((c) => c['runtimeVersionOverride'])).toEqual(components.map(() => '1.6.1'));
     expect(statusOf(await getDgdr('review')).phase).toBe('Deploying');
+    // A worker pod of that DGD whose image cannot be pulled (kwok's waiting Stage holds it in
+    // ImagePullBackOff); Grove would create it, the test does. The DGD status the reconcile
+    // function would write next brings the request's next pass.
+    await user.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'review-dgd-0-worker', namespace, labels: { 'nvidia.com/dynamo-graph-deployment-name': 'review-dgd' }, annotations: { 'kwok.dynamo-fn.dev/outcome': 'wait', 'kwok.dynamo-fn.dev/message': 'Back-off pulling image "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1"' } },
+      spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1' }] },
+    });
+    await eventually('the pod waiting in ImagePullBackOff', async () => {
+      const pod = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: 'review-dgd-0-worker' });
+      return JSON.stringify(pod?.['status'] ?? {}).includes('ImagePullBackOff') ? true : undefined;
+    });
+    await user.applyStatus({ ...DGD, metadata: { name: 'review-dgd', namespace }, status: { state: 'pending' } }, { force: true });
+    const event = await eventually('Warning ImagePullFailed on the request', async () => {
+      const events = await user.list('events.k8s.io/v1', 'Event', namespace);
+      return events.find((e) => e['reason'] === 'ImagePullFailed' && (e['regarding'] as Obj)['name'] === 'review');
+    });
+    expect(event['note']).toBe('pod review-dgd-0-worker container main: ImagePullBackOff: Back-off pulling image "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1"');
+    expect(event['type']).toBe('Warning');
   });
 
   it('override errors: an override of another kind is refused at admission; an override with no dgd-apply-overrides image to install fails the request with upstream\'s message', async () => {

@@ -33,7 +33,7 @@ function aDgdr(fields: { spec?: Obj; status?: Obj; generation?: number; annotati
 }
 
 function observed(dgdr: Dgdr, fields: Partial<DgdrObserved> = {}): DgdrObserved {
-  return { dgdr, job: undefined, jobPods: [], outputData: undefined, dgd: undefined, configMaps: [], nodes: undefined, modelCachePvcExists: undefined, ...fields };
+  return { dgdr, job: undefined, jobPods: [], outputData: undefined, dgd: undefined, dgdPodContainers: [], configMaps: [], nodes: undefined, modelCachePvcExists: undefined, ...fields };
 }
 
 const ownJob = (conditions: { type: string; status: string; message?: string }[] = []) => ({ name: 'profile-qwen', uid: 'job-uid', labels: { app: 'dynamo-profiler', dgdr: 'qwen' }, ownerReferences: [{ uid: 'uid-1', controller: true }], conditions });
@@ -264,6 +264,19 @@ describe('decideDgdr', () => {
     ];
     const desired = decideDgdr(observed(deployingDgdr(), { dgd: { ...ourDgd('pending'), uid: 'dgd-uid' }, configMaps }), CONFIG, NOW);
     expect(desired.adoptConfigMaps).toEqual([{ name: 'planner-config-fb8c', ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'qwen-dgd', uid: 'dgd-uid', controller: true, blockOwnerDeletion: true }] }]);
+  });
+
+  it('Deploying: one Warning ImagePullFailed per DGD pod container waiting in ErrImagePull or ImagePullBackOff (upstream text)', () => {
+    const dgdPodContainers = [
+      { pod: 'qwen-dgd-0-worker-x', container: 'main', reason: 'ImagePullBackOff', message: 'Back-off pulling image "nvcr.io/x:1"' },
+      { pod: 'qwen-dgd-0-worker-x', container: 'init', reason: 'ErrImagePull', message: '' },
+      { pod: 'qwen-dgd-0-frontend-y', container: 'main', reason: 'ContainerCreating', message: '' },
+    ];
+    const desired = decideDgdr(observed(deployingDgdr(), { dgd: ourDgd('pending'), dgdPodContainers }), CONFIG, NOW);
+    expect(desired.events).toEqual([
+      { type: 'Warning', reason: 'ImagePullFailed', action: 'Get', note: 'pod qwen-dgd-0-worker-x container main: ImagePullBackOff: Back-off pulling image "nvcr.io/x:1"' },
+      { type: 'Warning', reason: 'ImagePullFailed', action: 'Get', note: 'pod qwen-dgd-0-worker-x container init: ErrImagePull' },
+    ]);
   });
 
   it('Deploying: our DGD successful -> Deployed, DeploymentReady True, Normal DeploymentReady', () => {

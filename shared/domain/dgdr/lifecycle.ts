@@ -60,6 +60,8 @@ export interface DgdrObserved {
   readonly outputData: Readonly<Record<string, string>> | undefined;
   /** The DGD named `status.dgdName`, when it exists. */
   readonly dgd: (ChildFacts & { readonly state: string | undefined; readonly components: readonly { readonly replicas?: number; readonly availableReplicas?: number }[] }) | undefined;
+  /** Waiting containers (init and regular) of the DGD's pods, loaded while Deploying a DGD that is not yet successful. */
+  readonly dgdPodContainers: readonly { readonly pod: string; readonly container: string; readonly reason: string; readonly message: string }[];
   /** ConfigMaps with this request's tracking labels (the planner ConfigMaps, the output); loaded while Deploying or Deployed. */
   readonly configMaps: readonly ChildFacts[];
   /** Every Node (name, labels); loaded only when Pending and discovery is needed. */
@@ -503,7 +505,18 @@ function decideDeploying(observed: DgdrObserved, draft: StatusDraft): DgdrDesire
     return { ...only(status, [{ type: 'Normal', reason: 'DeploymentReady', action: 'Update', note: `DynamoGraphDeployment ${dgdName} is ready` }]), annotations, adoptConfigMaps };
   }
   const status = draft.condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_IN_PROGRESS, `DGD ${dgdName} is in ${dgd.state ?? 'unknown'} state`).build('Deploying');
-  return { ...only(status), annotations, adoptConfigMaps };
+  return { ...only(status, imagePullFailures(observed)), annotations, adoptConfigMaps };
+}
+
+/**
+ * One Warning `ImagePullFailed` per DGD pod container (init or regular) waiting in `ErrImagePull` or
+ * `ImagePullBackOff`: `pod <p> container <c>: <reason>[: <message>]`.
+ * Source: upstream-notes/dgdr.md §1.2 step 5 (text word for word). Pure.
+ */
+export function imagePullFailures(observed: DgdrObserved): DgdrEventIntent[] {
+  return observed.dgdPodContainers
+    .filter((c) => c.reason === 'ErrImagePull' || c.reason === 'ImagePullBackOff')
+    .map((c) => ({ type: 'Warning', reason: 'ImagePullFailed', action: 'Get', note: `pod ${c.pod} container ${c.container}: ${c.reason}${c.message === '' ? '' : `: ${c.message}`}` }));
 }
 
 /**
