@@ -65,6 +65,18 @@ describe('infra/ manifests', () => {
         'Trigger dynamo-reconcile-dgd',
         'Trigger dynamo-reconcile-dgdsa',
         'ValidatingWebhookConfiguration dynamo-admission',
+        // infra/lpx/: installed only with lpx.enabled=true (issue 11).
+        'ApiServerSource dynamo-lpx',
+        'ClusterRole dynamo-apiserversource-lpx',
+        'ClusterRole dynamo-reconcile-lpx',
+        'ClusterRoleBinding dynamo-apiserversource-lpx',
+        'ClusterRoleBinding dynamo-reconcile-lpx',
+        'ClusterRole dynamo-cleanup-lpx',
+        'ClusterRoleBinding dynamo-cleanup-lpx',
+        'Trigger dynamo-cleanup-lpxgd',
+        'PingSource dynamo-lpx-resync',
+        'Trigger dynamo-reconcile-lpr',
+        'Trigger dynamo-reconcile-lpxgd',
       ].sort(),
     );
   });
