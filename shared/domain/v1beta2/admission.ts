@@ -44,7 +44,7 @@ export function validateWorkloadExclusive(spec: DgdrV1Beta2Spec): readonly Field
 }
 
 /** `spec.overrides.dgd` must be a `nvidia.com/v1beta1` `DynamoGraphDeployment`. Pure. */
-export function validateDgdOverrideVersion(spec: DgdrV1Beta2Spec): readonly FieldIssue[] {
+export function validateV1Beta2DgdOverrideVersion(spec: DgdrV1Beta2Spec): readonly FieldIssue[] {
   const dgd = spec.overrides?.dgd;
   if (dgd === undefined) return [];
   const issues: FieldIssue[] = [];
@@ -61,7 +61,7 @@ export function validateDgdOverrideVersion(spec: DgdrV1Beta2Spec): readonly Fiel
 export function validateV1Beta2Spec(spec: DgdrV1Beta2Spec, validateInput: AisimulateInputValidator): V1Beta2Validation {
   const sku = validateHardwareSku(spec);
   return {
-    issues: [...sku.issues, ...validateWorkloadExclusive(spec), ...validateDgdOverrideVersion(spec), ...validateInput(buildAisimulateInput(spec))],
+    issues: [...sku.issues, ...validateWorkloadExclusive(spec), ...validateV1Beta2DgdOverrideVersion(spec), ...validateInput(buildAisimulateInput(spec))],
     warnings: sku.warnings,
   };
 }
