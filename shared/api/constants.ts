@@ -85,11 +85,11 @@ export const LABEL_DYNAMO_COMPONENT = LABEL_COMPONENT;
 /**
  * Reserved DGD annotations that carry what one served version cannot express, so a
  * v1alpha1 <-> v1beta1 round trip loses nothing (upstream api/v1alpha1/dynamographdeployment_conversion.go:
- * `nvidia.com/dgd-spec`, `nvidia.com/dgd-status`; the `nvidia.com/dgd-` prefix is operator-owned).
+ * `nvidia.com/dgd-spec`; the whole `nvidia.com/dgd-` prefix is operator-owned and consumed by
+ * every conversion, `nvidia.com/dgd-status` included, which our status renaming never needs).
  */
 export const DGD_CONVERSION_ANNOTATION_PREFIX = 'nvidia.com/dgd-';
 export const ANNOTATION_DGD_SPEC = 'nvidia.com/dgd-spec';
-export const ANNOTATION_DGD_STATUS = 'nvidia.com/dgd-status';
 
 /** The Planner's service account name, allowed to change adapter-managed replicas in any namespace (upstream `consts.PlannerServiceAccountName`). */
 export const PLANNER_SERVICE_ACCOUNT_NAME = 'planner-serviceaccount';

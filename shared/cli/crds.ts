@@ -19,7 +19,7 @@ Options:
   --out DIR    directory to write one YAML file per CRD into (default "infra/crds")
   --lpx-out DIR
                directory for the CRDs installed only with lpx.enabled=true (LPXGraphDeployment;
-               default "infra/lpx")
+               default "infra/crds/lpx")
   --stdout     print the CRDs as a YAML stream instead of writing files
   -h, --help   show this help`;
 
@@ -31,7 +31,7 @@ export function crdFileText(crd: Record<string, unknown>): string {
 export async function run(argv: readonly string[]): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { out: { type: 'string', default: 'infra/crds' }, 'lpx-out': { type: 'string', default: 'infra/lpx' }, stdout: { type: 'boolean', default: false } } }));
+    ({ values } = parseArgs({ args: [...argv], options: { out: { type: 'string', default: 'infra/crds' }, 'lpx-out': { type: 'string', default: 'infra/crds/lpx' }, stdout: { type: 'boolean', default: false } } }));
   } catch (error) {
     process.stderr.write(`dynamo-fn crds: ${(error as Error).message}\n\n${usage}\n`);
     return 1;

@@ -8,11 +8,10 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
+import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
-import profile from '../../functions/profile/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
 import { startAdmissionServer } from '../../functions/admission/index.js';
@@ -20,9 +19,11 @@ import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
 import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
+import { lpxCrdFiles } from '../../test/harness/lpx-crds.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
+import { startDevProfile } from './dev-profile.js';
 
 export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
 
@@ -31,12 +32,14 @@ export const usage = `Usage: dynamo-fn dev [options]
 Starts everything the product needs on this machine, on 127.0.0.1 only:
   1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
      (npm run kube:build);
-  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds),
+  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds,
+     DGD v1alpha1 converted by the admission function's /convert, served on 127.0.0.1 over TLS),
      Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
      Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
-  3. starts the reconcile function's CloudEvents host;
-  4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
-     would, with a resync every --resync-seconds.
+  3. starts the reconcile and profile functions' CloudEvents hosts, and the admission webhooks
+     over TLS, registered for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
+  4. starts the event bridge, which delivers API events (DGDs and DGDSAs among them) to them as
+     Knative's ApiServerSource would, with a resync every --resync-seconds.
 Then prints the kubeconfig path and a kubectl line to try, and logs each reconcile.
 Ctrl-C stops all of it and removes the temporary files.
 
@@ -52,11 +55,13 @@ Options:
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
-  --profiler local    also run the profile function; each profiling Job it creates runs the
-                      real Dynamo 1.6.1 profiler on this machine (offline, installs the venv
-                      once); --apply then also applies DynamoGraphDeploymentRequests (after
-                      our DGDR admission), and --wait waits until each is Deploying or Failed
-  --lpx-enabled       run with the feature gate lpx.enabled=true
+  --profiler local    each profiling Job the profile function creates runs the real Dynamo
+                      1.6.1 profiler on this machine (offline; installs the venv once), which
+                      writes its output ConfigMap; --apply then also applies
+                      DynamoGraphDeploymentRequests (checked by our DGDR admission first), and
+                      --wait waits until each is Deploying or Failed
+  --lpx-enabled       run with the feature gate lpx.enabled=true (installs a test-only
+                      LpuPipelineRequest CRD in place of the LPX scheduler's)
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
 
@@ -174,7 +179,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
   const plane = await startControlPlane({
     binaries,
-    crdFiles: await defaultCrdFiles(),
+    // With --lpx-enabled, the test-only LpuPipelineRequest CRD stands in for the LPX scheduler's.
+    crdFiles: [...(await defaultCrdFiles()), ...(values['lpx-enabled'] ? await lpxCrdFiles() : [])],
     conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
@@ -202,15 +208,31 @@ export async function run(argv: readonly string[]): Promise<number> {
     });
     parts.push(server);
     log.info({ url: server.url }, 'Started function reconcile');
-    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, kubeconfigPath: plane.kubeconfigPath, log, functionLog, profileFunction: profile }) : undefined;
+    // One client for what dev itself writes and reads, on the control plane's loaded config.
+    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
     if (profiler !== undefined) parts.push(profiler);
+    const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled']);
+    parts.push(devProfile);
+    log.info({ url: devProfile.profileUrl, admission: devProfile.admissionUrl }, 'Started function profile and the admission webhooks');
     const bridge = await startEventBridge({
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
       subscriptions: [
-        { name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' },
-        ...(profiler === undefined ? [] : [profiler.subscription]),
+        {
+          name: 'reconcile',
+          url: server.url,
+          kinds: [
+            { apiVersion: DGD_V1BETA1, kind: DGD_KIND },
+            { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND },
+            // LPX (infra/lpx/ in a cluster): the LPXGD and the scheduler's receipts.
+            ...(values['lpx-enabled'] ? [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND }, { apiVersion: LPR_API_VERSION, kind: LPR_KIND }] : []),
+          ],
+          mode: 'Reference',
+        },
+        devProfile.subscription,
       ],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
@@ -222,8 +244,6 @@ export async function run(argv: readonly string[]): Promise<number> {
         `  kubectl get dgd,podcliquesets,services -A\n${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
     );
 
-    // One client for what dev itself writes and reads, on the control plane's loaded config.
-    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
     if (binaries.kwok !== undefined) {
       const nodes = await createGpuNodes(kube, gpuFleet);
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');

@@ -13,11 +13,10 @@
  *   operator's init container does with its binary), so `DYNAMO_DGD_APPLY_OVERRIDES_BIN` can name it.
  * @module
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
 import { applyDgdOverride, DGD_OVERRIDE_PROTOCOL_VERSION, formatOverrideWarning } from '../domain/dgdr/overrides.js';
+import { installOverrideTool } from '../profiler/override-tool.js';
+
+export { installOverrideTool };
 
 export const summary = 'Apply a spec.overrides.dgd override to a generated DGD (the profiler\'s override tool, protocol v1)';
 
@@ -41,9 +40,6 @@ Options:
 
 Warnings go to stderr as 'warning: ...' lines. Exit status 1 with the error on stderr when the
 request cannot be decoded or the override cannot be applied; nothing is printed on stdout then.`;
-
-/** The repository's CLI entry, which an installed wrapper runs. */
-const CLI_ENTRY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'dynamo-fn.js');
 
 /** Streams the command uses; tests pass their own. */
 export interface CommandIo {
@@ -119,17 +115,4 @@ function decodeRequest(text: string): Decoded {
     if (typeof fields[key] !== 'object' || Array.isArray(fields[key])) return { ok: false, error: `decode request ${key} object: must be a JSON object` };
   }
   return { ok: true, blueprint: fields['blueprint'], override: fields['override'] };
-}
-
-/**
- * Writes an executable shell script at `file` that runs `dgd-apply-overrides` of this checkout
- * with the Node.js running now (the profiler's PATH may hold an older `node`). Mode 0755.
- */
-export async function installOverrideTool(file: string): Promise<string> {
-  const target = path.resolve(file);
-  await mkdir(path.dirname(target), { recursive: true });
-  const quoted = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
-  await writeFile(target, `#!/bin/sh\n# dgd-apply-overrides protocol ${DGD_OVERRIDE_PROTOCOL_VERSION}, installed by dynamo-fn\nexec ${quoted(process.execPath)} ${quoted(CLI_ENTRY)} dgd-apply-overrides "$@"\n`);
-  await chmod(target, 0o755);
-  return target;
 }

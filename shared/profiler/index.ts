@@ -8,3 +8,4 @@ export { ensureVenv, isVenvReady, profilerBaseEnv, venvBin, venvDir, venvPython,
 export { localProfilerCommand, runProfilingJobLocally, seedHuggingFaceCache, LocalJobError, type LocalJobOptions, type LocalJobRun } from './local-job.js';
 export { finalOutputConfigMap, parseProfilerStatus, relayPhaseConfigMap, type DgdrRef, type OutputConfigMap, type OutputCopierResult, type ProfilerStatus } from './output.js';
 export { FIELD_MANAGER_OUTPUT_COPIER, startLocalProfilerRunner, type LocalProfilerRunner } from './cluster-runner.js';
+export { installOverrideTool } from './override-tool.js';

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
-import { installOverrideTool } from '../cli/dgd-apply-overrides.js';
+import { installOverrideTool } from './override-tool.js';
 import { FINAL_CONFIG_FILE, finalOutputConfigMap, parseProfilerStatus, PROFILER_STATUS_FILE, type DgdrRef, type OutputCopierResult, type ProfilerStatus } from './output.js';
 import { profilerBaseEnv, venvDir } from './venv.js';
 

@@ -160,11 +160,54 @@ export async function ensureVenv(options: { readonly log: VenvLog; readonly forc
   if (process.env[ENV_VENV_DIR] !== undefined && process.env[ENV_VENV_DIR] !== '') {
     throw new VenvError(`${ENV_VENV_DIR}=${dir} has no bin/python`);
   }
+  await mkdir(path.dirname(dir), { recursive: true });
+  const lock = `${dir}.lock`;
+  if (!(await takeLock(lock))) {
+    // Another process is installing this venv: wait for it rather than install over it.
+    log.info({ dir, lock }, 'waiting for another install of the profiler venv');
+    while (await isLockHeld(lock)) await new Promise((resolve) => setTimeout(resolve, 2000));
+    if (await isVenvReady()) return dir;
+    if (!(await takeLock(lock))) throw new VenvError(`cannot take the install lock ${lock}`);
+  }
+  try {
+    return await installVenv(dir, log, options.force === true);
+  } finally {
+    await rm(lock, { force: true });
+  }
+}
+
+/** Takes the install lock (a file holding our pid); false when a live process holds it. */
+async function takeLock(lock: string): Promise<boolean> {
+  try {
+    await writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
+    return true;
+  } catch {
+    if (await isLockHeld(lock)) return false;
+    await rm(lock, { force: true }); // left by a process that died
+    return takeLock(lock);
+  }
+}
+
+async function isLockHeld(lock: string): Promise<boolean> {
+  let pid: number;
+  try {
+    pid = Number((await readFile(lock, 'utf8')).trim());
+  } catch {
+    return false;
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function installVenv(dir: string, log: VenvLog, force: boolean): Promise<string> {
   const started = Date.now();
-  if (options.force === true || !(await exists(path.join(dir, INSTALLED_MARKER)))) {
+  if (force || !(await exists(path.join(dir, INSTALLED_MARKER)))) {
     log.info({ dir }, 'installing the Dynamo 1.6.1 profiler venv from PyPI (a few minutes, once)');
     await rm(dir, { recursive: true, force: true });
-    await mkdir(path.dirname(dir), { recursive: true });
     await step(log, 'create venv', basePython(), ['-m', 'venv', dir]);
     const pip = path.join(dir, 'bin', 'pip');
     await step(log, 'upgrade pip', pip, ['install', '--quiet', '--upgrade', 'pip']);

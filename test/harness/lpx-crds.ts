@@ -1,8 +1,7 @@
 /**
- * The extra CRD files an LPX-enabled API server needs in tests: ours from `infra/lpx/` (installed
- * only with lpx.enabled=true) and the test-only LpuPipelineRequest CRD from `test/crds/` (the
- * real one is installed by the LPX scheduler and is not public). Grove's PodGang CRD comes with
- * the Grove CRDs of defaultCrdFiles.
+ * The extra CRD file an LPX-enabled API server needs in tests: the test-only LpuPipelineRequest
+ * CRD from `test/crds/` (the real one is installed by the LPX scheduler and is not public). Ours
+ * (`infra/crds/lpx/`) and Grove's PodGang come with defaultCrdFiles.
  * @module
  */
 import { readdir } from 'node:fs/promises';
@@ -15,7 +14,7 @@ async function yamlIn(dir: string): Promise<string[]> {
   return names.filter((n) => /\.ya?ml$/.test(n)).sort().map((n) => path.join(dir, n));
 }
 
-/** `infra/lpx/*.yaml` and `test/crds/*.yaml`. */
+/** `test/crds/*.yaml`. */
 export async function lpxCrdFiles(repoRoot: string = REPO_ROOT): Promise<string[]> {
-  return [...(await yamlIn(path.join(repoRoot, 'infra', 'lpx'))), ...(await yamlIn(path.join(repoRoot, 'test', 'crds')))];
+  return yamlIn(path.join(repoRoot, 'test', 'crds'));
 }

@@ -50,6 +50,7 @@ describe('infra/ manifests', () => {
         'ClusterRole dynamo-reconcile',
         'ClusterRoleBinding dynamo-apiserversource',
         'ClusterRoleBinding dynamo-reconcile',
+        'CustomResourceDefinition lpxgraphdeployments.nvidia.com',
         'Deployment dynamo-admission',
         'MutatingWebhookConfiguration dynamo-admission',
         'Namespace dynamo-system',
@@ -64,6 +65,18 @@ describe('infra/ manifests', () => {
         'Trigger dynamo-reconcile-dgd',
         'Trigger dynamo-reconcile-dgdsa',
         'ValidatingWebhookConfiguration dynamo-admission',
+        // infra/lpx/: installed only with lpx.enabled=true (issue 11).
+        'ApiServerSource dynamo-lpx',
+        'ClusterRole dynamo-apiserversource-lpx',
+        'ClusterRole dynamo-reconcile-lpx',
+        'ClusterRoleBinding dynamo-apiserversource-lpx',
+        'ClusterRoleBinding dynamo-reconcile-lpx',
+        'ClusterRole dynamo-cleanup-lpx',
+        'ClusterRoleBinding dynamo-cleanup-lpx',
+        'Trigger dynamo-cleanup-lpxgd',
+        'PingSource dynamo-lpx-resync',
+        'Trigger dynamo-reconcile-lpr',
+        'Trigger dynamo-reconcile-lpxgd',
       ].sort(),
     );
   });

@@ -67,6 +67,20 @@ describe('dynamo-fn profile --local', () => {
     expect(main('worker')?.env).toEqual([{ name: 'VLLM_LOGGING_LEVEL', value: 'INFO' }]);
   }, 300_000);
 
+  it('a planner request prints the planner ConfigMap first, in the request namespace with the request labels (dgdr-reference "Resource ownership")', async () => {
+    const spec = { model: 'Qwen/Qwen3-0.6B', backend: 'vllm', features: { planner: { pre_deployment_sweeping_mode: 'rapid', enable_throughput_scaling: true, enable_load_scaling: false, optimization_target: 'sla' } } };
+    const result = await profileLocal(['--gpu-nodes', '1xNVIDIA-H200:8', '--namespace', 'team-a', await requestFile(spec)]);
+    expect(result.code).toBe(0);
+    const documents = parseAllDocuments(result.stdout).map((d) => d.toJS() as Doc & { data?: Record<string, string> });
+    expect(documents.map((d) => d.kind)).toEqual(['ConfigMap', 'DynamoGraphDeployment']);
+    const [configMap, dgd] = documents;
+    expect(configMap?.metadata.name).toMatch(/^planner-config-[0-9a-f]{4}$/);
+    expect(configMap?.metadata.namespace).toBe('team-a');
+    expect(configMap?.metadata.labels).toEqual({ 'dgdr.nvidia.com/name': 'what-if', 'dgdr.nvidia.com/namespace': 'team-a', 'nvidia.com/managed-by': 'dynamo-operator' });
+    expect(Object.keys(configMap?.data ?? {})).toEqual(['planner_config.json']);
+    expect(dgd?.spec.components.map((c) => c.name)).toContain('Planner');
+  }, 300_000);
+
   it('an unknown model fails with the profiler\'s exact error and phase', async () => {
     const result = await profileLocal(['--gpu-nodes', '1xNVIDIA-H200:8', await requestFile({ model: 'acme/unknown-model-7b', backend: 'vllm' })]);
     expect(result.code).toBe(1);

@@ -129,6 +129,25 @@ describe('the real profiler, run locally from a profiling Job', () => {
     );
   });
 
+  it('features.kvRouter sets DYN_ROUTER_MODE=kv, and an override of that env wins; trustRemoteCode adds --trust-remote-code to the workers (dgdr-reference "features.kvRouter", "Generated DGD overrides")', async () => {
+    const spec = await fixtureSpec('spec1.json');
+    spec['features'] = { kvRouter: { enabled: true } };
+    spec['overrides'] = {
+      trustRemoteCode: true,
+      dgd: {
+        apiVersion: 'nvidia.com/v1beta1',
+        kind: 'DynamoGraphDeployment',
+        spec: { components: [{ name: 'Frontend', podTemplate: { spec: { containers: [{ name: 'main', env: [{ name: 'DYN_ROUTER_MODE', value: 'round-robin' }] }] } } }] },
+      },
+    };
+    const run = await profile(spec);
+    expect(run.exitCode).toBe(0);
+    const components = finalDgd(configMapOf(run)).spec.components;
+    const frontend = mainContainer(components.find((c) => c.name === 'Frontend')) as { env?: { name: string; value?: string }[] } | undefined;
+    expect(frontend?.env?.filter((e) => e.name === 'DYN_ROUTER_MODE')).toEqual([{ name: 'DYN_ROUTER_MODE', value: 'round-robin' }]);
+    expect(mainContainer(components.find((c) => c.name === 'worker'))?.args).toContain('--trust-remote-code');
+  });
+
   it('an override naming a component the topology lacks fails the profiler at GeneratingDGD with our whole error in profiler_error', async () => {
     const spec = await fixtureSpec('spec1.json');
     spec['overrides'] = { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: { components: [{ name: 'decode', replicas: 2 }] } } };

@@ -7,11 +7,13 @@ import { GROVE_PCS_CRD, crdValidator } from '../support/grove-schema.js';
 import { repoRoot } from '../support/paths.js';
 
 const dir = resolve(repoRoot, 'examples');
-const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+// The DGDR examples (dgdr-*.yaml) are requests, not graphs: `profile --local` and dev take them.
+const files = readdirSync(dir).filter((f) => f.endsWith('.yaml') && !f.startsWith('dgdr-')).sort();
 
 describe('examples/', () => {
-  it('ships the four documented examples', () => {
+  it('ships the four documented DGD examples and the DGDR examples', () => {
     expect(files).toEqual(['sglang-multinode.yaml', 'trtllm-planner.yaml', 'vllm-aggregated.yaml', 'vllm-disaggregated-coherent.yaml']);
+    expect(readdirSync(dir).filter((f) => f.startsWith('dgdr-'))).toEqual(['dgdr-qwen3-vllm.yaml']);
   });
 
   it.each(files)('%s renders without errors or warnings into a valid PodCliqueSet', (file) => {

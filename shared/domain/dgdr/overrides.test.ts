@@ -562,6 +562,27 @@ const failureRows: FailureRow[] = [
     wantError: 'merge nvidia.com/v1beta1 override: spec.components[1].replicas: Invalid value: -1: must be greater than or equal to 0',
   },
   {
+    name: 'a container without its merge key',
+    reason: 'structured-merge-diff typed.Merge refuses an associative-list item without its key (containers are +listMapKey=name)',
+    blueprint: doc(betaBlueprint),
+    override: beta('spec:\n  components:\n  - name: Worker\n    podTemplate:\n      spec:\n        containers:\n        - {image: x}\n'),
+    wantError: 'override spec.components[].podTemplate.spec.containers[0]: list item must set its merge key "name"',
+  },
+  {
+    name: 'a blueprint whose spec is not an object',
+    reason: 'never crash on input (house rules); override.go NestedSlice errors',
+    blueprint: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: 'x' },
+    override: doc(betaOverride),
+    wantError: 'spec.components[name=Worker]: override target "Worker" is not present in the generated blueprint',
+  },
+  {
+    name: 'override components that are not a list',
+    reason: 'override.go prepareBetaComponents ("beta override spec.components must be a list")',
+    blueprint: doc(betaBlueprint),
+    override: beta('spec:\n  components: {Worker: {}}\n'),
+    wantError: 'beta override spec.components must be a list, got an object',
+  },
+  {
     name: 'a v1beta1 override on a v1alpha1 blueprint is refused (deviation: upstream converts the blueprint)',
     reason: 'TestApplyVersionMatrix "alpha blueprint with beta override" converts the blueprint to v1beta1 and back; the Dynamo 1.6.1 profiler only generates v1beta1 blueprints (upstream-notes/profiler.md §1.5), so this engine refuses instead of converting back',
     blueprint: doc(alphaBlueprint),

@@ -619,6 +619,8 @@ function alphaListSemantics(path: readonly string[]): ListSemantics {
  * Merges `override` into `base` (new values; inputs untouched): objects field by field,
  * scalars and atomic lists replaced, map lists by key (base order kept, new items appended),
  * set lists unioned. `schemaPath` names list items `[]` and map values by key.
+ * Failures: an override item of a single-key map list without its key (as a typed merge refuses
+ * it) throws the module's internal failure, which {@link applyDgdOverride} reports.
  * Source: sigs.k8s.io/structured-merge-diff `typed.Merge` as used by override.go. Pure.
  */
 export function mergeValue(base: Json | undefined, override: Json, schemaPath: readonly string[], semanticsAt: ListSemanticsLookup): Json {
@@ -638,7 +640,11 @@ export function mergeValue(base: Json | undefined, override: Json, schemaPath: r
     }
     const itemPath = [...schemaPath, '[]'];
     const out = structuredClone(base);
-    for (const item of override) {
+    for (const [position, item] of override.entries()) {
+      const key = semantics.keys[0] as string;
+      if (semantics.keys.length === 1 && (!isObject(item) || item[key] === undefined)) {
+        throw new OverrideFailure(`override ${printSchemaPath(schemaPath)}[${position}]: list item must set its merge key ${quote(key)}`);
+      }
       const index = out.findIndex((existing) => sameKeys(existing, item, semantics.keys));
       if (index < 0) out.push(mergeValue(undefined, item, itemPath, semanticsAt));
       else out[index] = mergeValue(out[index], item, itemPath, semanticsAt);
@@ -685,6 +691,10 @@ function withPrefix<T>(prefix: string, run: () => T): T {
     if (error instanceof OverrideFailure) throw new OverrideFailure(`${prefix}: ${error.message}`);
     throw error;
   }
+}
+
+function printSchemaPath(path: readonly string[]): string {
+  return path.join('.').replaceAll('.[]', '[]');
 }
 
 function printPath(path: readonly (string | number)[]): string {
