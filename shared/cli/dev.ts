@@ -22,6 +22,7 @@ import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, wai
 import { lpxCrdFiles } from '../../test/harness/lpx-crds.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
+import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
 import { startDevProfile } from './dev-profile.js';
 
@@ -49,6 +50,8 @@ Options:
   --wait              with --apply: exit 0 once every applied DGD has its PodCliqueSet and a
                       Ready condition, instead of running on; exit 1 when one cannot be
                       reconciled (Ready=False InvalidSpec) or after --timeout-seconds
+  --lenient           with --apply: report unknown or misspelled fields as warnings (by default
+                      they stop dev before anything starts, as strict field validation would)
   --timeout-seconds N for --wait (default 120)
   --resync-seconds N  resync interval of the bridge (default 30; 0 disables)
   --capture FILE      append every event the bridge emits to FILE (structured CloudEvents,
@@ -71,9 +74,10 @@ interface Applied {
 }
 
 /** DGDs to apply, read and checked before anything starts (a cold build takes minutes). */
-async function readDgdFiles(files: readonly string[]): Promise<{ dgds: Dgd[]; errors: string[] }> {
+async function readDgdFiles(files: readonly string[], lenient: boolean): Promise<{ dgds: Dgd[]; errors: string[]; warnings: string[] }> {
   const dgds: Dgd[] = [];
   const errors: string[] = [];
+  const warnings: string[] = [];
   for (const file of files) {
     let text: string;
     try {
@@ -86,12 +90,15 @@ async function readDgdFiles(files: readonly string[]): Promise<{ dgds: Dgd[]; er
     errors.push(...input.errors);
     for (const { where, object } of input.objects) {
       if (object['kind'] !== DGD_KIND) continue;
+      const unknown = unknownDgdFields(object).map((path) => `${where}: ${formatUnknownField(path)}`);
+      (lenient ? warnings : errors).push(...unknown);
+      if (!lenient && unknown.length > 0) continue;
       const parsed = parseDgd(object);
       if (parsed.ok) dgds.push(parsed.dgd);
       else errors.push(...parsed.issues.map((issue) => `${where}: ${formatIssue(issue)}`));
     }
   }
-  return { dgds, errors };
+  return { dgds, errors, warnings };
 }
 
 async function applyDgds(dgds: readonly Dgd[], kube: Kube, log: ReturnType<typeof createLineLog>): Promise<Applied[]> {
@@ -124,6 +131,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       options: {
         apply: { type: 'string', multiple: true, default: [] },
         wait: { type: 'boolean', default: false },
+        lenient: { type: 'boolean', default: false },
         'timeout-seconds': { type: 'string', default: '120' },
         'resync-seconds': { type: 'string', default: '30' },
         'lpx-enabled': { type: 'boolean', default: false },
@@ -159,7 +167,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
   for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
-  const input = await readDgdFiles(values.apply);
+  const input = await readDgdFiles(values.apply, values.lenient);
+  process.stderr.write(input.warnings.map((w) => `warning: ${w}\n`).join(''));
   input.errors.push(...requests.errors);
   if (input.errors.length > 0) {
     process.stderr.write(input.errors.map((e) => `error: ${e}\n`).join(''));
