@@ -81,6 +81,25 @@ describe('infra/ manifests', () => {
         'PingSource dynamo-lpx-resync',
         'Trigger dynamo-reconcile-lpr',
         'Trigger dynamo-reconcile-lpxgd',
+        // infra/cleanup/: the cleanup function (issue 10).
+        'Service dynamo-cleanup',
+        'ServiceAccount dynamo-cleanup',
+        // infra/v1beta2/: installed only with dgdrV1Beta2.enabled (issue 10).
+        'ApiServerSource dynamo-v1beta2',
+        'ClusterRole dynamo-apiserversource-v1beta2',
+        'ClusterRoleBinding dynamo-apiserversource-v1beta2',
+        'ClusterRole dynamo-profile-v1beta2',
+        'ClusterRoleBinding dynamo-profile-v1beta2',
+        'ClusterRole dynamo-cleanup-v1beta2',
+        'ClusterRoleBinding dynamo-cleanup-v1beta2',
+        'PingSource dynamo-v1beta2-resync',
+        'PingSource dynamo-v1beta2-claim-resync',
+        'Trigger dynamo-profile-run',
+        'Trigger dynamo-profile-pod',
+        'Trigger dynamo-profile-claim',
+        'Trigger dynamo-cleanup-run',
+        'Trigger dynamo-cleanup-job',
+        'Trigger dynamo-cleanup-claim',
       ].sort(),
     );
   });

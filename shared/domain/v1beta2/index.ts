@@ -11,3 +11,5 @@ export * from './trace-claim.js';
 export * from './retention.js';
 export * from './candidate.js';
 export * from './recommendation.js';
+export * from './request-runs.js';
+export * from './admission.js';

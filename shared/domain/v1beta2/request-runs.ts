@@ -1,0 +1,78 @@
+/**
+ * A v1beta2 request's Runs: one Run per `metadata.generation`, its spec an exact frozen copy
+ * of the request's; a spec change stops the old Run (it fails `Superseded`, see
+ * run-lifecycle.ts) before the replacement Run is created. No I/O.
+ *
+ * Source: ../shared/reference/dgdr-reference.txt "Trace claim lifecycle" ("The request starts one
+ * Run per metadata.generation"; the example Run `qwen3-trace-replay-1`), "v1beta2 DGD Overrides"
+ * ("Changing the request's spec stops the old Run and its publisher before starting the
+ * replacement Run"); upstream-notes/dgdr.md §5 (status `activeRunRef`, `recentRunRefs` newest first).
+ * @module
+ */
+import { DGDR_V1BETA2, DGDR_V1BETA2_KIND, LABEL_DGDR_GENERATION, RUN_KIND, type DgdrV1Beta2Spec } from '../../api/index.js';
+import { shortenName } from '../names.js';
+
+/** One Run of the request, as observed. */
+export interface RequestRun {
+  readonly name: string;
+  readonly uid: string | undefined;
+  /** The request generation it evaluates (its `nvidia.com/dgdr-generation` label). */
+  readonly generation: number;
+  readonly isComplete: boolean;
+}
+
+export interface RequestObserved {
+  readonly request: { readonly name: string; readonly namespace: string; readonly uid: string; readonly generation: number; readonly spec: DgdrV1Beta2Spec };
+  /** The Runs the request controls. */
+  readonly runs: readonly RequestRun[];
+}
+
+export interface RequestRunsDesired {
+  /** The Run to create for the current generation, when it may start now. */
+  readonly createRun: Record<string, unknown> | undefined;
+  readonly activeRunRef: { readonly name: string; readonly uid?: string } | undefined;
+  /** Finished Runs, newest generation first. */
+  readonly recentRunRefs: readonly { readonly name: string; readonly uid?: string }[];
+}
+
+/** Object names are DNS subdomains: at most 253 characters. */
+const MAX_NAME_LENGTH = 253;
+
+/** The Run of one generation: `<request>-<generation>` (the reference's `qwen3-trace-replay-1`). Pure. */
+export function runNameFor(requestName: string, generation: number): string {
+  return shortenName(`${requestName}-${generation}`, MAX_NAME_LENGTH);
+}
+
+const ref = (run: RequestRun) => ({ name: run.name, ...(run.uid === undefined ? {} : { uid: run.uid }) });
+
+/**
+ * Decides the request's Runs: the current generation's Run is created once no older Run is
+ * still open (an open older Run is being stopped as Superseded first); it carries the request's
+ * spec unchanged, the generation label and a controller reference to the request.
+ * In: the request and its Runs. Out: RequestRunsDesired. Pure.
+ */
+export function decideRequestRuns(observed: RequestObserved): RequestRunsDesired {
+  const { request, runs } = observed;
+  const current = runs.find((run) => run.generation === request.generation);
+  const olderOpen = runs.filter((run) => run.generation < request.generation && !run.isComplete);
+  const recent = runs.filter((run) => run.isComplete).sort((a, b) => b.generation - a.generation).map(ref);
+  if (current !== undefined) return { createRun: undefined, activeRunRef: current.isComplete ? undefined : ref(current), recentRunRefs: recent };
+  const stopping = olderOpen.sort((a, b) => b.generation - a.generation)[0];
+  if (stopping !== undefined) return { createRun: undefined, activeRunRef: ref(stopping), recentRunRefs: recent };
+  const name = runNameFor(request.name, request.generation);
+  return {
+    createRun: {
+      apiVersion: DGDR_V1BETA2,
+      kind: RUN_KIND,
+      metadata: {
+        name,
+        namespace: request.namespace,
+        labels: { [LABEL_DGDR_GENERATION]: String(request.generation) },
+        ownerReferences: [{ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, name: request.name, uid: request.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec: request.spec,
+    },
+    activeRunRef: { name },
+    recentRunRefs: recent,
+  };
+}

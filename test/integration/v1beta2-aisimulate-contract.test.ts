@@ -1,0 +1,161 @@
+/**
+ * The real-AISimulate contract of a v1beta2 Run (issue 10 part 5): a trace Run on the real API
+ * server gets its Job from the profile function (claim finalizer first); the job controller and
+ * kwok run that Job's pod on a fake node; the test then runs the Job's `aisimulate` container
+ * command exactly as the Job carries it, locally against the cached venv's real AISimulate
+ * (upstream-notes/profiler.md §3.5, installed by `npm run py:setup`), over a small generated
+ * `dynamo.request.trace.v1` gzip trace standing where the kubelet would mount the claim's file.
+ * The only rewrites are the pod's paths to local ones (the trace mount, the output emptyDir, the
+ * input file). The output step (AISimulate's `recommendation.json` into the Run's output
+ * ConfigMap) is the test's, as the Job's output step would do it. The Run must then publish
+ * Candidates that are Valid on the real API server and succeed, and the claim be released.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CANDIDATE_KIND, DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, RunSchema, type Condition } from '../../shared/api/index.js';
+import { AISIMULATE_INPUT_FILE, AISIMULATE_OUTPUT_DIR, ENV_AISIMULATE_INPUT, buildAisimulateInput, compileAisimulateInputSchema, traceMountPath } from '../../shared/domain/index.js';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { profilerBaseEnv, ensureVenv, venvDir } from '../../shared/profiler/index.js';
+import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
+import { handle as handleRun } from '../../functions/profile/run.js';
+import { depsWithKube as cleanupDeps } from '../../functions/cleanup/index.js';
+import { reconcileClaim } from '../../functions/cleanup/trace-claim.js';
+import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
+import { createLineLog } from '../harness/log.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+import { sharedDir } from '../support/paths.js';
+
+const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
+const kubeConfig = testKubeConfig();
+const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
+const base = { log, now: () => new Date(), config: defaultConfig({ dgdrV1Beta2Enabled: true, aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1' }) };
+const profile = { ...profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN })), publisherKube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_PUBLISHER }) };
+const cleanup = cleanupDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_CLEANUP }));
+const RUN = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
+const SUBPATH = 'windows/2026-12-01T09-00.jsonl.gz';
+const AISIMULATE_TIMEOUT_MS = 240_000;
+
+let namespace = '';
+let nodes: string[] = [];
+let work = '';
+
+/** A small Dynamo request trace (dynamo.request.trace.v1 `request_end` events, the shape of fixtures/aisimulate/trace-sample.jsonl). */
+function generateTrace(requests: number): string {
+  const start = 1_767_225_600_000;
+  const lines: string[] = [];
+  for (let i = 0; i < requests; i += 1) {
+    const blocks = 2 + (i % 7);
+    // 63-bit sequence hashes, written as JSON integers (beyond Number's exact range).
+    const hashes = Array.from({ length: blocks }, () => (BigInt(`0x${randomBytes(8).toString('hex')}`) >> 1n).toString());
+    const received = start + i * 50;
+    lines.push(`{"schema": "dynamo.request.trace.v1", "event_type": "request_end", "event_time_unix_ms": ${received + 400}, "request": {"request_id": "r${i}", "request_received_ms": ${received}, "output_tokens": ${32 + (i % 5) * 16}, "replay": {"trace_block_size": 64, "input_length": ${blocks * 64}, "input_sequence_hashes": [${hashes.join(', ')}]}}}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+beforeAll(async () => {
+  await ensureVenv({ log: createLineLog() });
+  namespace = await createTestNamespace(kubeConfig, 'v1beta2-aisim');
+  nodes = await createGpuNodes(user, parseGpuFleet('1xNVIDIA-H200:8'), 'v1beta2-aisim-node');
+  work = await mkdtemp(join(tmpdir(), 'dynamo-fn-aisim-'));
+  await mkdir(join(work, 'claim', 'windows'), { recursive: true });
+  await writeFile(join(work, 'claim', SUBPATH), gzipSync(generateTrace(40)));
+}, 600_000);
+
+afterAll(async () => {
+  for (const name of nodes) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
+  if (work !== '') await rm(work, { recursive: true, force: true });
+});
+
+function event(name: string): KubeEvent {
+  return { id: randomUUID(), type: 'dev.knative.apiserver.ref.update', source: 'test', key: { ...RUN, namespace, name }, object: undefined };
+}
+
+function condition(object: KubeObject | undefined, type: string): Condition | undefined {
+  return (object?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === type);
+}
+
+/** Runs the Job's container command locally: same argv and env, pod paths mapped to local ones. */
+async function runJobContainerLocally(job: KubeObject, localTrace: string, outputDir: string, inputFile: string): Promise<{ code: number; stderr: string }> {
+  const container = (job['spec'] as { template: { spec: { containers: { name: string; command: string[]; env: { name: string; value: string }[] }[] } } }).template.spec.containers.find((c) => c.name === 'aisimulate');
+  if (container === undefined) throw new Error('the Job has no aisimulate container');
+  const mountPath = traceMountPath(SUBPATH);
+  const env = Object.fromEntries(container.env.map((e) => [e.name, e.name === ENV_AISIMULATE_INPUT ? e.value.split(mountPath).join(localTrace) : e.value]));
+  const command = container.command.map((part) => part.split(AISIMULATE_OUTPUT_DIR).join(outputDir).split(AISIMULATE_INPUT_FILE).join(inputFile));
+  const venv = await venvDir();
+  const [file, ...args] = command as [string, ...string[]];
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(file, args, { env: { ...process.env, ...profilerBaseEnv(), ...env, PATH: `${join(venv, 'bin')}:${process.env['PATH'] ?? ''}` }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code: code ?? -1, stderr }));
+  });
+}
+
+describe('a v1beta2 trace Run with the real AISimulate', () => {
+  it('lowers a valid input, runs the Job command against real AISimulate over the trace, and turns its recommendations into Valid Candidates', async () => {
+    const pv = `${namespace}-traces`;
+    await user.apply({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: pv }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteMany'], hostPath: { path: join(work, 'claim') }, storageClassName: '', claimRef: { namespace, name: 'request-traces' } } });
+    await user.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'request-traces', namespace, annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '1Gi' } }, storageClassName: '', volumeName: pv } });
+    // Bound, as the PersistentVolume controller (not run here) would write it.
+    await user.applyStatus({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: pv }, status: { phase: 'Bound' } }, { force: true });
+    await user.applyStatus({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'request-traces', namespace }, status: { phase: 'Bound', accessModes: ['ReadWriteMany'], capacity: { storage: '1Gi' } } }, { force: true });
+    const stored = await user.apply({
+      ...RUN,
+      metadata: { name: 'qwen3-trace-replay-1', namespace },
+      spec: {
+        model: { name: 'Qwen/Qwen3-0.6B' },
+        backends: ['vllm'],
+        hardware: { gpu: { sku: 'h200_sxm', budget: 8, numGpusPerNode: 8 } },
+        workload: { trace: { source: { persistentVolumeClaim: { claimName: 'request-traces', subPath: SUBPATH } } } },
+        // A small search, as a user would bound it; AISimulate needs the aggregated workers section.
+        aisim: { inputOverrides: { engine: { mode: 'aggregated', workers: { aggregated: {} } }, optimization: { target: 'throughput' }, optimizer: { algorithm: 'random', max_trials: 2, parallelism: 1, seed: 42 } } },
+        recommendation: { maxCandidates: 2 },
+      },
+    });
+    const run = RunSchema.parse(stored);
+    const schema = JSON.parse(await readFile(join(sharedDir, 'fixtures', 'aisimulate', 'aisimulate-0.13.0.dev85-recommend-input.schema.json'), 'utf8')) as Record<string, unknown>;
+    expect(compileAisimulateInputSchema(schema)(buildAisimulateInput(run.spec))).toEqual([]);
+
+    await handleRun(event('qwen3-trace-replay-1'), profile);
+    const claim = await user.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: 'request-traces' });
+    expect(claim?.metadata['finalizers']).toContain(`nvidia.com/dgdr-run-${run.metadata.uid ?? ''}`);
+    const job = await eventually('the Run\'s Job to complete on a fake node', async () => {
+      const got = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'qwen3-trace-replay-1-aisimulate' });
+      return (got?.['status'] as { succeeded?: number } | undefined)?.succeeded === 1 ? got : undefined;
+    });
+
+    const outputDir = join(work, 'output');
+    const result = await runJobContainerLocally(job, join(work, 'claim', SUBPATH), outputDir, join(work, 'aisimulate-input.json'));
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    const recommendation = await readFile(join(outputDir, 'recommendation.json'), 'utf8');
+    await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'qwen3-trace-replay-1-aisimulate-output', namespace }, data: { 'recommendation.json': recommendation } });
+
+    const done = await eventually('the Run to finish', async () => {
+      await handleRun(event('qwen3-trace-replay-1'), profile);
+      const got = await user.get({ ...RUN, namespace, name: 'qwen3-trace-replay-1' });
+      return condition(got, 'Completed')?.status === 'True' ? got : undefined;
+    });
+    expect(condition(done, 'Completed')?.reason).toBe('RunSucceeded');
+    expect(condition(done, 'Published')).toMatchObject({ status: 'True', reason: 'PublicationSucceeded' });
+    const candidates = await user.list(DGDR_V1BETA2, CANDIDATE_KIND, namespace);
+    expect(candidates.length).toBeGreaterThanOrEqual(1);
+    expect(candidates.length).toBeLessThanOrEqual(2);
+    for (const candidate of candidates) {
+      expect(condition(candidate, 'Valid')).toMatchObject({ status: 'True', reason: 'ValidationSucceeded' });
+      expect((candidate['spec'] as { backendFramework?: string }).backendFramework).toBe('vllm');
+    }
+    await reconcileClaim(cleanup, namespace, 'request-traces');
+    const released = await user.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: 'request-traces' });
+    expect(released?.metadata['finalizers'] ?? []).not.toContain(`nvidia.com/dgdr-run-${run.metadata.uid ?? ''}`);
+  }, AISIMULATE_TIMEOUT_MS + 120_000);
+});
