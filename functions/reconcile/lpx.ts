@@ -8,7 +8,7 @@
  * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups (label
  * `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
- * Writes: server-side apply of the LPX PodCliqueSet; scaling-group `spec.replicas` by
+ * Writes: server-side apply of the LPX PodCliqueSet and the serving Services; scaling-group `spec.replicas` by
  * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
  * with resourceVersion preconditions; the LPXGD status through the status subresource; a
  * foreground delete of a PodCliqueSet whose layout changed, after the status that retains the
@@ -93,14 +93,17 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
   return { observed, rawGroups };
 }
 
-function hasWrites(desired: LpxDesired): boolean {
-  return desired.applyPodCliqueSet !== undefined || desired.deletePodCliqueSet !== undefined || desired.scale.length > 0 || desired.createRequests.length > 0 || desired.deleteRequests.length > 0;
+/** True when the next pass reads what this one wrote: the new PodCliqueSet's uid, or a scaled group to publish for. */
+function needsAnotherPass(loaded: Loaded, desired: LpxDesired): boolean {
+  if (desired.deletePodCliqueSet !== undefined) return false;
+  return (loaded.observed.podCliqueSet === undefined && desired.applyPodCliqueSet !== undefined) || desired.scale.length > 0;
 }
 
 /** Performs the decision's writes: PCS, scale, requests, status; a replacement deletes the PCS after the status. */
 export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded, desired: LpxDesired): Promise<void> {
   const { namespace } = key;
   if (desired.applyPodCliqueSet !== undefined) await deps.kube.apply(desired.applyPodCliqueSet, { force: true });
+  for (const service of desired.applyServices) await deps.kube.apply(service, { force: true });
   for (const scale of desired.scale) {
     const group = loaded.rawGroups.get(scale.name);
     if (group === undefined) continue;
@@ -126,8 +129,8 @@ export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded,
 }
 
 /**
- * load -> decideLpxGraphDeployment -> write, repeated while a pass writes objects whose result
- * the next pass reads (the new PodCliqueSet's uid, a scaled group), up to {@link MAX_PASSES};
+ * load -> decideLpxGraphDeployment -> write, repeated while the next pass reads what this one
+ * wrote (the new PodCliqueSet's uid, a scaled group), up to {@link MAX_PASSES};
  * then the owning DGD is reconciled so its status reflects the child. Disabled: does nothing.
  */
 export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
@@ -148,7 +151,7 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
       break;
     }
     await emitReadyTransition(deps, event.key, loaded, desired);
-    if (!hasWrites(desired) || desired.deletePodCliqueSet !== undefined) break;
+    if (!needsAnotherPass(loaded, desired)) break;
   }
   return handleDgd({ ...event, key: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: event.key.namespace, name: event.key.name }, object: undefined }, deps);
 }

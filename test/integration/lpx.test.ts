@@ -182,6 +182,10 @@ describe('LPX on a real API server (issue 11)', () => {
     const cliqueNames = (p: KubeObject | undefined) => (p?.['spec'] as { template: { cliques: { name: string }[] } }).template.cliques.map((c) => c.name);
     expect(cliqueNames(ordinaryPcs)).toEqual(['frontend']);
     expect(cliqueNames(lpxPcs)).toEqual(['agt', 'cond']);
+    // The serving Service selects the conductor pods and is owned by the LPXGD (lpx.md §2.3).
+    const serving = await user.get({ apiVersion: 'v1', kind: 'Service', namespace, name: `${name}-engine` });
+    expect((serving?.['spec'] as { selector: Record<string, string> }).selector).toMatchObject({ 'lpx.nvidia.com/serving': 'true', 'nvidia.com/dynamo-component': 'engine' });
+    expect((serving?.metadata['ownerReferences'] as { kind: string }[])[0]?.kind).toBe(LPXGD_KIND);
 
     await actAsGroveFrontendReady(namespace, name);
     const pcsName = await lpxPcsName(namespace, name);

@@ -37,7 +37,7 @@ import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import { desiredPipelineRequests, evaluateReceipts, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
-import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, scalingGroupObjectName } from './render-pcs.js';
+import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
 
 /** An observed PodCliqueSet: the fields the decision reads. */
@@ -65,6 +65,8 @@ export interface LpxConfig {
 
 export interface LpxDesired {
   readonly applyPodCliqueSet: RenderedObject | undefined;
+  /** The serving Services (server-side apply), with the PodCliqueSet. */
+  readonly applyServices: readonly RenderedObject[];
   /** A whole-PCS replacement: foreground delete with a uid precondition (written after the status). */
   readonly deletePodCliqueSet: { readonly name: string; readonly uid: string } | undefined;
   /** Scaling-group `spec.replicas` writes (resourceVersion precondition). */
@@ -155,6 +157,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     }
     return {
       applyPodCliqueSet: undefined,
+      applyServices: [],
       deletePodCliqueSet: undefined,
       scale: [],
       createRequests: [],
@@ -212,7 +215,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, carry());
   }
   if (pcs === undefined || pcs.metadata.uid === undefined) {
-    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs }, carry());
+    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads) }, carry());
   }
 
   const isBlocked = isCoherentUpdateBlocking(pcs);
@@ -290,5 +293,5 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   if (isDeferred) fold(pending('Replica changes are deferred until the Grove coherent update completes'));
   if (isFailureCurrent) verdict = failed(MESSAGE_LPX_DEADLINE_EXCEEDED);
 
-  return result(verdict, { applyPodCliqueSet: desiredPcs, scale, createRequests, deleteRequests }, components, isDeferred);
+  return result(verdict, { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), scale, createRequests, deleteRequests }, components, isDeferred);
 }
