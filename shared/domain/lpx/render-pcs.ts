@@ -220,17 +220,25 @@ export function scalingGroupCliqueName(pcsName: string, scalingGroup: string, re
 
 /**
  * The layout of a rendered or observed LPX PodCliqueSet that cannot change in place: clique
- * names, scaling groups (their cliques and minAvailable). A change means a whole-PCS replacement
- * (lpx.md §6.2 "Layout changes"). Pure.
+ * names, scaling groups (their cliques and minAvailable), and under OnDelete also the scaling
+ * groups' annotations (the workload digests), since OnDelete never rolls pods in place. A change
+ * means a whole-PCS replacement (lpx.md §6.2 "Layout changes"). Pure.
  */
 export function lpxLayoutKey(spec: unknown): string {
-  const template = ((spec as { template?: unknown } | undefined)?.template ?? {}) as {
+  const typed = (spec ?? {}) as { updateStrategy?: { type?: string }; template?: unknown };
+  const template = (typed.template ?? {}) as {
     cliques?: { name?: string }[];
-    podCliqueScalingGroups?: { name?: string; cliqueNames?: string[]; minAvailable?: number }[];
+    podCliqueScalingGroups?: { name?: string; cliqueNames?: string[]; minAvailable?: number; annotations?: Record<string, string> }[];
   };
+  const isOnDelete = typed.updateStrategy?.type === 'OnDelete';
   return sortedKeysJson({
     cliques: (template.cliques ?? []).map((c) => c.name).sort(),
-    groups: (template.podCliqueScalingGroups ?? []).map((g) => ({ name: g.name, cliqueNames: [...(g.cliqueNames ?? [])].sort(), minAvailable: g.minAvailable })),
+    groups: (template.podCliqueScalingGroups ?? []).map((g) => ({
+      name: g.name,
+      cliqueNames: [...(g.cliqueNames ?? [])].sort(),
+      minAvailable: g.minAvailable,
+      ...(isOnDelete ? { annotations: g.annotations ?? {} } : {}),
+    })),
   });
 }
 
