@@ -5,8 +5,8 @@
  * events for kind `LPXGraphDeployment` (`nvidia.com/v1alpha1`), and events for kind
  * `LpuPipelineRequest` (`scheduling.lpu.nvidia.com/v1alpha1`), which name their LPXGD through
  * the annotation `lpx.nvidia.com/deployment-name` (upstream-notes/lpx.md §6.1 watches).
- * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups (label
- * `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
+ * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups and
+ * PodCliques (label `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
  * Writes: server-side apply of the LPX PodCliqueSet and the serving Services; scaling-group `spec.replicas` by
  * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
@@ -34,8 +34,10 @@ import {
   LpxGraphDeploymentSchema,
   PODCLIQUESET_KIND,
   PodCliqueScalingGroupSchema,
+  PodCliqueSchema,
   parseDgd,
   type LpuPipelineRequest,
+  type PodClique,
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
 import { decideLpxGraphDeployment, lpxPodCliqueSetName, lpxReadyCondition, parseModelRegistryUrl, type LpxDesired, type LpxObserved, type ObservedPodCliqueSet } from '../../shared/domain/index.js';
@@ -78,6 +80,11 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
     scalingGroups.set(object.metadata.name, group.data);
     rawGroups.set(object.metadata.name, object);
   }
+  const podCliques = new Map<string, PodClique>();
+  for (const object of await deps.kube.list(GROVE_API_VERSION, 'PodClique', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` })) {
+    const clique = PodCliqueSchema.safeParse(object);
+    if (clique.success) podCliques.set(object.metadata.name, clique.data);
+  }
   const requests: LpuPipelineRequest[] = [];
   for (const object of await deps.kube.list(LPR_API_VERSION, LPR_KIND, key.namespace)) {
     const request = LpuPipelineRequestSchema.safeParse(object);
@@ -88,6 +95,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
     dgd: dgd?.ok === true ? dgd.dgd : undefined,
     podCliqueSet: pcs === undefined ? undefined : (pcs as unknown as ObservedPodCliqueSet),
     scalingGroups,
+    podCliques,
     requests,
   };
   return { observed, rawGroups };

@@ -5,7 +5,7 @@
  * routes and of the cleanup function's deadline route run against it.
  *
  * Grove's controller and the LPX scheduler cannot run here: the test writes what they would
- * write. As Grove it creates the PodCliqueScalingGroups (from the PCS template seed) and
+ * write. As Grove it creates the PodCliqueScalingGroups (from the PCS template seed) and role
  * PodCliques and writes their status (and the PodCliqueSet's updateProgress during a Coherent
  * rollout); as the LPX scheduler it writes receipts (`status.phase`, `observedGeneration`) on
  * the pipeline requests; as an external scaler it writes a scaling group's `spec.replicas`.
@@ -145,6 +145,25 @@ async function actAsGroveFrontendReady(namespace: string, dgdName: string): Prom
   );
 }
 
+/** As Grove: the role cliques `agt` and `cond` of each scaling-group replica, with all pods ready. */
+async function actAsGroveRoleCliques(namespace: string, pcsName: string, replicas: number): Promise<void> {
+  for (let i = 0; i < replicas; i += 1) {
+    for (const role of ['agt', 'cond']) {
+      const name = `${pcsName}-0-lpx-${i}-${role}`;
+      const clique = await grove.apply({
+        apiVersion: GROVE,
+        kind: 'PodClique',
+        metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
+        spec: { roleName: role, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
+      });
+      await grove.applyStatus(
+        { apiVersion: GROVE, kind: 'PodClique', metadata: { name, namespace }, status: { observedGeneration: clique.metadata.generation, replicas: 1, readyReplicas: 1, updatedReplicas: 1, scheduledReplicas: 1, scheduleGatedReplicas: 0 } },
+        { force: true },
+      );
+    }
+  }
+}
+
 /** As the LPX scheduler: a receipt for the request's current generation. */
 async function writeReceipt(request: KubeObject, phase: string): Promise<void> {
   await scheduler.applyStatus(
@@ -209,6 +228,11 @@ describe('LPX on a real API server (issue 11)', () => {
     expect(notYet?.status).toBe('False');
 
     await actAsGroveScalingGroup(namespace, pcsName, { replicas: 2, scheduledReplicas: 2, updatedReplicas: 2, availableReplicas: 2 });
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    // The scaling group reports two available engines, but their role cliques are not there yet.
+    expect(conditionOf(await getDgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', message: 'Waiting for LPX role agt' });
+
+    await actAsGroveRoleCliques(namespace, pcsName, 2);
     await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
     const ready = await getDgd(namespace, name);
     expect(conditionOf(ready, 'Ready')).toMatchObject({ status: 'True', reason: 'all_resources_are_ready' });

@@ -28,6 +28,7 @@ import {
   type LpuPipelineRequest,
   type LpxComponentStatus,
   type LpxGraphDeployment,
+  type PodClique,
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
@@ -36,7 +37,7 @@ import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import { desiredPipelineRequests, evaluateReceipts, isRequestControlledBy } from './pipeline-requests.js';
-import { evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
+import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
 import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
 
@@ -54,6 +55,8 @@ export interface LpxObserved {
   readonly podCliqueSet: ObservedPodCliqueSet | undefined;
   /** Scaling groups by object name (`<pcs>-0-<group>`). */
   readonly scalingGroups: ReadonlyMap<string, PodCliqueScalingGroup>;
+  /** The LPX PodCliqueSet's PodCliques by object name (`<pcs>-0-<group>-<i>-<clique>`). */
+  readonly podCliques: ReadonlyMap<string, PodClique>;
   /** Every LpuPipelineRequest in the namespace (foreign ones included, to refuse name collisions). */
   readonly requests: readonly LpuPipelineRequest[];
 }
@@ -274,7 +277,15 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   for (const w of workloads) {
     const group = groupOf(w);
     const desired = w.explicitReplicas ?? group?.spec.replicas ?? 0;
-    const evaluated = evaluateWorkloadReadiness(true, group, desired);
+    const workloadReadiness = evaluateWorkloadReadiness(true, group, desired);
+    const roles = evaluateRoleReadiness(pcsName, w, desired, observed.podCliques);
+    // Serving available = min(PCSG available, replicas whose every clique is ready) (lpx.md §5.2).
+    const available = Math.min(workloadReadiness.status.availableReplicas ?? 0, roles.completeReplicas);
+    const roleVerdict: LpxVerdict = roles.verdict.kind !== 'ready' ? roles.verdict : available < desired ? pending(`scheduled but available=${available}/${desired}`) : roles.verdict;
+    const evaluated = {
+      verdict: workloadReadiness.verdict.kind !== 'ready' ? workloadReadiness.verdict : roleVerdict,
+      status: { ...workloadReadiness.status, availableReplicas: available, ready: workloadReadiness.verdict.kind === 'ready' && roleVerdict.kind === 'ready' },
+    };
     const retained = retainedOf(w);
     const previousReady = (previousComponents[w.serving.name]?.conditions ?? []).find((c) => c.type === CONDITION_READY);
     // The component's own Ready condition (lpx.md §2.2 "Plus per-component conditions").
