@@ -124,7 +124,9 @@ function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undef
  *    DynamoGraphDeployment controller owner") with the same uid;
  * 2. the DGD must exist, not be deleting, select LPX and hash to `spec.inputRevision`, else
  *    Pending "Waiting for the matching DynamoGraphDeployment";
- * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>");
+ * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>"); a `gs://` build
+ *    fails with upstream's "Model Express client is required for GCS model downloads" (no Model
+ *    Express client here; `file://` builds need no download);
  * 4. the PCS: foreign -> Failed "PodCliqueSet %q is not controlled by this LPXGraphDeployment";
  *    deleting -> Pending "Waiting for PodCliqueSet garbage collection"; a changed layout ->
  *    foreground delete, Pending "Waiting for the previous PodCliqueSet and its requests to be
@@ -183,6 +185,9 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     const buildId = LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '';
     const url = resolveBuildUrl(config.registry, buildId);
     if (!url.ok) return result(failed(`resolve LPX build URL ${JSON.stringify(buildId)}: ${url.error}`));
+    // gs:// builds are downloaded through Model Express (lpx.md §4 EnsureDownloaded), which this
+    // control plane has no client for: upstream's error without one.
+    if (url.url.startsWith('gs://')) return result(failed(`ensure LPX build ${JSON.stringify(url.url)} is downloaded: Model Express client is required for GCS model downloads`));
   }
 
   const id: LpxIdentity = { namespace: lpxgd.metadata.namespace ?? 'default', name: lpxgd.metadata.name ?? '', uid: lpxgd.metadata.uid ?? '' };
