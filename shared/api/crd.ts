@@ -90,12 +90,12 @@ const DGD_PRINTER_COLUMNS = [
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
 
-function objectSchema(description: string, spec: JsonSchema, status: JsonSchema): JsonSchema {
+function objectSchema(description: string, spec: JsonSchema, status: JsonSchema, isSpecRequired = true): JsonSchema {
   return {
     type: 'object',
     description,
     properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec, status },
-    required: ['spec'],
+    ...(isSpecRequired ? { required: ['spec'] } : {}),
   };
 }
 
@@ -163,7 +163,8 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
 export function dynamoGraphDeploymentScalingAdapterCrd(): Record<string, unknown> {
   const description =
     'DynamoGraphDeploymentScalingAdapter provides a scaling interface for one component of a DynamoGraphDeployment. It implements the Kubernetes scale subresource, so HPA, KEDA and custom autoscalers can drive the component\'s replicas; the adapter is the source of truth for them.';
-  const schema = objectSchema(description, toStructuralSchema(DgdsaSpecSchema), toStructuralSchema(DgdsaStatusSchema));
+  // Upstream's root schema does not require `spec` (its fields are required inside it).
+  const schema = objectSchema(description, toStructuralSchema(DgdsaSpecSchema), toStructuralSchema(DgdsaStatusSchema), false);
   const version = (name: string, storage: boolean): Record<string, unknown> => ({
     name,
     served: true,

@@ -18,3 +18,4 @@ export * from './dgdr-v1beta2.js';
 export * from './dgdr-v1beta2-crd.js';
 export * from './dgdr.js';
 export * from './dgdr-crd.js';
+export * from './dgdr-v1alpha1.js';

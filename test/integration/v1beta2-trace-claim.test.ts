@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE, RUN_KIND, type Condition } from '../../shared/api/index.js';
+import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
@@ -31,7 +31,7 @@ const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug
 const kubeConfig = testKubeConfig();
 const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
 const base = { log, now: () => new Date(), config: defaultConfig({ dgdrV1Beta2Enabled: true, aisimulateImage: 'registry.invalid/aisimulate:test' }) };
-const profile = profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE }));
+const profile = { ...profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN })), publisherKube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_PUBLISHER }) };
 const cleanup = cleanupDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_CLEANUP }));
 const RUN = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
 const CLAIM = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' } as const;
@@ -126,12 +126,13 @@ function finalizersOf(object: KubeObject | undefined): string[] {
 
 const runFinalizer = (run: KubeObject) => `nvidia.com/dgdr-run-${run.metadata.uid ?? ''}`;
 
-/** Waits for the Run's Completed reason, reconciling meanwhile. */
-function reasonOf(run: string, claim: string | undefined, reason: string, timeoutMs?: number): Promise<KubeObject> {
+/** Waits for the Run's Completed reason (and status, when given), reconciling meanwhile. */
+function reasonOf(run: string, claim: string | undefined, reason: string, status?: 'True' | 'False'): Promise<KubeObject> {
   return settle(`Run ${run} reason ${reason}`, run, claim, async () => {
     const got = await getRun(run);
-    return completed(got)?.reason === reason ? got : undefined;
-  }, timeoutMs);
+    const condition = completed(got);
+    return condition?.reason === reason && (status === undefined || condition.status === status) ? got : undefined;
+  });
 }
 
 async function setPodAnnotation(run: string, outcome: string): Promise<void> {
@@ -200,7 +201,7 @@ describe('Deleting the claim cancels its Runs', () => {
     const stopping = await getJob('cancel-1');
     // Foreground deletion: the Job waits for its pods (or is already gone once they are).
     if (stopping !== undefined) expect(finalizersOf(stopping)).toContain('foregroundDeletion');
-    const failed = await reasonOf('cancel-1', 'cancel', 'TraceSourceDeleted');
+    const failed = await reasonOf('cancel-1', 'cancel', 'TraceSourceDeleted', 'True');
     expect(failed['status']).toMatchObject({ phase: 'Failed' });
     expect(completed(failed)).toMatchObject({ status: 'True', message: 'PersistentVolumeClaim "cancel" was deleted; Job cancel-1-aisimulate was stopped' });
     await settle('the finalizer to be removed', 'cancel-1', 'cancel', async () => (finalizersOf(await getClaim('cancel')).includes(runFinalizer(run)) ? undefined : true));
@@ -220,8 +221,9 @@ describe('Deleting the claim cancels its Runs', () => {
     await reconcileClaim(cleanup, namespace, 'marked');
     // The container is killed: the pod fails (as the kubelet reports it), and the job controller may mark the Job failed.
     await user.applyStatus({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace }, status: { phase: 'Failed' } }, { force: true });
-    const open = await reasonOf('marked-1', 'marked', 'TraceSourceDeleted');
-    expect(completed(open)?.status).toBe('False');
+    // While the held pod keeps the Job in foreground deletion, the Run stays open.
+    const open = await reasonOf('marked-1', 'marked', 'TraceSourceDeleted', 'False');
+    expect(completed(open)?.message).toBe('stopping Job marked-1-aisimulate: PersistentVolumeClaim "marked" is being deleted');
     const held = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
     if (held !== undefined) await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
     const failed = await settle('the Run to fail', 'marked-1', 'marked', async () => {
