@@ -50,7 +50,6 @@ describe('infra/ manifests', () => {
         'ClusterRole dynamo-reconcile',
         'ClusterRoleBinding dynamo-apiserversource',
         'ClusterRoleBinding dynamo-reconcile',
-        'CustomResourceDefinition lpxgraphdeployments.nvidia.com',
         'Deployment dynamo-admission',
         'MutatingWebhookConfiguration dynamo-admission',
         'Namespace dynamo-system',
