@@ -23,6 +23,8 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime/index.js';
+import { DEFAULT_OPERATOR_VERSION } from '../../shared/api/index.js';
+import { canonicalVersion } from '../../shared/domain/index.js';
 import {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -83,6 +85,9 @@ Environment:
   MAX_BODY_BYTES         larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
   DRAIN_TIMEOUT_SECONDS  bound on the whole shutdown, the delay included (default 25)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  OPERATOR_VERSION       DGDR default profiler image nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version>
+                         (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
+  DGDR_DEFAULT_IMAGE     an explicit default profiler image instead (rc or nightly builds)
   DGD_REPLICAS_MODIFIERS comma-separated system:serviceaccount:<ns>:<name> usernames that may change
                          the replicas of a component with scalingAdapter (the reconcile function's
                          service account); the Planner's planner-serviceaccount always may
@@ -186,6 +191,11 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
     }
     tls = { certFile, keyFile };
   }
+  // DGDR defaulting: the default profiler image is the planner image of this operator version.
+  const operatorVersion = deps.env['OPERATOR_VERSION'] ?? '';
+  if (operatorVersion !== '' && canonicalVersion(operatorVersion) === undefined) return fail(`OPERATOR_VERSION must be a semantic version such as "1.6.1", got ${JSON.stringify(operatorVersion)}`);
+  const defaultImage = deps.env['DGDR_DEFAULT_IMAGE'] ?? '';
+  const dgdr = { operatorVersion: operatorVersion === '' ? DEFAULT_OPERATOR_VERSION : operatorVersion, ...(defaultImage === '' ? {} : { defaultImage }) };
   // Plain HTTP is for local tools: never expose it beyond loopback unless asked to.
   const host = values.host ?? (isPlain ? '127.0.0.1' : undefined);
 
@@ -198,7 +208,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         port: config.port,
         ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
-        config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers },
+        config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers, dgdr },
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

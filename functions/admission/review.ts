@@ -158,7 +158,7 @@ export function exceedsNestingDepth(value: unknown, limit: number): boolean {
  * AdmissionReview. Never throws for any input.
  * Source: knative.md §4.1; DESIGN.md "Admission". Pure.
  */
-export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig & { readonly dgdr?: DgdrAdmissionConfig }): AdmissionAnswer {
+export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig): AdmissionAnswer {
   let parsedBody: unknown;
   try {
     parsedBody = JSON.parse(body);
@@ -189,7 +189,7 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
   };
 }
 
-function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig & { readonly dgdr?: DgdrAdmissionConfig }): { response: AdmissionResponse; patchOperations: number } {
+function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig): { response: AdmissionResponse; patchOperations: number } {
   const { uid } = request;
   if (request.operation === 'DELETE' || request.operation === 'CONNECT') return only({ uid, allowed: true });
   if (route.resource === DGDR_PLURAL) return respondDgdr(route, request, config.dgdr ?? DEFAULT_DGDR_ADMISSION_CONFIG);

@@ -7,7 +7,8 @@
  * (label `dgdr`, owner reference), a `ConfigMap` or `DynamoGraphDeployment` (labels
  * `dgdr.nvidia.com/name` + `dgdr.nvidia.com/namespace`).
  * Reads: the DGDR now; the Job `profile-<name>` and its pods (label `job-name`); the ConfigMap
- * `dgdr-output-<name>`; the DGD `status.dgdName`; every Node (only while Pending and discovery is
+ * `dgdr-output-<name>`; the DGD `status.dgdName` and, while it is not ready, its pods (image-pull
+ * diagnostics); the request's ConfigMaps while deploying; every Node (only while Pending and discovery is
  * needed); the model-cache PVC when set.
  * Decides: `decideDgdr` (shared/domain/dgdr, pure).
  * Writes, in order: the discovered `spec.hardware` (update with the resourceVersion precondition),
@@ -28,6 +29,7 @@ import {
   LABEL_DGDR,
   LABEL_DGDR_NAME,
   LABEL_DGDR_NAMESPACE,
+  LABEL_GRAPH_DEPLOYMENT_NAME,
   LABEL_JOB_NAME,
   formatIssues,
   fromZodIssues,
@@ -104,6 +106,15 @@ function childFacts(object: KubeObject): ChildFacts {
   };
 }
 
+/** The waiting containers (init and regular) of a pod, for image-pull diagnostics. */
+function waitingContainers(pod: KubeObject): DgdrObserved['dgdPodContainers'] {
+  const status = (pod['status'] ?? {}) as { initContainerStatuses?: { name: string; state?: { waiting?: { reason?: string; message?: string } } }[]; containerStatuses?: { name: string; state?: { waiting?: { reason?: string; message?: string } } }[] };
+  return [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])].flatMap((c) => {
+    const waiting = c.state?.waiting;
+    return waiting === undefined ? [] : [{ pod: pod.metadata.name, container: c.name, reason: waiting.reason ?? '', message: waiting.message ?? '' }];
+  });
+}
+
 function podFacts(pod: KubeObject): PodFacts {
   const status = (pod['status'] ?? {}) as { phase?: string; containerStatuses?: { name: string; state?: PodFacts['profiler'] }[] };
   return { name: pod.metadata.name, phase: status.phase, profiler: status.containerStatuses?.find((c) => c.name === 'profiler')?.state };
@@ -119,6 +130,10 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
     deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: outputConfigMapName(key.name) }),
     dgdr.status?.dgdName === undefined ? undefined : deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: dgdr.status.dgdName }),
   ]);
+  const isDeploying = phase === 'Deploying' || phase === 'Deployed';
+  const configMaps = isDeploying ? await deps.kube.list('v1', 'ConfigMap', namespace, { labelSelector: `${LABEL_DGDR_NAME}=${key.name},${LABEL_DGDR_NAMESPACE}=${namespace}` }) : [];
+  const dgdState = ((dgd?.['status'] ?? {}) as { state?: string }).state;
+  const dgdPods = phase === 'Deploying' && dgd !== undefined && dgdState !== 'successful' ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_GRAPH_DEPLOYMENT_NAME}=${dgd.metadata.name}` }) : [];
   const isJobFailed = ((job?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Failed' && c.status === 'True');
   const pods = job !== undefined && isJobFailed ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [];
   const isDiscovering = phase === 'Pending' && job === undefined;
@@ -132,6 +147,8 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
     jobPods: pods.map(podFacts),
     outputData: output === undefined ? undefined : ((output['data'] ?? {}) as Record<string, string>),
     dgd: dgd === undefined ? undefined : { ...childFacts(dgd), state: dgdStatus.state, components: Object.values(dgdStatus.components ?? {}) },
+    configMaps: configMaps.map(childFacts),
+    dgdPodContainers: dgdPods.flatMap(waitingContainers),
     nodes: nodes?.map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })),
     modelCachePvcExists: isDiscovering && pvcName !== undefined && pvcName !== '' ? pvc !== undefined : undefined,
   };
@@ -186,6 +203,10 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
       events.length = 0;
       events.push(...result.events);
     }
+  }
+  for (const adopted of result.adoptConfigMaps) {
+    // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner).
+    await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ownerReferences: adopted.ownerReferences } }, { force: true });
   }
   if (result.status !== undefined) {
     await deps.kube.applyStatus(

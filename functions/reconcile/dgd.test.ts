@@ -58,6 +58,14 @@ const handlers = [
     await record(request);
     return HttpResponse.json({ kind: 'List', metadata: {}, items: [] });
   }),
+  http.get(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, async ({ request }) => {
+    await record(request);
+    return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 });
+  }),
+  http.get(`${API}/api/v1/namespaces/inference/services/:name`, async ({ request }) => {
+    await record(request);
+    return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 });
+  }),
   http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, echo),
   http.patch(`${API}/api/v1/namespaces/inference/services/:name`, echo),
   http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name/status`, echo),
@@ -123,6 +131,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(status.status.observedGeneration).toBe(1);
     expect(status.status.conditions).toEqual([
       { type: 'Ready', status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: resource not found; worker: resource not found', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
+      { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
     ]);
     expect(calls.filter((c) => c.path.endsWith('/podcliques') || c.path.endsWith('/podcliquescalinggroups')).map((c) => c.query['labelSelector'])).toEqual([
       'app.kubernetes.io/part-of=my-graph',
@@ -148,10 +157,99 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(event0).toMatchObject({ type: 'Warning', reason: 'InvalidSpec', action: 'Reconcile', reportingController: 'nvidia.com/dynamo-reconcile', reportingInstance: 'reconcile-00001' });
   });
 
-  it('turns a 500 from the API server into a TransientError so the broker retries, without writing status', async () => {
+  it('reports a persistent 500 on one object as Failed with the API server\'s message, still applies the others, and answers Transient so the broker retries', async () => {
     stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
-    server.use(http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, () => HttpResponse.json({ kind: 'Status', code: 500, message: 'etcdserver: leader changed' }, { status: 500 })));
-    await expect(handle(event, deps())).rejects.toBeInstanceOf(TransientError);
+    server.use(
+      http.patch(`${API}/api/v1/namespaces/inference/services/my-graph-worker`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', code: 500, reason: 'InternalError', message: 'Internal error occurred: failed to allocate a serviceIP: range is full' }, { status: 500 });
+      }),
+    );
+    const outcome = await handle(event, deps());
+    expect(outcome.kind).toBe('Transient');
+    expect(outcome.kind === 'Transient' ? outcome.cause : undefined).toBeInstanceOf(TransientError);
+    expect(writes()).toEqual([
+      'PATCH /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'PATCH /api/v1/namespaces/inference/services/my-graph-frontend',
+      'PATCH /api/v1/namespaces/inference/services/my-graph-worker',
+      'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status',
+      'POST /apis/events.k8s.io/v1/namespaces/inference/events',
+    ]);
+    const status = calls.find((c) => c.path.endsWith('/status'))?.body as { status: { state: string; observedGeneration?: number; conditions: { reason: string; message: string }[] } };
+    expect(status.status.state).toBe('failed');
+    expect(status.status.observedGeneration).toBeUndefined();
+    expect(status.status.conditions[0]).toMatchObject({
+      reason: 'failed_to_reconcile_resources',
+      message: 'cannot apply Service inference/my-graph-worker: 500 InternalError: Internal error occurred: failed to allocate a serviceIP: range is full',
+    });
+  });
+
+  it('bounded retries: the same failure already on the status answers Permanent (left to the resync, the broker stops), with no new Event', async () => {
+    const message = 'cannot apply Service inference/my-graph-worker: 500 InternalError: Internal error occurred: failed to allocate a serviceIP: range is full';
+    stored = {
+      ...aDgd(),
+      metadata: { ...aDgd().metadata, generation: 1 },
+      status: { state: 'failed', conditions: [{ type: 'Ready', status: 'False', reason: 'failed_to_reconcile_resources', message, lastTransitionTime: NOW.toISOString() }] },
+    };
+    server.use(
+      http.patch(`${API}/api/v1/namespaces/inference/services/my-graph-worker`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', code: 500, reason: 'InternalError', message: 'Internal error occurred: failed to allocate a serviceIP: range is full' }, { status: 500 });
+      }),
+    );
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Permanent', reason: 'failed_to_reconcile_resources', message });
+    expect(writes().filter((w) => w.startsWith('POST'))).toEqual([]);
+  });
+
+  it('creates one Event per Ready transition under a deterministic name, and takes 409 AlreadyExists (another reconcile recorded it) as done', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
+    server.use(
+      http.post(`${API}/apis/events.k8s.io/v1/namespaces/inference/events`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', code: 409, reason: 'AlreadyExists', message: 'events.events.k8s.io "my-graph.x" already exists' }, { status: 409 });
+      }),
+    );
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
+    const posted = calls.filter((c) => c.method === 'POST').map((c) => (c.body as { metadata: { name: string } }).metadata.name);
+    expect(posted).toHaveLength(1);
+    expect(posted[0]).toMatch(/^my-graph\.[0-9a-f]{16}$/);
+  });
+
+  it('a DGD deleted during the reconcile (status answered 404) ends Done with no Event and no error logged, and removes what it created at the version it stored', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
+    server.use(
+      http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name/status`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound', message: 'dynamographdeployments.nvidia.com "my-graph" not found' }, { status: 404 });
+      }),
+    );
+    const lines: { level: number; msg: string }[] = [];
+    const logged = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    server.use(
+      http.delete(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', status: 'Success' });
+      }),
+      http.delete(`${API}/api/v1/namespaces/inference/services/:name`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', status: 'Success' });
+      }),
+    );
+    await expect(handle(event, { ...deps(), log: logged })).resolves.toEqual({ kind: 'Done' });
+    expect(writes().filter((w) => w.startsWith('POST'))).toEqual([]);
+    expect(writes().filter((w) => w.startsWith('DELETE'))).toEqual([
+      'DELETE /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'DELETE /api/v1/namespaces/inference/services/my-graph-frontend',
+      'DELETE /api/v1/namespaces/inference/services/my-graph-worker',
+    ]);
+    expect(calls.filter((c) => c.method === 'DELETE').map((c) => (c.body as { preconditions?: { resourceVersion?: string } }).preconditions)).toEqual([{ resourceVersion: '1' }, { resourceVersion: '1' }, { resourceVersion: '1' }]);
+    expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain('DynamoGraphDeployment was deleted during reconcile');
+  });
+
+  it('writes nothing for a DGD under deletion (metadata.deletionTimestamp set)', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1, deletionTimestamp: '2026-11-29T11:00:00Z', finalizers: ['example.com/hold'] } };
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
     expect(writes()).toEqual([]);
   });
 

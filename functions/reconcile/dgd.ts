@@ -2,31 +2,56 @@
  * Reconciles one DynamoGraphDeployment.
  *
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` and `dev.dynamo-fn.resync`
- * events for kind `DynamoGraphDeployment` (group `nvidia.com`).
- * Reads: the DGD now (the event's copy may be stale), and the Grove PodCliques and
- * PodCliqueScalingGroups of its PodCliqueSet (label `app.kubernetes.io/part-of=<pcs>`).
- * Decides: `decideDgd` (shared/domain, pure).
- * Writes: server-side apply of the PodCliqueSet and component Services, then the DGD status
- * through the status subresource, then Events on Ready transitions; field manager
- * `dynamo-reconcile`.
- * Answers: Done; Permanent when the spec is invalid or the API server rejects what we
- * rendered (reported on status, never retried); Transient on API errors that may pass.
+ * events for kind `DynamoGraphDeployment` (group `nvidia.com`); and the same API events for its
+ * children, `PodCliqueSet`, `PodClique`, `PodCliqueScalingGroup` (`grove.io`) and `Service`
+ * (core), which are mapped to the owning DGD through controller references (Resource mode,
+ * so a deleted child still names its owner; infra/reconcile/events.yaml).
+ * Reads: the DGD now (the event's copy may be stale); the objects of its rendered PodCliqueSet
+ * and Service names, whoever controls them; the Grove PodCliques and PodCliqueScalingGroups of
+ * its PodCliqueSet (label `app.kubernetes.io/part-of=<pcs>`).
+ * Decides: `decideDgd` / `decideDgdFailure` (shared/domain, pure).
+ * Writes: server-side apply of the PodCliqueSet and component Services this DGD controls (never
+ * an object it does not), then replica changes through the children's `scale` subresources
+ * (unless the Coherent gate holds them back), then the DGD status through the status
+ * subresource, then one Event per Ready transition; field manager `dynamo-reconcile`. Nothing
+ * is written for a DGD that is gone or under deletion; a pass that finds the DGD gone at its
+ * status write removes what it created itself.
+ * Answers: Done; Permanent when the spec is invalid, a rendered name is taken by an object we do
+ * not control, or the API server refuses what we rendered (each reported on status, never
+ * retried by the broker); Transient (after reporting Failed on status) on API errors that may
+ * pass, the first time: a failure already on the status is left to the resync.
  * @module
  */
 import {
   DGD_KIND,
   DGD_V1BETA1,
+  GROVE_API_VERSION,
+  LABEL_GROVE_PART_OF,
   LPXGD_API_VERSION,
   LPXGD_KIND,
+  PODCLIQUESCALINGGROUP_KIND,
+  PODCLIQUESET_KIND,
+  PODCLIQUE_KIND,
   PodCliqueScalingGroupSchema,
   PodCliqueSchema,
   parseDgd,
   type PodClique,
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
-import { REASON_FAILED_TO_RECONCILE, decideApplyFailure, decideDgd, podCliqueSetName, type DgdDesired, type DgdObserved, type RenderConfig } from '../../shared/domain/index.js';
-import type { Kube, KubeObject } from '../../shared/kube/index.js';
-import { DONE, PermanentError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import {
+  REASON_FAILED_TO_RECONCILE,
+  childOwner,
+  componentServiceName,
+  decideDgd,
+  decideDgdFailure,
+  podCliqueSetName,
+  type DgdDesired,
+  type DgdObserved,
+  type ObservedObject,
+  type RenderConfig,
+} from '../../shared/domain/index.js';
+import type { Kube, KubeObject, ObjectRef } from '../../shared/kube/index.js';
+import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
 export interface ReconcileDeps extends HandlerDeps {
   readonly kube: Kube;
@@ -36,98 +61,254 @@ export interface ReconcileDeps extends HandlerDeps {
 }
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
-/** Grove's label naming the PodCliqueSet a child belongs to (upstream-notes/grove.md §A.8). */
-const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
 
 /** The binding: DGD events (any version of group nvidia.com) and the DGD resync. */
 export const route: Route<ReconcileDeps> = { apiVersion: DGD_V1BETA1, kind: DGD_KIND, handle, listKeys };
 
-/** Loads the DGD and its Grove children; undefined when the DGD is gone. */
+/** The kinds whose events are mapped to their owning DGD (no resync of their own: the DGD resync covers them). */
+export const CHILD_KINDS = [
+  { apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND },
+  { apiVersion: GROVE_API_VERSION, kind: PODCLIQUE_KIND },
+  { apiVersion: GROVE_API_VERSION, kind: PODCLIQUESCALINGGROUP_KIND },
+  { apiVersion: 'v1', kind: 'Service' },
+] as const;
+
+/** One binding per child kind: each maps the child to its DGD and reconciles that DGD. */
+export const childRoutes: readonly Route<ReconcileDeps>[] = CHILD_KINDS.map((kind) => ({ ...kind, handle: handleChild }));
+
+/** Loads the DGD and the objects of its rendered names; undefined when the DGD is gone. */
 export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObserved | undefined> {
   const parent = await deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: key.namespace, name: key.name });
   if (parent === undefined) return undefined;
-  const children: { PodClique: Map<string, PodClique>; PodCliqueScalingGroup: Map<string, PodCliqueScalingGroup>; LPXGraphDeployment?: KubeObject | undefined } = {
+  const children: DgdObserved['children'] & { PodCliqueSet: Map<string, ObservedObject>; Service: Map<string, ObservedObject>; PodClique: Map<string, PodClique>; PodCliqueScalingGroup: Map<string, PodCliqueScalingGroup>; LPXGraphDeployment?: ObservedObject | undefined } = {
+    PodCliqueSet: new Map<string, ObservedObject>(),
+    Service: new Map<string, ObservedObject>(),
     PodClique: new Map<string, PodClique>(),
     PodCliqueScalingGroup: new Map<string, PodCliqueScalingGroup>(),
   };
   const parsed = parseDgd(parent);
+  if (!parsed.ok) return { parent, children };
   // LPX (issue 11): read the LPXGraphDeployment only while lpx.enabled; disabled, nothing LPX is read or written.
-  if (parsed.ok && deps.config.lpxEnabled && parsed.dgd.spec.components.some((c) => c.type === 'lpx')) {
+  if (deps.config.lpxEnabled && parsed.dgd.spec.components.some((c) => c.type === 'lpx')) {
     children.LPXGraphDeployment = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
   }
-  if (parsed.ok) {
-    const pcsName = podCliqueSetName(key.name, parsed.dgd.spec.components.filter((c) => c.type !== 'lpx'));
-    const selector = { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` };
-    const [cliques, groups] = await Promise.all([
-      deps.kube.list('grove.io/v1alpha1', 'PodClique', key.namespace, selector),
-      deps.kube.list('grove.io/v1alpha1', 'PodCliqueScalingGroup', key.namespace, selector),
-    ]);
-    for (const object of cliques) {
-      const child = PodCliqueSchema.safeParse(object);
-      if (child.success) children.PodClique.set(object.metadata.name, child.data);
-    }
-    for (const object of groups) {
-      const child = PodCliqueScalingGroupSchema.safeParse(object);
-      if (child.success) children.PodCliqueScalingGroup.set(object.metadata.name, child.data);
-    }
+  const ordinary = parsed.dgd.spec.components.filter((c) => c.type !== 'lpx');
+  const pcsName = podCliqueSetName(key.name, ordinary);
+  const selector = { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` };
+  const serviceNames = ordinary.map((c) => componentServiceName(parsed.dgd, c));
+  const [pcs, services, cliques, groups] = await Promise.all([
+    deps.kube.get({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace: key.namespace, name: pcsName }),
+    Promise.all(serviceNames.map((name) => deps.kube.get({ apiVersion: 'v1', kind: 'Service', namespace: key.namespace, name }))),
+    deps.kube.list(GROVE_API_VERSION, PODCLIQUE_KIND, key.namespace, selector),
+    deps.kube.list(GROVE_API_VERSION, PODCLIQUESCALINGGROUP_KIND, key.namespace, selector),
+  ]);
+  if (pcs !== undefined) children.PodCliqueSet.set(pcsName, pcs);
+  for (const service of services) if (service !== undefined) children.Service.set(service.metadata.name, service);
+  for (const object of cliques) {
+    const child = PodCliqueSchema.safeParse(object);
+    if (child.success) children.PodClique.set(object.metadata.name, child.data);
+  }
+  for (const object of groups) {
+    const child = PodCliqueScalingGroupSchema.safeParse(object);
+    if (child.success) children.PodCliqueScalingGroup.set(object.metadata.name, child.data);
   }
   return { parent, children };
 }
 
-/** Performs the decision's writes: applies, then the status, then Events. */
-export async function write(deps: ReconcileDeps, parent: KubeObject, desired: DgdDesired): Promise<void> {
+/**
+ * Applies the decision's objects, each on its own (one refused Service does not keep the
+ * PodCliqueSet from being written). Out: whether the PodCliqueSet changed (created, or a new
+ * resourceVersion), and the failures.
+ */
+async function applyAll(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDesired): Promise<{ podCliqueSetWritten: boolean; failures: Error[]; created: CreatedObject[] }> {
+  let podCliqueSetWritten = false;
+  const failures: Error[] = [];
+  const created: CreatedObject[] = [];
   for (const object of desired.apply) {
-    // The PodCliqueSet and Services are wholly ours (owned by the DGD): force takes back a field
-    // someone else changed by hand, as a controller's apply does.
-    await deps.kube.apply(object, { force: true });
-    deps.log.debug({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, `Applied ${object.kind}`);
+    try {
+      // Only objects this DGD controls are in the decision: force takes back a field someone
+      // changed by hand, as a controller's apply does.
+      const stored = await deps.kube.apply(object, { force: true });
+      const seen = object.kind === PODCLIQUESET_KIND ? observed.children.PodCliqueSet : object.kind === 'Service' ? observed.children.Service : undefined;
+      if (seen !== undefined && !seen.has(object.metadata.name)) {
+        created.push({ ref: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, resourceVersion: stored.metadata.resourceVersion });
+      }
+      if (object.kind === PODCLIQUESET_KIND) {
+        const before = observed.children.PodCliqueSet.get(object.metadata.name)?.['metadata'] as { resourceVersion?: string } | undefined;
+        podCliqueSetWritten = before?.resourceVersion !== stored.metadata.resourceVersion;
+      }
+      deps.log.debug({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name, resourceVersion: stored.metadata.resourceVersion }, `Applied ${object.kind}`);
+    } catch (error) {
+      failures.push(asShellError(error));
+    }
   }
-  await writeStatus(deps, parent, desired.status);
+  return { podCliqueSetWritten, failures, created };
+}
+
+/** An object this pass created (it did not exist when loaded), at the version the create stored. */
+interface CreatedObject {
+  readonly ref: ObjectRef;
+  readonly resourceVersion: string | undefined;
+}
+
+/**
+ * The DGD went away while this pass ran (its status write was answered 404): removes what the
+ * pass itself created, each only at the version it stored (a precondition, so nothing anyone
+ * else wrote is deleted), instead of leaving it to the garbage collector. Best effort, quiet.
+ */
+async function undoCreations(deps: ReconcileDeps, created: readonly CreatedObject[]): Promise<void> {
+  for (const { ref, resourceVersion } of created) {
+    try {
+      await deps.kube.delete(ref, resourceVersion === undefined ? {} : { resourceVersion });
+    } catch (error) {
+      deps.log.debug({ err: error, kind: ref.kind, name: ref.name }, `Left ${ref.kind} to the garbage collector`);
+    }
+  }
+}
+
+/** Writes replica changes through the children's scale subresources, each on its own. */
+async function scaleAll(deps: ReconcileDeps, desired: DgdDesired): Promise<Error[]> {
+  const failures: Error[] = [];
+  for (const intent of desired.scale) {
+    try {
+      await deps.kube.scale({ apiVersion: intent.apiVersion, kind: intent.kind, namespace: intent.namespace, name: intent.name }, intent.replicas);
+      deps.log.info({ kind: intent.kind, namespace: intent.namespace, name: intent.name, component: intent.component, replicas: intent.replicas }, `Scaled ${intent.kind}`);
+    } catch (error) {
+      failures.push(asShellError(error));
+    }
+  }
+  return failures;
+}
+
+/**
+ * Writes the status, then the Events. Out: false when the DGD is gone (the status write was
+ * answered 404), so nothing more is written.
+ */
+async function report(deps: ReconcileDeps, parent: KubeObject, desired: DgdDesired): Promise<boolean> {
+  try {
+    await deps.kube.applyStatus(
+      {
+        apiVersion: DGD_V1BETA1,
+        kind: DGD_KIND,
+        metadata: { name: parent.metadata.name, namespace: parent.metadata.namespace ?? '' },
+        status: Object.fromEntries(Object.entries(desired.status).filter(([, v]) => v !== undefined)),
+      },
+      { force: true },
+    );
+  } catch (error) {
+    if (error instanceof PermanentError && error.reason === 'NotFound') return false;
+    throw error;
+  }
   for (const event of desired.events) {
-    await deps.kube.createEvent({
-      regarding: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: parent.metadata.namespace ?? '', name: parent.metadata.name, ...(parent.metadata.uid === undefined ? {} : { uid: parent.metadata.uid }) },
-      type: event.type,
-      reason: event.reason,
-      note: event.note,
-      action: 'Reconcile',
-      reportingController: REPORTING_CONTROLLER,
-      reportingInstance: deps.instance,
-    });
+    try {
+      await deps.kube.createEvent({
+        name: event.name,
+        regarding: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: parent.metadata.namespace ?? '', name: parent.metadata.name, ...(parent.metadata.uid === undefined ? {} : { uid: parent.metadata.uid }) },
+        type: event.type,
+        reason: event.reason,
+        note: event.note,
+        action: 'Reconcile',
+        reportingController: REPORTING_CONTROLLER,
+        reportingInstance: deps.instance,
+      });
+    } catch (error) {
+      // One Event per transition: another reconcile already recorded this one.
+      if (error instanceof PermanentError && error.reason === 'AlreadyExists') continue;
+      // The status already carries the transition; a lost Event is not worth failing the pass.
+      deps.log.warn({ err: error, reason: event.reason }, 'Failed to create Event');
+    }
   }
+  return true;
 }
 
-async function writeStatus(deps: ReconcileDeps, parent: KubeObject, status: DgdDesired['status']): Promise<void> {
-  await deps.kube.applyStatus(
-    {
-      apiVersion: DGD_V1BETA1,
-      kind: DGD_KIND,
-      metadata: { name: parent.metadata.name, namespace: parent.metadata.namespace ?? '' },
-      status: Object.fromEntries(Object.entries(status).filter(([, v]) => v !== undefined)),
-    },
-    { force: true },
-  );
+/**
+ * Reports a failed write on the DGD (Failed, Ready=False with the API server's message) and
+ * answers: Permanent when that same failure was already on the status before this attempt
+ * (it persists: left to the resync, so retries stay bounded); else Transient when any failure
+ * may pass or `retry` is set (the broker retries with bounded backoff), else Permanent.
+ */
+async function reportFailure(deps: ReconcileDeps, observed: DgdObserved, parent: KubeObject, failures: readonly Error[], retry: boolean): Promise<Outcome> {
+  const message = failures.map((f) => f.message).join('; ');
+  const failed = decideDgdFailure(observed, deps.now(), message);
+  if (!(await report(deps, parent, failed))) return goneDuringReconcile(deps);
+  if (isAlreadyReported(observed, message)) {
+    // The same failure was already on the DGD's status before this attempt: it persists (a
+    // full Service IP range, a quota, a webhook denial). The broker stops here; the resync
+    // tries again each period. Retries stay bounded and one stuck DGD cannot storm.
+    deps.log.info({ err: failures[0], failures: failures.length }, 'Left persistent write failure to the resync');
+    return { kind: 'Permanent', reason: REASON_FAILED_TO_RECONCILE, message };
+  }
+  deps.log.warn({ err: failures[0], failures: failures.length }, 'Reported write failure on DynamoGraphDeployment');
+  const transient = failures.find((f) => f instanceof TransientError);
+  if (transient !== undefined || retry) {
+    const cause = failures.length === 1 ? (failures[0] as Error) : new AggregateError(failures, message);
+    return { kind: 'Transient', cause, ...(transient instanceof TransientError && transient.throttled ? { throttled: true } : {}) };
+  }
+  return { kind: 'Permanent', reason: REASON_FAILED_TO_RECONCILE, message };
 }
 
-/** load -> decideDgd -> write. Never branches on the event type: the event only names the DGD. */
+/** True when the DGD's Ready condition already reports this very failure. */
+function isAlreadyReported(observed: DgdObserved, message: string): boolean {
+  const conditions = (observed.parent['status'] as { conditions?: unknown } | undefined)?.conditions;
+  if (!Array.isArray(conditions)) return false;
+  return conditions.some((c: { type?: unknown; reason?: unknown; message?: unknown }) => c.type === 'Ready' && c.reason === REASON_FAILED_TO_RECONCILE && c.message === message);
+}
+
+function goneDuringReconcile(deps: ReconcileDeps): Outcome {
+  deps.log.debug({}, 'DynamoGraphDeployment was deleted during reconcile');
+  return DONE;
+}
+
+/**
+ * load -> decideDgd -> apply -> (decide again if the PodCliqueSet was written) -> scale ->
+ * status -> Events. Never branches on the event type: the event only names the DGD.
+ */
 export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
   const observed = await load(deps, event.key);
   if (observed === undefined) return DONE; // Gone: its children go with it (owner references).
   const parent = observed.parent as KubeObject;
-  if (parent.metadata['deletionTimestamp'] !== undefined) return DONE;
-  const desired = decideDgd(observed, deps.render, deps.now());
-  try {
-    await write(deps, parent, desired);
-  } catch (error) {
-    if (!(error instanceof PermanentError)) throw error;
-    // The API server refused what we rendered (e.g. a Grove schema or admission rule):
-    // report it on the DGD and do not make the broker retry a bad spec.
-    const failed = decideApplyFailure(observed, error.message, deps.now());
-    await write(deps, parent, failed);
-    deps.log.warn({ err: error }, 'Reported apply failure on DynamoGraphDeployment');
-    return { kind: 'Permanent', reason: REASON_FAILED_TO_RECONCILE, message: error.message };
+  if (parent.metadata['deletionTimestamp'] !== undefined) {
+    deps.log.debug({}, 'Skipped DynamoGraphDeployment under deletion');
+    return DONE;
+  }
+  let desired = decideDgd(observed, deps.render, deps.now());
+  const applied = await applyAll(deps, observed, desired);
+  if (applied.failures.length > 0) return reportFailure(deps, observed, parent, applied.failures, false);
+  // "after a write, waits for its cache to observe that configuration" (dgd-reference): the
+  // PodCliqueSet event this write causes resumes scaling.
+  if (applied.podCliqueSetWritten) desired = decideDgd({ ...observed, podCliqueSetWritten: true }, deps.render, deps.now());
+  const scaleFailures = await scaleAll(deps, desired);
+  // "Unexpected API or admission failures use the normal reconciliation retry path and report
+  // Failed with Ready=False while the failure persists" (dgd-reference).
+  if (scaleFailures.length > 0) return reportFailure(deps, observed, parent, scaleFailures, true);
+  if (!(await report(deps, parent, desired))) {
+    await undoCreations(deps, applied.created);
+    return goneDuringReconcile(deps);
   }
   if (desired.permanentFailure !== undefined) return { kind: 'Permanent', ...desired.permanentFailure };
   return DONE;
+}
+
+/**
+ * A child's event: finds the DGD that controls it (directly, or through the Grove PodCliqueSet
+ * that controls a PodClique or PodCliqueScalingGroup) and reconciles that DGD, so a deleted or
+ * hand-edited child is restored now and Grove's progress reaches the DGD's status. The event's
+ * copy is used when it carries one (Resource mode: a deleted child still names its owner);
+ * else the child is read. A child no DGD controls is skipped.
+ */
+export async function handleChild(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
+  const object = event.object ?? (await deps.kube.get(event.key));
+  if (object === undefined) return DONE;
+  let owner = childOwner(object);
+  if (owner?.kind === PODCLIQUESET_KIND) {
+    const pcs = await deps.kube.get({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace: owner.namespace, name: owner.name });
+    owner = pcs === undefined ? undefined : childOwner(pcs);
+  }
+  if (owner?.kind !== DGD_KIND) {
+    deps.log.debug({}, 'Skipped object no DynamoGraphDeployment controls');
+    return DONE;
+  }
+  return handle({ ...event, key: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: owner.namespace, name: owner.name }, object: undefined }, deps);
 }
 
 /** Every DGD in the cluster, for the periodic resync. */
@@ -136,4 +317,8 @@ export async function listKeys(deps: ReconcileDeps): Promise<readonly ObjectKey[
   return dgds.map((d) => ({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: d.metadata.namespace ?? '', name: d.metadata.name }));
 }
 
-
+/** Only the shell's two error classes are reported on status; anything else is a bug and is rethrown. */
+function asShellError(error: unknown): Error {
+  if (error instanceof TransientError || error instanceof PermanentError) return error;
+  throw error;
+}

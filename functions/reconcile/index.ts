@@ -11,7 +11,7 @@ import { FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
 import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, type FunctionDefinition, type HandlerDeps } from '../../shared/runtime/index.js';
-import { route as dgdRoute, type ReconcileDeps } from './dgd.js';
+import { childRoutes, route as dgdRoute, type ReconcileDeps } from './dgd.js';
 import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
 import { lpuPipelineRequestRoute, lpxGraphDeploymentRoute } from './lpx.js';
 import { checkLpxStartup } from './lpx-startup.js';
@@ -47,7 +47,7 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
 /** The LPX routes answer nothing and read nothing while lpx.enabled=false (see ./lpx.ts). */
 const reconcile: FunctionDefinition<ReconcileDeps> = {
   name: 'reconcile',
-  routes: [withScalingAdapters(dgdRoute), dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute],
+  routes: [withScalingAdapters(dgdRoute), ...childRoutes, dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute],
   init: (base) => init(base),
 };
 export default reconcile;

@@ -90,6 +90,21 @@ export const LPX_SCHEDULER_NAME = 'lpx-scheduler';
 /** The Kubernetes default scheduler's name, which an LPX role template may still name. */
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
+export const PODCLIQUE_KIND = 'PodClique';
+export const PODCLIQUESCALINGGROUP_KIND = 'PodCliqueScalingGroup';
+/** Grove's label naming the PodCliqueSet a PodClique or PodCliqueScalingGroup belongs to (upstream-notes/grove.md §A.8). */
+export const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
+
+// CONDITION_SCALING_DEFERRED, REASON_SCALING_ALLOWED and MESSAGE_SCALING_ALLOWED (upstream-notes/dgd.md
+// §4.7 step 6) are defined once, in ./lpx.ts, which the LPX child shares.
+/** ScalingDeferred=True while a Coherent update holds back replica changes (upstream-notes/dgd.md §4.7 step 6). */
+export const REASON_COHERENT_UPDATE_IN_PROGRESS = 'CoherentUpdateInProgress';
+export const MESSAGE_COHERENT_UPDATE_IN_PROGRESS = 'Replica changes are deferred until the Grove coherent update completes';
+/** Ready=False reason while ScalingDeferred=True (upstream-notes/dgd.md §2.4). */
+export const REASON_SCALING_DEFERRED = 'scaling_deferred';
+/** Ready=False reason when an object of a rendered name exists and this DGD does not control it (DESIGN.md "Writes": never adopt). */
+export const REASON_OWNERSHIP_CONFLICT = 'OwnershipConflict';
+
 /** DynamoGraphDeploymentScalingAdapter (../shared/crds/dynamo/nvidia.com_dynamographdeploymentscalingadapters.yaml). */
 export const DGDSA_KIND = 'DynamoGraphDeploymentScalingAdapter';
 export const DGDSA_V1BETA1 = 'nvidia.com/v1beta1';

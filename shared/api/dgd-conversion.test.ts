@@ -10,7 +10,17 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { sharedDir } from '../../test/support/paths.js';
 import { ANNOTATION_DGD_SPEC } from './constants.js';
-import { convertDgd, convertDgdFromHub, convertDgdToHub, type DgdConversion } from './dgd-conversion.js';
+import { ComponentSchema, DgdSpecSchema } from './dgd.js';
+import {
+  HUB_ONLY_COMPONENT_FIELDS,
+  MAPPED_COMPONENT_FIELDS,
+  VERBATIM_COMPONENT_FIELDS,
+  VERBATIM_SPEC_FIELDS,
+  convertDgd,
+  convertDgdFromHub,
+  convertDgdToHub,
+  type DgdConversion,
+} from './dgd-conversion.js';
 import { convertDgdV1Alpha1 } from './dgd-v1alpha1.js';
 
 type Obj = Record<string, unknown>;
@@ -88,6 +98,18 @@ const alphaDgd = (): Obj => ({
       },
     },
   },
+});
+
+describe('DGD conversion field coverage (as upstream TestV1Beta1ConversionFieldSetIsAcknowledged)', () => {
+  it('every v1beta1 component field is verbatim, mapped field by field, or carried only in the saved payload', () => {
+    const acknowledged = new Set<string>(['name', ...VERBATIM_COMPONENT_FIELDS, ...MAPPED_COMPONENT_FIELDS, ...HUB_ONLY_COMPONENT_FIELDS]);
+    expect(Object.keys(ComponentSchema.shape).filter((field) => !acknowledged.has(field))).toEqual([]);
+  });
+
+  it('every v1beta1 spec field is verbatim, the component list, or env (v1alpha1 envs)', () => {
+    const acknowledged = new Set<string>(['components', 'env', ...VERBATIM_SPEC_FIELDS]);
+    expect(Object.keys(DgdSpecSchema.shape).filter((field) => !acknowledged.has(field))).toEqual([]);
+  });
 });
 
 describe('DGD conversion keeps edits made in the other version', () => {

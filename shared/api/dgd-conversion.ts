@@ -31,9 +31,17 @@ type Obj = Record<string, unknown>;
 export type DgdConversion = { readonly ok: true; readonly object: Obj } | { readonly ok: false; readonly message: string };
 
 /** Component fields spelled the same in both versions: always taken from the live object. */
-const VERBATIM_COMPONENT_FIELDS = ['replicas', 'minAvailable', 'multinode', 'globalDynamoNamespace', 'modelRef', 'eppConfig', 'frontendSidecar', 'topologyConstraint', 'providerOverride', 'lpx', 'roles'] as const;
+export const VERBATIM_COMPONENT_FIELDS = ['replicas', 'minAvailable', 'multinode', 'globalDynamoNamespace', 'modelRef', 'eppConfig', 'frontendSidecar', 'topologyConstraint', 'providerOverride', 'lpx', 'roles'] as const;
 /** Spec fields spelled the same in both versions. */
-const VERBATIM_SPEC_FIELDS = ['backendFramework', 'labels', 'annotations', 'priorityClassName', 'restart', 'topologyConstraint', 'providerOverride', 'experimental'] as const;
+export const VERBATIM_SPEC_FIELDS = ['backendFramework', 'labels', 'annotations', 'priorityClassName', 'restart', 'topologyConstraint', 'providerOverride', 'experimental'] as const;
+/**
+ * v1beta1 component fields converted field by field ({@link reverseComponent}), and those with no
+ * v1alpha1 home that travel only in the saved payload. With {@link VERBATIM_COMPONENT_FIELDS} and
+ * `name` they cover the whole v1beta1 component (a test holds every schema field to that).
+ */
+export const MAPPED_COMPONENT_FIELDS = ['type', 'podTemplate', 'sharedMemorySize', 'experimental', 'scalingAdapter'] as const;
+export const HUB_ONLY_COMPONENT_FIELDS = ['runtimeVersionOverride', 'compilationCache'] as const;
+
 /** v1alpha1 service fields with no v1beta1 home (dropped by the forward conversion). */
 const ALPHA_ONLY_SERVICE_FIELDS = ['dynamoNamespace', 'autoscaling', 'ingress'] as const;
 /** v1beta1 component types that v1alpha1 spells as `componentType: worker` + `subComponentType`. */

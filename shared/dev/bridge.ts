@@ -21,6 +21,7 @@ import { KubernetesObjectApi, Watch, type KubeConfig, type V1APIResource } from 
 import { CloudEvent, HTTP } from 'cloudevents';
 import type { Logger } from 'pino';
 import { request } from 'undici';
+import { DGDSA_KIND, DGDSA_V1BETA1, DGD_KIND, DGD_V1BETA1, GROVE_API_VERSION, PODCLIQUESCALINGGROUP_KIND, PODCLIQUESET_KIND, PODCLIQUE_KIND } from '../api/index.js';
 import { RESYNC_EVENT_TYPE } from '../runtime/index.js';
 
 export interface WatchedKind {
@@ -59,6 +60,29 @@ export interface EventBridge {
   stop(): Promise<void>;
   /** Resolves when every queued delivery has been answered (or dropped). */
   idle(): Promise<void>;
+}
+
+/**
+ * The reconcile function's Triggers, as infra/reconcile/events.yaml wires them: DGD and DGDSA
+ * events in Reference mode (the function reads the object itself), and the DGD's children's events
+ * (PodCliqueSet, PodClique, PodCliqueScalingGroup, Service) in Resource mode, so a deleted
+ * child still carries the owner references the function maps it to its DGD with.
+ */
+export function reconcileSubscriptions(url: string): BridgeSubscription[] {
+  return [
+    { name: 'reconcile', url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' },
+    {
+      name: 'reconcile-children',
+      url,
+      kinds: [
+        { apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND },
+        { apiVersion: GROVE_API_VERSION, kind: PODCLIQUE_KIND },
+        { apiVersion: GROVE_API_VERSION, kind: PODCLIQUESCALINGGROUP_KIND },
+        { apiVersion: 'v1', kind: 'Service' },
+      ],
+      mode: 'Resource',
+    },
+  ];
 }
 
 /** HTTP answers a Broker retries (knative.md §2.3 `SelectiveRetry`). */

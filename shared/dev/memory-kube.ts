@@ -5,16 +5,19 @@
  *
  * Semantics kept deliberately simple and stated: `apply` stores the applied object over the
  * stored one (keeping the stored `status`, bumping `resourceVersion` only when something
- * changed); `applyStatus` replaces `status`; `list` filters by namespace and equality label
- * selectors (`a=b,c=d`); `get` of a missing object is undefined (Gone).
+ * changed); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
+ * namespace and equality label selectors (`a=b,c=d`); `get` of a missing object is undefined
+ * (Gone); a status or scale write to a missing object, and a second Event of one name, fail as
+ * the API server answers them (PermanentError `NotFound`, `AlreadyExists`).
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ApplyObject, EventIntent, Kube, KubeObject, ObjectRef } from '../kube/index.js';
+import { PermanentError } from '../runtime/index.js';
 
 /** One recorded write. */
 export type RecordedWrite =
-  | { readonly verb: 'apply' | 'applyStatus' | 'replace'; readonly object: KubeObject; readonly changed: boolean }
+  | { readonly verb: 'apply' | 'applyStatus' | 'replace' | 'scale'; readonly object: KubeObject; readonly changed: boolean }
   | { readonly verb: 'delete'; readonly ref: ObjectRef }
   | { readonly verb: 'createEvent'; readonly event: EventIntent };
 
@@ -42,6 +45,7 @@ export function createMemoryKube(initial: readonly KubeObject[], fieldManager: s
   const store = new Map<string, KubeObject>();
   let version = 1;
   let writes: RecordedWrite[] = [];
+  const eventNames = new Set<string>();
   for (const object of initial) {
     const copy = structuredClone(object);
     copy.metadata.resourceVersion ??= String(version++);
@@ -50,7 +54,7 @@ export function createMemoryKube(initial: readonly KubeObject[], fieldManager: s
     store.set(keyOf({ ...copy, name: copy.metadata.name, namespace: copy.metadata.namespace }), copy);
   }
 
-  function put(key: string, next: KubeObject, verb: 'apply' | 'applyStatus' | 'replace'): KubeObject {
+  function put(key: string, next: KubeObject, verb: 'apply' | 'applyStatus' | 'replace' | 'scale'): KubeObject {
     const before = store.get(key);
     const comparable = (o: KubeObject | undefined) => (o === undefined ? undefined : { ...o, metadata: { ...o.metadata, resourceVersion: undefined, generation: undefined } });
     const changed = !isDeepStrictEqual(comparable(before), comparable(next));
@@ -88,7 +92,7 @@ export function createMemoryKube(initial: readonly KubeObject[], fieldManager: s
     async applyStatus(obj: ApplyObject) {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
       const before = store.get(key);
-      if (before === undefined) throw new Error(`cannot apply status of ${obj.kind} ${obj.metadata.name}: not found`);
+      if (before === undefined) throw new PermanentError(`cannot apply status of ${obj.kind} ${obj.metadata.name}: 404 NotFound`, { reason: 'NotFound' });
       return put(key, { ...structuredClone(before), status: structuredClone(obj['status']) }, 'applyStatus');
     },
     async create(obj: ApplyObject) {
@@ -106,8 +110,21 @@ export function createMemoryKube(initial: readonly KubeObject[], fieldManager: s
       writes.push({ verb: 'delete', ref });
     },
     async createEvent(event) {
+      if (event.name !== undefined) {
+        if (eventNames.has(event.name)) throw new PermanentError(`cannot create Event ${event.name}: 409 AlreadyExists`, { reason: 'AlreadyExists' });
+        eventNames.add(event.name);
+      }
       writes.push({ verb: 'createEvent', event: structuredClone(event) });
       return { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: `${event.regarding.name}.event`, namespace: event.regarding.namespace ?? 'default' } };
+    },
+    async scale(ref, replicas) {
+      const key = keyOf(ref);
+      const before = store.get(key);
+      if (before === undefined) throw new PermanentError(`cannot scale ${ref.kind} ${ref.name}: 404 NotFound`, { reason: 'NotFound' });
+      const next = structuredClone(before);
+      next['spec'] = { ...(next['spec'] as Record<string, unknown>), replicas };
+      const stored = put(key, next, 'scale');
+      return { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: ref.name, namespace: ref.namespace ?? '' }, spec: { replicas }, status: { replicas: ((stored['status'] as { replicas?: number } | undefined)?.replicas ?? 0) } };
     },
     takeWrites() {
       const taken = writes;

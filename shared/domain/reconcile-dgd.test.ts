@@ -1,39 +1,82 @@
 import { describe, expect, it } from 'vitest';
-import type { PodClique, PodCliqueScalingGroup } from '../api/index.js';
+import type { PodClique, PodCliqueScalingGroup, PodCliqueSet } from '../api/index.js';
 import { aComponent, aDgd, deepFreeze } from '../../test/support/builders.js';
-import { decideApplyFailure, decideDgd, type DgdObserved } from './reconcile-dgd.js';
-import { DEFAULT_RENDER_CONFIG } from './render.js';
+import { decideScalingGate, keepSeededReplicas } from './grove-scaling.js';
+import { childOwner } from './ownership.js';
+import { decideDgd, decideDgdFailure, readyEventName, type DgdObserved } from './reconcile-dgd.js';
+import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderedObject } from './render.js';
 
 const NOW = new Date('2026-11-29T12:00:00Z');
 const LATER = new Date('2026-11-29T12:05:00Z');
+const UID = '0b6c1e5e-1111-2222-3333-444455556666';
+const OURS = [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'my-graph', uid: UID, controller: true, blockOwnerDeletion: true }];
 
-function observed(parent: unknown, cliques: PodClique[] = [], groups: PodCliqueScalingGroup[] = []): DgdObserved {
+interface World {
+  readonly pcs?: Record<string, unknown>;
+  readonly services?: Record<string, unknown>[];
+  readonly cliques?: PodClique[];
+  readonly groups?: PodCliqueScalingGroup[];
+  readonly written?: boolean;
+}
+
+function observed(parent: unknown, world: World = {}): DgdObserved {
+  const pcs = world.pcs;
   return deepFreeze({
     parent: parent as Record<string, unknown>,
     children: {
-      PodClique: new Map(cliques.map((c) => [c.metadata.name ?? '', c])),
-      PodCliqueScalingGroup: new Map(groups.map((g) => [g.metadata.name ?? '', g])),
+      PodCliqueSet: new Map(pcs === undefined ? [] : [[(pcs['metadata'] as { name: string }).name, pcs]]),
+      Service: new Map((world.services ?? []).map((s) => [(s['metadata'] as { name: string }).name, s])),
+      PodClique: new Map((world.cliques ?? []).map((c) => [c.metadata.name ?? '', c])),
+      PodCliqueScalingGroup: new Map((world.groups ?? []).map((g) => [g.metadata.name ?? '', g])),
     },
+    ...(world.written === undefined ? {} : { podCliqueSetWritten: world.written }),
   });
 }
 
-function aReadyClique(name: string, replicas: number): PodClique {
+function aClique(name: string, replicas: number, status: Partial<NonNullable<PodClique['status']>> = {}): PodClique {
   return {
     apiVersion: 'grove.io/v1alpha1',
     kind: 'PodClique',
     metadata: { name, generation: 2 },
     spec: { roleName: name, replicas, podSpec: {} },
-    status: { observedGeneration: 2, replicas, updatedReplicas: replicas, readyReplicas: replicas },
+    status: { observedGeneration: 2, replicas, updatedReplicas: replicas, readyReplicas: replicas, ...status },
+  };
+}
+
+/** The PodCliqueSet the DGD renders, stored as Grove would leave it: generation, strategy, status. */
+function aStoredPcs(dgd: unknown, options: { generation?: number; observedGeneration?: number; strategy?: string; progress?: { updateStartedAt: string; updateEndedAt?: string } } = {}): Record<string, unknown> {
+  const rendered = renderDgd(dgd as Parameters<typeof renderDgd>[0]);
+  if (!rendered.ok) throw new Error('fixture does not render');
+  const pcs = structuredClone(rendered.objects[0]) as RenderedObject & { spec: Record<string, unknown> };
+  if (options.strategy !== undefined) pcs.spec['updateStrategy'] = { type: options.strategy };
+  return {
+    ...pcs,
+    metadata: { ...pcs.metadata, generation: options.generation ?? 2, resourceVersion: '10' },
+    status: {
+      ...(options.observedGeneration === undefined ? {} : { observedGeneration: options.observedGeneration }),
+      ...(options.progress === undefined ? {} : { updateProgress: options.progress }),
+    },
   };
 }
 
 const dgd = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 3 } };
+const withWorkers = (replicas: number, annotations?: Record<string, string>) => ({
+  ...dgd,
+  metadata: { ...dgd.metadata, ...(annotations === undefined ? {} : { annotations }) },
+  spec: { ...dgd.spec, components: [aComponent('frontend', 'frontend'), aComponent('worker', 'worker', { replicas })] },
+});
+const readyChildren = [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 2)];
+const COHERENT = { 'nvidia.com/grove-update-strategy': 'Coherent' };
+const ROLLING = { 'nvidia.com/grove-update-strategy': 'RollingRecreate' };
+const ACTIVE = { updateStartedAt: '2026-11-29T11:59:00Z' };
+const ENDED = { updateStartedAt: '2026-11-29T11:58:00Z', updateEndedAt: '2026-11-29T11:59:00Z' };
 
 describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
   it('applies the rendered PodCliqueSet and Services and reports Ready=False "<component>: resource not found" before Grove creates the children', () => {
     const desired = decideDgd(observed(dgd), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.apply.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['PodCliqueSet/my-graph', 'Service/my-graph-frontend', 'Service/my-graph-worker']);
-    expect(desired.status).toMatchObject({
+    expect(desired.scale).toEqual([]);
+    expect(desired.status).toEqual({
       observedGeneration: 3,
       state: 'pending',
       conditions: [
@@ -45,17 +88,25 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
           lastTransitionTime: NOW.toISOString(),
           observedGeneration: 3,
         },
+        { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 },
       ],
+      components: {
+        frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 0, updatedReplicas: 0 },
+        worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 0, updatedReplicas: 0 },
+      },
     });
-    expect(desired.events).toEqual([{ type: 'Normal', reason: 'some_resources_are_not_ready', note: 'frontend: resource not found; worker: resource not found' }]);
+    expect(desired.events).toEqual([{ name: readyEventName(dgd, undefined, { status: 'False', reason: 'some_resources_are_not_ready', message: '' }), type: 'Normal', reason: 'some_resources_are_not_ready', note: 'frontend: resource not found; worker: resource not found' }]);
     expect(desired.permanentFailure).toBeUndefined();
   });
 
-  it('reports Ready=True, state successful, when every PodClique has replicas = updated = ready = desired', () => {
-    const desired = decideDgd(observed(dgd, [aReadyClique('my-graph-0-frontend', 1), aReadyClique('my-graph-0-worker', 1)]), DEFAULT_RENDER_CONFIG, NOW);
+  it('reports Ready=True, state successful, and status.components when every PodClique has replicas = updated = ready = desired', () => {
+    const desired = decideDgd(observed(dgd, { pcs: aStoredPcs(dgd, { observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 1)] }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.status.state).toBe('successful');
     expect(desired.status.conditions[0]).toMatchObject({ status: 'True', reason: 'all_resources_are_ready' });
-    expect(desired.status.components?.['worker']).toEqual({ componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 1, updatedReplicas: 1, readyReplicas: 1 });
+    expect(desired.status.components).toEqual({
+      frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 1, updatedReplicas: 1, readyReplicas: 1 },
+      worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 1, updatedReplicas: 1, readyReplicas: 1 },
+    });
   });
 
   it('judges a scaling-group component by its available replicas', () => {
@@ -67,8 +118,23 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
       spec: { replicas: 2, cliqueNames: ['decode-ldr', 'decode-wkr'] },
       status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 1 },
     };
-    const desired = decideDgd(observed(multinode, [], [group]), DEFAULT_RENDER_CONFIG, NOW);
+    const desired = decideDgd(observed(multinode, { groups: [group] }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.status.conditions[0]?.message).toBe('decode: pods_not_ready');
+  });
+
+  it('is not fooled by old pods during a rollout: children that look ready are "updating" while Grove has not acknowledged the PodCliqueSet generation', () => {
+    const world = { pcs: aStoredPcs(dgd, { generation: 3, observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 1)] };
+    const desired = decideDgd(observed(dgd, world), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.status.state).toBe('pending');
+    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: updating; worker: updating' });
+  });
+
+  it('is not fooled by old pods while a rollout is active (updateProgress without updateEndedAt), nor right after its own PodCliqueSet write', () => {
+    const cliques = [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 1)];
+    const active = decideDgd(observed(dgd, { pcs: aStoredPcs(dgd, { observedGeneration: 2, progress: ACTIVE }), cliques }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(active.status.conditions[0]?.message).toBe('frontend: updating; worker: updating');
+    const written = decideDgd(observed(dgd, { pcs: aStoredPcs(dgd, { observedGeneration: 2 }), cliques, written: true }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(written.status.conditions[0]?.message).toBe('frontend: updating; worker: updating');
   });
 
   it('writes nothing new when deciding again after its own status was stored (same lastTransitionTime, no event)', () => {
@@ -80,12 +146,14 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
     expect(second.apply).toEqual(first.apply);
   });
 
-  it('reports an invalid spec as Ready=False InvalidSpec with every field error, applies nothing and marks the failure permanent', () => {
-    const bad = { ...dgd, spec: { ...dgd.spec, components: [{ name: 'worker', type: 'worker', replicas: -1 }] } };
+  it('reports an invalid spec as Ready=False InvalidSpec with every field error, applies nothing, keeps observedGeneration and marks the failure permanent', () => {
+    const bad = { ...dgd, spec: { ...dgd.spec, components: [{ name: 'worker', type: 'worker', replicas: -1 }] }, status: { observedGeneration: 2 } };
     const desired = decideDgd(observed(bad), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.apply).toEqual([]);
+    expect(desired.scale).toEqual([]);
     expect(desired.status.state).toBe('failed');
-    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    expect(desired.status.observedGeneration).toBe(2);
+    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'InvalidSpec', observedGeneration: 3 });
     expect(desired.status.conditions[0]?.message).toBe('spec.components[0].replicas: Invalid value: -1: must be greater than or equal to 0');
     expect(desired.permanentFailure).toEqual({ reason: 'InvalidSpec', message: desired.status.conditions[0]?.message });
   });
@@ -94,12 +162,221 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
     const lpx = { ...dgd, spec: { ...dgd.spec, components: [...dgd.spec.components, aComponent('lpu', 'lpx', { replicas: undefined, lpx: { buildId: 'b' } })] } };
     const desired = decideDgd(observed(lpx), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.apply).toEqual([]);
+    expect(desired.scale).toEqual([]);
     expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'LPXDisabled' });
   });
+});
 
-  it('reports an apply rejection as failed_to_reconcile_resources, permanent', () => {
-    const desired = decideApplyFailure(observed(dgd), 'PodCliqueSet.grove.io "my-graph" is invalid', NOW);
-    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'failed_to_reconcile_resources', message: 'cannot apply rendered resources: PodCliqueSet.grove.io "my-graph" is invalid' });
-    expect(desired.permanentFailure?.reason).toBe('failed_to_reconcile_resources');
+describe('scaling through Grove scale subresources (grove.md §A.6 "Template replicas only seed a PCLQ or PCSG at creation")', () => {
+  it('a replica edit becomes a scale write on the PodClique and leaves the PodCliqueSet template (and its replicas seed) unchanged', () => {
+    const before = withWorkers(2, ROLLING);
+    const pcs = aStoredPcs(before, { observedGeneration: 2 });
+    const after = withWorkers(5, ROLLING);
+    const desired = decideDgd(observed(after, { pcs, cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.scale).toEqual([{ apiVersion: 'grove.io/v1alpha1', kind: 'PodClique', namespace: 'inference', name: 'my-graph-0-worker', component: 'worker', replicas: 5 }]);
+    const appliedPcs = desired.apply.find((o) => o.kind === 'PodCliqueSet');
+    expect(appliedPcs?.['spec']).toEqual(pcs['spec']);
+  });
+
+  it('a multinode replica edit scales the PodCliqueScalingGroup, keeping the scaling group seed and the per-replica node counts', () => {
+    const decode = (replicas: number) => ({ ...dgd, spec: { ...dgd.spec, components: [aComponent('decode', 'decode', { replicas, multinode: { nodeCount: 3 } })] } });
+    const pcs = aStoredPcs(decode(1), { observedGeneration: 2 });
+    const group: PodCliqueScalingGroup = {
+      apiVersion: 'grove.io/v1alpha1',
+      kind: 'PodCliqueScalingGroup',
+      metadata: { name: 'my-graph-0-decode', generation: 1 },
+      spec: { replicas: 1, cliqueNames: ['decode-ldr', 'decode-wkr'] },
+      status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+    };
+    const desired = decideDgd(observed(decode(4), { pcs, groups: [group] }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.scale).toEqual([{ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueScalingGroup', namespace: 'inference', name: 'my-graph-0-decode', component: 'decode', replicas: 4 }]);
+    expect(desired.apply.find((o) => o.kind === 'PodCliqueSet')?.['spec']).toEqual(pcs['spec']);
+  });
+
+  it('a component without replicas is left to whoever scales it ("nil replicas are skipped", upstream dgd_grove_scaler.go)', () => {
+    const external = { ...dgd, spec: { ...dgd.spec, components: [aComponent('frontend', 'frontend'), aComponent('worker', 'worker', { replicas: undefined })] } };
+    const desired = decideDgd(observed(external, { pcs: aStoredPcs(external, { observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 7)] }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.scale).toEqual([]);
+    expect(desired.status.conditions[0]).toMatchObject({ status: 'True' });
+  });
+
+  it('keepSeededReplicas keeps observed clique and scaling-group replicas and nothing else', () => {
+    const rendered = renderDgd(withWorkers(9));
+    if (!rendered.ok) throw new Error('fixture does not render');
+    const pcs = rendered.objects[0] as RenderedObject;
+    const observedPcs = aStoredPcs(withWorkers(2)) as unknown as PodCliqueSet;
+    const kept = keepSeededReplicas(pcs, observedPcs) as unknown as { spec: { template: { cliques: { name: string; spec: { replicas: number } }[] } } };
+    expect(kept.spec.template.cliques.map((c) => [c.name, c.spec.replicas])).toEqual([
+      ['frontend', 1],
+      ['worker', 2],
+    ]);
+    expect(keepSeededReplicas(pcs, undefined)).toBe(pcs);
+  });
+});
+
+/**
+ * The Coherent gate as a table of observed PodCliqueSet states. Rows are upstream's
+ * `TestGroveScalingBlocked` (deploy/operator/internal/dynamo; PCS generation 2), plus the
+ * "after a write, waits for its cache to observe that configuration" row.
+ */
+describe('decideScalingGate: "For Coherent, it also waits until Grove acknowledges the current configuration (status.observedGeneration matches metadata.generation) and any active rollout completes" (dgd-reference)', () => {
+  const pcs = (strategy: string | undefined, observedGeneration: number | undefined, progress: 'none' | 'active' | 'ended'): PodCliqueSet =>
+    ({
+      apiVersion: 'grove.io/v1alpha1',
+      kind: 'PodCliqueSet',
+      metadata: { name: 'g', generation: 2 },
+      spec: { replicas: 1, ...(strategy === undefined ? {} : { updateStrategy: { type: strategy } }), template: { cliques: [] } },
+      status: {
+        ...(observedGeneration === undefined ? {} : { observedGeneration }),
+        ...(progress === 'none' ? {} : { updateProgress: progress === 'active' ? ACTIVE : ENDED }),
+      },
+    }) as PodCliqueSet;
+  const rows: { name: string; reason: string; input: { pcs: PodCliqueSet | undefined; written: boolean }; want: ReturnType<typeof decideScalingGate> }[] = [
+    { name: 'before creation', reason: 'a missing PCS has no active update', input: { pcs: undefined, written: false }, want: { blocked: false } },
+    { name: 'initial configuration without observed generation', reason: 'RollingRecreate never waits on observedGeneration', input: { pcs: pcs(undefined, undefined, 'none'), written: false }, want: { blocked: false } },
+    { name: 'initial coherent configuration without observed generation', reason: 'Missing progress does not acknowledge a new configuration', input: { pcs: pcs('Coherent', undefined, 'none'), written: false }, want: { blocked: true, reason: 'CoherentUpdateInProgress' } },
+    { name: 'coherent configuration before an update starts', reason: 'progress from an older generation acknowledges nothing', input: { pcs: pcs('Coherent', 1, 'none'), written: false }, want: { blocked: true, reason: 'CoherentUpdateInProgress' } },
+    { name: 'acknowledged coherent configuration without a rollout', reason: 'observedGeneration matches metadata.generation', input: { pcs: pcs('Coherent', 2, 'none'), written: false }, want: { blocked: false } },
+    { name: 'active coherent update with lagging observed generation', reason: 'Grove rejects replica changes throughout an active Coherent rollout', input: { pcs: pcs('Coherent', 1, 'active'), written: false }, want: { blocked: true, reason: 'CoherentUpdateInProgress' } },
+    { name: 'active coherent update without observed generation', reason: 'Grove rejects replica changes throughout an active Coherent rollout', input: { pcs: pcs('Coherent', undefined, 'active'), written: false }, want: { blocked: true, reason: 'CoherentUpdateInProgress' } },
+    { name: 'active coherent update after generation acknowledgement', reason: 'and any active rollout completes', input: { pcs: pcs('Coherent', 2, 'active'), written: false }, want: { blocked: true, reason: 'CoherentUpdateInProgress' } },
+    { name: 'completed coherent update with lagging observed generation', reason: 'completed progress from an older generation does not acknowledge a new configuration', input: { pcs: pcs('Coherent', 1, 'ended'), written: false }, want: { blocked: true, reason: 'CoherentUpdateInProgress' } },
+    { name: 'completed acknowledged coherent update', reason: 'acknowledged and no active rollout', input: { pcs: pcs('Coherent', 2, 'ended'), written: false }, want: { blocked: false } },
+    { name: 'active rolling recreate with lagging observed generation', reason: 'RollingRecreate rollouts do not block replica changes once the configuration is observed, even if Grove’s observed generation lags', input: { pcs: pcs('RollingRecreate', 1, 'active'), written: false }, want: { blocked: false } },
+    { name: 'on delete with lagging observed generation', reason: 'only Coherent waits for acknowledgement', input: { pcs: pcs('OnDelete', 1, 'ended'), written: false }, want: { blocked: false } },
+    { name: 'implicit rolling recreate with lagging observed generation', reason: 'no strategy is Grove’s default, RollingRecreate', input: { pcs: pcs(undefined, 1, 'active'), written: false }, want: { blocked: false } },
+    { name: 'written in this pass, RollingRecreate', reason: 'after a write, waits for its cache to observe that configuration', input: { pcs: pcs('RollingRecreate', 2, 'ended'), written: true }, want: { blocked: true, reason: 'PodCliqueSetWritePending' } },
+    { name: 'created in this pass', reason: 'after a write, waits for its cache to observe that configuration', input: { pcs: undefined, written: true }, want: { blocked: true, reason: 'PodCliqueSetWritePending' } },
+  ];
+  it.each(rows)('$name ($reason)', ({ input, want }) => {
+    expect(decideScalingGate(input.pcs === undefined ? undefined : deepFreeze(input.pcs), input.written)).toEqual(want);
+  });
+});
+
+describe('ScalingDeferred: "During this wait the operator continues observing workload readiness and component status and reports ScalingDeferred when a replica change is pending" (dgd-reference)', () => {
+  it('under an active Coherent rollout a pending replica change is not written; ScalingDeferred=True CoherentUpdateInProgress, Ready=False scaling_deferred, state pending, components still reported', () => {
+    const after = withWorkers(5, COHERENT);
+    const desired = decideDgd(observed(after, { pcs: aStoredPcs(after, { generation: 3, observedGeneration: 3, strategy: 'Coherent', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.scale).toEqual([]);
+    expect(desired.status.state).toBe('pending');
+    expect(desired.status.conditions).toEqual([
+      { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'frontend: updating; worker: pods_not_ready', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 },
+      { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 },
+    ]);
+    expect(desired.status.components?.['worker']).toEqual({ componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 2, updatedReplicas: 2, readyReplicas: 2 });
+  });
+
+  it('when the rollout completes and Grove acknowledged the generation, the scale write goes out and ScalingDeferred turns False ScalingAllowed', () => {
+    const after = withWorkers(5, COHERENT);
+    const deferredBefore = { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: NOW.toISOString() };
+    const stored = { ...after, status: { conditions: [deferredBefore] } };
+    const desired = decideDgd(observed(stored, { pcs: aStoredPcs(after, { generation: 3, observedGeneration: 3, strategy: 'Coherent', progress: ENDED }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, LATER);
+    expect(desired.scale.map((s) => [s.name, s.replicas])).toEqual([['my-graph-0-worker', 5]]);
+    expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: LATER.toISOString(), observedGeneration: 3 });
+  });
+
+  it('without a pending replica change an active Coherent rollout defers nothing: ScalingDeferred=False ScalingAllowed', () => {
+    const same = withWorkers(2, COHERENT);
+    const desired = decideDgd(observed(same, { pcs: aStoredPcs(same, { generation: 3, observedGeneration: 3, strategy: 'Coherent', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.scale).toEqual([]);
+    expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 });
+    expect(desired.status.conditions[0]).toMatchObject({ reason: 'some_resources_are_not_ready' });
+  });
+
+  it('RollingRecreate scales during its own rollout with a lagging observed generation', () => {
+    const after = withWorkers(5, ROLLING);
+    const desired = decideDgd(observed(after, { pcs: aStoredPcs(after, { generation: 3, observedGeneration: 2, strategy: 'RollingRecreate', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.scale.map((s) => [s.name, s.replicas])).toEqual([['my-graph-0-worker', 5]]);
+    expect(desired.status.conditions[1]).toMatchObject({ type: 'ScalingDeferred', status: 'False' });
+  });
+
+  it('right after its own PodCliqueSet write nothing is scaled and nothing is reported deferred (the PodCliqueSet event resumes scaling)', () => {
+    const after = withWorkers(5, COHERENT);
+    const desired = decideDgd(observed(after, { pcs: aStoredPcs(after, { generation: 3, observedGeneration: 3, strategy: 'Coherent' }), cliques: readyChildren, written: true }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.scale).toEqual([]);
+    expect(desired.status.conditions[1]).toMatchObject({ type: 'ScalingDeferred', status: 'False' });
+  });
+});
+
+describe('ownership: "a Service or PodCliqueSet of the same name that is not controlled by this DGD is left untouched, and the DGD reports Ready=False with a reason and a message naming the conflicting object" (issue 7 part 5)', () => {
+  const handMadeService = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'my-graph-frontend', namespace: 'inference', uid: 'hand' }, spec: { ports: [{ port: 80 }] } };
+  const foreignPcs = { apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', metadata: { name: 'my-graph', namespace: 'inference', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'other', uid: 'x', controller: true }] }, spec: {} };
+
+  it('leaves out every conflicting object, applies the rest, scales nothing, reports OwnershipConflict naming each object, permanently', () => {
+    const desired = decideDgd(observed(withWorkers(5), { pcs: foreignPcs, services: [handMadeService], cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.apply.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Service/my-graph-worker']);
+    expect(desired.scale).toEqual([]);
+    const message =
+      'PodCliqueSet inference/my-graph exists and is not controlled by this DynamoGraphDeployment (controller: Deployment other); it is left untouched; ' +
+      'Service inference/my-graph-frontend exists and is not controlled by this DynamoGraphDeployment (controller: none); it is left untouched';
+    expect(desired.status).toEqual({
+      observedGeneration: undefined,
+      state: 'failed',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'OwnershipConflict', message, lastTransitionTime: NOW.toISOString(), observedGeneration: 3 }],
+    });
+    expect(desired.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'OwnershipConflict']]);
+    expect(desired.permanentFailure).toEqual({ reason: 'OwnershipConflict', message });
+  });
+
+  it('an object this DGD controls (owner reference with controller: true and its uid) is applied as usual', () => {
+    const ours = { ...handMadeService, metadata: { ...handMadeService.metadata, ownerReferences: OURS } };
+    const desired = decideDgd(observed(dgd, { services: [ours] }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.apply.map((o) => o.metadata.name)).toEqual(['my-graph', 'my-graph-frontend', 'my-graph-worker']);
+    expect(desired.permanentFailure).toBeUndefined();
+  });
+
+  it('an object owned by another DGD of the same name (a different uid) is a conflict', () => {
+    const otherUid = { ...handMadeService, metadata: { ...handMadeService.metadata, ownerReferences: [{ ...OURS[0], uid: 'previous-incarnation' }] } };
+    const desired = decideDgd(observed(dgd, { services: [otherUid] }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.status.conditions[0]).toMatchObject({ reason: 'OwnershipConflict', message: expect.stringContaining('(controller: DynamoGraphDeployment my-graph)') });
+  });
+});
+
+describe('failures and Events', () => {
+  it('decideDgdFailure: "report Failed with Ready=False while the failure persists" with the API server\'s message, components kept, observedGeneration not advanced (dgd-reference; upstream-notes/dgd.md §4.7 step 6)', () => {
+    const stored = { ...dgd, status: { observedGeneration: 2 } };
+    const message = 'cannot apply Service inference/my-graph-worker: 500 InternalError: Internal error occurred: failed to allocate a serviceIP: range is full';
+    const desired = decideDgdFailure(observed(stored, { cliques: readyChildren }), NOW, message);
+    expect(desired.apply).toEqual([]);
+    expect(desired.scale).toEqual([]);
+    expect(desired.status.state).toBe('failed');
+    expect(desired.status.observedGeneration).toBe(2);
+    expect(desired.status.conditions).toEqual([{ type: 'Ready', status: 'False', reason: 'failed_to_reconcile_resources', message, lastTransitionTime: NOW.toISOString(), observedGeneration: 3 }]);
+    expect(desired.status.components?.['worker']).toMatchObject({ replicas: 2, readyReplicas: 2 });
+    expect(desired.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'failed_to_reconcile_resources']]);
+  });
+
+  it('one Ready transition gives one Event: deciding it twice gives the same Event name; a message-only change gives none', () => {
+    const first = decideDgd(observed(dgd), DEFAULT_RENDER_CONFIG, NOW);
+    const again = decideDgd(observed(dgd), DEFAULT_RENDER_CONFIG, LATER);
+    expect(again.events.map((e) => e.name)).toEqual(first.events.map((e) => e.name));
+    const stored = { ...dgd, status: first.status };
+    const progressed = decideDgd(observed(stored, { cliques: [aClique('my-graph-0-frontend', 1)] }), DEFAULT_RENDER_CONFIG, LATER);
+    expect(progressed.status.conditions[0]?.message).toBe('worker: resource not found');
+    expect(progressed.events).toEqual([]);
+    const ready = decideDgd(observed(stored, { pcs: aStoredPcs(dgd, { observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 1)] }), DEFAULT_RENDER_CONFIG, LATER);
+    expect(ready.events).toHaveLength(1);
+    expect(ready.events[0]?.name).not.toBe(first.events[0]?.name);
+    expect(ready.events[0]?.name).toMatch(/^my-graph\.[0-9a-f]{16}$/);
+  });
+});
+
+describe('childOwner: a child event reaches the DGD that controls it', () => {
+  const rows: { name: string; reason: string; input: Record<string, unknown>; want: ReturnType<typeof childOwner> }[] = [
+    { name: 'a PodCliqueSet or Service controlled by a DGD', reason: 'controller owner reference of kind DynamoGraphDeployment, group nvidia.com', input: { metadata: { name: 'my-graph', namespace: 'ns', ownerReferences: OURS } }, want: { kind: 'DynamoGraphDeployment', apiVersion: 'nvidia.com/v1beta1', namespace: 'ns', name: 'my-graph' } },
+    { name: 'a PodClique controlled by a PodCliqueSet', reason: 'Grove makes the PodCliqueSet the controller of its PodCliques; the shell follows it', input: { metadata: { name: 'my-graph-0-worker', namespace: 'ns', ownerReferences: [{ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', name: 'my-graph', uid: 'p', controller: true }] } }, want: { kind: 'PodCliqueSet', namespace: 'ns', name: 'my-graph' } },
+    { name: 'a hand-made object', reason: 'no controller: never adopted, triggers nothing', input: { metadata: { name: 'my-graph-frontend', namespace: 'ns' } }, want: undefined },
+    { name: 'a non-controller DGD owner reference', reason: 'only controller: true counts', input: { metadata: { name: 'x', namespace: 'ns', ownerReferences: [{ ...OURS[0], controller: false }] } }, want: undefined },
+    { name: 'a DynamoGraphDeployment of another group', reason: 'kind and group must both match', input: { metadata: { name: 'x', namespace: 'ns', ownerReferences: [{ ...OURS[0], apiVersion: 'example.com/v1' }] } }, want: undefined },
+  ];
+  it.each(rows)('$name ($reason)', ({ input, want }) => {
+    expect(childOwner(deepFreeze(input))).toEqual(want);
+  });
+});
+
+describe('decision checks (STYLE.md §16)', () => {
+  const inputs = [observed(dgd), observed(withWorkers(5, COHERENT), { pcs: aStoredPcs(withWorkers(5, COHERENT), { strategy: 'Coherent', observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren })];
+  it.each(inputs.map((input, index) => ({ name: `input ${index}`, input })))('$name: the same input gives the same output, and a frozen input does not throw', ({ input }) => {
+    expect(decideDgd(input, DEFAULT_RENDER_CONFIG, NOW)).toEqual(decideDgd(input, DEFAULT_RENDER_CONFIG, NOW));
   });
 });

@@ -1,17 +1,27 @@
 /**
- * The DGD reconcile decision: given the DGD as stored and the Grove children observed now,
- * what to apply, what status to report and which Events to emit. No I/O.
+ * The DGD reconcile decision: given the DGD as stored and the children observed now, what to
+ * apply, which Grove children to scale, what status to report and which Events to emit. No I/O.
  *
- * Source: ../shared/reference/dgd-reference.txt (LPX disabled status); upstream-notes/dgd.md
- * §4.7 (readiness table, reasons, `Ready` condition, state); STYLE.md §4-§9.
+ * Source: ../shared/reference/dgd-reference.txt ("Coherent capacity and disruption", LPX
+ * disabled status, Status); upstream-notes/dgd.md §2.4 (status fields, reasons), §4.7
+ * (reconcile sequence, readiness table, ScalingDeferred, observedGeneration); DESIGN.md
+ * "Writes" (never adopt); STYLE.md §4-§9.
  * @module
  */
 import {
   CONDITION_READY,
+  CONDITION_SCALING_DEFERRED,
+  MESSAGE_COHERENT_UPDATE_IN_PROGRESS,
+  MESSAGE_SCALING_ALLOWED,
+  PODCLIQUESET_KIND,
   REASON_ALL_RESOURCES_READY,
+  REASON_COHERENT_UPDATE_IN_PROGRESS,
   REASON_INVALID_SPEC,
   REASON_LPX_DISABLED,
+  REASON_OWNERSHIP_CONFLICT,
   REASON_RESOURCES_NOT_READY,
+  REASON_SCALING_ALLOWED,
+  REASON_SCALING_DEFERRED,
   formatIssues,
   parseDgd,
   type Condition,
@@ -19,163 +29,293 @@ import {
   type FieldIssue,
   type PodClique,
   type PodCliqueScalingGroup,
+  type PodCliqueSet,
 } from '../api/index.js';
-import { componentBaseName, podCliqueSetName, usesScalingGroup } from './names.js';
+import { componentChild, decideScalingGate, isGenerationAcknowledged, isRolloutActive, keepSeededReplicas, pendingScaleIntents, readPodCliqueSet, type ScaleIntent } from './grove-scaling.js';
+import { fnv32a, podCliqueSetName, usesScalingGroup } from './names.js';
+import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParent, type OwnedObject } from './ownership.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
 import { combineReadiness } from './lpx/readiness.js';
 import { decideDgdLpx } from './lpx/dgd-part.js';
 
-/** What the reconcile function observed: the DGD as stored and its Grove children by name. */
+/** An object as read from the API server (unparsed). */
+export type ObservedObject = Readonly<Record<string, unknown>>;
+
+/** What the reconcile function observed: the DGD as stored and its children by name. */
 export interface DgdObserved {
   /** The DGD object as read from the API server (unparsed). */
-  readonly parent: Readonly<Record<string, unknown>>;
+  readonly parent: ObservedObject;
   readonly children: {
+    /** The object of the rendered PodCliqueSet name, whoever controls it. */
+    readonly PodCliqueSet: ReadonlyMap<string, ObservedObject>;
+    /** The objects of the rendered Service names, whoever controls them. */
+    readonly Service: ReadonlyMap<string, ObservedObject>;
+    /** Grove's PodCliques of that PodCliqueSet (label `app.kubernetes.io/part-of`). */
     readonly PodClique: ReadonlyMap<string, PodClique>;
     readonly PodCliqueScalingGroup: ReadonlyMap<string, PodCliqueScalingGroup>;
     /** The DGD's LPXGraphDeployment as stored, when LPX is enabled and it exists (issue 11). */
-    readonly LPXGraphDeployment?: Readonly<Record<string, unknown>> | undefined;
+    readonly LPXGraphDeployment?: ObservedObject | undefined;
   };
+  /**
+   * True when this pass's apply changed the PodCliqueSet, so `children.PodCliqueSet` shows the
+   * configuration before that write: scaling waits for the write to be observed.
+   */
+  readonly podCliqueSetWritten?: boolean;
 }
 
 /** An Event about the DGD (the shell fills in the reporting fields). */
 export interface DgdEventIntent {
+  /**
+   * Deterministic per Ready transition (`<dgd>.<16 hex>` of the DGD uid, the condition before
+   * and the condition after), so two reconciles deciding the same transition create one Event:
+   * the second create is answered AlreadyExists.
+   */
+  readonly name: string;
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;
   readonly note: string;
 }
 
 export interface DgdStatusIntent {
+  /** The generation last reconciled without error (upstream: advances only after an error-free run). */
   readonly observedGeneration: number | undefined;
   readonly state: 'initializing' | 'pending' | 'successful' | 'failed';
+  /** `Ready`, then `ScalingDeferred` when it is reported. */
   readonly conditions: Condition[];
   readonly components?: Record<string, Record<string, unknown>>;
 }
 
 export interface DgdDesired {
-  /** Objects to server-side apply, sorted by kind then name. */
+  /** Objects to server-side apply, sorted by kind then name (never one we do not control). */
   readonly apply: readonly RenderedObject[];
+  /** Scale-subresource writes, after the applies (empty while scaling is gated). */
+  readonly scale: readonly ScaleIntent[];
   readonly status: DgdStatusIntent;
   readonly events: readonly DgdEventIntent[];
-  /** Set when the spec itself is invalid: report on status, do not retry. */
+  /** Set when the failure is permanent (invalid spec, ownership conflict): report on status, do not retry. */
   readonly permanentFailure?: { readonly reason: string; readonly message: string };
 }
 
+/** Ready=False reason when the API server refuses a write (upstream-notes/dgd.md §2.4 failed-to-reconcile-resources). */
+export const REASON_FAILED_TO_RECONCILE = 'failed_to_reconcile_resources';
+
+type ReadyCondition = Pick<Condition, 'status' | 'reason' | 'message'>;
+
 /**
  * Decides one DGD reconcile.
- * In: the observed DGD and children, the render config, the current time.
- * Out: {@link DgdDesired}. A DGD that cannot be parsed or rendered gets `Ready=False`,
- * reason `InvalidSpec`, the field errors as message, state `failed`, nothing to apply.
- * A DGD with LPX components while `lpx.enabled=false` gets `Ready=False`, reason
- * `LPXDisabled`, and no workload reconciliation ("Existing LPX DGDs report a disabled status
- * without further workload reconciliation", dgd-reference). Otherwise the rendered objects,
- * and `Ready` from the observed children (upstream-notes/dgd.md §4.7 step 5).
- * Events are emitted only when the Ready condition changes. Pure.
+ * In: the observed DGD and children (and whether this pass already wrote the PodCliqueSet),
+ * the render config, the current time. Out: {@link DgdDesired}:
+ * - a DGD that cannot be parsed or rendered: `Ready=False`, reason `InvalidSpec`, the field
+ *   errors as message, state `failed`, nothing to apply or scale (permanent);
+ * - LPX components while `lpx.enabled=false`: `Ready=False`, reason `LPXDisabled`, nothing
+ *   applied ("Existing LPX DGDs report a disabled status without further workload
+ *   reconciliation", dgd-reference);
+ * - a rendered name taken by an object this DGD does not control: that object is left out
+ *   of the applies, nothing is scaled, `Ready=False`, reason `OwnershipConflict`, the
+ *   message naming each object, state `failed` (permanent);
+ * - otherwise the rendered objects (an existing PodCliqueSet keeps its seeded template
+ *   replicas), the scale writes the Coherent gate allows, `Ready` from the observed children,
+ *   `ScalingDeferred` (True, state pending, Ready reason `scaling_deferred`) while the gate
+ *   holds back a pending replica change under Coherent, else False `ScalingAllowed`.
+ * `status.observedGeneration` advances only when the pass succeeds (not on a failure).
+ * Events only on a Ready transition (status or reason). Pure.
  */
 export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date): DgdDesired {
   const generation = readGeneration(observed.parent);
-  const previous = readConditions(observed.parent);
+  const lastReconciled = readObservedGeneration(observed.parent);
   const parsed = parseDgd(observed.parent);
-  if (!parsed.ok) return invalid(parsed.issues, generation, previous, now);
+  if (!parsed.ok) return invalid(observed, parsed.issues, lastReconciled, now);
   const dgd = parsed.dgd;
   const hasLpx = dgd.spec.components.some((c) => c.type === 'lpx');
   if (hasLpx && !config.lpxEnabled) {
     const message = 'LPX components require lpx.enabled=true; workload reconciliation is paused and existing workloads are preserved';
-    return finish([], generation, previous, now, { status: 'False', reason: REASON_LPX_DISABLED, message }, 'pending', undefined, 'Warning');
+    return finish(observed, { apply: [], scale: [], generation, state: 'pending', ready: { status: 'False', reason: REASON_LPX_DISABLED, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
   }
   const rendered = renderDgd(dgd, { config });
-  if (!rendered.ok) return invalid(rendered.issues, generation, previous, now);
+  if (!rendered.ok) return invalid(observed, rendered.issues, lastReconciled, now);
 
-  const readiness = evaluateReadiness(dgd, observed);
-  const ready = readiness.notReady.length === 0;
-  const ordinary = ready
-    ? { isReady: true, reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
-    : { isReady: false, reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
+  const conflicts = findOwnershipConflicts(rendered.objects, observed.children as unknown as Record<string, ReadonlyMap<string, OwnedObject>>, readUid(observed.parent));
+  const taken = new Set(conflicts.map((c) => `${c.kind}/${c.name}`));
+  const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
+  const pcsName = podCliqueSetName(dgd.metadata.name ?? '', ordinary);
+  const pcs = taken.has(`${PODCLIQUESET_KIND}/${pcsName}`) ? undefined : readPodCliqueSet(observed.children.PodCliqueSet.get(pcsName));
+  const apply = rendered.objects.filter((o) => !taken.has(`${o.kind}/${o.metadata.name}`)).map((o) => (o.kind === PODCLIQUESET_KIND ? keepSeededReplicas(o, pcs) : o));
+
+  if (conflicts.length > 0) {
+    const message = describeOwnershipConflicts(conflicts);
+    const desired = finish(observed, { apply, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_OWNERSHIP_CONFLICT, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
+    return { ...desired, permanentFailure: { reason: REASON_OWNERSHIP_CONFLICT, message } };
+  }
+
+  const written = observed.podCliqueSetWritten === true;
+  const readiness = evaluateReadiness(dgd, observed, pcs, written);
+  const gate = decideScalingGate(pcs, written);
+  const pending = pendingScaleIntents(ordinary, pcsName, dgd.metadata.namespace ?? '', observed.children);
+  const deferred = gate.blocked && gate.reason === 'CoherentUpdateInProgress' && pending.length > 0;
+  const ordinaryReady = readiness.notReady.length === 0 && !deferred;
+  const ordinaryVerdict = deferred
+    ? { isReady: false, reason: REASON_SCALING_DEFERRED, message: readiness.notReady.length > 0 ? readiness.notReady.join('; ') : MESSAGE_COHERENT_UPDATE_IN_PROGRESS }
+    : ordinaryReady
+      ? { isReady: true, reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
+      : { isReady: false, reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
   // The LPX part (its own PodCliqueSet through the LPXGraphDeployment): a DGD is not Ready while it is not.
   const lpx = hasLpx ? decideDgdLpx(dgd, observed.children.LPXGraphDeployment) : undefined;
-  const combined = lpx === undefined ? { ...ordinary, isFailed: false } : combineReadiness(ordinary, lpx.verdict);
-  const condition = { status: combined.isReady ? ('True' as const) : ('False' as const), reason: combined.reason, message: combined.message };
+  const combined = lpx === undefined ? { ...ordinaryVerdict, isFailed: false } : combineReadiness(ordinaryVerdict, lpx.verdict);
+  const ready: ReadyCondition = { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
   const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
-  const objects = lpx === undefined ? rendered.objects : [...rendered.objects, ...lpx.apply];
   const components = lpx === undefined ? readiness.components : { ...readiness.components, ...lpx.components };
-  return finish(objects, generation, previous, now, condition, state, components, combined.isFailed ? 'Warning' : 'Normal');
+  return finish(
+    observed,
+    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling: deferred ? 'deferred' : 'allowed', components },
+    now,
+  );
 }
-
-/** Ready=False reason when the API server refuses what was rendered (upstream-notes/dgd.md §2.4). */
-export const REASON_FAILED_TO_RECONCILE = 'failed_to_reconcile_resources';
 
 /**
- * The status to report when applying the rendered objects failed permanently (the API
- * server rejected them): `Ready=False`, reason `failed_to_reconcile_resources`, the error as
- * message, state `failed`, nothing to apply; an Event only on a change. Pure.
+ * The status to report while a write keeps failing (an apply or scale write refused, or an
+ * API error): "Unexpected API or admission failures ... report Failed with Ready=False while
+ * the failure persists" (dgd-reference "Coherent capacity and disruption"). In: the observed
+ * state, the time, and the API server's message(s). Out: nothing to apply
+ * or scale; state `failed`; `Ready=False`, reason `failed_to_reconcile_resources`, the message
+ * as given; component status still from the observed children; `observedGeneration` not
+ * advanced; a `ScalingDeferred` condition already reported is kept as it is. Pure.
  */
-export function decideApplyFailure(observed: DgdObserved, message: string, now: Date): DgdDesired {
-  const text = `cannot apply rendered resources: ${message}`;
-  const desired = finish([], readGeneration(observed.parent), readConditions(observed.parent), now, { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message: text }, 'failed', undefined, 'Warning');
-  return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message: text } };
+export function decideDgdFailure(observed: DgdObserved, now: Date, message: string): DgdDesired {
+  const parsed = parseDgd(observed.parent);
+  let components: Record<string, Record<string, unknown>> | undefined;
+  if (parsed.ok) {
+    const ordinary = parsed.dgd.spec.components.filter((c) => c.type !== 'lpx');
+    const pcsName = podCliqueSetName(parsed.dgd.metadata.name ?? '', ordinary);
+    const pcsObject = observed.children.PodCliqueSet.get(pcsName);
+    const ours = pcsObject !== undefined && isControlledByParent(pcsObject as OwnedObject, readUid(observed.parent));
+    if (ours || pcsObject === undefined) components = evaluateReadiness(parsed.dgd, observed, ours ? readPodCliqueSet(pcsObject) : undefined, false).components;
+  }
+  return finish(
+    observed,
+    { apply: [], scale: [], generation: readObservedGeneration(observed.parent), state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', scaling: 'keep', components },
+    now,
+  );
 }
 
-function invalid(issues: readonly FieldIssue[], generation: number | undefined, previous: readonly Condition[], now: Date): DgdDesired {
+function invalid(observed: DgdObserved, issues: readonly FieldIssue[], lastReconciled: number | undefined, now: Date): DgdDesired {
   const message = formatIssues(issues);
-  const desired = finish([], generation, previous, now, { status: 'False', reason: REASON_INVALID_SPEC, message }, 'failed', undefined, 'Warning');
+  const desired = finish(observed, { apply: [], scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_INVALID_SPEC, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
   return { ...desired, permanentFailure: { reason: REASON_INVALID_SPEC, message } };
 }
 
-function finish(
-  apply: readonly RenderedObject[],
-  generation: number | undefined,
-  previous: readonly Condition[],
-  now: Date,
-  ready: Pick<Condition, 'status' | 'reason' | 'message'>,
-  state: DgdStatusIntent['state'],
-  components: Record<string, Record<string, unknown>> | undefined,
-  eventType: 'Normal' | 'Warning',
-): DgdDesired {
-  const before = previous.find((c) => c.type === CONDITION_READY);
-  const changed = before === undefined || before.status !== ready.status || before.reason !== ready.reason || before.message !== ready.message;
-  const transitioned = before === undefined || before.status !== ready.status;
-  const condition: Condition = {
-    type: CONDITION_READY,
-    status: ready.status,
-    reason: ready.reason,
-    message: ready.message,
-    // Keep the time of the last status flip, so re-deciding the same state writes nothing new.
-    lastTransitionTime: transitioned || before === undefined ? now.toISOString() : before.lastTransitionTime,
+interface Verdict {
+  readonly apply: readonly RenderedObject[];
+  readonly scale: readonly ScaleIntent[];
+  readonly generation: number | undefined;
+  readonly state: DgdStatusIntent['state'];
+  readonly ready: ReadyCondition;
+  readonly eventType: 'Normal' | 'Warning';
+  /**
+   * ScalingDeferred: `deferred` (True), `allowed` (False), or `keep` (as it was, absent if it
+   * was absent: a pass that did not get as far as judging scaling).
+   */
+  readonly scaling: 'deferred' | 'allowed' | 'keep';
+  readonly components: Record<string, Record<string, unknown>> | undefined;
+}
+
+function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired {
+  const previous = readConditions(observed.parent);
+  const generation = readGeneration(observed.parent);
+  const beforeReady = previous.find((c) => c.type === CONDITION_READY);
+  const readyCondition = condition(CONDITION_READY, verdict.ready, beforeReady, generation, now);
+  const conditions: Condition[] = [readyCondition];
+  const beforeDeferred = previous.find((c) => c.type === CONDITION_SCALING_DEFERRED);
+  if (verdict.scaling === 'deferred') {
+    conditions.push(condition(CONDITION_SCALING_DEFERRED, { status: 'True', reason: REASON_COHERENT_UPDATE_IN_PROGRESS, message: MESSAGE_COHERENT_UPDATE_IN_PROGRESS }, beforeDeferred, generation, now));
+  } else if (verdict.scaling === 'allowed') {
+    // Upstream writes False only if the condition was present before (upstream-notes/dgd.md
+    // §4.7 step 6); we always report it once scaling was judged, so the status is a function of
+    // what is observed now, not of the path taken (STYLE.md §7; the convergence property of
+    // test/unit/reconcile-convergence.test.ts found the difference).
+    conditions.push(condition(CONDITION_SCALING_DEFERRED, { status: 'False', reason: REASON_SCALING_ALLOWED, message: MESSAGE_SCALING_ALLOWED }, beforeDeferred, generation, now));
+  } else if (beforeDeferred !== undefined) {
+    conditions.push(beforeDeferred);
+  }
+  const status: DgdStatusIntent = {
+    observedGeneration: verdict.generation,
+    state: verdict.state,
+    conditions,
+    ...(verdict.components === undefined ? {} : { components: verdict.components }),
+  };
+  const transitioned = beforeReady === undefined || beforeReady.status !== verdict.ready.status || beforeReady.reason !== verdict.ready.reason;
+  const events: DgdEventIntent[] = transitioned
+    ? [{ name: readyEventName(observed.parent, beforeReady, verdict.ready), type: verdict.eventType, reason: verdict.ready.reason, note: verdict.ready.message.slice(0, 1024) }]
+    : [];
+  return { apply: verdict.apply, scale: verdict.scale, status, events };
+}
+
+/** A condition keeping the time of its last status flip, so re-deciding the same state writes nothing new. */
+function condition(type: string, value: ReadyCondition, before: Condition | undefined, generation: number | undefined, now: Date): Condition {
+  const flipped = before === undefined || before.status !== value.status;
+  return {
+    type,
+    status: value.status,
+    reason: value.reason,
+    message: value.message,
+    lastTransitionTime: flipped ? now.toISOString() : before.lastTransitionTime,
     ...(generation === undefined ? {} : { observedGeneration: generation }),
   };
-  const status: DgdStatusIntent = { observedGeneration: generation, state, conditions: [condition], ...(components === undefined ? {} : { components }) };
-  const events: DgdEventIntent[] = changed ? [{ type: eventType, reason: ready.reason, note: ready.message.slice(0, 1024) }] : [];
-  return { apply, status, events };
+}
+
+/**
+ * The Event name of one Ready transition: `<dgd>.<16 hex>`, hashing the DGD uid, the Ready
+ * condition before (status, reason, lastTransitionTime) and the Ready status and reason after.
+ * The same transition decided twice (a duplicate event, a retry, a second replica of the
+ * function) gives the same name. Pure.
+ */
+export function readyEventName(parent: ObservedObject, before: Condition | undefined, after: ReadyCondition): string {
+  const key = [readUid(parent), before?.status ?? '', before?.reason ?? '', before?.lastTransitionTime ?? '', after.status, after.reason].join('\u0000');
+  const hex = (fnv32a(key).toString(16).padStart(8, '0') + fnv32a(`${key}\u0001`).toString(16).padStart(8, '0'));
+  const name = (parent['metadata'] as { name?: unknown } | undefined)?.name;
+  return `${(typeof name === 'string' ? name : 'dgd').slice(0, 253 - 17)}.${hex}`;
 }
 
 /**
  * Per component, the Grove child that carries it (`<pcs>-0-<lower(component)>`, a PodClique
- * or a PodCliqueScalingGroup) judged by upstream's table: not found -> not ready; observed
- * generation behind -> not ready; desired 0 -> ready; PodClique ready iff
- * replicas = updated = ready = desired; scaling group uses available instead of ready. Pure.
+ * or a PodCliqueScalingGroup) judged by upstream's table (upstream-notes/dgd.md §4.7 step 5):
+ * not found -> not ready ("resource not found"); observed generation behind -> "updating";
+ * desired 0 -> ready; PodClique ready iff replicas = updated = ready = desired; scaling group
+ * uses available instead of ready. Desired is the component's `replicas`, else the child's
+ * own `spec.replicas` (an external scaler owns it).
+ * Not fooled by old pods during a rollout: while the PodCliqueSet has a write not yet
+ * observed, has not been acknowledged by Grove (`status.observedGeneration` behind
+ * `metadata.generation`) or has an active rollout (`updateProgress` without `updateEndedAt`),
+ * a component whose child looks ready is reported "updating" instead: its Ready pods may all
+ * be of the previous generation. Pure.
  */
-export function evaluateReadiness(dgd: Dgd, observed: DgdObserved): { notReady: string[]; components: Record<string, Record<string, unknown>> } {
+export function evaluateReadiness(
+  dgd: Dgd,
+  observed: DgdObserved,
+  pcs: PodCliqueSet | undefined = readPodCliqueSet(observed.children.PodCliqueSet.get(podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx')))),
+  written = false,
+): { notReady: string[]; components: Record<string, Record<string, unknown>> } {
   const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', ordinary);
+  const rolling = written || (pcs !== undefined && (!isGenerationAcknowledged(pcs) || isRolloutActive(pcs)));
   const notReady: string[] = [];
   const components: Record<string, Record<string, unknown>> = {};
   for (const component of ordinary) {
-    const childName = `${pcsName}-0-${componentBaseName(component)}`;
-    const desired = component.replicas ?? 1;
+    const target = componentChild(pcsName, component);
     const isGroup = usesScalingGroup(component);
-    const child = isGroup ? observed.children.PodCliqueScalingGroup.get(childName) : observed.children.PodClique.get(childName);
-    const kind = isGroup ? 'PodCliqueScalingGroup' : 'PodClique';
+    const child = isGroup ? observed.children.PodCliqueScalingGroup.get(target.name) : observed.children.PodClique.get(target.name);
     if (child === undefined) {
       notReady.push(`${component.name}: resource not found`);
-      components[component.name] = { componentKind: kind, componentNames: [childName], replicas: 0, updatedReplicas: 0 };
+      components[component.name] = { componentKind: target.kind, componentNames: [target.name], replicas: 0, updatedReplicas: 0 };
       continue;
     }
+    const desired = component.replicas ?? child.spec.replicas;
     const status = child.status ?? {};
     const replicas = status.replicas ?? 0;
     const updated = status.updatedReplicas ?? 0;
     const readyCount = isGroup ? ((status as { availableReplicas?: number }).availableReplicas ?? 0) : ((status as { readyReplicas?: number }).readyReplicas ?? 0);
     components[component.name] = {
-      componentKind: kind,
-      componentNames: [childName],
+      componentKind: target.kind,
+      componentNames: [target.name],
       replicas,
       updatedReplicas: updated,
       ...(isGroup ? { availableReplicas: readyCount } : { readyReplicas: readyCount }),
@@ -184,16 +324,27 @@ export function evaluateReadiness(dgd: Dgd, observed: DgdObserved): { notReady: 
     if (generationBehind) notReady.push(`${component.name}: updating`);
     else if (desired === 0) continue;
     else if (!(replicas === desired && updated === desired && readyCount === desired)) notReady.push(`${component.name}: pods_not_ready`);
+    else if (rolling) notReady.push(`${component.name}: updating`);
   }
   return { notReady, components };
 }
 
-function readGeneration(parent: Readonly<Record<string, unknown>>): number | undefined {
+function readGeneration(parent: ObservedObject): number | undefined {
   const generation = (parent['metadata'] as { generation?: unknown } | undefined)?.generation;
   return typeof generation === 'number' ? generation : undefined;
 }
 
-function readConditions(parent: Readonly<Record<string, unknown>>): readonly Condition[] {
+function readObservedGeneration(parent: ObservedObject): number | undefined {
+  const value = (parent['status'] as { observedGeneration?: unknown } | undefined)?.observedGeneration;
+  return typeof value === 'number' ? value : undefined;
+}
+
+function readUid(parent: ObservedObject): string {
+  const uid = (parent['metadata'] as { uid?: unknown } | undefined)?.uid;
+  return typeof uid === 'string' ? uid : '';
+}
+
+function readConditions(parent: ObservedObject): readonly Condition[] {
   const conditions = (parent['status'] as { conditions?: unknown } | undefined)?.conditions;
   return Array.isArray(conditions) ? (conditions as Condition[]) : [];
 }

@@ -311,7 +311,11 @@ export function withSchedulerName(podSpec: Record<string, unknown>, scheduler: P
  * - `experimental.grove.forceScalingGroup`: a scaling group `<name>` with one clique `<name>` (1);
  * - `rollingUpdate` and `topologyConstraint` from the component's providerOverride on the
  *   owning clique or scaling group; the root override only on `spec.template.topologyConstraint`;
- * - `spec.updateStrategy.type` from the strategy annotation, absent without one.
+ * - `spec.updateStrategy.type` from the strategy annotation, absent without one;
+ * - replicas 0 while a `WaitForCheckpoint` checkpoint is not ready (clique or scaling group);
+ * - each clique's pod spec from pod-template.ts (`buildPodSpec`; multinode cliques with their
+ *   leader/worker role), the scheduler name and KAI queue label of the installation, and the
+ *   Volcano queue annotation on the PodCliqueSet.
  */
 function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Component[], workerHash: string, config: RenderConfig): RenderedObject {
   const cliques: PodCliqueTemplateSpec[] = [];

@@ -66,6 +66,12 @@ export interface ApplyObject {
 
 /** A Kubernetes Event (events.k8s.io/v1) about one object, as `kubectl describe` shows it. */
 export interface EventIntent {
+  /**
+   * The Event's name when the caller makes it deterministic (one Event per transition: a
+   * second create is answered 409 AlreadyExists, a PermanentError with that reason); default
+   * `<regarding>.<hex time>` as client-go's recorder names them.
+   */
+  readonly name?: string;
   /** The object the event is about; its namespace is the event's (`default` if cluster-scoped). */
   readonly regarding: ObjectRef & { readonly uid?: string; readonly resourceVersion?: string };
   /** A second object involved, if any. */
@@ -129,6 +135,12 @@ export interface Kube {
   delete(ref: ObjectRef, options?: DeleteOptions): Promise<void>;
   /** Creates an events.k8s.io/v1 Event; returns it. */
   createEvent(event: EventIntent): Promise<KubeObject>;
+  /**
+   * Sets `spec.replicas` through the object's `scale` subresource (a merge patch of the
+   * autoscaling/v1 Scale, as `kubectl scale` and the HPA controller write it); returns the Scale.
+   * A missing object is a PermanentError with reason `NotFound`.
+   */
+  scale(ref: ObjectRef, replicas: number): Promise<KubeObject>;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -347,7 +359,7 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
       const body = {
         apiVersion: 'events.k8s.io/v1',
         kind: 'Event',
-        metadata: { name: eventName(event.regarding.name, at), namespace },
+        metadata: { name: event.name ?? eventName(event.regarding.name, at), namespace },
         eventTime: microTime(at),
         regarding: objectReference(event.regarding),
         ...(event.related === undefined ? {} : { related: objectReference(event.related) }),
@@ -359,6 +371,17 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
         reportingInstance: event.reportingInstance,
       };
       return asKubeObject(await request(what, HttpMethod.POST, path, { body }), what);
+    },
+
+    async scale(ref, replicas) {
+      const what = `scale ${ref.kind} ${keyOf(ref)} to ${replicas}`;
+      const path = await transport.pathOf(ref, what);
+      const stored = await request(what, HttpMethod.PATCH, `${path}/scale`, {
+        query: { fieldManager },
+        body: { spec: { replicas } },
+        contentType: PatchStrategy.MergePatch,
+      });
+      return asKubeObject(stored, what);
     },
   };
 }

@@ -138,9 +138,12 @@ export async function isVenvReady(env: NodeJS.ProcessEnv = process.env): Promise
   }
 }
 
-/** Environment for running the venv's profiler offline: the shim on PYTHONPATH, no Hub access. */
+/**
+ * Environment for running the venv's profiler offline: the shim on PYTHONPATH, no Hub access,
+ * and no bytecode written next to the shim (it lives in the repository).
+ */
 export function profilerBaseEnv(): Record<string, string> {
-  return { PYTHONPATH: PROFILER_SHIM_DIR, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PYTHONUNBUFFERED: '1' };
+  return { PYTHONPATH: PROFILER_SHIM_DIR, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
 }
 
 /**

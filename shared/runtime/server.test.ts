@@ -1,5 +1,5 @@
 import { connect, createServer as createNetServer } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defaultConfig } from './config.js';
 import type { KubeEvent, ObjectKey, Outcome, Route } from './contract.js';
 import { PermanentError, TransientError } from './errors.js';
@@ -591,7 +591,7 @@ describe('resync', () => {
     ]);
   });
 
-  it('answers 500 when any key is Transient, after trying every key', async () => {
+  it('answers 204 once every key was tried, whatever each object\'s outcome: "each object of a resync is reconciled and reported on its own: one failure never fails the others" (issue 8 part 7)', async () => {
     const keys = keysOf(6);
     const handled: string[] = [];
     const started = await host(
@@ -610,10 +610,10 @@ describe('resync', () => {
 
     const answer = await sendEvent(started.url, aResyncEvent(), 'structured');
 
-    expect(answer).toMatchObject({ status: 500, body: '' });
+    expect(answer).toMatchObject({ status: 204, body: '' });
     expect(handled.sort()).toEqual(keys.map((key) => key.name));
     expect(logLines(started, 'Handled event')).toEqual([
-      expect.objectContaining({ outcome: 'Transient', status: 500, objects: 6, failed: 2 }),
+      expect.objectContaining({ outcome: 'Done', status: 204, objects: 6, failed: 2 }),
     ]);
     expect(logLines(started, 'Reconciled object').map((line) => [line['name'], line['outcome']]).sort()).toEqual([
       ['dgd-0', 'Permanent'],
@@ -623,6 +623,40 @@ describe('resync', () => {
       ['dgd-4', 'Error'],
       ['dgd-5', 'Permanent'],
     ]);
+  });
+
+  it('coalesces a resync that arrives while another runs: "resyncs never overlap" (issue 8 part 7)', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let listed = 0;
+    const started = await host(
+      aDefinition([
+        aRoute({
+          listKeys: async () => {
+            listed += 1;
+            return keysOf(1);
+          },
+          handle: async () => {
+            await gate;
+            return { kind: 'Done' };
+          },
+        }),
+      ]),
+    );
+
+    const first = sendEvent(started.url, aResyncEvent(), 'binary');
+    await vi.waitFor(() => expect(listed).toBe(1));
+    const second = await sendEvent(started.url, aResyncEvent(), 'binary');
+    expect(second).toMatchObject({ status: 204, body: '' });
+    release();
+    expect(await first).toMatchObject({ status: 204, body: '' });
+    expect(listed).toBe(1);
+    expect(logLines(started, 'Coalesced resync')).toEqual([expect.objectContaining({ outcome: 'Skipped', reason: 'ResyncInProgress' })]);
+    const third = await sendEvent(started.url, aResyncEvent(), 'binary');
+    expect(third.status).toBe(204);
+    expect(listed).toBe(2);
   });
 
   it('narrows to the routes of the kind extension, and skips routes without listKeys', async () => {

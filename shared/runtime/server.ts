@@ -283,6 +283,9 @@ export async function startFunctionServer<D extends HandlerDeps>(
     logRun(eventLog, run, { status, mode: decoded.mode, durationMs }, 'Handled event');
   }
 
+  /** True while a resync runs in this process (see handleResync: resyncs are coalesced). */
+  let resyncRunning = false;
+
   /** Lists the keys of every matching route and reconciles them, `resyncConcurrency` at once. */
   async function runResync(
     routes: readonly Route<D>[],
@@ -314,11 +317,13 @@ export async function startFunctionServer<D extends HandlerDeps>(
       logRun(objectLog, run, { durationMs: elapsedMs(startedAt) }, 'Reconciled object');
       return run.outcome;
     });
-    const all = [...listFailures, ...outcomes];
+    // Each object is reconciled and reported on its own (on its status, and retried by the next
+    // resync): one failing object never fails the resync, so the broker never re-runs the
+    // whole list for it (issue 8 part 7). Only a failed listing asks the broker to retry.
     return {
-      outcome: combineResyncOutcomes(all),
+      outcome: listFailures.length > 0 ? combineResyncOutcomes(listFailures) : { kind: 'Done' },
       objects: tasks.length,
-      failed: all.filter((outcome) => outcome.kind === 'Transient').length,
+      failed: listFailures.length + outcomes.filter((outcome) => outcome.kind === 'Transient').length,
     };
   }
 
@@ -340,7 +345,21 @@ export async function startFunctionServer<D extends HandlerDeps>(
       eventLog.info({ outcome: 'Skipped', reason: 'NoResyncRoute', durationMs: elapsedMs(startedAt) }, 'Skipped event');
       return;
     }
-    const resync = await runResync(routes, attributes, eventLog, readyDeps);
+    // Resyncs never overlap: one that arrives while another runs is coalesced into it (the
+    // running one reads every object now anyway), answered 2xx at once.
+    if (resyncRunning) {
+      respond(res, 204);
+      metrics.recordEvent({ kind: kindLabel, outcome: 'Skipped' }, elapsedMs(startedAt) / 1000);
+      eventLog.info({ outcome: 'Skipped', reason: 'ResyncInProgress', durationMs: elapsedMs(startedAt) }, 'Coalesced resync');
+      return;
+    }
+    resyncRunning = true;
+    let resync: Awaited<ReturnType<typeof runResync>>;
+    try {
+      resync = await runResync(routes, attributes, eventLog, readyDeps);
+    } finally {
+      resyncRunning = false;
+    }
     const status = statusForOutcome(resync.outcome);
     respond(res, status);
     const durationMs = elapsedMs(startedAt);

@@ -91,6 +91,8 @@ export interface ControlPlaneOptions {
   readonly readyTimeoutMs?: number;
   /** Leave the temporary folder (logs, etcd data) in place after stop(), for debugging. */
   readonly keepDir?: boolean;
+  /** kube-apiserver `--service-cluster-ip-range`; default `10.0.0.0/24`. A tiny one runs out of Service IPs on purpose. */
+  readonly serviceClusterIpRange?: string;
 }
 
 /** A running control plane. */
@@ -211,7 +213,7 @@ async function boot(
     // Otherwise the apiserver advertises a host interface, which fails in a network namespace
     // without a default route (envtest.md B.3, "Pin loopback everywhere").
     '--advertise-address=127.0.0.1',
-    '--service-cluster-ip-range=10.0.0.0/24',
+    `--service-cluster-ip-range=${options.serviceClusterIpRange ?? '10.0.0.0/24'}`,
     '--allow-privileged=true',
     // Without kube-controller-manager no `default` ServiceAccount is ever created (envtest).
     '--disable-admission-plugins=ServiceAccount',

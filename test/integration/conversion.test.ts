@@ -18,7 +18,7 @@ import { sharedDir } from '../support/paths.js';
 
 const FIELD_MANAGER = 'kubectl';
 
-function alphaCorpus(): { name: string; object: Obj }[] {
+function corpusOf(apiVersion: string): { name: string; object: Obj }[] {
   const dir = resolve(sharedDir, 'corpus', 'dgd');
   let index = 0;
   return readdirSync(dir)
@@ -26,7 +26,7 @@ function alphaCorpus(): { name: string; object: Obj }[] {
     .flatMap((file) =>
       parseAllDocuments(readFileSync(resolve(dir, file), 'utf8')).flatMap((document) => {
         const object = document.toJS() as Obj | null;
-        if (object?.['kind'] !== 'DynamoGraphDeployment' || object['apiVersion'] !== 'nvidia.com/v1alpha1') return [];
+        if (object?.['kind'] !== 'DynamoGraphDeployment' || object['apiVersion'] !== apiVersion) return [];
         index += 1;
         // Unique names: some corpus documents share a name.
         const name = `c${index}-${String((object['metadata'] as Obj)['name'])}`.slice(0, 60).replace(/-+$/, '');
@@ -35,7 +35,8 @@ function alphaCorpus(): { name: string; object: Obj }[] {
     );
 }
 
-const cases = alphaCorpus();
+const cases = corpusOf('nvidia.com/v1alpha1');
+const betaCases = corpusOf('nvidia.com/v1beta1');
 let api: ApiClient;
 let namespace: string;
 
@@ -93,6 +94,21 @@ describe('DGD v1alpha1 through the conversion webhook', () => {
     const list = await api('GET', path('v1alpha1'));
     expect(list.status, JSON.stringify(list.body)).toBe(200);
     expect((list.body['items'] as Obj[]).length).toBe(cases.length);
+  });
+
+  it.each(betaCases)('a v1beta1 DGD read in v1alpha1 and written back in v1alpha1 is unchanged in v1beta1: $name', async ({ object }) => {
+    const name = (object['metadata'] as { name: string }).name;
+    const created = await serverSideApply(api, path('v1beta1', name), { ...object, metadata: { ...(object['metadata'] as Obj), namespace } }, FIELD_MANAGER);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const alpha = await api('GET', path('v1alpha1', name));
+    expect(alpha.status, JSON.stringify(alpha.body)).toBe(200);
+    expect(alpha.body['apiVersion']).toBe('nvidia.com/v1alpha1');
+    // PUT the v1alpha1 view back as a client that only knows v1alpha1 would: nothing changes.
+    const replaced = await api('PUT', path('v1alpha1', name), alpha.body);
+    expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
+    expect((replaced.body['metadata'] as Obj)['resourceVersion']).toBe((alpha.body['metadata'] as Obj)['resourceVersion']);
+    const beta = await api('GET', path('v1beta1', name));
+    expect(beta.body['spec']).toEqual(created.body['spec']);
   });
 
   it('a replica edit in v1beta1 reads back in v1alpha1', async () => {

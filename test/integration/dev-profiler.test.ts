@@ -31,7 +31,7 @@ describe('dynamo-fn dev --profiler local', () => {
   }, 900_000);
 
   it('a request applied in dev gets its DGD from the real profiler, applied, and stays Deploying without Grove', async () => {
-    const { code, stderr } = await dev(['--profiler', 'local', '--apply', path.join(repoRoot, 'examples', 'dgdr-qwen3-vllm.yaml'), '--wait', '--timeout-seconds', '300']);
+    const { code, stderr } = await dev(['--profiler', 'local', '--apply', path.join(repoRoot, 'examples', 'dgdr-qwen3-vllm.yaml'), '--wait', '--timeout-seconds', '600']);
     expect(stderr).toContain('Applied DynamoGraphDeploymentRequest namespace=inference name=qwen3-small');
     expect(stderr).toMatch(/DynamoGraphDeploymentRequest phase dgdr=inference\/qwen3-small phase=Profiling/);
     expect(stderr).toMatch(/Profiler reached phase kind=Job namespace=inference name=profile-qwen3-small phase=Done/);
@@ -39,7 +39,7 @@ describe('dynamo-fn dev --profiler local', () => {
     expect(stderr).toContain('Created DynamoGraphDeployment kind=DynamoGraphDeployment namespace=inference name=qwen3-small-dgd');
     expect(stderr).toContain('no Grove operator runs in dev, so it stays Deploying dgdr=inference/qwen3-small dgd=qwen3-small-dgd');
     expect(code).toBe(0);
-  }, 600_000);
+  }, 900_000);
 
   it('refuses an unknown --profiler value before starting anything', async () => {
     const { code, stderr } = await dev(['--profiler', 'remote']);

@@ -31,6 +31,7 @@ describe('infra/ manifests', () => {
     expect(documents.map((d) => d.name.replace(/^.*: /, '')).sort()).toEqual(
       [
         'ApiServerSource dynamo-dgd',
+        'ApiServerSource dynamo-dgd-children',
         'ApiServerSource dynamo-dgdsa',
         'ApiServerSource dynamo-dgdr',
         'ClusterRole dynamo-apiserversource-profile',
@@ -62,6 +63,10 @@ describe('infra/ manifests', () => {
         'ServiceAccount dynamo-apiserversource',
         'ServiceAccount dynamo-reconcile',
         'Trigger dynamo-reconcile-dgd',
+        'Trigger dynamo-reconcile-podclique',
+        'Trigger dynamo-reconcile-podcliquescalinggroup',
+        'Trigger dynamo-reconcile-podcliqueset',
+        'Trigger dynamo-reconcile-service',
         'Trigger dynamo-reconcile-dgdsa',
         'ValidatingWebhookConfiguration dynamo-admission',
         // infra/lpx/: installed only with lpx.enabled=true (issue 11).

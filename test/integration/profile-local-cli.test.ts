@@ -65,7 +65,7 @@ describe('dynamo-fn profile --local', () => {
     // features.kvRouter -> DYN_ROUTER_MODE=kv on the Frontend; the override's env merged by name into the worker.
     expect(main('Frontend')?.env).toContainEqual({ name: 'DYN_ROUTER_MODE', value: 'kv' });
     expect(main('worker')?.env).toEqual([{ name: 'VLLM_LOGGING_LEVEL', value: 'INFO' }]);
-  }, 300_000);
+  }, 600_000);
 
   it('a planner request prints the planner ConfigMap first, in the request namespace with the request labels (dgdr-reference "Resource ownership")', async () => {
     const spec = { model: 'Qwen/Qwen3-0.6B', backend: 'vllm', features: { planner: { pre_deployment_sweeping_mode: 'rapid', enable_throughput_scaling: true, enable_load_scaling: false, optimization_target: 'sla' } } };
@@ -79,14 +79,14 @@ describe('dynamo-fn profile --local', () => {
     expect(configMap?.metadata.labels).toEqual({ 'dgdr.nvidia.com/name': 'what-if', 'dgdr.nvidia.com/namespace': 'team-a', 'nvidia.com/managed-by': 'dynamo-operator' });
     expect(Object.keys(configMap?.data ?? {})).toEqual(['planner_config.json']);
     expect(dgd?.spec.components.map((c) => c.name)).toContain('Planner');
-  }, 300_000);
+  }, 600_000);
 
   it('an unknown model fails with the profiler\'s exact error and phase', async () => {
     const result = await profileLocal(['--gpu-nodes', '1xNVIDIA-H200:8', await requestFile({ model: 'acme/unknown-model-7b', backend: 'vllm' })]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/profiling failed at SweepingPrefill: Model 'acme\/unknown-model-7b' not found or config unavailable \(profiler log: /);
-  }, 300_000);
+  }, 600_000);
 
   it('an invalid request is refused by admission with the field path, before any profiling (dgdr-reference: concurrency xor requestRate)', async () => {
     const result = await profileLocal([await requestFile({ model: 'Qwen/Qwen3-0.6B', workload: { concurrency: 4, requestRate: 2 } })]);

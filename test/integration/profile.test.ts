@@ -37,6 +37,7 @@ const MUTATING = 'dgdr-defaulting-test';
 const VALIDATING = 'dgdr-validation-test';
 const DGDR = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest' };
 const DGD = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment' };
+const OUT3 = readFileSync(resolve(sharedDir, 'fixtures', 'profiler', 'out3.final_config.yaml'), 'utf8');
 const OUT1 = readFileSync(resolve(sharedDir, 'fixtures', 'profiler', 'out1.final_config.yaml'), 'utf8');
 const OUT8_FAILED_STATUS = readFileSync(resolve(sharedDir, 'fixtures', 'profiler', 'out8-without-tool.profiler_status.yaml'), 'utf8');
 const HARDWARE = { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8 };
@@ -198,7 +199,8 @@ describe('DGDR lifecycle with kwok', () => {
       const j = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
       return ((j?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True') ? true : undefined;
     });
-    await writeOutput(created, SUCCESS(OUT1));
+    // A planner deployment: final_config.yaml carries the planner ConfigMap before the DGD.
+    await writeOutput(created, SUCCESS(OUT3));
     const deploying = await waitForPhase('ok', 'Deploying');
     expect(statusOf(deploying).dgdName).toBe('ok-dgd');
     expect(statusOf(deploying).profilingPhase).toBeUndefined();
@@ -206,9 +208,17 @@ describe('DGDR lifecycle with kwok', () => {
     const dgd = await eventually('DGD ok-dgd', () => user.get({ ...DGD, namespace, name: 'ok-dgd' }));
     expect(dgd.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': 'ok', 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' });
     expect(dgd.metadata['ownerReferences']).toBeUndefined();
+    // "Additional resources (planner ConfigMaps) are created in the same namespace and labeled with dgdr.nvidia.com/name";
+    // once the DGD exists it owns them, so they go with it.
+    const planner = await eventually('planner ConfigMap owned by the DGD', async () => {
+      const cm = await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'planner-config-fb8c' });
+      return Array.isArray(cm?.metadata['ownerReferences']) ? cm : undefined;
+    });
+    expect(planner.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': 'ok', 'dgdr.nvidia.com/namespace': namespace });
+    expect(planner.metadata['ownerReferences']).toEqual([{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'ok-dgd', uid: dgd.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     expect((statusOf(deploying).profilingResults?.selectedConfig?.['spec'] as Obj)).toEqual(dgd['spec']);
     // The reconcile function and Grove do not run in this file: write the status they would write.
-    await user.applyStatus({ ...DGD, metadata: { name: 'ok-dgd', namespace }, status: { state: 'successful', components: { Frontend: { replicas: 1, availableReplicas: 1 }, worker: { replicas: 1, availableReplicas: 1 } } } }, { force: true });
+    await user.applyStatus({ ...DGD, metadata: { name: 'ok-dgd', namespace }, status: { state: 'successful', components: { Frontend: { replicas: 1, availableReplicas: 1 }, decode: { replicas: 1, availableReplicas: 1 } } } }, { force: true });
     const deployed = await waitForPhase('ok', 'Deployed');
     expect(condition(deployed, 'DeploymentReady')).toMatchObject({ status: 'True', reason: 'DeploymentReady', message: 'DynamoGraphDeployment ok-dgd is ready' });
     expect(condition(deployed, 'Succeeded')).toMatchObject({ status: 'True', reason: 'Deployed', message: 'Deployment is healthy' });
@@ -269,6 +279,26 @@ describe('DGDR lifecycle with kwok', () => {
     const components = (dgd['spec'] as { components: Obj[] }).components;
     expect(components.map((c) => c['runtimeVersionOverride'])).toEqual(components.map(() => '1.6.1'));
     expect(statusOf(await getDgdr('review')).phase).toBe('Deploying');
+    // A worker pod of that DGD whose image cannot be pulled (kwok's waiting Stage holds it in
+    // ImagePullBackOff); Grove would create it, the test does. The DGD status the reconcile
+    // function would write next brings the request's next pass.
+    await user.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'review-dgd-0-worker', namespace, labels: { 'nvidia.com/dynamo-graph-deployment-name': 'review-dgd' }, annotations: { 'kwok.dynamo-fn.dev/outcome': 'wait', 'kwok.dynamo-fn.dev/message': 'Back-off pulling image "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1"' } },
+      spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1' }] },
+    });
+    await eventually('the pod waiting in ImagePullBackOff', async () => {
+      const pod = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: 'review-dgd-0-worker' });
+      return JSON.stringify(pod?.['status'] ?? {}).includes('ImagePullBackOff') ? true : undefined;
+    });
+    await user.applyStatus({ ...DGD, metadata: { name: 'review-dgd', namespace }, status: { state: 'pending' } }, { force: true });
+    const event = await eventually('Warning ImagePullFailed on the request', async () => {
+      const events = await user.list('events.k8s.io/v1', 'Event', namespace);
+      return events.find((e) => e['reason'] === 'ImagePullFailed' && (e['regarding'] as Obj)['name'] === 'review');
+    });
+    expect(event['note']).toBe('pod review-dgd-0-worker container main: ImagePullBackOff: Back-off pulling image "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1"');
+    expect(event['type']).toBe('Warning');
   });
 
   it('override errors: an override of another kind is refused at admission; an override with no dgd-apply-overrides image to install fails the request with upstream\'s message', async () => {

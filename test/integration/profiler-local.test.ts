@@ -60,7 +60,8 @@ const ownedBy = {
   ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'qwen-small', uid: dgdr.uid, blockOwnerDeletion: true, controller: true }],
 };
 
-describe('the real profiler, run locally from a profiling Job', () => {
+// Each case runs the real profiler: 10-40 s alone, minutes on a loaded 2-core machine.
+describe('the real profiler, run locally from a profiling Job', { timeout: 600_000 }, () => {
   beforeAll(async () => {
     await ensureVenv({ log: createLineLog() });
   }, 900_000);

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { DGD_KIND, DGD_V1BETA1, parseDgd, type Dgd } from '../../shared/api/index.js';
 import { podCliqueSetName } from '../../shared/domain/index.js';
-import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
+import { reconcileSubscriptions, startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
@@ -36,7 +36,7 @@ function startBridge(): Promise<EventBridge> {
     log,
     resyncIntervalSeconds: 0,
     retry: { retries: 3, backoffDelayMs: 50 },
-    subscriptions: [{ name: 'reconcile', url: server.url, kinds: [DGD_REF], mode: 'Reference' }],
+    subscriptions: reconcileSubscriptions(server.url),
   });
 }
 
@@ -119,7 +119,7 @@ describe('reconcile through the event bridge against a real API server', () => {
   describe('level-triggered behaviour', () => {
     let namespace: string;
     const name = 'qwen3-agg';
-    const base = (replicas: number): Record<string, unknown> => ({
+    const base = (tag: string): Record<string, unknown> => ({
       apiVersion: DGD_V1BETA1,
       kind: DGD_KIND,
       metadata: { name, namespace },
@@ -127,15 +127,18 @@ describe('reconcile through the event bridge against a real API server', () => {
         backendFramework: 'vllm',
         components: [
           { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
-          { name: 'worker', type: 'worker', replicas, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
+          { name: 'worker', type: 'worker', replicas: 2, podTemplate: { spec: { containers: [{ name: 'main', image: `nvcr.io/nvidia/ai-dynamo/vllm-runtime:${tag}` }] } } },
         ],
       },
     });
-    const workerReplicas = async (): Promise<number | undefined> => {
+    // A pod-template edit is what rewrites the PodCliqueSet; a replica edit goes to the clique's
+    // scale subresource instead (test/integration/scaling.test.ts).
+    const workerImage = async (): Promise<string | undefined> => {
       const pcs = await getPcs(namespace, name);
-      const cliques = (pcs?.['spec'] as { template: { cliques: { name: string; spec: { replicas: number } }[] } } | undefined)?.template.cliques;
-      return cliques?.find((c) => c.name === 'worker')?.spec.replicas;
+      const cliques = (pcs?.['spec'] as { template: { cliques: { name: string; spec: { podSpec: { containers: { name: string; image: string }[] } } }[] } } | undefined)?.template.cliques;
+      return cliques?.find((c) => c.name === 'worker')?.spec.podSpec.containers.find((c) => c.name === 'main')?.image;
     };
+    const hasTag = async (tag: string): Promise<true | undefined> => ((await workerImage())?.endsWith(`:${tag}`) === true ? true : undefined);
     const versions = async (): Promise<string[]> => {
       const objects = [
         await user.get({ ...DGD_REF, namespace, name }),
@@ -148,8 +151,8 @@ describe('reconcile through the event bridge against a real API server', () => {
 
     beforeAll(async () => {
       namespace = await createTestNamespace(kubeConfig, 'level');
-      await applyDgd(base(2));
-      await eventually('worker clique with 2 replicas', async () => ((await workerReplicas()) === 2 ? true : undefined));
+      await applyDgd(base('1.4.0'));
+      await eventually('worker clique with image 1.4.0', () => hasTag('1.4.0'));
       await eventually('Ready condition', async () => readyCondition(await user.get({ ...DGD_REF, namespace, name })));
       await bridge.idle();
     });
@@ -162,23 +165,23 @@ describe('reconcile through the event bridge against a real API server', () => {
       expect(await versions()).toEqual(before);
     });
 
-    it('editing the DGD updates the PodCliqueSet', async () => {
-      await applyDgd(base(3));
-      await eventually('worker clique with 3 replicas', async () => ((await workerReplicas()) === 3 ? true : undefined));
+    it('editing the DGD\'s pod template updates the PodCliqueSet', async () => {
+      await applyDgd(base('1.4.1'));
+      await eventually('worker clique with image 1.4.1', () => hasTag('1.4.1'));
     });
 
     it('a change made while the bridge was down is picked up by the next resync', async () => {
       await bridge.stop();
-      await applyDgd(base(5));
+      await applyDgd(base('1.4.2'));
       await new Promise((r) => setTimeout(r, 500));
-      expect(await workerReplicas()).toBe(3);
+      expect(await hasTag('1.4.1')).toBe(true);
       bridge = await startBridge();
       // Like ApiServerSource, the new bridge emits nothing for what already exists...
       await new Promise((r) => setTimeout(r, 500));
-      expect(await workerReplicas()).toBe(3);
+      expect(await hasTag('1.4.1')).toBe(true);
       // ...so the resync (a PingSource in production) covers it.
       await bridge.resync();
-      await eventually('worker clique with 5 replicas', async () => ((await workerReplicas()) === 5 ? true : undefined));
+      await eventually('worker clique with image 1.4.2', () => hasTag('1.4.2'));
     });
   });
 

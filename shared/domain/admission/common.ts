@@ -7,6 +7,7 @@
  * @module
  */
 import type { Component, Dgd, FieldIssue, GroveUpdateStrategy } from '../../api/index.js';
+import type { DgdrAdmissionConfig } from '../dgdr/admission.js';
 
 /** The operator settings admission depends on. */
 export interface AdmissionConfig {
@@ -20,6 +21,8 @@ export interface AdmissionConfig {
    * account (./scaling-adapter.ts). Absent: only the Planner's service account.
    */
   readonly replicasModifiers?: readonly string[];
+  /** DGDR defaulting: the operator version (and an explicit image) the default profiler image comes from; absent: ../dgdr/admission.ts defaults. */
+  readonly dgdr?: DgdrAdmissionConfig;
 }
 
 /** What validation decides: every field issue (a denial when non-empty) and every warning. */

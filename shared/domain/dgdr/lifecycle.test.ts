@@ -33,7 +33,7 @@ function aDgdr(fields: { spec?: Obj; status?: Obj; generation?: number; annotati
 }
 
 function observed(dgdr: Dgdr, fields: Partial<DgdrObserved> = {}): DgdrObserved {
-  return { dgdr, job: undefined, jobPods: [], outputData: undefined, dgd: undefined, nodes: undefined, modelCachePvcExists: undefined, ...fields };
+  return { dgdr, job: undefined, jobPods: [], outputData: undefined, dgd: undefined, dgdPodContainers: [], configMaps: [], nodes: undefined, modelCachePvcExists: undefined, ...fields };
 }
 
 const ownJob = (conditions: { type: string; status: string; message?: string }[] = []) => ({ name: 'profile-qwen', uid: 'job-uid', labels: { app: 'dynamo-profiler', dgdr: 'qwen' }, ownerReferences: [{ uid: 'uid-1', controller: true }], conditions });
@@ -253,6 +253,30 @@ describe('decideDgdr', () => {
     expect(conditionOf(desired, 'DeploymentReady')).toEqual(cond('DeploymentReady', 'False', 'DeploymentInProgress', 'DGD qwen-dgd is in pending state', null));
     expect(desired.status?.deploymentInfo).toEqual({ replicas: 3, availableReplicas: 1 });
     expect(desired.annotations).toEqual({});
+  });
+
+  it('"planner ConfigMaps ... labeled with dgdr.nvidia.com/name": once the DGD exists they get it as controller owner; the output ConfigMap keeps its DGDR owner', () => {
+    const labels = { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns' };
+    const configMaps = [
+      { name: 'planner-config-fb8c', labels, ownerReferences: [] },
+      { name: 'dgdr-output-qwen', labels, ownerReferences: [{ uid: 'uid-1', controller: true }] },
+      { name: 'planner-profile-data-1a2b', labels, ownerReferences: [{ uid: 'dgd-uid', controller: true }] },
+    ];
+    const desired = decideDgdr(observed(deployingDgdr(), { dgd: { ...ourDgd('pending'), uid: 'dgd-uid' }, configMaps }), CONFIG, NOW);
+    expect(desired.adoptConfigMaps).toEqual([{ name: 'planner-config-fb8c', ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'qwen-dgd', uid: 'dgd-uid', controller: true, blockOwnerDeletion: true }] }]);
+  });
+
+  it('Deploying: one Warning ImagePullFailed per DGD pod container waiting in ErrImagePull or ImagePullBackOff (upstream text)', () => {
+    const dgdPodContainers = [
+      { pod: 'qwen-dgd-0-worker-x', container: 'main', reason: 'ImagePullBackOff', message: 'Back-off pulling image "nvcr.io/x:1"' },
+      { pod: 'qwen-dgd-0-worker-x', container: 'init', reason: 'ErrImagePull', message: '' },
+      { pod: 'qwen-dgd-0-frontend-y', container: 'main', reason: 'ContainerCreating', message: '' },
+    ];
+    const desired = decideDgdr(observed(deployingDgdr(), { dgd: ourDgd('pending'), dgdPodContainers }), CONFIG, NOW);
+    expect(desired.events).toEqual([
+      { type: 'Warning', reason: 'ImagePullFailed', action: 'Get', note: 'pod qwen-dgd-0-worker-x container main: ImagePullBackOff: Back-off pulling image "nvcr.io/x:1"' },
+      { type: 'Warning', reason: 'ImagePullFailed', action: 'Get', note: 'pod qwen-dgd-0-worker-x container init: ErrImagePull' },
+    ]);
   });
 
   it('Deploying: our DGD successful -> Deployed, DeploymentReady True, Normal DeploymentReady', () => {

@@ -37,7 +37,7 @@ import {
 import { isDeepEqual, isObject } from '../admission/common.js';
 import { discoverHardware, needsHardwareDiscovery, type NodeFacts } from './discovery.js';
 import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, type JobCondition, type PodFacts } from './profiler-output.js';
-import { buildProfilingJob, profilingJobName, type ProfilingJobConfig } from './profiling-job.js';
+import { buildProfilingJob, outputConfigMapName, profilingJobName, type ProfilingJobConfig } from './profiling-job.js';
 
 type Obj = Record<string, unknown>;
 
@@ -60,6 +60,10 @@ export interface DgdrObserved {
   readonly outputData: Readonly<Record<string, string>> | undefined;
   /** The DGD named `status.dgdName`, when it exists. */
   readonly dgd: (ChildFacts & { readonly state: string | undefined; readonly components: readonly { readonly replicas?: number; readonly availableReplicas?: number }[] }) | undefined;
+  /** Waiting containers (init and regular) of the DGD's pods, loaded while Deploying a DGD that is not yet successful. */
+  readonly dgdPodContainers: readonly { readonly pod: string; readonly container: string; readonly reason: string; readonly message: string }[];
+  /** ConfigMaps with this request's tracking labels (the planner ConfigMaps, the output); loaded while Deploying or Deployed. */
+  readonly configMaps: readonly ChildFacts[];
   /** Every Node (name, labels); loaded only when Pending and discovery is needed. */
   readonly nodes: readonly NodeFacts[] | undefined;
   /** Whether `spec.modelCache.pvcName` exists in the namespace (undefined when not set). */
@@ -88,6 +92,8 @@ export interface DgdrDesired {
   readonly configMaps: readonly Obj[];
   /** The DGD to create (never taking over an existing one). */
   readonly dgd: Obj | undefined;
+  /** Planner ConfigMaps to hand to the DGD: their owner references become the DGD as controller (server-side apply). */
+  readonly adoptConfigMaps: readonly { readonly name: string; readonly ownerReferences: readonly Obj[] }[];
   /** The whole status the function owns; undefined: leave the status as it is. */
   readonly status: DgdrStatus | undefined;
   readonly events: readonly DgdrEventIntent[];
@@ -210,7 +216,7 @@ class StatusDraft {
   }
 }
 
-const NOTHING: DgdrDesired = { hardware: undefined, deleteStaleOutput: false, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, status: undefined, events: [] };
+const NOTHING: DgdrDesired = { hardware: undefined, deleteStaleOutput: false, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, adoptConfigMaps: [], status: undefined, events: [] };
 
 function only(status: DgdrStatus, events: readonly DgdrEventIntent[] = [], extra: Partial<DgdrDesired> = {}): DgdrDesired {
   return { ...NOTHING, ...extra, status, events };
@@ -489,16 +495,42 @@ function decideDeploying(observed: DgdrObserved, draft: StatusDraft): DgdrDesire
     return { ...NOTHING, dgd: created.dgd, status, events: [{ type: 'Normal', reason: 'DeploymentCreated', action: 'Create', note: `DynamoGraphDeployment ${dgdName} created successfully` }] };
   }
   if (!isCreatedByRequest(dgd, dgdr)) return nameConflict(draft, dgdName);
+  const adoptConfigMaps = configMapsToAdopt(observed, dgd);
   // Observed: the stored copy is no longer needed to create it (upstream clears the annotation).
   const additional = dgdr.metadata.annotations?.[ANNOTATION_ADDITIONAL_RESOURCES];
   const annotations: Record<string, string> | undefined = annotation === '' ? undefined : additional === undefined ? {} : { [ANNOTATION_ADDITIONAL_RESOURCES]: additional };
   draft.set({ deploymentInfo: deploymentInfo(dgd) });
   if (dgd.state === 'successful') {
     const status = draft.condition(CONDITION_DEPLOYMENT_READY, 'True', REASON_DEPLOYMENT_READY, `DynamoGraphDeployment ${dgdName} is ready`).build('Deployed');
-    return { ...only(status, [{ type: 'Normal', reason: 'DeploymentReady', action: 'Update', note: `DynamoGraphDeployment ${dgdName} is ready` }]), annotations };
+    return { ...only(status, [{ type: 'Normal', reason: 'DeploymentReady', action: 'Update', note: `DynamoGraphDeployment ${dgdName} is ready` }]), annotations, adoptConfigMaps };
   }
   const status = draft.condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_IN_PROGRESS, `DGD ${dgdName} is in ${dgd.state ?? 'unknown'} state`).build('Deploying');
-  return { ...only(status), annotations };
+  return { ...only(status, imagePullFailures(observed)), annotations, adoptConfigMaps };
+}
+
+/**
+ * One Warning `ImagePullFailed` per DGD pod container (init or regular) waiting in `ErrImagePull` or
+ * `ImagePullBackOff`: `pod <p> container <c>: <reason>[: <message>]`.
+ * Source: upstream-notes/dgdr.md §1.2 step 5 (text word for word). Pure.
+ */
+export function imagePullFailures(observed: DgdrObserved): DgdrEventIntent[] {
+  return observed.dgdPodContainers
+    .filter((c) => c.reason === 'ErrImagePull' || c.reason === 'ImagePullBackOff')
+    .map((c) => ({ type: 'Warning', reason: 'ImagePullFailed', action: 'Get', note: `pod ${c.pod} container ${c.container}: ${c.reason}${c.message === '' ? '' : `: ${c.message}`}` }));
+}
+
+/**
+ * The planner ConfigMaps (tracking labels, not the output `dgdr-output-<name>`) not yet controlled by
+ * the DGD: once it exists they live and die with it. Source: upstream `adoptAdditionalResources`
+ * (upstream-notes/profiler.md §1.7; the output ConfigMap keeps its DGDR owner). Pure.
+ */
+export function configMapsToAdopt(observed: DgdrObserved, dgd: NonNullable<DgdrObserved['dgd']>): DgdrDesired['adoptConfigMaps'] {
+  if (dgd.uid === undefined) return [];
+  const output = outputConfigMapName(observed.dgdr.metadata.name ?? '');
+  return observed.configMaps
+    .filter((cm) => cm.name !== output && isCreatedByRequest(cm, observed.dgdr) && !cm.ownerReferences.some((r) => r.uid === dgd.uid && r.controller === true))
+    .map((cm) => ({ name: cm.name, ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Deployed: follow the DGD; degraded goes back to Deploying, deleted fails (upstream-notes/dgdr.md §1.2 steps 7-8). */
@@ -508,13 +540,14 @@ function decideDeployed(observed: DgdrObserved, draft: StatusDraft): DgdrDesired
   if (dgd === undefined) return deploymentDeleted(draft, dgdName);
   if (!isCreatedByRequest(dgd, dgdr)) return nameConflict(draft, dgdName);
   draft.set({ deploymentInfo: deploymentInfo(dgd) });
+  const adoptConfigMaps = configMapsToAdopt(observed, dgd);
   if (dgd.state !== 'successful') {
     const state = dgd.state ?? 'unknown';
     const status = draft.condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_DEGRADED, `Deployment degraded to ${state}`).build('Deploying');
-    return only(status, [{ type: 'Warning', reason: 'DeploymentDegraded', action: 'Update', note: `DynamoGraphDeployment ${dgdName} degraded from Ready to ${state}` }]);
+    return { ...only(status, [{ type: 'Warning', reason: 'DeploymentDegraded', action: 'Update', note: `DynamoGraphDeployment ${dgdName} degraded from Ready to ${state}` }]), adoptConfigMaps };
   }
   const status = draft.build('Deployed');
-  return isDeepEqual(status, dgdr.status) ? NOTHING : only(status);
+  return isDeepEqual(status, dgdr.status) ? { ...NOTHING, adoptConfigMaps } : { ...only(status), adoptConfigMaps };
 }
 
 /**

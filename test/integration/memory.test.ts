@@ -1,0 +1,125 @@
+/**
+ * Memory under sustained load (issue 12: "the reconcile process levelled at about 750 MB RSS
+ * after 3,000 events"): `dynamo-fn serve reconcile` as its own process, with the V8 heap pinned
+ * as the Knative Service pins it, handles 10,000 events for 20 DGDs on the real API server, and
+ * its resident memory, sampled throughout, stays under the Service's memory limit.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
+import { createKube } from '../../shared/kube/index.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+import { repoRoot } from '../support/paths.js';
+
+/** The reconcile Knative Service's memory limit (512Mi) and its pinned heap (NODE_OPTIONS). */
+const MEMORY_LIMIT_BYTES = 512 * 1024 * 1024;
+const NODE_OPTIONS = '--max-old-space-size=256 --max-semi-space-size=8';
+const EVENTS = 10_000;
+const GRAPHS = 20;
+const CONCURRENCY = 16;
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function rssBytes(pid: number): number {
+  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 'NaN');
+  return kib * 1024;
+}
+
+describe('serve reconcile memory under sustained load (issue 12)', () => {
+  const kubeConfig = testKubeConfig();
+  const user = createKube(kubeConfig, { fieldManager: 'kubectl' });
+  let child: ChildProcess;
+  let url = '';
+  let namespace = '';
+
+  beforeAll(async () => {
+    namespace = await createTestNamespace(kubeConfig, 'memory');
+    for (let index = 0; index < GRAPHS; index += 1) {
+      await user.apply({
+        apiVersion: DGD_V1BETA1,
+        kind: DGD_KIND,
+        metadata: { name: `load-${index}`, namespace },
+        spec: {
+          backendFramework: 'vllm',
+          components: [
+            { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
+            { name: 'worker', type: 'worker', replicas: 2, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
+          ],
+        },
+      });
+    }
+    const port = await freePort();
+    child = spawn(process.execPath, [resolve(repoRoot, 'bin', 'dynamo-fn.js'), 'serve', 'reconcile'], {
+      cwd: repoRoot,
+      env: { ...process.env, NODE_OPTIONS, PORT: String(port), LOG_LEVEL: 'warn', KUBECONFIG: process.env['KUBECONFIG'] },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    url = `http://127.0.0.1:${port}`;
+    await eventually('serve reconcile to be ready', async () => {
+      const ready = await request(`${url}/readyz`).catch(() => undefined);
+      await ready?.body.text();
+      return ready?.statusCode === 200 ? true : undefined;
+    }, 60_000, 200);
+  });
+
+  afterAll(() => {
+    child.kill('SIGKILL');
+  });
+
+  it(`stays under the Knative Service's 512Mi limit over ${EVENTS} events, answering every one`, async () => {
+    let peak = 0;
+    const sampler = setInterval(() => {
+      if (child.pid !== undefined) peak = Math.max(peak, rssBytes(child.pid));
+    }, 100);
+    const statuses = new Map<number, number>();
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < EVENTS) {
+        const index = next;
+        next += 1;
+        const name = `load-${index % GRAPHS}`;
+        const answer = await request(`${url}/`, {
+          method: 'POST',
+          headers: {
+            'ce-id': `load-${index}`,
+            'ce-specversion': '1.0',
+            'ce-type': 'dev.knative.apiserver.ref.update',
+            'ce-source': 'https://10.96.0.1:443',
+            'ce-subject': `/apis/nvidia.com/v1beta1/namespaces/${namespace}/dynamographdeployments/${name}`,
+            'ce-kind': DGD_KIND,
+            'ce-apiversion': DGD_V1BETA1,
+            'ce-name': name,
+            'ce-namespace': namespace,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name, namespace }),
+        });
+        await answer.body.text();
+        statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    } finally {
+      clearInterval(sampler);
+    }
+    if (child.pid !== undefined) peak = Math.max(peak, rssBytes(child.pid));
+    expect(Object.fromEntries(statuses)).toEqual({ 204: EVENTS });
+    expect(peak).toBeGreaterThan(0);
+    expect(peak, `peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB`).toBeLessThan(MEMORY_LIMIT_BYTES);
+  }, 600_000);
+});

@@ -1,0 +1,73 @@
+/**
+ * `dynamo-fn serve admission` and DGDR defaulting: OPERATOR_VERSION picks the default profiler
+ * image (dgdr-reference "Profiler image version compatibility": nvcr.io/nvidia/ai-dynamo/dynamo-planner:<operatorVersion>,
+ * canonical semver as upstream normalises `v1.2.0` -> `1.2.0`), DGDR_DEFAULT_IMAGE overrides it, and a
+ * version that is not semver stops the process before it listens, naming the variable.
+ */
+import { Writable } from 'node:stream';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { serve } from '../../functions/admission/index.js';
+
+function run(env: Record<string, string>) {
+  const errors: string[] = [];
+  const lines: Record<string, unknown>[] = [];
+  let stop: (() => void) | undefined;
+  let onStarted: ((line: Record<string, unknown>) => void) | undefined;
+  const started = new Promise<Record<string, unknown>>((resolve) => (onStarted = resolve));
+  const logDestination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const text of chunk.toString('utf8').split('\n').filter((l) => l !== '')) {
+        const line = JSON.parse(text) as Record<string, unknown>;
+        lines.push(line);
+        if (line['msg'] === 'Started admission server') onStarted?.(line);
+      }
+      done();
+    },
+  });
+  const exit = serve(['--plain-http', '--port', '0', '--shutdown-delay-seconds', '0'], {
+    env,
+    writeError: (text) => errors.push(text),
+    logDestination,
+    onShutdownSignal: (listener) => {
+      stop = () => listener('SIGTERM');
+      return () => undefined;
+    },
+  });
+  return { exit, errors, started, stop: () => stop?.() };
+}
+
+async function mutatedImage(url: string): Promise<unknown> {
+  const review = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid: 'u1', kind: { group: 'nvidia.com', version: 'v1beta1', kind: 'DynamoGraphDeploymentRequest' }, operation: 'CREATE', namespace: 'ns', object: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'r' }, spec: { model: 'Qwen/Qwen3-0.6B' } } },
+  };
+  const answer = await request(`${url}/mutate/nvidia.com/v1beta1/dynamographdeploymentrequests`, { method: 'POST', body: JSON.stringify(review), headers: { 'content-type': 'application/json' } });
+  const body = (await answer.body.json()) as { response: { patch: string } };
+  const patch = JSON.parse(Buffer.from(body.response.patch, 'base64').toString('utf8')) as { op: string; path: string; value: unknown }[];
+  return patch.find((op) => op.op === 'add' && op.path === '/spec/image')?.value;
+}
+
+describe('serve admission: the DGDR default profiler image', () => {
+  it.each<{ name: string; env: Record<string, string>; want: string }>([
+    { name: 'OPERATOR_VERSION v1.7.0 -> dynamo-planner:1.7.0', env: { OPERATOR_VERSION: 'v1.7.0' }, want: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.7.0' },
+    { name: 'unset -> the built-in operator version 1.6.1', env: {}, want: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1' },
+    { name: 'DGDR_DEFAULT_IMAGE wins', env: { OPERATOR_VERSION: '1.7.0', DGDR_DEFAULT_IMAGE: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner-nightly:1.8.0-dev' }, want: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner-nightly:1.8.0-dev' },
+  ])('$name', async ({ env, want }) => {
+    const server = run(env);
+    try {
+      const started = await server.started;
+      expect(await mutatedImage(String(started['url']))).toBe(want);
+    } finally {
+      server.stop();
+    }
+    expect(await server.exit).toBe(0);
+  });
+
+  it('an OPERATOR_VERSION that is not a semantic version stops the process, naming the variable', async () => {
+    const server = run({ OPERATOR_VERSION: 'latest' });
+    expect(await server.exit).toBe(1);
+    expect(server.errors).toEqual(['dynamo-fn serve admission: OPERATOR_VERSION must be a semantic version such as "1.6.1", got "latest"\n']);
+  });
+});
