@@ -16,7 +16,7 @@ const parsed = parseDgd(dgdObject);
 if (!parsed.ok) throw new Error('fixture does not parse');
 const handoff = decideLpxHandoff(parsed.dgd, undefined);
 if (!handoff.ok) throw new Error('handoff');
-const empty = { PodClique: new Map(), PodCliqueScalingGroup: new Map() };
+const empty = { PodCliqueSet: new Map(), Service: new Map(), PodClique: new Map(), PodCliqueScalingGroup: new Map() };
 const readyChild = {
   apiVersion: 'nvidia.com/v1alpha1',
   kind: 'LPXGraphDeployment',
