@@ -23,6 +23,7 @@ const deps = (lpxEnabled: boolean, kube: Kube, registry?: string) =>
 
 const LPR = 'scheduling.lpu.nvidia.com/v1alpha1/LpuPipelineRequest';
 const PODGANG = 'scheduler.grove.io/v1alpha1/PodGang';
+const LPXGD = 'nvidia.com/v1alpha1/LPXGraphDeployment';
 
 describe('checkLpxStartup (lpx.md §5.4)', () => {
   it('disabled: checks nothing', async () => {
@@ -37,10 +38,13 @@ describe('checkLpxStartup (lpx.md §5.4)', () => {
     await expect(checkLpxStartup(deps(true, kubeServing([LPR])))).rejects.toThrow('LPX is explicitly enabled in config but the scheduler.grove.io/v1alpha1 PodGang API was not detected in the cluster');
   });
   it('an unsupported model registry scheme stops the process naming LPX_MODEL_REGISTRY_URL', async () => {
-    await expect(checkLpxStartup(deps(true, kubeServing([LPR, PODGANG]), 'https://unsupported.invalid'))).rejects.toThrow(ConfigError);
-    await expect(checkLpxStartup(deps(true, kubeServing([LPR, PODGANG]), 'https://unsupported.invalid'))).rejects.toThrow(/LPX_MODEL_REGISTRY_URL must be .*unsupported model registry URL scheme "https"/);
+    await expect(checkLpxStartup(deps(true, kubeServing([LPR, PODGANG, LPXGD]), 'https://unsupported.invalid'))).rejects.toThrow(ConfigError);
+    await expect(checkLpxStartup(deps(true, kubeServing([LPR, PODGANG, LPXGD]), 'https://unsupported.invalid'))).rejects.toThrow(/LPX_MODEL_REGISTRY_URL must be .*unsupported model registry URL scheme "https"/);
   });
-  it('passes with both APIs served', async () => {
-    await expect(checkLpxStartup(deps(true, kubeServing([LPR, PODGANG])))).resolves.toBeUndefined();
+  it('our LPXGraphDeployment CRD missing stops the process too', async () => {
+    await expect(checkLpxStartup(deps(true, kubeServing([LPR, PODGANG])))).rejects.toThrow('LPX is enabled but the nvidia.com/v1alpha1 LPXGraphDeployment API is not installed (install infra/crds/lpx/)');
+  });
+  it('passes with the three APIs served', async () => {
+    await expect(checkLpxStartup(deps(true, kubeServing([LPR, PODGANG, LPXGD])))).resolves.toBeUndefined();
   });
 });

@@ -8,7 +8,7 @@
  * §7 (config doc), §4 (registry URL rules).
  * @module
  */
-import { LPR_API_VERSION, LPR_KIND, LPX_MISSING_LPR_API_MESSAGE, LPX_MISSING_PODGANG_API_MESSAGE, PODGANG_API_VERSION, PODGANG_KIND } from '../../shared/api/index.js';
+import { LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND, LPX_MISSING_LPR_API_MESSAGE, LPX_MISSING_PODGANG_API_MESSAGE, PODGANG_API_VERSION, PODGANG_KIND } from '../../shared/api/index.js';
 import { parseModelRegistryUrl } from '../../shared/domain/index.js';
 import { ConfigError, PermanentError } from '../../shared/runtime/index.js';
 import type { ReconcileDeps } from './dgd.js';
@@ -29,7 +29,8 @@ async function isServed(deps: ReconcileDeps, apiVersion: string, kind: string): 
 /**
  * checkLpxStartup: nothing while `lpx.enabled=false`. Enabled: ConfigError naming
  * LPX_MODEL_REGISTRY_URL for a bad registry URL; PermanentError (reason `LPXAPIMissing`) with
- * upstream's message when an API is not served. Other API errors propagate (the host stops).
+ * upstream's message when the LpuPipelineRequest or PodGang API is not served, and with ours
+ * when our LPXGraphDeployment CRD is missing. Other API errors propagate (the host stops).
  */
 export async function checkLpxStartup(deps: ReconcileDeps): Promise<void> {
   if (!deps.config.lpxEnabled) return;
@@ -37,4 +38,8 @@ export async function checkLpxStartup(deps: ReconcileDeps): Promise<void> {
   if (!registry.ok) throw new ConfigError([{ key: 'LPX_MODEL_REGISTRY_URL', expected: `an absolute path, a file:// or a gs:// URL (${registry.error})`, received: deps.config.lpxModelRegistryUrl }]);
   if (!(await isServed(deps, LPR_API_VERSION, LPR_KIND))) throw new PermanentError(LPX_MISSING_LPR_API_MESSAGE, { reason: 'LPXAPIMissing' });
   if (!(await isServed(deps, PODGANG_API_VERSION, PODGANG_KIND))) throw new PermanentError(LPX_MISSING_PODGANG_API_MESSAGE, { reason: 'LPXAPIMissing' });
+  // Ours: installed with lpx.enabled (infra/crds/lpx/); without it every LPX DGD would fail to reconcile.
+  if (!(await isServed(deps, LPXGD_API_VERSION, LPXGD_KIND))) {
+    throw new PermanentError('LPX is enabled but the nvidia.com/v1alpha1 LPXGraphDeployment API is not installed (install infra/crds/lpx/)', { reason: 'LPXAPIMissing' });
+  }
 }

@@ -5,10 +5,10 @@
  * events for kind `LPXGraphDeployment` (`nvidia.com/v1alpha1`), and events for kind
  * `LpuPipelineRequest` (`scheduling.lpu.nvidia.com/v1alpha1`), which name their LPXGD through
  * the annotation `lpx.nvidia.com/deployment-name` (upstream-notes/lpx.md §6.1 watches).
- * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups (label
- * `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
+ * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups and
+ * PodCliques (label `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
- * Writes: server-side apply of the LPX PodCliqueSet; scaling-group `spec.replicas` by
+ * Writes: server-side apply of the LPX PodCliqueSet and the serving Services; scaling-group `spec.replicas` by
  * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
  * with resourceVersion preconditions; the LPXGD status through the status subresource; a
  * foreground delete of a PodCliqueSet whose layout changed, after the status that retains the
@@ -34,8 +34,10 @@ import {
   LpxGraphDeploymentSchema,
   PODCLIQUESET_KIND,
   PodCliqueScalingGroupSchema,
+  PodCliqueSchema,
   parseDgd,
   type LpuPipelineRequest,
+  type PodClique,
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
 import { decideLpxGraphDeployment, lpxPodCliqueSetName, lpxReadyCondition, parseModelRegistryUrl, type LpxDesired, type LpxObserved, type ObservedPodCliqueSet } from '../../shared/domain/index.js';
@@ -78,6 +80,11 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
     scalingGroups.set(object.metadata.name, group.data);
     rawGroups.set(object.metadata.name, object);
   }
+  const podCliques = new Map<string, PodClique>();
+  for (const object of await deps.kube.list(GROVE_API_VERSION, 'PodClique', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` })) {
+    const clique = PodCliqueSchema.safeParse(object);
+    if (clique.success) podCliques.set(object.metadata.name, clique.data);
+  }
   const requests: LpuPipelineRequest[] = [];
   for (const object of await deps.kube.list(LPR_API_VERSION, LPR_KIND, key.namespace)) {
     const request = LpuPipelineRequestSchema.safeParse(object);
@@ -88,19 +95,23 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
     dgd: dgd?.ok === true ? dgd.dgd : undefined,
     podCliqueSet: pcs === undefined ? undefined : (pcs as unknown as ObservedPodCliqueSet),
     scalingGroups,
+    podCliques,
     requests,
   };
   return { observed, rawGroups };
 }
 
-function hasWrites(desired: LpxDesired): boolean {
-  return desired.applyPodCliqueSet !== undefined || desired.deletePodCliqueSet !== undefined || desired.scale.length > 0 || desired.createRequests.length > 0 || desired.deleteRequests.length > 0;
+/** True when the next pass reads what this one wrote: the new PodCliqueSet's uid, or a scaled group to publish for. */
+function needsAnotherPass(loaded: Loaded, desired: LpxDesired): boolean {
+  if (desired.deletePodCliqueSet !== undefined) return false;
+  return (loaded.observed.podCliqueSet === undefined && desired.applyPodCliqueSet !== undefined) || desired.scale.length > 0;
 }
 
 /** Performs the decision's writes: PCS, scale, requests, status; a replacement deletes the PCS after the status. */
 export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded, desired: LpxDesired): Promise<void> {
   const { namespace } = key;
   if (desired.applyPodCliqueSet !== undefined) await deps.kube.apply(desired.applyPodCliqueSet, { force: true });
+  for (const service of desired.applyServices) await deps.kube.apply(service, { force: true });
   for (const scale of desired.scale) {
     const group = loaded.rawGroups.get(scale.name);
     if (group === undefined) continue;
@@ -126,8 +137,8 @@ export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded,
 }
 
 /**
- * load -> decideLpxGraphDeployment -> write, repeated while a pass writes objects whose result
- * the next pass reads (the new PodCliqueSet's uid, a scaled group), up to {@link MAX_PASSES};
+ * load -> decideLpxGraphDeployment -> write, repeated while the next pass reads what this one
+ * wrote (the new PodCliqueSet's uid, a scaled group), up to {@link MAX_PASSES};
  * then the owning DGD is reconciled so its status reflects the child. Disabled: does nothing.
  */
 export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
@@ -148,7 +159,7 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
       break;
     }
     await emitReadyTransition(deps, event.key, loaded, desired);
-    if (!hasWrites(desired) || desired.deletePodCliqueSet !== undefined) break;
+    if (!needsAnotherPass(loaded, desired)) break;
   }
   return handleDgd({ ...event, key: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: event.key.namespace, name: event.key.name }, object: undefined }, deps);
 }

@@ -5,7 +5,7 @@
  * routes and of the cleanup function's deadline route run against it.
  *
  * Grove's controller and the LPX scheduler cannot run here: the test writes what they would
- * write. As Grove it creates the PodCliqueScalingGroups (from the PCS template seed) and
+ * write. As Grove it creates the PodCliqueScalingGroups (from the PCS template seed) and role
  * PodCliques and writes their status (and the PodCliqueSet's updateProgress during a Coherent
  * rollout); as the LPX scheduler it writes receipts (`status.phase`, `observedGeneration`) on
  * the pipeline requests; as an external scaler it writes a scaling group's `spec.replicas`.
@@ -145,6 +145,25 @@ async function actAsGroveFrontendReady(namespace: string, dgdName: string): Prom
   );
 }
 
+/** As Grove: the role cliques `agt` and `cond` of each scaling-group replica, with all pods ready. */
+async function actAsGroveRoleCliques(namespace: string, pcsName: string, replicas: number): Promise<void> {
+  for (let i = 0; i < replicas; i += 1) {
+    for (const role of ['agt', 'cond']) {
+      const name = `${pcsName}-0-lpx-${i}-${role}`;
+      const clique = await grove.apply({
+        apiVersion: GROVE,
+        kind: 'PodClique',
+        metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
+        spec: { roleName: role, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
+      });
+      await grove.applyStatus(
+        { apiVersion: GROVE, kind: 'PodClique', metadata: { name, namespace }, status: { observedGeneration: clique.metadata.generation, replicas: 1, readyReplicas: 1, updatedReplicas: 1, scheduledReplicas: 1, scheduleGatedReplicas: 0 } },
+        { force: true },
+      );
+    }
+  }
+}
+
 /** As the LPX scheduler: a receipt for the request's current generation. */
 async function writeReceipt(request: KubeObject, phase: string): Promise<void> {
   await scheduler.applyStatus(
@@ -182,6 +201,10 @@ describe('LPX on a real API server (issue 11)', () => {
     const cliqueNames = (p: KubeObject | undefined) => (p?.['spec'] as { template: { cliques: { name: string }[] } }).template.cliques.map((c) => c.name);
     expect(cliqueNames(ordinaryPcs)).toEqual(['frontend']);
     expect(cliqueNames(lpxPcs)).toEqual(['agt', 'cond']);
+    // The serving Service selects the conductor pods and is owned by the LPXGD (lpx.md §2.3).
+    const serving = await user.get({ apiVersion: 'v1', kind: 'Service', namespace, name: `${name}-engine` });
+    expect((serving?.['spec'] as { selector: Record<string, string> }).selector).toMatchObject({ 'lpx.nvidia.com/serving': 'true', 'nvidia.com/dynamo-component': 'engine' });
+    expect((serving?.metadata['ownerReferences'] as { kind: string }[])[0]?.kind).toBe(LPXGD_KIND);
 
     await actAsGroveFrontendReady(namespace, name);
     const pcsName = await lpxPcsName(namespace, name);
@@ -205,6 +228,11 @@ describe('LPX on a real API server (issue 11)', () => {
     expect(notYet?.status).toBe('False');
 
     await actAsGroveScalingGroup(namespace, pcsName, { replicas: 2, scheduledReplicas: 2, updatedReplicas: 2, availableReplicas: 2 });
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    // The scaling group reports two available engines, but their role cliques are not there yet.
+    expect(conditionOf(await getDgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', message: 'Waiting for LPX role agt' });
+
+    await actAsGroveRoleCliques(namespace, pcsName, 2);
     await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
     const ready = await getDgd(namespace, name);
     expect(conditionOf(ready, 'Ready')).toMatchObject({ status: 'True', reason: 'all_resources_are_ready' });

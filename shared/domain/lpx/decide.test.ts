@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Dgd, LpuPipelineRequest, LpxGraphDeployment, PodCliqueScalingGroup } from '../../api/index.js';
+import type { Dgd, LpuPipelineRequest, LpxGraphDeployment, PodClique, PodCliqueScalingGroup } from '../../api/index.js';
 import { decideLpxGraphDeployment, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
 import { decideLpxHandoff } from './handoff.js';
 import { parseModelRegistryUrl } from './model-registry.js';
@@ -30,7 +30,7 @@ function anLpxgd(dgd: Dgd, overrides: Partial<LpxGraphDeployment['metadata']> = 
 }
 const PCS = lpxPodCliqueSetName({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' });
 function aPcs(dgd: Dgd, overrides: Partial<ObservedPodCliqueSet['metadata']> = {}): ObservedPodCliqueSet {
-  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), requests: [] }, config, NOW).applyPodCliqueSet;
+  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), podCliques: new Map(), requests: [] }, config, NOW).applyPodCliqueSet;
   return { metadata: { name: PCS, uid: 'pcs-uid', generation: 1, ownerReferences: [{ uid: 'lpx-uid', controller: true }], ...overrides }, spec: rendered?.['spec'], status: { observedGeneration: 1 } };
 }
 function aGroup(replicas: number, available = 0): PodCliqueScalingGroup {
@@ -46,7 +46,18 @@ const registry = parseModelRegistryUrl(undefined);
 const config = { registry: registry.ok ? registry.registry : undefined, render: { terminationDelay: '15m' } };
 
 function observedWith(dgd: Dgd, extra: Partial<LpxObserved> = {}): LpxObserved {
-  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), requests: [], ...extra };
+  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), podCliques: new Map(), requests: [], ...extra };
+}
+/** As Grove: every role clique of `replicas` engine replicas, `ready` of their pods ready (one pod each). */
+function roleCliques(replicas: number, ready = 1): Map<string, PodClique> {
+  const out = new Map<string, PodClique>();
+  for (let i = 0; i < replicas; i += 1) {
+    for (const role of ['agt', 'cond']) {
+      const name = `${PCS}-0-lpx-${i}-${role}`;
+      out.set(name, { apiVersion: 'grove.io/v1alpha1', kind: 'PodClique', metadata: { name, generation: 1 }, spec: { roleName: role, replicas: 1, podSpec: {} }, status: { observedGeneration: 1, readyReplicas: ready } });
+    }
+  }
+  return out;
 }
 const readyOf = (observed: LpxObserved) => decideLpxGraphDeployment(observed, config, NOW).status.conditions.find((c) => c.type === 'Ready');
 
@@ -54,10 +65,13 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
   it.each([
     { name: 'an owner that is not a DGD fails', reason: '"LPXGraphDeployment requires a DynamoGraphDeployment controller owner"', observed: { ...observedWith(aDgd()), lpxgd: anLpxgd(aDgd(), { ownerReferences: [] }) }, want: { reason: 'Failed', message: 'LPXGraphDeployment requires a DynamoGraphDeployment controller owner' } },
     { name: 'a scaling group not yet scheduled is pending with Grove\'s counts', reason: 'lpx.md §5.2 "insufficient scheduled replicas: scheduled=%d/%d"', observed: observedWith(aDgd()), want: { reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' } },
+    { name: 'an available scaling group whose role cliques are missing waits for them', reason: 'lpx.md §5.2 "Missing: Waiting for LPX role %s"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]) }), want: { reason: 'Pending', message: 'Waiting for LPX role agt' } },
+    { name: 'a replica counts only when every clique is fully ready', reason: 'lpx.md §5.2 "available = min(PCSG available, the replicas whose every clique is ready)"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2, 0) }), want: { reason: 'Pending', message: 'scheduled but available=0/2' } },
+    { name: 'a gs:// build needs Model Express, which is not configured', reason: 'lpx.md §4 EnsureDownloaded: "gs: requires a Model Express client (Model Express client is required for GCS model downloads)"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'gs://bucket/model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'ensure LPX build "gs://bucket/model/build" is downloaded: Model Express client is required for GCS model downloads' } },
     { name: 'a DGD at another input revision is waited for', reason: '"a stale inputRevision ... gives Pending Waiting for the matching DynamoGraphDeployment"', observed: { ...observedWith(aDgd()), dgd: aDgd({ replicas: 3 }) }, want: { reason: 'Pending', message: 'Waiting for the matching DynamoGraphDeployment' } },
     { name: 'a foreign PodCliqueSet at the LPX name is never adopted', reason: '"PodCliqueSet %q is not controlled by this LPXGraphDeployment"', observed: observedWith(aDgd(), { podCliqueSet: aPcs(aDgd(), { ownerReferences: [{ uid: 'other', controller: true }] }) }), want: { reason: 'Failed', message: `PodCliqueSet "${PCS}" is not controlled by this LPXGraphDeployment` } },
     { name: 'a relative build id without a registry fails', reason: 'lpx.md §4 BuildURL "model registry URL is not configured"; §5.1 "resolve LPX build URL %q: %w"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'resolve LPX build URL "model/build": model registry URL is not configured' } },
-    { name: 'an available engine whose requests have no receipt yet is pending', reason: 'lpx.md §3.3 "no or stale receipt: LPUPipelineRequest is published"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]) }), want: { reason: 'Pending', message: 'LPUPipelineRequest is published' } },
+    { name: 'an available engine whose requests have no receipt yet is pending', reason: 'lpx.md §3.3 "no or stale receipt: LPUPipelineRequest is published"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2) }), want: { reason: 'Pending', message: 'LPUPipelineRequest is published' } },
   ])('$name', ({ observed, want }) => {
     expect(readyOf(observed)).toMatchObject({ status: 'False', ...want });
   });

@@ -28,6 +28,7 @@ import {
   type LpuPipelineRequest,
   type LpxComponentStatus,
   type LpxGraphDeployment,
+  type PodClique,
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
@@ -36,8 +37,8 @@ import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import { desiredPipelineRequests, evaluateReceipts, isRequestControlledBy } from './pipeline-requests.js';
-import { evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
-import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, scalingGroupObjectName } from './render-pcs.js';
+import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
+import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
 
 /** An observed PodCliqueSet: the fields the decision reads. */
@@ -54,6 +55,8 @@ export interface LpxObserved {
   readonly podCliqueSet: ObservedPodCliqueSet | undefined;
   /** Scaling groups by object name (`<pcs>-0-<group>`). */
   readonly scalingGroups: ReadonlyMap<string, PodCliqueScalingGroup>;
+  /** The LPX PodCliqueSet's PodCliques by object name (`<pcs>-0-<group>-<i>-<clique>`). */
+  readonly podCliques: ReadonlyMap<string, PodClique>;
   /** Every LpuPipelineRequest in the namespace (foreign ones included, to refuse name collisions). */
   readonly requests: readonly LpuPipelineRequest[];
 }
@@ -65,6 +68,8 @@ export interface LpxConfig {
 
 export interface LpxDesired {
   readonly applyPodCliqueSet: RenderedObject | undefined;
+  /** The serving Services (server-side apply), with the PodCliqueSet. */
+  readonly applyServices: readonly RenderedObject[];
   /** A whole-PCS replacement: foreground delete with a uid precondition (written after the status). */
   readonly deletePodCliqueSet: { readonly name: string; readonly uid: string } | undefined;
   /** Scaling-group `spec.replicas` writes (resourceVersion precondition). */
@@ -119,7 +124,9 @@ function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undef
  *    DynamoGraphDeployment controller owner") with the same uid;
  * 2. the DGD must exist, not be deleting, select LPX and hash to `spec.inputRevision`, else
  *    Pending "Waiting for the matching DynamoGraphDeployment";
- * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>");
+ * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>"); a `gs://` build
+ *    fails with upstream's "Model Express client is required for GCS model downloads" (no Model
+ *    Express client here; `file://` builds need no download);
  * 4. the PCS: foreign -> Failed "PodCliqueSet %q is not controlled by this LPXGraphDeployment";
  *    deleting -> Pending "Waiting for PodCliqueSet garbage collection"; a changed layout ->
  *    foreground delete, Pending "Waiting for the previous PodCliqueSet and its requests to be
@@ -155,6 +162,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     }
     return {
       applyPodCliqueSet: undefined,
+      applyServices: [],
       deletePodCliqueSet: undefined,
       scale: [],
       createRequests: [],
@@ -177,6 +185,9 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     const buildId = LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '';
     const url = resolveBuildUrl(config.registry, buildId);
     if (!url.ok) return result(failed(`resolve LPX build URL ${JSON.stringify(buildId)}: ${url.error}`));
+    // gs:// builds are downloaded through Model Express (lpx.md §4 EnsureDownloaded), which this
+    // control plane has no client for: upstream's error without one.
+    if (url.url.startsWith('gs://')) return result(failed(`ensure LPX build ${JSON.stringify(url.url)} is downloaded: Model Express client is required for GCS model downloads`));
   }
 
   const id: LpxIdentity = { namespace: lpxgd.metadata.namespace ?? 'default', name: lpxgd.metadata.name ?? '', uid: lpxgd.metadata.uid ?? '' };
@@ -212,7 +223,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, carry());
   }
   if (pcs === undefined || pcs.metadata.uid === undefined) {
-    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs }, carry());
+    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads) }, carry());
   }
 
   const isBlocked = isCoherentUpdateBlocking(pcs);
@@ -271,7 +282,15 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   for (const w of workloads) {
     const group = groupOf(w);
     const desired = w.explicitReplicas ?? group?.spec.replicas ?? 0;
-    const evaluated = evaluateWorkloadReadiness(true, group, desired);
+    const workloadReadiness = evaluateWorkloadReadiness(true, group, desired);
+    const roles = evaluateRoleReadiness(pcsName, w, desired, observed.podCliques);
+    // Serving available = min(PCSG available, replicas whose every clique is ready) (lpx.md §5.2).
+    const available = Math.min(workloadReadiness.status.availableReplicas ?? 0, roles.completeReplicas);
+    const roleVerdict: LpxVerdict = roles.verdict.kind !== 'ready' ? roles.verdict : available < desired ? pending(`scheduled but available=${available}/${desired}`) : roles.verdict;
+    const evaluated = {
+      verdict: workloadReadiness.verdict.kind !== 'ready' ? workloadReadiness.verdict : roleVerdict,
+      status: { ...workloadReadiness.status, availableReplicas: available, ready: workloadReadiness.verdict.kind === 'ready' && roleVerdict.kind === 'ready' },
+    };
     const retained = retainedOf(w);
     const previousReady = (previousComponents[w.serving.name]?.conditions ?? []).find((c) => c.type === CONDITION_READY);
     // The component's own Ready condition (lpx.md §2.2 "Plus per-component conditions").
@@ -290,5 +309,5 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   if (isDeferred) fold(pending('Replica changes are deferred until the Grove coherent update completes'));
   if (isFailureCurrent) verdict = failed(MESSAGE_LPX_DEADLINE_EXCEEDED);
 
-  return result(verdict, { applyPodCliqueSet: desiredPcs, scale, createRequests, deleteRequests }, components, isDeferred);
+  return result(verdict, { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), scale, createRequests, deleteRequests }, components, isDeferred);
 }

@@ -18,8 +18,10 @@ import {
   REASON_LPX_CHILD_PENDING,
   type Condition,
   type LpxComponentStatus,
+  type PodClique,
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
+import { scalingGroupCliqueName } from './render-pcs.js';
 import type { LpxWorkload } from './workloads.js';
 
 export type LpxVerdict =
@@ -60,6 +62,39 @@ export function evaluateWorkloadReadiness(
   if ((s.updatedReplicas ?? 0) < desired) return { verdict: pending(`desired=${desired}, updated=${s.updatedReplicas ?? 0}`), status };
   if ((s.availableReplicas ?? 0) < desired) return { verdict: pending(`scheduled but available=${s.availableReplicas ?? 0}/${desired}`), status };
   return { verdict: { kind: 'ready' }, status: { ...status, ready: true } };
+}
+
+/**
+ * evaluateRoleReadiness: the role cliques of each desired engine replica
+ * (`<pcs>-0-<group>-<i>-<clique>`). A missing clique is pending "Waiting for LPX role %s"; a
+ * replica counts as available only when every one of its cliques has all its pods ready
+ * (`readyReplicas >= spec.replicas`, the full width), and physical Agent pod counts are never
+ * reported. Out: the first pending verdict (else ready) and the number of complete replicas.
+ * Source: lpx.md §5.2 "Cliques" and "Complete model instances". Pure.
+ */
+export function evaluateRoleReadiness(
+  pcsName: string,
+  workload: Pick<LpxWorkload, 'scalingGroup' | 'models' | 'conductorClique'>,
+  desired: number,
+  cliques: ReadonlyMap<string, PodClique>,
+): { readonly verdict: LpxVerdict; readonly completeReplicas: number } {
+  const roles = [...workload.models.map((m) => m.agentClique), ...(workload.conductorClique === undefined ? [] : [workload.conductorClique])];
+  let verdict: LpxVerdict = { kind: 'ready' };
+  let completeReplicas = 0;
+  for (let i = 0; i < desired; i += 1) {
+    let isComplete = true;
+    for (const role of roles) {
+      const clique = cliques.get(scalingGroupCliqueName(pcsName, workload.scalingGroup, i, role));
+      if (clique === undefined) {
+        if (verdict.kind === 'ready') verdict = { kind: 'pending', reason: LPX_REASON_PENDING, message: `Waiting for LPX role ${role}` };
+        isComplete = false;
+        continue;
+      }
+      if ((clique.status?.readyReplicas ?? 0) < clique.spec.replicas) isComplete = false;
+    }
+    if (isComplete) completeReplicas += 1;
+  }
+  return { verdict, completeReplicas };
 }
 
 /** Largest condition message in bytes (upstream `maxConditionMessageSize`). */

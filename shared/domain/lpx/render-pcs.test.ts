@@ -4,7 +4,7 @@ import { decideLpxHandoff } from './handoff.js';
 import { lpxInputRevision } from './input-revision.js';
 import { lpxPodCliqueSetName, pipelineRequestName } from './names.js';
 import { desiredPipelineRequests } from './pipeline-requests.js';
-import { renderLpxPodCliqueSet } from './render-pcs.js';
+import { lpxLayoutKey, renderLpxPodCliqueSet } from './render-pcs.js';
 import { resolveLpxWorkloads } from './workloads.js';
 
 const ID = { namespace: 'inference', name: 'llama', uid: '11111111-1111-4111-8111-111111111111' };
@@ -110,5 +110,18 @@ describe('input revision (dgd-reference "Grove rollout budget overrides"; lpx.md
       ok: false,
       message: 'LPXGraphDeployment "llama" belongs to a different source; adoption is not supported',
     });
+  });
+});
+
+describe('lpxLayoutKey (lpx.md §6.2 "Incompatible means changes to clique names, topology or minAvailable; PCSG configs; PCSG annotations or workload digests, when the strategy is OnDelete")', () => {
+  const engine = (extra: Record<string, unknown>) => aDgd({ components: [{ name: 'engine', type: 'lpx', lpx: { buildId: 'b' }, roles: [role('agent'), role('conductor')], ...extra }], annotations: {} });
+  const onDelete = (extra: Record<string, unknown>) => aDgd({ components: [{ name: 'engine', type: 'lpx', lpx: { buildId: 'b' }, roles: [role('agent'), role('conductor')], ...extra }], annotations: { 'nvidia.com/grove-update-strategy': 'OnDelete' } });
+  const key = (dgd: Dgd) => lpxLayoutKey(render(dgd).spec);
+  it.each([
+    { name: 'a new minAvailable changes the layout', before: engine({}), after: engine({ minAvailable: 2 }), isSame: false },
+    { name: 'a pod-template edit rolls in place under RollingRecreate', before: engine({}), after: engine({ roles: [role('agent'), { ...role('conductor'), podTemplate: { spec: { containers: [{ name: 'main', image: 'lpx-conductor:2' }] } } }] }), isSame: true },
+    { name: 'the same edit under OnDelete changes the workload digest, so the layout', before: onDelete({}), after: onDelete({ roles: [role('agent'), { ...role('conductor'), podTemplate: { spec: { containers: [{ name: 'main', image: 'lpx-conductor:2' }] } } }] }), isSame: false },
+  ])('$name', ({ before, after, isSame }) => {
+    expect(key(after) === key(before)).toBe(isSame);
   });
 });

@@ -19,6 +19,8 @@ import {
   ANNOTATION_LPX_POD_ROLE,
   ANNOTATION_LPX_WORKLOAD_DIGEST,
   GROVE_API_VERSION,
+  LABEL_COMPONENT,
+  LABEL_DYNAMO_NAMESPACE,
   LABEL_GRAPH_DEPLOYMENT_NAME,
   LABEL_LPX_DEPLOYMENT_UID,
   LABEL_LPX_SERVING,
@@ -28,13 +30,15 @@ import {
   LPX_ROLE_CONDUCTOR,
   LPX_SCHEDULER_NAME,
   PODCLIQUESET_KIND,
+  WORKER_SYSTEM_PORT,
   type Dgd,
   type PodCliqueScalingGroupConfig,
   type PodCliqueTemplateSpec,
   type PodTemplateSpec,
 } from '../../api/index.js';
 import { maxUnavailable, resolveUpdateStrategy } from '../availability.js';
-import { buildPodSpec, cliqueAnnotations, cliqueLabels, labelValue, type CliqueContext } from '../pod-template.js';
+import { componentServiceName } from '../names.js';
+import { buildPodSpec, cliqueAnnotations, cliqueLabels, dynamoNamespace, labelValue, type CliqueContext } from '../pod-template.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
 import { sortedKeysJson } from './input-revision.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
@@ -169,6 +173,41 @@ export function renderLpxPodCliqueSet(
   return { apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, metadata: metadata as RenderedObject['metadata'], spec };
 }
 
+/**
+ * renderLpxServingServices: per workload, the Service of its serving component, named as an
+ * ordinary component Service (`<dgd>-<component>`, lower case), selecting the conductor pods by
+ * `lpx.nvidia.com/serving: "true"` plus the component and Dynamo namespace labels, port
+ * `system` 9090; owned by the LPXGD, which upstream's serving Services are too (lpx.md §2.3:
+ * "The LPXGD owns its one LPX PodCliqueSet, the runtime ConfigMaps and the serving Services";
+ * `lpx.nvidia.com/serving` "selects the conductor pods for the discovery Service"). Pure.
+ */
+export function renderLpxServingServices(dgd: Dgd, id: LpxIdentity, workloads: readonly LpxWorkload[]): RenderedObject[] {
+  return workloads
+    .filter((w) => w.conductorClique !== undefined)
+    .map((w) => {
+      const component = w.serving;
+      const selector = {
+        [LABEL_COMPONENT]: labelValue(component.name),
+        [LABEL_DYNAMO_NAMESPACE]: labelValue(dynamoNamespace(dgd, id.namespace, component)),
+        [LABEL_LPX_SERVING]: 'true',
+      };
+      return {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: {
+          name: componentServiceName(dgd, component),
+          namespace: id.namespace,
+          labels: { [LABEL_GRAPH_DEPLOYMENT_NAME]: labelValue(dgd.metadata.name ?? ''), [LABEL_COMPONENT]: labelValue(component.name), [LABEL_LPX_DEPLOYMENT_UID]: id.uid },
+          ownerReferences: [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, name: id.name, uid: id.uid, controller: true, blockOwnerDeletion: true }],
+        },
+        spec: {
+          selector: Object.fromEntries(Object.entries(selector).sort(([a], [b]) => (a < b ? -1 : 1))),
+          ports: [{ name: 'system', port: WORKER_SYSTEM_PORT, targetPort: WORKER_SYSTEM_PORT, protocol: 'TCP' }],
+        },
+      } as RenderedObject;
+    });
+}
+
 /** Grove's name of a workload's scaling group under PCS replica 0 (grove.md §A.8). Pure. */
 export function scalingGroupObjectName(pcsName: string, workload: Pick<LpxWorkload, 'scalingGroup'>): string {
   return `${pcsName}-0-${workload.scalingGroup}`;
@@ -181,17 +220,25 @@ export function scalingGroupCliqueName(pcsName: string, scalingGroup: string, re
 
 /**
  * The layout of a rendered or observed LPX PodCliqueSet that cannot change in place: clique
- * names, scaling groups (their cliques and minAvailable). A change means a whole-PCS replacement
- * (lpx.md §6.2 "Layout changes"). Pure.
+ * names, scaling groups (their cliques and minAvailable), and under OnDelete also the scaling
+ * groups' annotations (the workload digests), since OnDelete never rolls pods in place. A change
+ * means a whole-PCS replacement (lpx.md §6.2 "Layout changes"). Pure.
  */
 export function lpxLayoutKey(spec: unknown): string {
-  const template = ((spec as { template?: unknown } | undefined)?.template ?? {}) as {
+  const typed = (spec ?? {}) as { updateStrategy?: { type?: string }; template?: unknown };
+  const template = (typed.template ?? {}) as {
     cliques?: { name?: string }[];
-    podCliqueScalingGroups?: { name?: string; cliqueNames?: string[]; minAvailable?: number }[];
+    podCliqueScalingGroups?: { name?: string; cliqueNames?: string[]; minAvailable?: number; annotations?: Record<string, string> }[];
   };
+  const isOnDelete = typed.updateStrategy?.type === 'OnDelete';
   return sortedKeysJson({
     cliques: (template.cliques ?? []).map((c) => c.name).sort(),
-    groups: (template.podCliqueScalingGroups ?? []).map((g) => ({ name: g.name, cliqueNames: [...(g.cliqueNames ?? [])].sort(), minAvailable: g.minAvailable })),
+    groups: (template.podCliqueScalingGroups ?? []).map((g) => ({
+      name: g.name,
+      cliqueNames: [...(g.cliqueNames ?? [])].sort(),
+      minAvailable: g.minAvailable,
+      ...(isOnDelete ? { annotations: g.annotations ?? {} } : {}),
+    })),
   });
 }
 
