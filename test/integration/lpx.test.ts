@@ -143,6 +143,10 @@ async function actAsGroveFrontendReady(namespace: string, dgdName: string): Prom
     { apiVersion: GROVE, kind: 'PodClique', metadata: { name, namespace }, status: { observedGeneration: clique.metadata.generation, replicas: 1, readyReplicas: 1, updatedReplicas: 1, scheduledReplicas: 1, scheduleGatedReplicas: 0 } },
     { force: true },
   );
+  // Grove acknowledges the ordinary PodCliqueSet's generation too; until it does, the DGD reads
+  // its ready cliques as still "updating" (dgd-reference "Coherent capacity and disruption").
+  const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+  await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs?.metadata.generation } }, { force: true });
 }
 
 /** As Grove: the role cliques `agt` and `cond` of each scaling-group replica, with all pods ready. */
