@@ -10,3 +10,4 @@ export * from './dgd-v1alpha1.js';
 export * from './grove.js';
 export * from './parse.js';
 export * from './crd.js';
+export * from './descriptions.js';

@@ -16,7 +16,7 @@ Generates the CustomResourceDefinitions of the kinds this control plane owns fro
 schemas (structural schema, CEL rules, short names, printer columns, status subresource).
 
 Options:
-  --out DIR    directory to write one YAML file per CRD into (default "infra/crds")
+  --out DIR    directory to write one YAML file per CRD into (default "infra/chart/files/crds")
   --stdout     print the CRDs as a YAML stream instead of writing files
   -h, --help   show this help`;
 
@@ -28,7 +28,7 @@ export function crdFileText(crd: Record<string, unknown>): string {
 export async function run(argv: readonly string[]): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { out: { type: 'string', default: 'infra/crds' }, stdout: { type: 'boolean', default: false } } }));
+    ({ values } = parseArgs({ args: [...argv], options: { out: { type: 'string', default: 'infra/chart/files/crds' }, stdout: { type: 'boolean', default: false } } }));
   } catch (error) {
     process.stderr.write(`dynamo-fn crds: ${(error as Error).message}\n\n${usage}\n`);
     return 1;

@@ -25,7 +25,7 @@ export const usage = `Usage: dynamo-fn dev [options]
 
 Starts everything the product needs on this machine, on 127.0.0.1 only:
   1. builds or reuses kube-apiserver, etcd and kube-controller-manager (npm run kube:build);
-  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds),
+  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/chart/files/crds),
      Grove's and Knative's (../shared/crds);
   3. starts the reconcile function's CloudEvents host;
   4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
