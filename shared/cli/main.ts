@@ -22,11 +22,12 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   crds: () => import('./crds.js'),
   serve: () => import('./serve.js'),
   'kube-build': () => import('./kube-build.js'),
+  'helm-build': () => import('./helm-build.js'),
   dev: () => import('./dev.js'),
   replay: () => import('./replay.js'),
 };
 
-const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build'] as const;
+const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build', 'helm-build'] as const;
 
 async function topLevelHelp(): Promise<string> {
   const lines = ['Usage: dynamo-fn <command> [options]', '', 'Commands:'];
