@@ -1,0 +1,229 @@
+/**
+ * Least privilege, proven on the real API server: the reconcile function runs with a
+ * TokenRequest token of a ServiceAccount bound to exactly the chart's ClusterRole
+ * (infra/chart/templates/reconcile/rbac.yaml, rendered by `helm template`), and
+ *
+ * - with the whole role, a DGD event and a resync are handled (Done) and every write lands
+ *   (PodCliqueSet, Services, status, Event): the role is enough;
+ * - with any one verb of the role taken away, the same run comes out differently (a 403 the
+ *   function reports, or a write missing): no verb is beyond what the function uses.
+ *
+ * The bindings are copies with test-unique names (the chart's own names are left to
+ * chart.test.ts); Grove's controllers do not run here, so the DGD stays Ready=False.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { AuthorizationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import { DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { defaultConfig, startFunctionServer } from '../../shared/runtime/index.js';
+import reconcile from '../../functions/reconcile/index.js';
+import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
+import { createLineLog } from '../harness/log.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { aDgd } from '../support/builders.js';
+import { eventually } from '../support/eventually.js';
+
+interface PolicyRule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly verbs: string[];
+}
+/** One (group, resource, verb) a role grants. */
+interface Grant {
+  readonly group: string;
+  readonly resource: string;
+  readonly verb: string;
+}
+
+const log = pino({ level: 'silent' });
+const kubeConfig = testKubeConfig();
+const admin: Kube = createKube(kubeConfig, { fieldManager: 'rbac-test' });
+let namespace = '';
+let tmpDir = '';
+let chartRules: PolicyRule[] = [];
+
+const grants = (rules: readonly PolicyRule[]): Grant[] =>
+  rules.flatMap((rule) => rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => ({ group, resource, verb })))));
+const label = (g: Grant) => `${g.verb} ${g.group === '' ? 'core' : g.group}/${g.resource}`;
+
+beforeAll(async () => {
+  const helm = await ensureHelm({ log: createLineLog() });
+  const rendered = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, '--namespace', 'dynamo-system', '--show-only', 'templates/reconcile/rbac.yaml']);
+  expect(rendered.code).toBe(0);
+  const role = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJS() as { kind: string; rules?: PolicyRule[] })
+    .find((o) => o.kind === 'ClusterRole');
+  chartRules = role?.rules ?? [];
+  namespace = await createTestNamespace(kubeConfig, 'rbac');
+  tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-'));
+});
+
+afterAll(async () => {
+  await rm(tmpDir, { recursive: true, force: true });
+});
+
+/** A ServiceAccount bound to a ClusterRole of exactly `rules`; resolves once RBAC answers for it. */
+async function serviceAccountWith(rules: readonly PolicyRule[]): Promise<string> {
+  const name = `reconcile-${randomBytes(3).toString('hex')}`;
+  const clusterRole = `dynamo-rbac-test-${namespace}-${name}`;
+  await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: clusterRole }, rules } as unknown as KubeObject);
+  await admin.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: clusterRole },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  } as unknown as KubeObject);
+  // The authorizer sees a new binding through its informer: wait until a granted verb is allowed.
+  const probe = grants(rules)[0];
+  if (probe !== undefined) {
+    await eventually(`RBAC for ${name}`, async () => ((await canI(name, probe)) ? true : undefined), 15_000);
+  }
+  return name;
+}
+
+async function canI(serviceAccount: string, grant: Grant): Promise<boolean> {
+  const api = kubeConfig.makeApiClient(AuthorizationV1Api);
+  const result = await api.createSubjectAccessReview({
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: `system:serviceaccount:${namespace}:${serviceAccount}`,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+        resourceAttributes: { group: grant.group, resource: grant.resource.split('/')[0] ?? '', subresource: grant.resource.split('/')[1] ?? '', verb: grant.verb, namespace },
+      },
+    },
+  });
+  return result.status?.allowed === true;
+}
+
+/** A kubeconfig file for the ServiceAccount: the test server and CA, and a TokenRequest token. */
+async function kubeconfigFor(serviceAccount: string): Promise<string> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const request = await core.createNamespacedServiceAccountToken({
+    name: serviceAccount,
+    namespace,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  expect(token).toBeTruthy();
+  const cluster = kubeConfig.getCurrentCluster();
+  const file = path.join(tmpDir, `${serviceAccount}.kubeconfig`);
+  await writeFile(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: { server: cluster?.server, 'certificate-authority-data': cluster?.caData } }],
+      users: [{ name: serviceAccount, user: { token } }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: serviceAccount } }],
+      'current-context': 'test',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+/** What one run of the function did: its outcomes (from /metrics) and the writes stored. */
+interface RunResult {
+  readonly eventOutcomes: string[];
+  readonly resyncOutcomes: string[];
+  readonly podCliqueSet: boolean;
+  readonly services: number;
+  readonly readyCondition: boolean;
+  readonly events: number;
+}
+
+/**
+ * Runs the reconcile function (its real CloudEvents host) with the ServiceAccount's token: one
+ * Reference-mode add event for a fresh DGD, then one resync. Reads the outcome counters and the
+ * stored objects.
+ */
+async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
+  const kubeconfigPath = await kubeconfigFor(serviceAccount);
+  const name = `rbac-${randomBytes(3).toString('hex')}`;
+  const dgd = aDgd({ metadata: { name, namespace } });
+  const { uid: _uid, ...metadata } = dgd.metadata;
+  await admin.apply({ apiVersion: dgd.apiVersion, kind: dgd.kind, metadata: { ...metadata, name, namespace }, spec: dgd.spec } as unknown as KubeObject, { force: true });
+  const server = await startFunctionServer(reconcile, { config: defaultConfig({ port: 0, kubeconfigPath }), log, host: '127.0.0.1' });
+  try {
+    const send = (type: string, extensions: Record<string, string>, data: unknown) =>
+      fetch(server.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'ce-specversion': '1.0',
+          'ce-id': randomBytes(8).toString('hex'),
+          'ce-source': 'https://127.0.0.1',
+          'ce-type': type,
+          ...Object.fromEntries(Object.entries(extensions).map(([key, value]) => [`ce-${key}`, value])),
+        },
+        body: JSON.stringify(data),
+      });
+    const ref = { apiVersion: DGD_V1BETA1, kind: DGD_KIND, name, namespace };
+    const added = await send('dev.knative.apiserver.ref.add', { subject: `/apis/${DGD_V1BETA1}/namespaces/${namespace}/dynamographdeployments/${name}`, kind: DGD_KIND, apiversion: DGD_V1BETA1, name, namespace }, ref);
+    await added.arrayBuffer();
+    const resynced = await send('dev.dynamo-fn.resync', { kind: DGD_KIND, apiversion: DGD_V1BETA1 }, {});
+    await resynced.arrayBuffer();
+    const metrics = await (await fetch(`${server.url.replace(/\/$/, '')}/metrics`)).text();
+    const outcomes = (metric: string) =>
+      [...metrics.matchAll(new RegExp(`^${metric}\\{[^}]*outcome="(\\w+)"[^}]*\\} (\\d+)`, 'gm'))].flatMap((m) => (Number(m[2]) > 0 ? [m[1] ?? ''] : [])).sort();
+    const stored = await admin.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
+    const conditions = (stored?.['status'] as { conditions?: { type: string }[] } | undefined)?.conditions ?? [];
+    const services = (await admin.list('v1', 'Service', namespace)).filter((s) => s.metadata.name.startsWith(`${name}-`));
+    const events = (await admin.list('events.k8s.io/v1', 'Event', namespace)).filter((e) => (e['regarding'] as { name?: string } | undefined)?.name === name);
+    return {
+      eventOutcomes: outcomes('dynamo_fn_events_total').filter((o) => o !== 'Skipped'),
+      resyncOutcomes: outcomes('dynamo_fn_resync_objects_total'),
+      podCliqueSet: (await admin.get({ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', namespace, name })) !== undefined,
+      services: services.length,
+      readyCondition: conditions.some((c) => c.type === 'Ready'),
+      events: events.length,
+    };
+  } finally {
+    await server.close();
+    // The next run's resync then meets only its own DGD of this file.
+    await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
+  }
+}
+
+/** The rules without one grant. */
+function without(rules: readonly PolicyRule[], drop: Grant): PolicyRule[] {
+  return grants(rules)
+    .filter((g) => !(g.group === drop.group && g.resource === drop.resource && g.verb === drop.verb))
+    .map((g) => ({ apiGroups: [g.group], resources: [g.resource], verbs: [g.verb] }));
+}
+
+describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () => {
+  let full: RunResult;
+
+  it('has no wildcard and no verb a level-triggered function with server-side apply never sends (watch, update, delete, deletecollection)', () => {
+    const all = grants(chartRules);
+    expect(all.length).toBeGreaterThan(0);
+    expect(all.filter((g) => g.group === '*' || g.resource === '*' || g.verb === '*' || ['watch', 'update', 'delete', 'deletecollection'].includes(g.verb)).map(label)).toEqual([]);
+  });
+
+  it('is enough: with a TokenRequest token of the chart role, a DGD event and a resync are Done and every write lands', async () => {
+    full = await runReconcileAs(await serviceAccountWith(chartRules));
+    expect(full).toEqual({ eventOutcomes: ['Done'], resyncOutcomes: ['Done'], podCliqueSet: true, services: expect.any(Number) as number, readyCondition: true, events: expect.any(Number) as number });
+    expect(full.services).toBeGreaterThan(0);
+    expect(full.events).toBeGreaterThan(0);
+  });
+
+  it('grants no verb beyond what the function uses: without any one grant, the same run comes out differently', async () => {
+    const unneeded: string[] = [];
+    for (const grant of grants(chartRules)) {
+      const result = await runReconcileAs(await serviceAccountWith(without(chartRules, grant)));
+      if (JSON.stringify(result) === JSON.stringify(full)) unneeded.push(label(grant));
+    }
+    expect(unneeded).toEqual([]);
+  });
+});
