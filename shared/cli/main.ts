@@ -23,11 +23,13 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   serve: () => import('./serve.js'),
   'kube-build': () => import('./kube-build.js'),
   'helm-build': () => import('./helm-build.js'),
+  install: () => import('./install.js'),
+  status: () => import('./status.js'),
   dev: () => import('./dev.js'),
   replay: () => import('./replay.js'),
 };
 
-const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build', 'helm-build'] as const;
+const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'install', 'status', 'kube-build', 'helm-build'] as const;
 
 async function topLevelHelp(): Promise<string> {
   const lines = ['Usage: dynamo-fn <command> [options]', '', 'Commands:'];

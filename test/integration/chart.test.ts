@@ -9,12 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { OWN_CRDS, ownCrds } from '../../shared/api/index.js';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { loadCrds } from '../harness/crds.js';
-import { CERT_MANAGER_CRD_FILES, CHART_DIR, ensureCertManagerCrds, ensureHelm, runHelm } from '../harness/helm.js';
+import { createKube, type Kube } from '../../shared/kube/index.js';
+import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
 import { testKubeConfig } from '../harness/testing.js';
-import { eventually } from '../support/eventually.js';
+import { adoptOwnCrds, installCertManagerCrds } from '../support/helm-release.js';
 
 interface Rendered {
   readonly apiVersion: string;
@@ -190,33 +189,8 @@ describe('helm install and upgrade on the real API server', () => {
   beforeAll(async () => {
     kubeconfig = process.env['KUBECONFIG'] ?? '';
     // cert-manager's CRDs (from its Go module's deploy/crds), as a cluster with cert-manager has them.
-    const certManager = await ensureCertManagerCrds({ log });
-    for (const { crd } of await loadCrds(CERT_MANAGER_CRD_FILES.map((file) => `${certManager}/${file}`))) {
-      await kube.apply(crd as unknown as KubeObject, { force: true });
-    }
-    for (const name of ['issuers.cert-manager.io', 'certificates.cert-manager.io']) {
-      await eventually(`CRD ${name} Established`, async () => {
-        const crd = await kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name });
-        const conditions = (crd?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-        return conditions.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-      });
-    }
-    // The harness installed our CRDs before the chart existed in this cluster; mark them as the
-    // release's, as `helm install` on a cluster that has them from an earlier install would find them.
-    for (const crd of Object.values(ownCrds()) as unknown as Rendered[]) {
-      await kube.apply(
-        {
-          apiVersion: 'apiextensions.k8s.io/v1',
-          kind: 'CustomResourceDefinition',
-          metadata: {
-            name: crd.metadata.name,
-            labels: { 'app.kubernetes.io/managed-by': 'Helm' },
-            annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': namespace },
-          },
-        },
-        { force: true },
-      );
-    }
+    await installCertManagerCrds(kube, log);
+    await adoptOwnCrds(kube, release, namespace);
   });
 
   afterAll(async () => {
