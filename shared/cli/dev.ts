@@ -16,6 +16,7 @@ import reconcile from '../../functions/reconcile/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
 
@@ -24,9 +25,11 @@ export const summary = 'Run the whole control plane locally: API server, functio
 export const usage = `Usage: dynamo-fn dev [options]
 
 Starts everything the product needs on this machine, on 127.0.0.1 only:
-  1. builds or reuses kube-apiserver, etcd and kube-controller-manager (npm run kube:build);
+  1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
+     (npm run kube:build);
   2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/chart/files/crds),
-     Grove's and Knative's (../shared/crds);
+     Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
+     Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
   3. starts the reconcile function's CloudEvents host;
   4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
      would, with a resync every --resync-seconds.
@@ -43,6 +46,8 @@ Options:
   --resync-seconds N  resync interval of the bridge (default 30; 0 disables)
   --capture FILE      append every event the bridge emits to FILE (structured CloudEvents,
                       one JSON per line) for \`dynamo-fn replay\`
+  --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
+                      comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
   --lpx-enabled       run with the feature gate lpx.enabled=true
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
@@ -109,6 +114,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'timeout-seconds': { type: 'string', default: '120' },
         'resync-seconds': { type: 'string', default: '30' },
         'lpx-enabled': { type: 'boolean', default: false },
+        'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
@@ -121,6 +127,15 @@ export async function run(argv: readonly string[]): Promise<number> {
   const timeoutSeconds = Number(values['timeout-seconds']);
   if (!Number.isInteger(resyncSeconds) || resyncSeconds < 0 || !Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) {
     process.stderr.write('dynamo-fn dev: --resync-seconds must be a whole number >= 0 and --timeout-seconds > 0\n');
+    return 1;
+  }
+
+  let gpuFleet: GpuNodeGroup[];
+  try {
+    gpuFleet = parseGpuFleet(values['gpu-nodes']);
+  } catch (error) {
+    if (!(error instanceof GpuFleetError)) throw error;
+    process.stderr.write(`dynamo-fn dev: --gpu-nodes: ${error.message}\n`);
     return 1;
   }
 
@@ -137,7 +152,14 @@ export async function run(argv: readonly string[]): Promise<number> {
   const log = createLineLog({ verbose: values.verbose });
   const functionLog = pino({ level: values.verbose ? 'debug' : 'info', base: undefined, timestamp: false }, humanLines(log));
   const binaries = await ensureKubeBinaries({ log });
-  const plane = await startControlPlane({ binaries, crdFiles: await defaultCrdFiles(), log, withControllerManager: binaries.kubeControllerManager !== undefined });
+  const plane = await startControlPlane({
+    binaries,
+    crdFiles: await defaultCrdFiles(),
+    log,
+    withControllerManager: binaries.kubeControllerManager !== undefined,
+    withScheduler: binaries.kubeScheduler !== undefined,
+    withKwok: binaries.kwok !== undefined,
+  });
   let stopping: Promise<void> | undefined;
   const stopAll = async (parts: { close: () => Promise<void> }[]): Promise<void> => {
     stopping ??= (async () => {
@@ -172,6 +194,10 @@ export async function run(argv: readonly string[]): Promise<number> {
 
     // One client for what dev itself writes and reads, on the control plane's loaded config.
     const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    if (binaries.kwok !== undefined) {
+      const nodes = await createGpuNodes(kube, gpuFleet);
+      log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
+    }
     const applied = await applyDgds(input.dgds, kube, log);
     if (values.wait) {
       const ok = await waitForReconciled(applied, kube, timeoutSeconds, log);

@@ -1,5 +1,5 @@
 /**
- * `dynamo-fn kube-build`: builds kube-apiserver, etcd and kube-controller-manager for the
+ * `dynamo-fn kube-build`: builds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok for the
  * integration harness and `dynamo-fn dev` (see test/harness/binaries.ts). Idempotent: when the
  * cached binaries answer `--version` it finishes in seconds.
  * @module
@@ -7,13 +7,14 @@
 import { ensureKubeBinaries, ENV_KUBE_BIN_DIR, KubeBinariesError } from '../../test/harness/binaries.js';
 import { createLineLog } from '../../test/harness/log.js';
 
-export const summary = 'Build kube-apiserver, etcd and kube-controller-manager for tests and dev (cached)';
+export const summary = 'Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok for tests and dev (cached)';
 
 export const usage = `Usage: dynamo-fn kube-build [--force] [--verbose]
 
-Builds kube-apiserver, etcd and kube-controller-manager from the Go module pinned in
-test/kube-binaries/go.mod (CGO_ENABLED=0, -trimpath, version-stamped), into
-\${XDG_CACHE_HOME:-~/.cache}/dynamo-fn/kube/<kubernetes>-etcd-<etcd>/.
+Builds kube-apiserver, etcd, kube-controller-manager and kube-scheduler from the Go module
+pinned in test/kube-binaries/go.mod (CGO_ENABLED=0, -trimpath, version-stamped), into
+\${XDG_CACHE_HOME:-~/.cache}/dynamo-fn/kube/<kubernetes>-etcd-<etcd>/, and kwok from
+test/kwok-binary/go.mod into \${XDG_CACHE_HOME:-~/.cache}/dynamo-fn/kwok/<kwok>/.
 Binaries already there that answer --version are kept. Needs Go 1.26+ and the Go module proxy;
 a cold build takes several minutes.
 

@@ -31,19 +31,35 @@ import { Agent, fetch } from 'undici';
 import { stringify as toYaml } from 'yaml';
 
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { ensureKubeBinaries, type KubeBinaries } from './binaries.js';
+import { ensureKubeBinaries, REPO_ROOT, type KubeBinaries } from './binaries.js';
 import { loadCrds, yamlFilesIn, type LoadedCrd } from './crds.js';
 import type { HarnessLog } from './log.js';
 
 /** The field manager the harness installs CRDs with. */
 export const HARNESS_FIELD_MANAGER = 'dynamo-fn-harness';
 
-/** Controllers kube-controller-manager runs when asked for (names from its `--help`, 1.35). */
+/**
+ * Controllers kube-controller-manager runs when asked for (names from its `--help`, 1.35): the
+ * job controller makes Jobs run pods and reach Complete or Failed (kwok.md "Build"); node
+ * lifecycle lifts the `node.kubernetes.io/not-ready` taint the API server puts on a new Node
+ * once kwok reports it Ready (without it nothing schedules); the pod garbage collector and
+ * ttl-after-finished tidy up after Jobs.
+ */
 export const DEFAULT_CONTROLLERS = [
   'garbage-collector-controller',
   'namespace-controller',
   'serviceaccount-controller',
+  'job-controller',
+  'node-lifecycle-controller',
+  'pod-garbage-collector-controller',
+  'ttl-after-finished-controller',
 ] as const;
+
+/** The kwok Stages the harness runs with (fake Node and Pod lifecycles; see that file's header). */
+export const KWOK_STAGES_FILE = path.join(REPO_ROOT, 'test', 'harness', 'kwok', 'stages.yaml');
+
+/** The annotation kwok manages Nodes by (`--manage-nodes-with-annotation-selector`). */
+export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
 export interface ControlPlaneOptions {
   /** CRD files to install (YAML; non-CRD documents are ignored). */
@@ -56,6 +72,13 @@ export interface ControlPlaneOptions {
   readonly withControllerManager?: boolean;
   /** kube-controller-manager `--controllers`; default DEFAULT_CONTROLLERS. */
   readonly controllers?: readonly string[];
+  /** Also run kube-scheduler, so pods are bound to nodes and `nvidia.com/gpu` requests are enforced. */
+  readonly withScheduler?: boolean;
+  /**
+   * Also run kwok: Nodes annotated `kwok.x-k8s.io/node: fake` (see gpu-nodes.ts) become Ready,
+   * and pods bound to them move through the Stages of KWOK_STAGES_FILE (Job pods complete).
+   */
+  readonly withKwok?: boolean;
   /** Binaries to run; default `ensureKubeBinaries({ log })` (builds them if missing). */
   readonly binaries?: KubeBinaries;
   /** Time allowed for each readiness step (etcd, apiserver, CRDs), in ms. Default 120 000. */
@@ -260,6 +283,38 @@ async function boot(
         );
       }
       log.info({ controllers: controllers.join(','), elapsedMs: Date.now() - stepStarted }, 'Started kube-controller-manager');
+    }
+
+    if (options.withScheduler === true) {
+      if (binaries.kubeScheduler === undefined) {
+        throw new Error(`kube-scheduler was asked for but ${binaries.dir} has none`);
+      }
+      // --secure-port=0: no health endpoint to serve (kwok.md "Build").
+      processes.spawn('kube-scheduler', binaries.kubeScheduler, [
+        `--kubeconfig=${kubeconfigPath}`,
+        '--leader-elect=false',
+        '--secure-port=0',
+      ]);
+      log.info({}, 'Started kube-scheduler');
+    }
+
+    if (options.withKwok === true) {
+      if (binaries.kwok === undefined) {
+        throw new Error(`kwok was asked for but ${binaries.dir} has none`);
+      }
+      // Flags, not a KwokConfiguration document: v0.8.0 does not default one (kwok.md "Run").
+      // The pod CIDR must not overlap the apiserver's service range (10.0.0.0/24).
+      processes.spawn('kwok', binaries.kwok, [
+        `--kubeconfig=${kubeconfigPath}`,
+        `--config=${KWOK_STAGES_FILE}`,
+        '--manage-all-nodes=false',
+        `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+        '--node-lease-duration-seconds=40',
+        '--cidr=10.244.0.0/16',
+        '--node-ip=10.1.0.1',
+        '-v=WARN',
+      ]);
+      log.info({ stages: KWOK_STAGES_FILE }, 'Started kwok');
     }
 
     return {

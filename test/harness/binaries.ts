@@ -1,6 +1,6 @@
 /**
- * Builds (once) and finds the kube-apiserver, etcd and kube-controller-manager binaries the
- * integration harness runs. They are compiled from the Go consumer module in
+ * Builds (once) and finds the kube-apiserver, etcd, kube-controller-manager, kube-scheduler and
+ * kwok binaries the integration harness runs. They are compiled from the Go consumer module in
  * `test/kube-binaries/` with the Go module proxy as the only source, because the project's
  * machines cannot reach GitHub or dl.k8s.io, and neither npm nor Debian ships kube-apiserver.
  *
@@ -28,7 +28,13 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** The Go consumer module the binaries are built from. */
 export const KUBE_BINARIES_MODULE_DIR = path.join(REPO_ROOT, 'test', 'kube-binaries');
 
-/** Env var naming a folder of prebuilt binaries (`etcd`, `kube-apiserver`, optionally `kube-controller-manager`). */
+/**
+ * The Go consumer module kwok is built from: its own, because kwok v0.8.0 needs the k8s.io v0.36
+ * client libraries (../shared/upstream-notes/kwok.md "Build").
+ */
+export const KWOK_MODULE_DIR = path.join(REPO_ROOT, 'test', 'kwok-binary');
+
+/** Env var naming a folder of prebuilt binaries (`etcd`, `kube-apiserver`, optionally `kube-controller-manager`, `kube-scheduler`, `kwok`). */
 export const ENV_KUBE_BIN_DIR = 'DYNAMO_FN_KUBE_BIN_DIR';
 
 /** Paths of the binaries the harness runs. */
@@ -39,6 +45,10 @@ export interface KubeBinaries {
   readonly kubeApiserver: string;
   /** Absent only when a prebuilt `DYNAMO_FN_KUBE_BIN_DIR` does not carry it. */
   readonly kubeControllerManager: string | undefined;
+  /** Absent only when a prebuilt `DYNAMO_FN_KUBE_BIN_DIR` does not carry it. */
+  readonly kubeScheduler: string | undefined;
+  /** The kwok binary; absent only when a prebuilt `DYNAMO_FN_KUBE_BIN_DIR` does not carry it. */
+  readonly kwok: string | undefined;
   /** `v1.35.4`, as pinned in go.mod (or as reported by a prebuilt binary). */
   readonly kubernetesVersion: string;
   /** `v3.6.16`, as pinned in go.mod. */
@@ -51,6 +61,8 @@ export interface PinnedVersions {
   readonly kubernetes: string;
   /** `go.etcd.io/etcd/server/v3`, e.g. `v3.6.16`. */
   readonly etcd: string;
+  /** `sigs.k8s.io/kwok`, e.g. `v0.8.0` (from test/kwok-binary/go.mod). */
+  readonly kwok: string;
 }
 
 /** A failure to build or find the binaries; the message says what to do. */
@@ -66,9 +78,13 @@ export class KubeBinariesError extends Error {
 
 interface BinarySpec {
   /** File name in the cache folder. */
-  readonly name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+  readonly name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
   /** Main package built from the consumer module. */
   readonly goPackage: string;
+  /** The consumer module it is built in. */
+  readonly moduleDir: string;
+  /** Whether the k8s version-stamping ldflags apply (the k8s.io/kubernetes binaries). */
+  readonly isKubernetes: boolean;
   /** A substring `--version` must print for the binary to count as built from go.mod's pin. */
   readonly expectedVersion: (pinned: PinnedVersions) => string;
 }
@@ -78,17 +94,38 @@ const BINARY_SPECS: readonly BinarySpec[] = [
   {
     name: 'etcd',
     goPackage: 'go.etcd.io/etcd/server/v3',
+    moduleDir: KUBE_BINARIES_MODULE_DIR,
+    isKubernetes: false,
     expectedVersion: (pinned) => `etcd Version: ${pinned.etcd.replace(/^v/, '')}`,
   },
   {
     name: 'kube-apiserver',
     goPackage: 'k8s.io/kubernetes/cmd/kube-apiserver',
+    moduleDir: KUBE_BINARIES_MODULE_DIR,
+    isKubernetes: true,
     expectedVersion: (pinned) => `Kubernetes ${pinned.kubernetes}`,
   },
   {
     name: 'kube-controller-manager',
     goPackage: 'k8s.io/kubernetes/cmd/kube-controller-manager',
+    moduleDir: KUBE_BINARIES_MODULE_DIR,
+    isKubernetes: true,
     expectedVersion: (pinned) => `Kubernetes ${pinned.kubernetes}`,
+  },
+  {
+    name: 'kube-scheduler',
+    goPackage: 'k8s.io/kubernetes/cmd/kube-scheduler',
+    moduleDir: KUBE_BINARIES_MODULE_DIR,
+    isKubernetes: true,
+    expectedVersion: (pinned) => `Kubernetes ${pinned.kubernetes}`,
+  },
+  {
+    name: 'kwok',
+    goPackage: 'sigs.k8s.io/kwok/cmd/kwok',
+    moduleDir: KWOK_MODULE_DIR,
+    isKubernetes: false,
+    // `kwok version v0.8.0 go1.26.8 (linux/amd64)`: the version is a constant of the module.
+    expectedVersion: (pinned) => `${pinned.kwok} go`,
   },
 ];
 
@@ -97,26 +134,43 @@ const VERSION_TIMEOUT_MS = 30_000;
 
 /**
  * Reads the pinned versions of k8s.io/kubernetes and go.etcd.io/etcd/server/v3 from the
- * consumer module's go.mod. Throws KubeBinariesError when either is missing.
+ * consumer module's go.mod, and of sigs.k8s.io/kwok from kwok's. Throws KubeBinariesError when
+ * one is missing.
  */
-export async function readPinnedVersions(moduleDir: string = KUBE_BINARIES_MODULE_DIR): Promise<PinnedVersions> {
-  const goMod = await readFile(path.join(moduleDir, 'go.mod'), 'utf8');
-  const find = (modulePath: string): string => {
+export async function readPinnedVersions(
+  moduleDir: string = KUBE_BINARIES_MODULE_DIR,
+  kwokModuleDir: string = KWOK_MODULE_DIR,
+): Promise<PinnedVersions> {
+  const find = async (dir: string, modulePath: string): Promise<string> => {
+    const goMod = await readFile(path.join(dir, 'go.mod'), 'utf8');
     const escaped = modulePath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
     const match = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v[^\\s]+)`, 'm').exec(goMod);
     if (match?.[1] === undefined) {
-      throw new KubeBinariesError(`cannot find a require of ${modulePath} in ${path.join(moduleDir, 'go.mod')}`);
+      throw new KubeBinariesError(`cannot find a require of ${modulePath} in ${path.join(dir, 'go.mod')}`);
     }
     return match[1];
   };
-  return { kubernetes: find('k8s.io/kubernetes'), etcd: find('go.etcd.io/etcd/server/v3') };
+  return {
+    kubernetes: await find(moduleDir, 'k8s.io/kubernetes'),
+    etcd: await find(moduleDir, 'go.etcd.io/etcd/server/v3'),
+    kwok: await find(kwokModuleDir, 'sigs.k8s.io/kwok'),
+  };
+}
+
+/** `${XDG_CACHE_HOME:-~/.cache}/dynamo-fn`. */
+function cacheRootOf(env: NodeJS.ProcessEnv): string {
+  const xdg = env['XDG_CACHE_HOME'];
+  return path.join(xdg !== undefined && xdg !== '' ? xdg : path.join(os.homedir(), '.cache'), 'dynamo-fn');
 }
 
 /** The cache folder for one pin: `${XDG_CACHE_HOME:-~/.cache}/dynamo-fn/kube/<k8s>-etcd-<etcd>`. */
 export function cacheDirFor(pinned: PinnedVersions, env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env['XDG_CACHE_HOME'];
-  const cacheRoot = xdg !== undefined && xdg !== '' ? xdg : path.join(os.homedir(), '.cache');
-  return path.join(cacheRoot, 'dynamo-fn', 'kube', `${pinned.kubernetes}-etcd-${pinned.etcd}`);
+  return path.join(cacheRootOf(env), 'kube', `${pinned.kubernetes}-etcd-${pinned.etcd}`);
+}
+
+/** kwok's cache folder: `${XDG_CACHE_HOME:-~/.cache}/dynamo-fn/kwok/<kwok>` (its own pin, its own key). */
+export function kwokCacheDirFor(pinned: PinnedVersions, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(cacheRootOf(env), 'kwok', pinned.kwok);
 }
 
 export interface EnsureKubeBinariesOptions {
@@ -128,9 +182,10 @@ export interface EnsureKubeBinariesOptions {
 }
 
 /**
- * Returns the paths of etcd, kube-apiserver and kube-controller-manager, building whichever is
- * missing (or does not answer `--version` with go.mod's pin) from `test/kube-binaries`.
- * Idempotent: when all three are present this takes about a second.
+ * Returns the paths of etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok,
+ * building whichever is missing (or does not answer `--version` with go.mod's pin) from
+ * `test/kube-binaries` (kwok from `test/kwok-binary`, cached in its own folder).
+ * Idempotent: when all are present this takes about a second.
  *
  * Build: `CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X .../version.gitVersion=..." -o`
  * a temporary file, renamed into place, so an interrupted build never leaves a broken binary.
@@ -154,12 +209,15 @@ export async function ensureKubeBinaries(options: EnsureKubeBinariesOptions): Pr
 
   const pinned = await readPinnedVersions();
   const dir = cacheDirFor(pinned, env);
-  const pathOf = (name: BinarySpec['name']) => path.join(dir, name);
+  const kwokDir = kwokCacheDirFor(pinned, env);
+  const pathOf = (name: BinarySpec['name']) => path.join(name === 'kwok' ? kwokDir : dir, name);
   const binaries: KubeBinaries = {
     dir,
     etcd: pathOf('etcd'),
     kubeApiserver: pathOf('kube-apiserver'),
     kubeControllerManager: pathOf('kube-controller-manager'),
+    kubeScheduler: pathOf('kube-scheduler'),
+    kwok: pathOf('kwok'),
     kubernetesVersion: pinned.kubernetes,
     etcdVersion: pinned.etcd,
   };
@@ -171,18 +229,21 @@ export async function ensureKubeBinaries(options: EnsureKubeBinariesOptions): Pr
     if (!isCurrent) missing.push(spec);
   }
   if (missing.length === 0) {
-    log.info({ dir, kubernetes: pinned.kubernetes, etcd: pinned.etcd }, 'Found kube binaries in cache');
+    log.info({ dir, kubernetes: pinned.kubernetes, etcd: pinned.etcd, kwok: pinned.kwok }, 'Found kube binaries in cache');
     return binaries;
   }
 
   const go = await findGo(env);
   await mkdir(dir, { recursive: true });
+  await mkdir(kwokDir, { recursive: true });
   log.info(
     { dir, build: missing.map((spec) => spec.name).join(','), go: go.path, goVersion: go.version },
     'Building kube binaries from the Go module proxy',
   );
   const started = Date.now();
-  await downloadModules(go.path, env, log);
+  for (const moduleDir of new Set(missing.map((spec) => spec.moduleDir))) {
+    await downloadModules(go.path, moduleDir, env, log);
+  }
   for (const [index, spec] of missing.entries()) {
     await buildBinary(go.path, spec, pinned, pathOf(spec.name), env, log, `${index + 1}/${missing.length}`);
   }
@@ -205,10 +266,14 @@ async function usePrebuilt(dir: string, log: HarnessLog): Promise<KubeBinaries> 
     );
   }
   const hasKcm = (await runVersion(kcm)) !== undefined;
+  const scheduler = path.join(dir, 'kube-scheduler');
+  const kwok = path.join(dir, 'kwok');
+  const hasScheduler = (await runVersion(scheduler)) !== undefined;
+  const hasKwok = (await runVersion(kwok)) !== undefined;
   const kubernetesVersion = /Kubernetes (v\S+)/.exec(apiserverVersion)?.[1] ?? 'unknown';
   const etcdReported = /etcd Version: (\S+)/.exec(etcdVersion)?.[1];
   log.info(
-    { dir, kubernetes: kubernetesVersion, etcd: etcdReported, kubeControllerManager: hasKcm },
+    { dir, kubernetes: kubernetesVersion, etcd: etcdReported, kubeControllerManager: hasKcm, kubeScheduler: hasScheduler, kwok: hasKwok },
     'Using prebuilt kube binaries',
   );
   return {
@@ -216,6 +281,8 @@ async function usePrebuilt(dir: string, log: HarnessLog): Promise<KubeBinaries> 
     etcd,
     kubeApiserver,
     kubeControllerManager: hasKcm ? kcm : undefined,
+    kubeScheduler: hasScheduler ? scheduler : undefined,
+    kwok: hasKwok ? kwok : undefined,
     kubernetesVersion,
     etcdVersion: etcdReported === undefined ? 'unknown' : `v${etcdReported}`,
   };
@@ -276,13 +343,13 @@ function goEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /** `go mod download`: fails early and clearly when the module proxy does not serve something. */
-async function downloadModules(go: string, env: NodeJS.ProcessEnv, log: HarnessLog): Promise<void> {
+async function downloadModules(go: string, moduleDir: string, env: NodeJS.ProcessEnv, log: HarnessLog): Promise<void> {
   const started = Date.now();
-  log.info({ module: KUBE_BINARIES_MODULE_DIR }, 'Downloading Go modules');
-  const result = await runGo(go, ['mod', 'download'], env, log, 'go mod download');
+  log.info({ module: moduleDir }, 'Downloading Go modules');
+  const result = await runGo(go, moduleDir, ['mod', 'download'], env, log, 'go mod download');
   if (result.code !== 0) {
     throw new KubeBinariesError(
-      `cannot download the Go modules of ${KUBE_BINARIES_MODULE_DIR} (go mod download exited ${result.code}); ` +
+      `cannot download the Go modules of ${moduleDir} (go mod download exited ${result.code}); ` +
         `check GOPROXY (${env['GOPROXY'] ?? 'default'}) and the network. go said:\n${result.stderr}`,
       { goStderr: result.stderr },
     );
@@ -319,8 +386,9 @@ async function buildBinary(
   const started = Date.now();
   const partial = `${target}.partial-${process.pid}`;
   log.info({ binary: spec.name, step, goPackage: spec.goPackage }, 'Building binary');
-  const args = ['build', '-trimpath', '-ldflags', ldflags(pinned), '-o', partial, spec.goPackage];
-  const result = await runGo(go, args, env, log, spec.name);
+  const flags = spec.isKubernetes ? ldflags(pinned) : '-s -w';
+  const args = ['build', '-trimpath', '-ldflags', flags, '-o', partial, spec.goPackage];
+  const result = await runGo(go, spec.moduleDir, args, env, log, spec.name);
   if (result.code !== 0) {
     await rm(partial, { force: true });
     const isDownload = /(?:downloading|verifying|reading|proxy|dial tcp|unknown revision|410 Gone|404 Not Found)/i.test(
@@ -356,6 +424,7 @@ interface GoResult {
 /** Runs go in the consumer module with a heartbeat log line every 30 s. */
 function runGo(
   go: string,
+  moduleDir: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   log: HarnessLog,
@@ -364,7 +433,7 @@ function runGo(
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(go, args, {
-      cwd: KUBE_BINARIES_MODULE_DIR,
+      cwd: moduleDir,
       env: goEnv(env),
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -1,6 +1,7 @@
 /**
  * Vitest globalSetup of the `integration` project: one real control plane (etcd,
- * kube-apiserver, kube-controller-manager) for the whole run, with our CRDs, Grove's and
+ * kube-apiserver, kube-controller-manager with the job controller, kube-scheduler, kwok) for
+ * the whole run, with our CRDs, Grove's and
  * Knative's installed. Builds the binaries first if they are missing (minutes, once).
  *
  * Tests get the admin kubeconfig path with `inject('kubeconfigPath')` (see
@@ -34,6 +35,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     crdFiles: await defaultCrdFiles(),
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
+    withScheduler: binaries.kubeScheduler !== undefined,
+    withKwok: binaries.kwok !== undefined,
   });
   project.provide('kubeconfigPath', plane.kubeconfigPath);
   process.env['KUBECONFIG'] = plane.kubeconfigPath;
