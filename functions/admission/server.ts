@@ -40,7 +40,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdmissionConfig } from '../../shared/domain/index.js';
-import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit } from '../../shared/runtime/index.js';
+import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit, registerBuildInfo } from '../../shared/runtime/index.js';
 import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
 import { createReviewQueue } from './review-queue.js';
 
@@ -160,17 +160,18 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS,
   });
   const registry = options.registry ?? new Registry();
-  const reviews = new Counter({ name: 'dynamo_admission_reviews_total', help: 'AdmissionReviews answered, by webhook, served version and verdict', labelNames: ['webhook', 'version', 'allowed'], registers: [registry] });
-  const rejected = new Counter({ name: 'dynamo_admission_rejected_requests_total', help: 'Requests refused before review (bad body, too large, too slow, queue full, unknown path)', labelNames: ['code'], registers: [registry] });
+  const reviews = new Counter({ name: 'dynamo_fn_admission_reviews_total', help: 'AdmissionReviews answered, by webhook, served version and verdict', labelNames: ['webhook', 'version', 'allowed'], registers: [registry] });
+  const rejected = new Counter({ name: 'dynamo_fn_admission_rejected_requests_total', help: 'Requests refused before review (bad body, too large, too slow, queue full, unknown path)', labelNames: ['code'], registers: [registry] });
   const duration = new Histogram({
-    name: 'dynamo_admission_review_duration_seconds',
+    name: 'dynamo_fn_admission_review_duration_seconds',
     help: 'Time from request start to answer (queue wait included), by webhook',
     labelNames: ['webhook'],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
     registers: [registry],
   });
-  new Gauge({ name: 'dynamo_admission_reviews_active', help: 'Reviews holding a slot (reading or answering)', registers: [registry], collect() { this.set(queue.active); } });
-  new Gauge({ name: 'dynamo_admission_reviews_queued', help: 'Reviews waiting for a slot', registers: [registry], collect() { this.set(queue.queued); } });
+  new Gauge({ name: 'dynamo_fn_admission_reviews_active', help: 'Reviews holding a slot (reading or answering)', registers: [registry], collect() { this.set(queue.active); } });
+  new Gauge({ name: 'dynamo_fn_admission_reviews_queued', help: 'Reviews waiting for a slot', registers: [registry], collect() { this.set(queue.queued); } });
+  registerBuildInfo(registry, 'admission');
 
   let state: ServerState = 'serving';
   /** Webhook requests between arrival and answer (for the drain's log lines). */

@@ -122,7 +122,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(status.status.state).toBe('pending');
     expect(status.status.observedGeneration).toBe(1);
     expect(status.status.conditions).toEqual([
-      { type: 'Ready', status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: resource not found; worker: resource not found', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
+      { type: 'Ready', status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: resource not found; worker: resource not found', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 1 },
     ]);
     expect(calls.filter((c) => c.path.endsWith('/podcliques') || c.path.endsWith('/podcliquescalinggroups')).map((c) => c.query['labelSelector'])).toEqual([
       'app.kubernetes.io/part-of=my-graph',
@@ -155,7 +155,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(writes()).toEqual([]);
   });
 
-  it('reports a 422 rejection of the rendered PodCliqueSet as failed_to_reconcile_resources and answers Permanent (never retried forever)', async () => {
+  it('reports a 422 rejection of the rendered PodCliqueSet as failed_to_reconcile_the_resources and answers Permanent (never retried forever)', async () => {
     stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
     server.use(
       http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, async ({ request }) => {
@@ -167,7 +167,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(outcome.kind).toBe('Permanent');
     const status = calls.find((c) => c.path.endsWith('/status'))?.body as { status: { state: string; conditions: { reason: string; message: string }[] } };
     expect(status.status.state).toBe('failed');
-    expect(status.status.conditions[0]?.reason).toBe('failed_to_reconcile_resources');
+    expect(status.status.conditions[0]?.reason).toBe('failed_to_reconcile_the_resources');
     expect(status.status.conditions[0]?.message).toContain('spec.updateStrategy.type: Unsupported value');
   });
 });

@@ -264,7 +264,7 @@ async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeou
       if (ready !== undefined && podCliqueSets.length > 0) {
         log.info({ dgd: key, podCliqueSets: podCliqueSets.map((p) => p.metadata.name).join(','), ready: ready.status, reason: ready.reason, message: ready.message }, 'Reconciled DynamoGraphDeployment');
         pending.delete(key);
-      } else if (ready?.reason === 'InvalidSpec' || ready?.reason === 'failed_to_reconcile_resources') {
+      } else if (ready?.reason === 'InvalidSpec' || ready?.reason === 'failed_to_reconcile_the_resources') {
         log.error({ dgd: key, reason: ready.reason, message: ready.message }, 'DynamoGraphDeployment cannot be reconciled');
         failed.push(key);
         pending.delete(key);

@@ -42,7 +42,7 @@ async function topLevelHelp(): Promise<string> {
       // A command whose module is not present in this build is simply not listed.
     }
   }
-  lines.push('', "Run 'dynamo-fn <command> --help' for a command's options.");
+  lines.push('', "Run 'dynamo-fn <command> --help' for a command's options; 'dynamo-fn --version' for the version.");
   return lines.join('\n');
 }
 
@@ -52,6 +52,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (name === undefined) {
     process.stderr.write(`${await topLevelHelp()}\n`);
     return 1;
+  }
+  if (name === '--version' || name === 'version') {
+    const { buildInfo } = await import('../runtime/build-info.js');
+    const info = buildInfo();
+    process.stdout.write(`dynamo-fn ${info.version} (Node.js ${info.nodeVersion})\n`);
+    return 0;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${await topLevelHelp()}\n`);

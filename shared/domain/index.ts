@@ -9,3 +9,4 @@ export * from './pod-template.js';
 export * from './render.js';
 export * from './reconcile-dgd.js';
 export * from './admission/index.js';
+export { toKubeTime } from './time.js';

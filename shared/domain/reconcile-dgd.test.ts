@@ -42,7 +42,7 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
           status: 'False',
           reason: 'some_resources_are_not_ready',
           message: 'frontend: resource not found; worker: resource not found',
-          lastTransitionTime: NOW.toISOString(),
+          lastTransitionTime: '2026-11-29T12:00:00Z', // whole seconds, as metav1.Time stores it
           observedGeneration: 3,
         },
       ],
@@ -97,9 +97,10 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
     expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'LPXDisabled' });
   });
 
-  it('reports an apply rejection as failed_to_reconcile_resources, permanent', () => {
+  // The reason is upstream's reasonFailedToReconcileResources (deploy/operator/internal/controller/dynamographdeployment_controller.go).
+  it('reports an apply rejection as failed_to_reconcile_the_resources, permanent', () => {
     const desired = decideApplyFailure(observed(dgd), 'PodCliqueSet.grove.io "my-graph" is invalid', NOW);
-    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'failed_to_reconcile_resources', message: 'cannot apply rendered resources: PodCliqueSet.grove.io "my-graph" is invalid' });
-    expect(desired.permanentFailure?.reason).toBe('failed_to_reconcile_resources');
+    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'failed_to_reconcile_the_resources', message: 'cannot apply rendered resources: PodCliqueSet.grove.io "my-graph" is invalid' });
+    expect(desired.permanentFailure?.reason).toBe('failed_to_reconcile_the_resources');
   });
 });

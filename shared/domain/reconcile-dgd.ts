@@ -22,6 +22,7 @@ import {
 } from '../api/index.js';
 import { componentBaseName, podCliqueSetName, usesScalingGroup } from './names.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
+import { toKubeTime } from './time.js';
 
 /** What the reconcile function observed: the DGD as stored and its Grove children by name. */
 export interface DgdObserved {
@@ -89,12 +90,16 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   return finish(rendered.objects, generation, previous, now, condition, ready ? 'successful' : 'pending', readiness.components, 'Normal');
 }
 
-/** Ready=False reason when the API server refuses what was rendered (upstream-notes/dgd.md §2.4). */
-export const REASON_FAILED_TO_RECONCILE = 'failed_to_reconcile_resources';
+/**
+ * Ready=False reason when the API server refuses what was rendered: upstream's value, kept
+ * snake_case because users match on it (deploy/operator/internal/controller/
+ * dynamographdeployment_controller.go `reasonFailedToReconcileResources`).
+ */
+export const REASON_FAILED_TO_RECONCILE = 'failed_to_reconcile_the_resources';
 
 /**
  * The status to report when applying the rendered objects failed permanently (the API
- * server rejected them): `Ready=False`, reason `failed_to_reconcile_resources`, the error as
+ * server rejected them): `Ready=False`, reason `failed_to_reconcile_the_resources`, the error as
  * message, state `failed`, nothing to apply; an Event only on a change. Pure.
  */
 export function decideApplyFailure(observed: DgdObserved, message: string, now: Date): DgdDesired {
@@ -128,7 +133,7 @@ function finish(
     reason: ready.reason,
     message: ready.message,
     // Keep the time of the last status flip, so re-deciding the same state writes nothing new.
-    lastTransitionTime: transitioned || before === undefined ? now.toISOString() : before.lastTransitionTime,
+    lastTransitionTime: transitioned || before === undefined ? toKubeTime(now) : before.lastTransitionTime,
     ...(generation === undefined ? {} : { observedGeneration: generation }),
   };
   const status: DgdStatusIntent = { observedGeneration: generation, state, conditions: [condition], ...(components === undefined ? {} : { components }) };

@@ -183,7 +183,7 @@ describe('admission server: answers', () => {
 
   it('counts reviews on /metrics', async () => {
     const response = await request(`${server.url}/metrics`);
-    expect(await response.body.text()).toMatch(/dynamo_admission_reviews_total\{webhook="validate",version="v1beta1",allowed="false"\} \d+/);
+    expect(await response.body.text()).toMatch(/dynamo_fn_admission_reviews_total\{webhook="validate",version="v1beta1",allowed="false"\} \d+/);
   });
 });
 
@@ -524,7 +524,7 @@ describe('admission server: slow bodies and bursts are bounded', () => {
       expect((await first.nextResponse()).status).toBe(200);
       expect((await second.nextResponse()).status).toBe(200);
       const metrics = await request(`${bounded.url}/metrics`);
-      expect(await metrics.body.text()).toMatch(/dynamo_admission_reviews_queued 0/);
+      expect(await metrics.body.text()).toMatch(/dynamo_fn_admission_reviews_queued 0/);
     } finally {
       await bounded.close();
     }
