@@ -19,6 +19,10 @@ import { defaultCrdFiles } from '../../test/harness/crds.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
 import { readKubeObjects } from './yaml-input.js';
+import { DEV_CHART_NAMESPACE, installDevChart } from './dev-chart.js';
+import { REPO_ROOT } from '../../test/harness/binaries.js';
+import path from 'node:path';
+import { readdir } from 'node:fs/promises';
 
 export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
 
@@ -49,6 +53,10 @@ Options:
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
   --lpx-enabled       run with the feature gate lpx.enabled=true
+  --chart             install through the Helm chart (infra/chart) as on a cluster: its
+                      RBAC, Knative objects and webhook configurations; the admission
+                      webhooks call an admission server on loopback, and the reconcile
+                      function runs with the chart ServiceAccount's token
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
 
@@ -114,6 +122,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'timeout-seconds': { type: 'string', default: '120' },
         'resync-seconds': { type: 'string', default: '30' },
         'lpx-enabled': { type: 'boolean', default: false },
+        chart: { type: 'boolean', default: false },
         'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
         verbose: { type: 'boolean', default: false },
@@ -154,7 +163,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const binaries = await ensureKubeBinaries({ log });
   const plane = await startControlPlane({
     binaries,
-    crdFiles: await defaultCrdFiles(),
+    // With --chart our CRDs come from the chart, as on a cluster.
+    crdFiles: (await defaultCrdFiles()).filter((file) => !values.chart || !file.startsWith(path.join(REPO_ROOT, 'infra', 'chart', 'files', 'crds'))),
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
     withScheduler: binaries.kubeScheduler !== undefined,
@@ -170,8 +180,18 @@ export async function run(argv: readonly string[]): Promise<number> {
   };
   const parts: { close: () => Promise<void> }[] = [];
   try {
+    // One client for what dev itself writes and reads, on the control plane's loaded config.
+    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    // The namespaces of the examples, so the kubectl lines below work as printed.
+    await ensureNamespaces(kube, await exampleNamespaces(), log);
+    let reconcileKubeconfigPath = plane.kubeconfigPath;
+    if (values.chart) {
+      const chart = await installDevChart({ kubeconfigPath: plane.kubeconfigPath, kubeConfig: plane.kubeConfig, kube, dir: plane.dir, lpxEnabled: values['lpx-enabled'], log, functionLog });
+      parts.push(chart);
+      reconcileKubeconfigPath = chart.reconcileKubeconfigPath;
+    }
     const server = await startFunctionServer(reconcile, {
-      config: defaultConfig({ port: 0, kubeconfigPath: plane.kubeconfigPath, lpxEnabled: values['lpx-enabled'] }),
+      config: defaultConfig({ port: 0, kubeconfigPath: reconcileKubeconfigPath, lpxEnabled: values['lpx-enabled'] }),
       log: functionLog,
       host: '127.0.0.1',
     });
@@ -188,12 +208,12 @@ export async function run(argv: readonly string[]): Promise<number> {
 
     process.stderr.write(
       `\nThe control plane is running.\n  export KUBECONFIG=${plane.kubeconfigPath}\n` +
-        `  kubectl apply --server-side -f examples/vllm-aggregated.yaml\n` +
-        `  kubectl get dgd,podcliquesets,services -A\n${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
+        `  kubectl apply --server-side -f ${path.join(REPO_ROOT, 'examples', 'vllm-aggregated.yaml')}\n` +
+        `  kubectl get dgd,podcliquesets,services -A\n` +
+        (values.chart ? `  npx dynamo-fn status -n ${DEV_CHART_NAMESPACE}\n` : '') +
+        `${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
     );
 
-    // One client for what dev itself writes and reads, on the control plane's loaded config.
-    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
     if (binaries.kwok !== undefined) {
       const nodes = await createGpuNodes(kube, gpuFleet);
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
@@ -215,6 +235,29 @@ export async function run(argv: readonly string[]): Promise<number> {
     log.error({ err: error }, 'Failed to start');
     await stopAll(parts);
     return 1;
+  }
+}
+
+/** The namespaces the example DGDs (examples/*.yaml) live in. */
+async function exampleNamespaces(): Promise<string[]> {
+  const dir = path.join(REPO_ROOT, 'examples');
+  const names = new Set<string>();
+  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()) {
+    const input = readKubeObjects(await readFile(path.join(dir, file), 'utf8'), file);
+    for (const { object } of input.objects) {
+      const namespace = (object['metadata'] as { namespace?: unknown } | undefined)?.namespace;
+      if (typeof namespace === 'string' && namespace !== '') names.add(namespace);
+    }
+  }
+  return [...names].sort();
+}
+
+/** Creates each namespace that does not exist yet. */
+async function ensureNamespaces(kube: Kube, names: readonly string[], log: ReturnType<typeof createLineLog>): Promise<void> {
+  for (const name of names) {
+    if ((await kube.get({ apiVersion: 'v1', kind: 'Namespace', name })) !== undefined) continue;
+    await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    log.info({ name }, 'Created Namespace');
   }
 }
 

@@ -22,7 +22,9 @@ import { access, copyFile, mkdir, readFile, rename, rm } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 
+import type { Kube, KubeObject } from '../../shared/kube/index.js';
 import { REPO_ROOT } from './binaries.js';
+import { loadCrds } from './crds.js';
 import type { HarnessLog } from './log.js';
 
 /** The Go consumer module helm is built from. */
@@ -215,3 +217,25 @@ export function runHelm(helm: string, args: readonly string[], options: { readon
 
 /** The chart folder of this repository. */
 export const CHART_DIR = path.join(REPO_ROOT, 'infra', 'chart');
+
+/**
+ * Installs cert-manager's CRDs (ensureCertManagerCrds) with server-side apply and waits until
+ * Issuer and Certificate are Established (60 s at most). Failures: HelmToolError from the
+ * download, the kube client's errors, an Error on the timeout.
+ */
+export async function installCertManagerCrds(kube: Kube, log: HarnessLog): Promise<void> {
+  const dir = await ensureCertManagerCrds({ log });
+  for (const { crd } of await loadCrds(CERT_MANAGER_CRD_FILES.map((file) => path.join(dir, file)))) {
+    await kube.apply(crd as unknown as KubeObject, { force: true });
+  }
+  const deadline = Date.now() + 60_000;
+  for (const name of ['issuers.cert-manager.io', 'certificates.cert-manager.io']) {
+    for (;;) {
+      const crd = await kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name });
+      const conditions = (crd?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for CRD ${name} to be Established`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
