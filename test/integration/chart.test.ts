@@ -6,9 +6,12 @@
  * every object against their CRD schemas, nothing more (no pods, no certificates are issued).
  */
 import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
-import { OWN_CRDS, ownCrds } from '../../shared/api/index.js';
+import { parseAllDocuments, stringify } from 'yaml';
+import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, ownCrds } from '../../shared/api/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
@@ -175,6 +178,57 @@ describe('helm lint and template', () => {
       expect(crd.spec).toEqual(source?.spec);
       expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     }
+  });
+});
+
+describe('chart CRD template (templates/crds.yaml), on a copy of the chart with extra CRD files', () => {
+  // Stand-ins for kinds other branches add: one with a conversion webhook (DGD v1alpha1 served
+  // through functions/admission /convert), one behind the lpx gate (ANNOTATION_CRD_FEATURE_GATE).
+  const conversionCrd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'converteds.nvidia.com' },
+    spec: {
+      group: 'nvidia.com',
+      names: { kind: 'Converted', plural: 'converteds' },
+      scope: 'Namespaced',
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { name: 'placeholder', namespace: 'placeholder', path: '/convert' } } } },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+    },
+  };
+  const gatedCrd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gateds.nvidia.com', annotations: { [ANNOTATION_CRD_FEATURE_GATE]: 'lpx' } },
+    spec: { group: 'nvidia.com', names: { kind: 'Gated', plural: 'gateds' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+  };
+  let chartCopy = '';
+
+  beforeAll(async () => {
+    chartCopy = path.join(await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-chart-')), 'chart');
+    await cp(CHART_DIR, chartCopy, { recursive: true });
+    await writeFile(path.join(chartCopy, 'files', 'crds', 'nvidia.com_converteds.yaml'), stringify(conversionCrd));
+    await writeFile(path.join(chartCopy, 'files', 'crds', 'nvidia.com_gateds.yaml'), stringify(gatedCrd));
+  });
+  afterAll(async () => {
+    await rm(path.dirname(chartCopy), { recursive: true, force: true });
+  });
+
+  const crdsOf = async (args: readonly string[]) => {
+    const result = await runHelm(helm, ['template', 'dynamo-fn', chartCopy, '--namespace', 'ns-y', '--show-only', 'templates/crds.yaml', ...args]);
+    expect(result.code).toBe(0);
+    return parseAllDocuments(result.stdout).map((d) => d.toJS() as Rendered).filter((o) => o !== null);
+  };
+
+  it("a CRD's conversion webhook calls this release's admission Service, with the CA injected from its Certificate", async () => {
+    const crd = (await crdsOf([])).find((o) => o.metadata.name === 'converteds.nvidia.com');
+    expect(crd?.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('ns-y/dynamo-admission');
+    expect((crd?.spec?.['conversion'] as { webhook: { clientConfig: unknown } }).webhook.clientConfig).toEqual({ service: { name: 'dynamo-admission', namespace: 'ns-y', path: '/convert' } });
+  });
+
+  it('a CRD behind a feature gate is installed only when the gate is on', async () => {
+    expect((await crdsOf(['--set', 'lpx.enabled=false'])).map((o) => o.metadata.name)).not.toContain('gateds.nvidia.com');
+    expect((await crdsOf(['--set', 'lpx.enabled=true'])).map((o) => o.metadata.name)).toContain('gateds.nvidia.com');
   });
 });
 
