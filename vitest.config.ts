@@ -8,6 +8,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['shared/**/*.test.ts', 'functions/**/*.test.ts', 'test/unit/**/*.test.ts'],
+          // Some files compile the Grove CRD schema or start servers first; on a loaded 2-core
+          // machine that alone can pass vitest's 5 s default.
+          testTimeout: 20_000,
         },
       },
       {

@@ -2,8 +2,9 @@
  * The admission function: DynamoGraphDeployment defaulting and validation served as Kubernetes
  * webhooks (AdmissionReview v1 over HTTPS).
  *
- * Takes: `POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` and
- * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` from the API server.
+ * Takes: `POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments`,
+ * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` and `POST /convert`
+ * (ConversionReview v1, per-kind converters in ./convert.ts) from the API server.
  * Reads: nothing but the request (the stored object arrives as `oldObject`).
  * Decides: `defaultDgd` (the JSON Patch is the diff of the object and its defaulted copy) and
  * `validateDgd` (shared/domain/admission).
@@ -25,7 +26,7 @@ import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime
 import {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
   DEFAULT_BODY_TIMEOUT_MS,
-  DEFAULT_MAX_CONCURRENT_REVIEWS,
+  DEFAULT_MAX_BUFFERED_BODY_BYTES,
   DEFAULT_MAX_QUEUED_REVIEWS,
   DEFAULT_QUEUE_TIMEOUT_MS,
   DEFAULT_SHUTDOWN_DELAY_SECONDS,
@@ -34,11 +35,13 @@ import {
 
 export { answerAdmissionReview, findWebhookRoute, invalidStatus, webhookPath, exceedsNestingDepth, MAX_NESTING_DEPTH, SERVED_VERSIONS } from './review.js';
 export type { AdmissionAnswer, AdmissionResponse, ServedVersion, WebhookKind, WebhookRoute } from './review.js';
+export { CONVERT_PATH, CONVERTERS, answerConversionReview, createConverterRegistry } from './convert.js';
+export type { ConversionAnswer, ConversionResponse, Converter, ConverterRegistry, ConverterResult } from './convert.js';
 export {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_SECONDS,
-  DEFAULT_MAX_CONCURRENT_REVIEWS,
+  DEFAULT_MAX_BUFFERED_BODY_BYTES,
   DEFAULT_MAX_QUEUED_REVIEWS,
   DEFAULT_QUEUE_TIMEOUT_MS,
   DEFAULT_SHUTDOWN_DELAY_SECONDS,
@@ -55,6 +58,7 @@ export const usage = `Usage: dynamo-fn serve admission --tls-cert FILE --tls-key
 Serves DynamoGraphDeployment admission webhooks (AdmissionReview v1):
   POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments     defaulting (JSON Patch)
   POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments   validation and warnings
+  POST /convert                                                         ConversionReview v1 (DGD v1alpha1 <-> v1beta1)
   /healthz, /readyz, /metrics
 
 Options:
@@ -70,8 +74,8 @@ Options:
                        seconds while the endpoints drop the pod (default ${DEFAULT_SHUTDOWN_DELAY_SECONDS})
   -h, --help           show this help
 
-At most ${DEFAULT_MAX_CONCURRENT_REVIEWS} reviews are worked on at once; up to ${DEFAULT_MAX_QUEUED_REVIEWS} more wait for a slot
-for up to ${DEFAULT_QUEUE_TIMEOUT_MS / 1000} s (then 429). A body not received within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s gets 408; a
+At most ${DEFAULT_MAX_BUFFERED_BODY_BYTES / (1024 * 1024)} MiB of review bodies are held at once (by Content-Length); up to
+${DEFAULT_MAX_QUEUED_REVIEWS} more reviews wait for room for up to ${DEFAULT_QUEUE_TIMEOUT_MS / 1000} s (then 429). A body not received within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s gets 408; a
 Content-Type other than application/json gets 415.
 
 Environment:
@@ -79,6 +83,9 @@ Environment:
   MAX_BODY_BYTES         larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
   DRAIN_TIMEOUT_SECONDS  bound on the whole shutdown, the delay included (default 25)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  DGD_REPLICAS_MODIFIERS comma-separated system:serviceaccount:<ns>:<name> usernames that may change
+                         the replicas of a component with scalingAdapter (the reconcile function's
+                         service account); the Planner's planner-serviceaccount always may
   LOG_LEVEL              fatal, error, warn, info, debug, trace or silent (default info)`;
 
 /** What {@link serve} needs from the process; tests pass their own. */
@@ -168,13 +175,16 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
   // an AdmissionReview needs more, so that default is ours, not its.
   const isMaxBodyBytesSet = (deps.env['MAX_BODY_BYTES'] ?? '') !== '';
   const maxBodyBytes = maxBodyFlag ?? (isMaxBodyBytesSet ? config.maxBodyBytes : DEFAULT_ADMISSION_MAX_BODY_BYTES);
-  let tls: { cert: Buffer; key: Buffer } | undefined;
+  let tls: { certFile: string; keyFile: string } | undefined;
   if (certFile !== undefined && keyFile !== undefined) {
+    // Read once here for a clear start-up error; the server re-reads them when they change.
     try {
-      tls = { cert: await readFile(certFile), key: await readFile(keyFile) };
+      await readFile(certFile);
+      await readFile(keyFile);
     } catch (error) {
       return fail(`cannot read TLS material: ${(error as Error).message}`);
     }
+    tls = { certFile, keyFile };
   }
   // Plain HTTP is for local tools: never expose it beyond loopback unless asked to.
   const host = values.host ?? (isPlain ? '127.0.0.1' : undefined);
@@ -188,7 +198,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         port: config.port,
         ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
-        config: { lpxEnabled: config.lpxEnabled },
+        config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers },
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

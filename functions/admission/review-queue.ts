@@ -1,11 +1,15 @@
 /**
- * How many AdmissionReviews the server works on at once, and the queue in front of them.
+ * How many AdmissionReviews the server works on at once, how many body bytes it holds, and
+ * the queues in front of both.
  *
  * A review holds its body (up to `maxBodyBytes`), the parsed object and its defaulted copy, so a
  * handful of large ones at once is what drives memory (four 6.3 MiB UPDATE reviews took the
- * process from ~100 MB to 310 MB RSS). A slot is taken before the body is read, so a queued
- * review holds a socket and its headers, not its body: TCP backpressure keeps the rest in the
- * client.
+ * process from ~100 MB to 310 MB RSS). The server therefore takes two things in turn: body bytes
+ * from a byte budget (the declared Content-Length) before reading, then a review slot once the
+ * body is in. A slow or stalled body holds only its bytes, for at most the short body deadline,
+ * never a review slot: six slow-body clients could otherwise starve valid reviews (issue 12).
+ * A request waiting for bytes holds a socket and its headers, not its body: TCP backpressure
+ * keeps the rest in the client.
  *
  * Why a queue and not a 429: under `failurePolicy: Fail` the API server fails the user's write
  * on any webhook error, 429 included (admission webhooks are not retried). Waiting a moment for
@@ -33,16 +37,18 @@ export interface ReviewQueueOptions {
 }
 
 export interface ReviewQueue {
-  /** Waits for a slot (FIFO). Never rejects. Call `release` exactly once when done. */
-  acquire(): Promise<SlotResult>;
-  /** Reviews holding a slot now. */
+  /** Waits for `units` (default 1) of capacity, FIFO. Never rejects. Call `release` exactly once when done. */
+  acquire(units?: number): Promise<SlotResult>;
+  /** Units held now (reviews, or bytes for a byte budget). */
   readonly active: number;
   /** Reviews waiting for a slot now. */
   readonly queued: number;
 }
 
 /**
- * Creates a FIFO semaphore with a bounded, time-limited queue.
+ * Creates a FIFO semaphore with a bounded, time-limited queue. `acquire(units)` takes that many
+ * units of `maxConcurrent` (1 by default; more than `maxConcurrent` is taken as all of them), so
+ * the same queue counts reviews or bytes.
  * Failures: throws RangeError for a bad option (a startup error, not a request one).
  */
 export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
@@ -52,19 +58,30 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
   if (!Number.isFinite(queueTimeoutMs) || queueTimeoutMs < 0) throw new RangeError(`queueTimeoutMs must be >= 0, got ${queueTimeoutMs}`);
 
   let active = 0;
-  const waiters: ((granted: boolean) => void)[] = [];
+  interface Waiter {
+    readonly units: number;
+    readonly grant: (granted: boolean) => void;
+  }
+  const waiters: Waiter[] = [];
 
-  const slot = (): SlotResult => {
+  // FIFO: the oldest waiter goes first, even when a younger, smaller one would fit.
+  const admitWaiters = (): void => {
+    for (let next = waiters[0]; next !== undefined && active + next.units <= maxConcurrent; next = waiters[0]) {
+      waiters.shift();
+      active += next.units;
+      next.grant(true);
+    }
+  };
+
+  const slot = (units: number): SlotResult => {
     let isReleased = false;
     return {
       ok: true,
       release: () => {
         if (isReleased) return;
         isReleased = true;
-        const next = waiters.shift();
-        // The slot passes straight to the next waiter, so `active` stays the same.
-        if (next === undefined) active -= 1;
-        else next(true);
+        active -= units;
+        admitWaiters();
       },
     };
   };
@@ -76,21 +93,27 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
     get queued() {
       return waiters.length;
     },
-    acquire(): Promise<SlotResult> {
-      if (active < maxConcurrent) {
-        active += 1;
-        return Promise.resolve(slot());
+    acquire(requested = 1): Promise<SlotResult> {
+      const units = Math.min(Math.max(1, Math.ceil(requested)), maxConcurrent);
+      if (waiters.length === 0 && active + units <= maxConcurrent) {
+        active += units;
+        return Promise.resolve(slot(units));
       }
       if (waiters.length >= maxQueued) return Promise.resolve({ ok: false, reason: 'QueueFull' });
       return new Promise<SlotResult>((resolve) => {
-        const waiter = (granted: boolean): void => {
-          clearTimeout(timer);
-          resolve(granted ? slot() : { ok: false, reason: 'QueueTimedOut' });
+        const waiter: Waiter = {
+          units,
+          grant: (granted: boolean): void => {
+            clearTimeout(timer);
+            resolve(granted ? slot(units) : { ok: false, reason: 'QueueTimedOut' });
+          },
         };
         const timer = setTimeout(() => {
           const index = waiters.indexOf(waiter);
           if (index !== -1) waiters.splice(index, 1);
-          waiter(false);
+          waiter.grant(false);
+          // The head may have left: the next one may fit now.
+          admitWaiters();
         }, queueTimeoutMs);
         waiters.push(waiter);
       });

@@ -21,7 +21,9 @@
 import jsonpatch from 'fast-json-patch';
 import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
-import { defaultDgd, validateDgd, type AdmissionConfig } from '../../shared/domain/index.js';
+import { DGDR_KIND, DGDR_PLURAL } from '../../shared/api/index.js';
+import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
+import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
@@ -39,15 +41,26 @@ export const MAX_NESTING_DEPTH = 100;
 export interface WebhookRoute {
   readonly kind: WebhookKind;
   readonly version: ServedVersion;
+  /** The resource admitted; absent means `dynamographdeployments`. */
+  readonly resource?: typeof DGDR_PLURAL;
 }
+
+/** The DGDR webhooks serve v1beta1 (v1alpha1 requests reach them converted, through the conversion webhook). */
+const DGDR_ROUTES: readonly WebhookRoute[] = [
+  { kind: 'mutate', version: 'v1beta1', resource: DGDR_PLURAL },
+  { kind: 'validate', version: 'v1beta1', resource: DGDR_PLURAL },
+];
 
 /** The URL path of a webhook, e.g. `/validate/nvidia.com/v1beta1/dynamographdeployments`. Pure. */
 export function webhookPath(route: WebhookRoute): string {
-  return `/${route.kind}/${DYNAMO_GROUP}/${route.version}/${DGD_PLURAL}`;
+  return `/${route.kind}/${DYNAMO_GROUP}/${route.version}/${route.resource ?? DGD_PLURAL}`;
 }
 
 const ROUTES: ReadonlyMap<string, WebhookRoute> = new Map(
-  (['mutate', 'validate'] as const).flatMap((kind) => SERVED_VERSIONS.map((version) => [webhookPath({ kind, version }), { kind, version }] as const)),
+  [
+    ...(['mutate', 'validate'] as const).flatMap((kind) => SERVED_VERSIONS.map((version) => [webhookPath({ kind, version }), { kind, version }] as const)),
+    ...DGDR_ROUTES.map((route) => [webhookPath(route), route] as const),
+  ],
 );
 
 /** The route for a request path (the query string, e.g. the API server's `?timeout=10s`, is ignored), or undefined. Pure. */
@@ -72,6 +85,7 @@ export const AdmissionReviewSchema = z.object({
     object: z.unknown().optional(),
     oldObject: z.unknown().optional(),
     dryRun: z.boolean().optional(),
+    userInfo: z.object({ username: z.string().optional() }).loose().optional(),
   }),
 });
 export type AdmissionRequest = z.infer<typeof AdmissionReviewSchema>['request'];
@@ -144,7 +158,7 @@ export function exceedsNestingDepth(value: unknown, limit: number): boolean {
  * AdmissionReview. Never throws for any input.
  * Source: knative.md §4.1; DESIGN.md "Admission". Pure.
  */
-export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig): AdmissionAnswer {
+export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig & { readonly dgdr?: DgdrAdmissionConfig }): AdmissionAnswer {
   let parsedBody: unknown;
   try {
     parsedBody = JSON.parse(body);
@@ -175,9 +189,10 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
   };
 }
 
-function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig): { response: AdmissionResponse; patchOperations: number } {
+function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig & { readonly dgdr?: DgdrAdmissionConfig }): { response: AdmissionResponse; patchOperations: number } {
   const { uid } = request;
   if (request.operation === 'DELETE' || request.operation === 'CONNECT') return only({ uid, allowed: true });
+  if (route.resource === DGDR_PLURAL) return respondDgdr(route, request, config.dgdr ?? DEFAULT_DGDR_ADMISSION_CONFIG);
   const expected = `${DYNAMO_GROUP}/${route.version}, Kind=${DGD_KIND}`;
   const received = `${request.kind.group}/${request.kind.version}, Kind=${request.kind.kind}`;
   if (received !== expected) return only(reject(uid, 400, `this webhook admits ${expected}, not ${received}`));
@@ -189,6 +204,18 @@ function respond(route: WebhookRoute, request: AdmissionRequest, config: Admissi
     return only(reject(uid, 400, `request.object must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(apiVersion)} ${JSON.stringify((object as Record<string, unknown>)['kind'])}`));
   }
   const oldObject = request.operation === 'UPDATE' ? request.oldObject : undefined;
+  if (request.operation === 'UPDATE') {
+    // The API server always sends the stored object on UPDATE, in the webhook's version; a
+    // review without it would let immutability rules pass unchecked (issue 12).
+    if (typeof oldObject !== 'object' || oldObject === null || Array.isArray(oldObject)) {
+      return only(reject(uid, 400, 'request.oldObject must be an object on UPDATE'));
+    }
+    const oldApiVersion = (oldObject as Record<string, unknown>)['apiVersion'];
+    const oldKind = (oldObject as Record<string, unknown>)['kind'];
+    if (oldApiVersion !== `${DYNAMO_GROUP}/${route.version}` || oldKind !== DGD_KIND) {
+      return only(reject(uid, 400, `request.oldObject must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(oldApiVersion)} ${JSON.stringify(oldKind)}`));
+    }
+  }
   return route.kind === 'mutate' ? mutate(uid, object, request.operation) : only(validate(uid, object, oldObject, request, config));
 }
 
@@ -215,7 +242,7 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
 }
 
 function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig): AdmissionResponse {
-  const result = validateDgd(object, oldObject, config);
+  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
   if (result.issues.length === 0) return { uid, allowed: true, ...warnings };
   return { uid, allowed: false, status: invalidStatus(result.issues, objectName(object) ?? request.name ?? ''), ...warnings };
@@ -244,4 +271,32 @@ export function invalidStatus(issues: readonly FieldIssue[], name: string): Resp
       causes: issues.map((issue) => ({ reason: CAUSE_REASONS[issue.type], message: formatIssue(issue).slice(issue.path.length + 2), field: issue.path })),
     },
   };
+}
+
+/** The DGDR webhooks: the same envelope checks as the DGD ones, then ./dgdr.ts. */
+function respondDgdr(route: WebhookRoute, request: AdmissionRequest, config: DgdrAdmissionConfig): { response: AdmissionResponse; patchOperations: number } {
+  const { uid } = request;
+  const expected = `${DYNAMO_GROUP}/${route.version}, Kind=${DGDR_KIND}`;
+  const received = `${request.kind.group}/${request.kind.version}, Kind=${request.kind.kind}`;
+  if (received !== expected) return only(reject(uid, 400, `this webhook admits ${expected}, not ${received}`));
+  if (request.subResource !== undefined && request.subResource !== '') return only({ uid, allowed: true });
+  const object = request.object;
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) return only(reject(uid, 400, 'request.object must be an object'));
+  const record = object as Record<string, unknown>;
+  if (record['apiVersion'] !== `${DYNAMO_GROUP}/${route.version}` || record['kind'] !== DGDR_KIND) {
+    return only(reject(uid, 400, `request.object must be a ${DYNAMO_GROUP}/${route.version} ${DGDR_KIND}, not ${JSON.stringify(record['apiVersion'])} ${JSON.stringify(record['kind'])}`));
+  }
+  const operation = request.operation === 'UPDATE' ? 'UPDATE' : 'CREATE';
+  if (route.kind === 'mutate') {
+    if (isObjectWithDeletionTimestamp(object)) return only({ uid, allowed: true });
+    const answer = mutateDgdr(object, operation, config);
+    if (answer.patch === undefined) return only({ uid, allowed: true });
+    return { response: { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(answer.patch)).toString('base64') }, patchOperations: answer.patch.length };
+  }
+  const answer = admitDgdr(object, operation === 'UPDATE' ? request.oldObject : undefined);
+  const warnings = answer.warnings === undefined ? {} : { warnings: answer.warnings };
+  if (answer.allowed || answer.issues === undefined) return only({ uid, allowed: true, ...warnings });
+  const name = objectName(object) ?? request.name ?? '';
+  const status = invalidStatus(answer.issues, name);
+  return only({ uid, allowed: false, status: { ...status, message: dgdrInvalidMessage(answer.issues, name), details: { name, group: DYNAMO_GROUP, kind: DGDR_KIND, causes: status.details?.causes ?? [] } }, ...warnings });
 }

@@ -6,6 +6,7 @@
  * | --- | --- | --- |
  * | `/mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | POST | AdmissionReview (200), 400, 408, 413, 415, 429 |
  * | `/validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` | POST | AdmissionReview (200), 400, 408, 413, 415, 429 |
+ * | `/convert` | POST | ConversionReview (200), 400, 408, 413, 415, 429 (./convert.ts) |
  * | same paths | other | 405, `Allow: POST` |
  * | `/healthz`, `/readyz` | GET, HEAD | 200 (503 from `/readyz` once closing) |
  * | `/metrics` | GET | Prometheus text |
@@ -13,8 +14,9 @@
  *
  * Refusals: a Content-Type other than `application/json` (parameters such as charset allowed)
  * gets 415; a body over `maxBodyBytes` 413, without buffering it; a body not complete within
- * `bodyTimeoutMs` 408; a review that finds the queue full, or waits longer than
- * `queueTimeoutMs` for a slot, 429 (see ./review-queue.ts for why it queues first). Each of
+ * `bodyTimeoutMs` 408 (a short deadline: the API server sends a review at once); a review that
+ * finds no room for its body bytes (`maxBufferedBodyBytes`) and the queue full, or waits longer
+ * than `queueTimeoutMs` for room, 429 (see ./review-queue.ts for why it queues first). Each of
  * these leaves the body unread, so the answer carries `Connection: close` and the connection is
  * half-closed, letting the client read the answer instead of a reset. An unexpected failure
  * gets 500 and is logged; the process never crashes on a request.
@@ -33,7 +35,10 @@
  * @module
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -41,6 +46,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdmissionConfig } from '../../shared/domain/index.js';
 import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit, registerBuildInfo } from '../../shared/runtime/index.js';
+import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
 import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
 import { createReviewQueue } from './review-queue.js';
 
@@ -60,49 +66,85 @@ export const DEFAULT_SHUTDOWN_DELAY_SECONDS = 5;
 /** The whole shutdown's bound, in seconds; the same default as `DRAIN_TIMEOUT_SECONDS`. */
 export const DEFAULT_DRAIN_TIMEOUT_SECONDS = 25;
 
-/**
- * Reviews worked on at once (reading the body included). Answering is synchronous, so the slots
- * bound the bodies buffered at once (about twice the body size each, until collected), not CPU.
- * Measured with 6.3 MiB UPDATE reviews and the Deployment's NODE_OPTIONS: peak RSS 224-244 MB
- * with 16-64 clients; 275 MB unbounded at 16 clients (infra/admission/deployment.yaml).
- */
-export const DEFAULT_MAX_CONCURRENT_REVIEWS = 4;
-
-/** Reviews waiting for a slot; a queued review holds a socket, not its body. */
+/** Reviews waiting for body bytes; a queued review holds a socket, not its body. */
 export const DEFAULT_MAX_QUEUED_REVIEWS = 64;
 
-/** How long a review waits for a slot, in ms: half the webhooks' `timeoutSeconds` (10). */
+/** How long a review waits for body bytes, in ms: half the webhooks' `timeoutSeconds` (10). */
 export const DEFAULT_QUEUE_TIMEOUT_MS = 5000;
 
-/** How long a body may take to arrive once reading starts, in ms (the API server sends at once). */
-export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+/**
+ * How long a body may take to arrive once reading starts, in ms. The API server sends a review
+ * at once (7 MiB is well under a second on a cluster network); a body still arriving after this
+ * is a stuck or hostile client, and it holds its byte reservation until then.
+ */
+export const DEFAULT_BODY_TIMEOUT_MS = 3000;
+
+/**
+ * Body bytes held at once (reading, waiting for a review slot, or being answered), reserved by
+ * each request's Content-Length (chunked bodies reserve `maxBodyBytes`). 64 MiB holds nine of the
+ * largest reviews, or thousands of ordinary ones, so slow-body clients reserving 7 MiB each for
+ * the body deadline leave room for valid reviews.
+ */
+export const DEFAULT_MAX_BUFFERED_BODY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The TLS versions and ciphers the webhook accepts: TLS 1.2 and 1.3, and for TLS 1.2 only
+ * ECDHE key exchange with AEAD ciphers (forward secrecy; TLS 1.3 suites all have it). The same
+ * set as the Kubernetes API server's secure defaults (Mozilla "intermediate").
+ */
+export const TLS_MIN_VERSION = 'TLSv1.2';
+export const TLS12_CIPHERS = [
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
 
 export interface AdmissionServerOptions {
   /** TCP port; 0 picks a free one. */
   readonly port: number;
   /** Interface to listen on; default all interfaces. Tests and the bench pass `127.0.0.1`. */
   readonly host?: string;
-  /** PEM serving certificate (chain) and key; absent means plain HTTP (local tools only). */
-  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /**
+   * Serving certificate (chain) and key: PEM contents, or file paths that are re-read when they
+   * change (cert-manager rotates the mounted Secret in place); absent means plain HTTP (local
+   * tools only).
+   */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer } | TlsFiles;
+  /** How often certificate files are checked for a change, in ms. Default {@link DEFAULT_TLS_RELOAD_INTERVAL_MS}. */
+  readonly tlsReloadIntervalMs?: number;
+  /** Body bytes held at once. Default {@link DEFAULT_MAX_BUFFERED_BODY_BYTES}. */
+  readonly maxBufferedBodyBytes?: number;
   readonly config: AdmissionConfig;
   /** Larger request bodies get 413, in bytes. Default {@link DEFAULT_ADMISSION_MAX_BODY_BYTES}. */
   readonly maxBodyBytes?: number;
   /** A body not complete this long after reading starts gets 408, in ms. Default {@link DEFAULT_BODY_TIMEOUT_MS}. */
   readonly bodyTimeoutMs?: number;
-  /** Reviews worked on at once. Default {@link DEFAULT_MAX_CONCURRENT_REVIEWS}. */
-  readonly maxConcurrentReviews?: number;
-  /** Reviews waiting for a slot. Default {@link DEFAULT_MAX_QUEUED_REVIEWS}. */
+  /** Reviews waiting for body bytes. Default {@link DEFAULT_MAX_QUEUED_REVIEWS}. */
   readonly maxQueuedReviews?: number;
-  /** How long a review waits for a slot before 429, in ms. Default {@link DEFAULT_QUEUE_TIMEOUT_MS}. */
+  /** How long a review waits for body bytes before 429, in ms. Default {@link DEFAULT_QUEUE_TIMEOUT_MS}. */
   readonly queueTimeoutMs?: number;
   /** How long `close()` keeps accepting, in seconds. Default {@link DEFAULT_SHUTDOWN_DELAY_SECONDS}; tests pass 0. */
   readonly shutdownDelaySeconds?: number;
   /** Bound on the whole of `close()`, in seconds. Default {@link DEFAULT_DRAIN_TIMEOUT_SECONDS}. */
   readonly drainTimeoutSeconds?: number;
   readonly log: Logger;
+  /** Converters behind `POST /convert`; default every registered kind (./convert.ts `CONVERTERS`). */
+  readonly converters?: ConverterRegistry;
   /** Registry for `/metrics`; default a fresh one. */
   readonly registry?: Registry;
 }
+
+/** Certificate and key files, as mounted from a Secret. */
+export interface TlsFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
+/** How often mounted certificate files are checked, in ms (kubelet refreshes Secret volumes within about a minute). */
+export const DEFAULT_TLS_RELOAD_INTERVAL_MS = 10_000;
 
 export interface AdmissionServer {
   /** `https://host:port` or `http://host:port` of the bound address (`[::]` or `0.0.0.0` for all interfaces). */
@@ -154,11 +196,14 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const shutdownDelaySeconds = options.shutdownDelaySeconds ?? DEFAULT_SHUTDOWN_DELAY_SECONDS;
   const drainTimeoutSeconds = options.drainTimeoutSeconds ?? DEFAULT_DRAIN_TIMEOUT_SECONDS;
-  const queue = createReviewQueue({
-    maxConcurrent: options.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS,
+  /** Reviews holding body bytes (reading, or being answered). */
+  let active = 0;
+  const bodyBudget = createReviewQueue({
+    maxConcurrent: options.maxBufferedBodyBytes ?? DEFAULT_MAX_BUFFERED_BODY_BYTES,
     maxQueued: options.maxQueuedReviews ?? DEFAULT_MAX_QUEUED_REVIEWS,
     queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS,
   });
+  const tlsMaterial = options.tls === undefined ? undefined : await readTlsMaterial(options.tls);
   const registry = options.registry ?? new Registry();
   const reviews = new Counter({ name: 'dynamo_fn_admission_reviews_total', help: 'AdmissionReviews answered, by webhook, served version and verdict', labelNames: ['webhook', 'version', 'allowed'], registers: [registry] });
   const rejected = new Counter({ name: 'dynamo_fn_admission_rejected_requests_total', help: 'Requests refused before review (bad body, too large, too slow, queue full, unknown path)', labelNames: ['code'], registers: [registry] });
@@ -169,8 +214,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
     registers: [registry],
   });
-  new Gauge({ name: 'dynamo_fn_admission_reviews_active', help: 'Reviews holding a slot (reading or answering)', registers: [registry], collect() { this.set(queue.active); } });
-  new Gauge({ name: 'dynamo_fn_admission_reviews_queued', help: 'Reviews waiting for a slot', registers: [registry], collect() { this.set(queue.queued); } });
+  new Gauge({ name: 'dynamo_fn_admission_reviews_active', help: 'Reviews holding body bytes (reading or answering)', registers: [registry], collect() { this.set(active); } });
+  new Gauge({ name: 'dynamo_fn_admission_reviews_queued', help: 'Reviews waiting for body bytes', registers: [registry], collect() { this.set(bodyBudget.queued); } });
+  new Gauge({ name: 'dynamo_fn_admission_body_bytes_buffered', help: 'Request body bytes reserved (reading, queued or being answered)', registers: [registry], collect() { this.set(bodyBudget.active); } });
   registerBuildInfo(registry, 'admission');
 
   let state: ServerState = 'serving';
@@ -199,7 +245,44 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     send(response, status, text, headers);
   }
 
-  async function answerReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number): Promise<void> {
+  const converters = options.converters ?? createConverterRegistry();
+
+  /** Answers an AdmissionReview from its body (the request checks are in {@link answerPost}). */
+  function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, text: string): void {
+    const url = request.url ?? '/';
+    const answer = answerAdmissionReview(route, text, options.config);
+    const durationMs = performance.now() - started;
+    if (answer.status === 400) {
+      rejected.inc({ code: '400' });
+      log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed admission request');
+      send(response, 400, `${answer.message}\n`);
+      return;
+    }
+    send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
+    reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
+    duration.observe({ webhook: route.kind }, durationMs / 1000);
+    log.info({ webhook: route.kind, version: route.version, kind: route.resource === undefined ? 'DynamoGraphDeployment' : 'DynamoGraphDeploymentRequest', ...answer.summary, durationMs }, 'Answered AdmissionReview');
+  }
+
+  /** Answers a ConversionReview from its body. */
+  function finishConversionReview(request: IncomingMessage, response: ServerResponse, started: number, text: string): void {
+    const url = request.url ?? '/';
+    const answer = answerConversionReview(text, converters);
+    const durationMs = performance.now() - started;
+    if (answer.status === 400) {
+      rejected.inc({ code: '400' });
+      log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed conversion request');
+      send(response, 400, `${answer.message}\n`);
+      return;
+    }
+    send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
+    reviews.inc({ webhook: 'convert', version: answer.summary.desiredAPIVersion, allowed: String(answer.summary.isSuccess) });
+    duration.observe({ webhook: 'convert' }, durationMs / 1000);
+    if (answer.summary.isSuccess) log.info({ webhook: 'convert', ...answer.summary, durationMs }, 'Answered ConversionReview');
+    else log.warn({ webhook: 'convert', ...answer.summary, durationMs }, 'Refused ConversionReview');
+  }
+
+  async function answerPost(request: IncomingMessage, response: ServerResponse, started: number, finish: (text: string) => void): Promise<void> {
     const url = request.url ?? '/';
     const contentType = request.headers['content-type'];
     if (!isJsonContentType(contentType)) {
@@ -213,12 +296,15 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       refuse(request, response, 413, `request body exceeds ${maxBodyBytes} bytes\n`);
       return;
     }
-    const slot = await queue.acquire();
-    if (!slot.ok) {
-      log.warn({ path: url, reason: slot.reason, active: queue.active, queued: queue.queued, durationMs: performance.now() - started }, 'Refused admission request with no review slot free');
-      refuse(request, response, 429, slot.reason === 'QueueFull' ? 'too many admission reviews waiting\n' : 'timed out waiting for an admission review slot\n', { 'retry-after': '1' });
+    // Bytes first, then the body with its short deadline, then the (synchronous) answer: a slow
+    // body holds only its bytes, for at most the deadline (see ./review-queue.ts).
+    const reservation = await bodyBudget.acquire(declaredBytes ?? maxBodyBytes);
+    if (!reservation.ok) {
+      log.warn({ path: url, reason: reservation.reason, bufferedBytes: bodyBudget.active, queued: bodyBudget.queued, durationMs: performance.now() - started }, 'Refused admission request with no body budget free');
+      refuse(request, response, 429, reservation.reason === 'QueueFull' ? 'too many admission reviews waiting\n' : 'timed out waiting for room for the admission review body\n', { 'retry-after': '1' });
       return;
     }
+    active += 1;
     try {
       const body = await readBodyWithLimit(request, maxBodyBytes, { timeoutMs: bodyTimeoutMs });
       if (!body.ok) {
@@ -240,20 +326,11 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
           }
         }
       }
-      const answer = answerAdmissionReview(route, body.body.toString('utf8'), options.config);
-      const durationMs = performance.now() - started;
-      if (answer.status === 400) {
-        rejected.inc({ code: '400' });
-        log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed admission request');
-        send(response, 400, `${answer.message}\n`);
-        return;
-      }
-      send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
-      reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
-      duration.observe({ webhook: route.kind }, durationMs / 1000);
-      log.info({ webhook: route.kind, version: route.version, kind: 'DynamoGraphDeployment', ...answer.summary, durationMs }, 'Answered AdmissionReview');
+      // Answering is synchronous: one review at a time holds the CPU, so only bytes need a bound.
+      finish(body.body.toString('utf8'));
     } finally {
-      slot.release();
+      active -= 1;
+      reservation.release();
     }
   }
 
@@ -261,7 +338,8 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     const started = performance.now();
     const url = request.url ?? '/';
     const route = findWebhookRoute(url);
-    if (route === undefined) {
+    const isConvert = url.split('?')[0] === CONVERT_PATH;
+    if (route === undefined && !isConvert) {
       const path = url.split('?')[0];
       if ((path === '/healthz' || path === '/readyz') && (request.method === 'GET' || request.method === 'HEAD')) {
         const isReady = path === '/healthz' || state === 'serving';
@@ -284,7 +362,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     }
     inFlight += 1;
     try {
-      await answerReview(route, request, response, started);
+      await answerPost(request, response, started, (text) => (route === undefined ? finishConversionReview(request, response, started, text) : finishAdmissionReview(route, request, response, started, text)));
     } finally {
       inFlight -= 1;
     }
@@ -300,7 +378,14 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       else response.destroy();
     });
   };
-  const server: Server = options.tls === undefined ? createHttpServer(listener) : createHttpsServer({ cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' }, listener);
+  const server: Server =
+    tlsMaterial === undefined
+      ? createHttpServer(listener)
+      : createHttpsServer({ ...tlsMaterial.pem, minVersion: TLS_MIN_VERSION, ciphers: TLS12_CIPHERS, honorCipherOrder: true }, listener);
+  const stopTlsReload =
+    tlsMaterial?.files === undefined
+      ? () => undefined
+      : watchTlsFiles(server as HttpsServer, tlsMaterial.files, tlsMaterial.digest, options.tlsReloadIntervalMs ?? DEFAULT_TLS_RELOAD_INTERVAL_MS, log);
   // The API server reuses connections; keep them longer than its idle timeout so it never
   // writes into a connection we are closing.
   server.keepAliveTimeout = 120_000;
@@ -337,7 +422,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       lpxEnabled: options.config.lpxEnabled,
       maxBodyBytes,
       bodyTimeoutMs,
-      maxConcurrentReviews: options.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS,
+      maxBufferedBodyBytes: options.maxBufferedBodyBytes ?? DEFAULT_MAX_BUFFERED_BODY_BYTES,
       shutdownDelaySeconds,
       drainTimeoutSeconds,
     },
@@ -364,6 +449,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       await serverClosed;
     }
     state = 'closed';
+    stopTlsReload();
     log.info({ url, isDrained, durationMs: performance.now() - startedAt }, 'Stopped admission server');
   }
 
@@ -377,4 +463,65 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       return closing;
     },
   };
+}
+
+interface TlsMaterial {
+  readonly pem: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /** Set when the material came from files, which are then watched. */
+  readonly files: TlsFiles | undefined;
+  readonly digest: string;
+}
+
+function digestOf(pem: { readonly cert: string | Buffer; readonly key: string | Buffer }): string {
+  return createHash('sha256').update(pem.cert).update('\0').update(pem.key).digest('hex');
+}
+
+async function readTlsFiles(files: TlsFiles): Promise<{ cert: Buffer; key: Buffer }> {
+  return { cert: await readFile(files.certFile), key: await readFile(files.keyFile) };
+}
+
+/** The serving material, read from files when given paths. Rejects when a file cannot be read or the pair does not load. */
+async function readTlsMaterial(tls: NonNullable<AdmissionServerOptions['tls']>): Promise<TlsMaterial> {
+  const files = 'certFile' in tls ? tls : undefined;
+  const pem = files === undefined ? (tls as { cert: string | Buffer; key: string | Buffer }) : await readTlsFiles(files);
+  // Fails here, at start, for a key that does not match or PEM that does not parse.
+  createSecureContext({ ...pem, minVersion: TLS_MIN_VERSION, ciphers: TLS12_CIPHERS });
+  return { pem, files, digest: digestOf(pem) };
+}
+
+/**
+ * Re-reads the certificate and key every `intervalMs` and, when they changed and load as a pair,
+ * installs them with `setSecureContext`: new handshakes use them, open connections keep theirs
+ * (nothing is dropped). A half-written rotation (cert and key not matching yet) is skipped with a
+ * warning and retried on the next tick. Returns a function that stops watching.
+ */
+function watchTlsFiles(server: HttpsServer, files: TlsFiles, initialDigest: string, intervalMs: number, log: Logger): () => void {
+  let digest = initialDigest;
+  let isChecking = false;
+  const timer = setInterval(() => {
+    if (isChecking) return;
+    isChecking = true;
+    void (async () => {
+      try {
+        const pem = await readTlsFiles(files);
+        const next = digestOf(pem);
+        if (next === digest) return;
+        try {
+          const options = { ...pem, minVersion: TLS_MIN_VERSION, ciphers: TLS12_CIPHERS } as const;
+          createSecureContext(options);
+          server.setSecureContext(options);
+          digest = next;
+          log.info({ certFile: files.certFile }, 'Reloaded TLS certificate');
+        } catch (error) {
+          log.warn({ err: error, certFile: files.certFile }, 'Kept the previous TLS certificate: the new one does not load');
+        }
+      } catch (error) {
+        log.warn({ err: error, certFile: files.certFile }, 'Kept the previous TLS certificate: cannot read the files');
+      } finally {
+        isChecking = false;
+      }
+    })();
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -16,6 +16,8 @@
 import {
   DGD_KIND,
   DGD_V1BETA1,
+  LPXGD_API_VERSION,
+  LPXGD_KIND,
   PodCliqueScalingGroupSchema,
   PodCliqueSchema,
   parseDgd,
@@ -44,8 +46,15 @@ export const route: Route<ReconcileDeps> = { apiVersion: DGD_V1BETA1, kind: DGD_
 export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObserved | undefined> {
   const parent = await deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: key.namespace, name: key.name });
   if (parent === undefined) return undefined;
-  const children = { PodClique: new Map<string, PodClique>(), PodCliqueScalingGroup: new Map<string, PodCliqueScalingGroup>() };
+  const children: { PodClique: Map<string, PodClique>; PodCliqueScalingGroup: Map<string, PodCliqueScalingGroup>; LPXGraphDeployment?: KubeObject | undefined } = {
+    PodClique: new Map<string, PodClique>(),
+    PodCliqueScalingGroup: new Map<string, PodCliqueScalingGroup>(),
+  };
   const parsed = parseDgd(parent);
+  // LPX (issue 11): read the LPXGraphDeployment only while lpx.enabled; disabled, nothing LPX is read or written.
+  if (parsed.ok && deps.config.lpxEnabled && parsed.dgd.spec.components.some((c) => c.type === 'lpx')) {
+    children.LPXGraphDeployment = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
+  }
   if (parsed.ok) {
     const pcsName = podCliqueSetName(key.name, parsed.dgd.spec.components.filter((c) => c.type !== 'lpx'));
     const selector = { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` };

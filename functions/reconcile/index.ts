@@ -1,5 +1,6 @@
 /**
- * The reconcile function: DynamoGraphDeployment -> Grove PodCliqueSet, Services and status.
+ * The reconcile function: DynamoGraphDeployment -> Grove PodCliqueSet, Services and status;
+ * DynamoGraphDeploymentScalingAdapter -> DGD component replicas (./dgdsa.ts).
  * Deployed as a Knative Service that scales to zero (infra/reconcile.yaml); run locally with
  * `dynamo-fn serve reconcile`.
  * @module
@@ -11,6 +12,9 @@ import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, type FunctionDefinition, type HandlerDeps } from '../../shared/runtime/index.js';
 import { route as dgdRoute, type ReconcileDeps } from './dgd.js';
+import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
+import { lpuPipelineRequestRoute, lpxGraphDeploymentRoute } from './lpx.js';
+import { checkLpxStartup } from './lpx-startup.js';
 
 /** The function's dependencies around a given client (the real one, or replay's in-memory one). */
 export function depsWithKube(base: HandlerDeps, kube: Kube): ReconcileDeps {
@@ -35,8 +39,15 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
   else if ((env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
     throw new ConfigError([{ key: 'KUBECONFIG', expected: 'a kubeconfig file path when not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)', received: undefined }]);
   } else kubeConfig.loadFromCluster();
-  return depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }));
+  const deps = depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }));
+  await checkLpxStartup(deps);
+  return deps;
 }
 
-const reconcile: FunctionDefinition<ReconcileDeps> = { name: 'reconcile', routes: [dgdRoute], init: (base) => init(base) };
+/** The LPX routes answer nothing and read nothing while lpx.enabled=false (see ./lpx.ts). */
+const reconcile: FunctionDefinition<ReconcileDeps> = {
+  name: 'reconcile',
+  routes: [withScalingAdapters(dgdRoute), dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute],
+  init: (base) => init(base),
+};
 export default reconcile;

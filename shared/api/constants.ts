@@ -74,3 +74,24 @@ export const LPX_ROLE_CONDUCTOR = 'conductor';
 export const LPX_SCHEDULER_NAME = 'lpx-scheduler';
 /** The Kubernetes default scheduler's name, which an LPX role template may still name. */
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
+
+/** DynamoGraphDeploymentScalingAdapter (../shared/crds/dynamo/nvidia.com_dynamographdeploymentscalingadapters.yaml). */
+export const DGDSA_KIND = 'DynamoGraphDeploymentScalingAdapter';
+export const DGDSA_V1BETA1 = 'nvidia.com/v1beta1';
+export const DGDSA_V1ALPHA1 = 'nvidia.com/v1alpha1';
+export const DGDSA_PLURAL = 'dynamographdeploymentscalingadapters';
+export const DGDSA_SHORT_NAME = 'dgdsa';
+/** Pod label naming a pod's component (upstream `consts.KubeLabelDynamoComponent`); the DGDSA selector uses it. */
+export const LABEL_DYNAMO_COMPONENT = LABEL_COMPONENT;
+
+/**
+ * Reserved DGD annotations that carry what one served version cannot express, so a
+ * v1alpha1 <-> v1beta1 round trip loses nothing (upstream api/v1alpha1/dynamographdeployment_conversion.go:
+ * `nvidia.com/dgd-spec`, `nvidia.com/dgd-status`; the `nvidia.com/dgd-` prefix is operator-owned).
+ */
+export const DGD_CONVERSION_ANNOTATION_PREFIX = 'nvidia.com/dgd-';
+export const ANNOTATION_DGD_SPEC = 'nvidia.com/dgd-spec';
+export const ANNOTATION_DGD_STATUS = 'nvidia.com/dgd-status';
+
+/** The Planner's service account name, allowed to change adapter-managed replicas in any namespace (upstream `consts.PlannerServiceAccountName`). */
+export const PLANNER_SERVICE_ACCOUNT_NAME = 'planner-serviceaccount';

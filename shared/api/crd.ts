@@ -10,8 +10,13 @@
  * @module
  */
 import { z } from 'zod';
-import { CRD_CATEGORY, DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
+import { CRD_CATEGORY, DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DGDSA_KIND, DGDSA_PLURAL, DGDSA_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
 import { DgdSpecSchema, DgdStatusSchema } from './dgd.js';
+import { dynamoGraphDeploymentCandidateCrd, dynamoGraphDeploymentRunCrd } from './dgdr-v1beta2-crd.js';
+import { lpxGraphDeploymentCrd } from './lpx-crd.js';
+import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
+import { DgdsaSpecSchema, DgdsaStatusSchema } from './dgdsa.js';
+import { dynamoGraphDeploymentRequestCrd } from './dgdr-crd.js';
 import { crdDescriptions, type DescriptionRegistry } from './descriptions.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -63,6 +68,10 @@ function structural(node: JsonSchema): JsonSchema {
       out[key] = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, structural(v)]));
     } else if (key === 'items') {
       out[key] = structural(value as JsonSchema);
+    } else if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'number') {
+      // JSON Schema 2020-12 gives the bound; OpenAPI v3.0 (CRDs) a boolean beside minimum/maximum.
+      out[key === 'exclusiveMinimum' ? 'minimum' : 'maximum'] = value;
+      out[key] = true;
     } else if (key === 'const') {
       out['enum'] = [value];
     } else if (key === 'additionalProperties') {
@@ -86,7 +95,37 @@ function structural(node: JsonSchema): JsonSchema {
   return out;
 }
 
-/** The DynamoGraphDeployment CRD (served and stored version v1beta1). Pure. */
+/**
+ * Where the API server sends ConversionReviews for our multi-version kinds: the admission
+ * function's `/convert` endpoint behind its Service (infra/admission/), over TLS. `caBundle` is
+ * injected by cert-manager from the CRD's `cert-manager.io/inject-ca-from` annotation, as for the
+ * webhook configurations; tests and `dev` replace the whole clientConfig with a loopback URL.
+ */
+export const CONVERSION_WEBHOOK_SERVICE = { namespace: 'dynamo-system', name: 'dynamo-admission', path: '/convert', port: 443 } as const;
+
+const DGD_PRINTER_COLUMNS = [
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Backend', type: 'string', jsonPath: '.spec.backendFramework' },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+  { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+function objectSchema(description: string, spec: JsonSchema, status: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    description,
+    properties: { ...TYPE_META_PROPERTIES, spec, status },
+    required: ['spec'],
+  };
+}
+
+/**
+ * The DynamoGraphDeployment CRD: `v1beta1` (served, storage) and `v1alpha1` (served), converted
+ * by the admission function's ConversionReview webhook (`conversion.strategy: Webhook`,
+ * `conversionReviewVersions: [v1]`). Source: upstream-notes/dgd.md §1-§2 (v1beta1 storage,
+ * v1alpha1 served and converted through the operator's conversion webhook); issue 8 part 5. Pure.
+ */
 export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
   const spec = toStructuralSchema(DgdSpecSchema);
   // Only a restart request (`restart.id`) is refused on create: a strategy may be authored up
@@ -99,41 +138,75 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
       message: 'spec.restart must be unset on create; set spec.restart.id after creation to request a restart',
     },
   ];
+  const alpha = toStructuralSchema(DgdV1Alpha1Schema) as { properties: Record<string, JsonSchema> };
+  const description = 'DynamoGraphDeployment is the canonical description of a running Dynamo inference graph.';
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${DGD_PLURAL}.${DYNAMO_GROUP}` },
+    metadata: { name: `${DGD_PLURAL}.${DYNAMO_GROUP}`, annotations: { 'cert-manager.io/inject-ca-from': `${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name}` } },
     spec: {
       group: DYNAMO_GROUP,
       names: { kind: DGD_KIND, listKind: `${DGD_KIND}List`, plural: DGD_PLURAL, singular: DGD_KIND.toLowerCase(), shortNames: [DGD_SHORT_NAME], categories: [CRD_CATEGORY] },
       scope: 'Namespaced',
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { ...CONVERSION_WEBHOOK_SERVICE } } },
+      },
       versions: [
         {
           name: 'v1beta1',
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-            { name: 'Backend', type: 'string', jsonPath: '.spec.backendFramework' },
-            { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
-            { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description: 'DynamoGraphDeployment is the canonical description of a running Dynamo inference graph.',
-              properties: {
-                ...TYPE_META_PROPERTIES,
-                spec: spec,
-                status: toStructuralSchema(DgdStatusSchema),
-              },
-              required: ['spec'],
-            },
-          },
+          additionalPrinterColumns: structuredClone(DGD_PRINTER_COLUMNS),
+          schema: { openAPIV3Schema: objectSchema(description, spec, toStructuralSchema(DgdStatusSchema)) },
+        },
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: false,
+          subresources: { status: {} },
+          additionalPrinterColumns: structuredClone(DGD_PRINTER_COLUMNS),
+          schema: { openAPIV3Schema: objectSchema(description, alpha.properties['spec'] ?? { type: 'object' }, { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }) },
         },
       ],
+    },
+  };
+}
+
+/**
+ * The DynamoGraphDeploymentScalingAdapter CRD, as upstream serves it: `v1alpha1` (served) and
+ * `v1beta1` (served, storage) with the same schema (so no conversion webhook: the API server
+ * only rewrites apiVersion), the status subresource, and the scale subresource an HPA drives
+ * (`.spec.replicas`, `.status.replicas`, label selector `.status.selector`); printer columns
+ * DGD, SERVICE, REPLICAS, AGE. Source: ../shared/crds/dynamo/nvidia.com_dynamographdeploymentscalingadapters.yaml. Pure.
+ */
+export function dynamoGraphDeploymentScalingAdapterCrd(): Record<string, unknown> {
+  const description =
+    'DynamoGraphDeploymentScalingAdapter provides a scaling interface for one component of a DynamoGraphDeployment. It implements the Kubernetes scale subresource, so HPA, KEDA and custom autoscalers can drive the component\'s replicas; the adapter is the source of truth for them.';
+  const schema = objectSchema(description, toStructuralSchema(DgdsaSpecSchema), toStructuralSchema(DgdsaStatusSchema));
+  const version = (name: string, storage: boolean): Record<string, unknown> => ({
+    name,
+    served: true,
+    storage,
+    subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } },
+    additionalPrinterColumns: [
+      { name: 'DGD', type: 'string', description: 'DynamoGraphDeployment name', jsonPath: '.spec.dgdRef.name' },
+      { name: 'SERVICE', type: 'string', description: 'Component name', jsonPath: '.spec.dgdRef.serviceName' },
+      { name: 'REPLICAS', type: 'integer', description: 'Current replicas', jsonPath: '.status.replicas' },
+      { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    schema: { openAPIV3Schema: structuredClone(schema) },
+  });
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${DGDSA_PLURAL}.${DYNAMO_GROUP}` },
+    spec: {
+      group: DYNAMO_GROUP,
+      names: { kind: DGDSA_KIND, listKind: `${DGDSA_KIND}List`, plural: DGDSA_PLURAL, singular: DGDSA_KIND.toLowerCase(), shortNames: [DGDSA_SHORT_NAME], categories: [CRD_CATEGORY] },
+      scope: 'Namespaced',
+      versions: [version('v1alpha1', false), version('v1beta1', true)],
     },
   };
 }
@@ -161,7 +234,34 @@ export interface OwnCrd {
  */
 export const OWN_CRDS: readonly OwnCrd[] = [
   { build: dynamoGraphDeploymentCrd },
+  { build: dynamoGraphDeploymentScalingAdapterCrd },
+  { build: dynamoGraphDeploymentRequestCrd },
+  { build: dynamoGraphDeploymentRunCrd, featureGate: 'dgdrV1Beta2' },
+  { build: dynamoGraphDeploymentCandidateCrd, featureGate: 'dgdrV1Beta2' },
+  { build: lpxGraphDeploymentCrd, featureGate: 'lpx' },
 ];
+
+/**
+ * Fills in the standard descriptions of a CRD's top-level fields where its builder left them
+ * out: apiVersion and kind as Kubernetes describes them, spec and status as the desired and
+ * observed state of the kind. Mutates `crd` (a freshly built object).
+ */
+function describeTopLevel(crd: Record<string, unknown>): void {
+  const spec = crd['spec'] as { names: { kind: string }; versions: { schema?: { openAPIV3Schema?: { properties?: Record<string, { description?: string }> } } }[] };
+  const standard: Record<string, string> = {
+    apiVersion: TYPE_META_PROPERTIES.apiVersion.description,
+    kind: TYPE_META_PROPERTIES.kind.description,
+    spec: `The desired state of the ${spec.names.kind}.`,
+    status: `The observed state of the ${spec.names.kind}, maintained by the control plane.`,
+  };
+  for (const version of spec.versions) {
+    const properties = version.schema?.openAPIV3Schema?.properties ?? {};
+    for (const [field, description] of Object.entries(standard)) {
+      const property = properties[field];
+      if (property !== undefined && property.description === undefined) property.description = description;
+    }
+  }
+}
 
 /** `apiVersion`, `kind` and `metadata` of a CRD's top-level schema, described as Kubernetes does. */
 export const TYPE_META_PROPERTIES = {
@@ -183,6 +283,7 @@ export function ownCrds(crds: readonly OwnCrd[] = OWN_CRDS): Readonly<Record<str
       const metadata = crd['metadata'] as { annotations?: Record<string, string> };
       metadata.annotations = { ...metadata.annotations, [ANNOTATION_CRD_FEATURE_GATE]: featureGate };
     }
+    describeTopLevel(crd);
     files[`${spec.group}_${spec.names.plural}.yaml`] = crd;
   }
   return files;

@@ -23,6 +23,8 @@ import {
   PodTemplateSpecSchema,
 } from './core.js';
 import { ComponentReplicaStatusSchema, ComponentSchema, DgdSpecSchema, DgdStatusSchema, ProviderOverrideSchema, RoleSchema } from './dgd.js';
+import { CandidateStatusSchema } from './dgdr-v1beta2.js';
+import { LpxGraphDeploymentStatusSchema } from './lpx.js';
 
 /** The metadata a CRD field carries. */
 export interface FieldMeta {
@@ -163,6 +165,31 @@ export function describeDgdFields(registry: DescriptionRegistry): void {
   ]);
 }
 
+/** DynamoGraphDeploymentCandidate status (dgdr-reference "v1beta2"; shared/api/dgdr-v1beta2.ts). */
+export function describeCandidateFields(registry: DescriptionRegistry): void {
+  const status = CandidateStatusSchema.shape;
+  describe(registry, [
+    [status.parameters, 'The resolved simulation inputs this Candidate was found with, as published.'],
+    [status.metrics, 'The simulation results of this Candidate, as published; not recomputed after overrides.'],
+    [status.rank, 'Position in the search result, from 1 (best).'],
+    [status.conditions, 'Conditions keyed by type; Valid tells whether spec passed strict dry-run validation.'],
+  ]);
+}
+
+/** LPXGraphDeployment status (upstream-notes/lpx.md §2; shared/api/lpx.ts). */
+export function describeLpxFields(registry: DescriptionRegistry): void {
+  const status = LpxGraphDeploymentStatusSchema.shape;
+  const download = status.modelDownload.unwrap().shape;
+  describe(registry, [
+    [status.observedGeneration, 'The metadata.generation this status was computed from.'],
+    [status.conditions, 'Conditions keyed by type.'],
+    [status.components, 'LPX state per component, keyed by component name.'],
+    [status.modelDownload, 'The model registry builds the LPX components need.'],
+    [download.builds, 'Build IDs resolved against the model registry.'],
+    [download.lastCheckedAt, 'When the model registry was last checked (RFC 3339).'],
+  ]);
+}
+
 /**
  * The descriptions of every field of our CRDs, as a fresh zod registry for `z.toJSONSchema`'s
  * `metadata` option. Pure (builds a new registry each call).
@@ -171,5 +198,7 @@ export function crdDescriptions(): DescriptionRegistry {
   const registry = z.registry<FieldMeta>();
   describeCoreFields(registry);
   describeDgdFields(registry);
+  describeCandidateFields(registry);
+  describeLpxFields(registry);
   return registry;
 }

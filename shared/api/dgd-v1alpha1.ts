@@ -119,7 +119,12 @@ export function convertDgdV1Alpha1(input: unknown): ConversionResult {
   return { ok: true, object, notes };
 }
 
-function convertService(name: string, service: ServiceV1Alpha1, pvcNames: ReadonlySet<string>, notes: string[]): Record<string, unknown> {
+/**
+ * Converts one v1alpha1 service (the `spec.services` entry `name`) to a v1beta1 component.
+ * In: the service, the names in `spec.pvcs` (their mounts get a PVC volume). Out: a fresh component;
+ * notes for dropped fields are appended to `notes`. Pure.
+ */
+export function convertService(name: string, service: ServiceV1Alpha1, pvcNames: ReadonlySet<string>, notes: string[]): Record<string, unknown> {
   const at = `spec.services[${name}]`;
   const component: Record<string, unknown> = { name };
   const type = resolveType(service);

@@ -37,3 +37,27 @@ describe('field errors, as Kubernetes prints them (k8s.io/apimachinery field.Err
     expect(formatIssues([{ path: 'a', type: 'Required', detail: 'x' }, { path: 'b', type: 'Forbidden', detail: 'y' }])).toBe('[a: Required value: x, b: Forbidden: y]');
   });
 });
+
+describe('__proto__ keys are refused at the edge, with their path (issue 12)', () => {
+  it.each([
+    {
+      name: 'a v1alpha1 service named __proto__ (zod would take it as the map prototype and drop it)',
+      json: '{"apiVersion":"nvidia.com/v1alpha1","kind":"DynamoGraphDeployment","metadata":{"name":"g","namespace":"ns"},"spec":{"services":{"Frontend":{"componentType":"frontend"},"__proto__":{"componentType":"worker"}}}}',
+      want: 'spec.services[__proto__]: Invalid value: "__proto__": a name that JavaScript takes as an object prototype cannot be a key here',
+    },
+    {
+      name: 'a __proto__ label key on a v1beta1 component',
+      json: '{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment","metadata":{"name":"g"},"spec":{"components":[{"name":"w","type":"worker","labels":{"__proto__":"x"}}]}}',
+      want: 'spec.components[0].labels[__proto__]: Invalid value: "__proto__": a name that JavaScript takes as an object prototype cannot be a key here',
+    },
+  ])('$name', ({ json, want }) => {
+    const parsed = parseDgd(JSON.parse(json));
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.issues.map(formatIssue)).toEqual([want]);
+  });
+
+  it('keeps "constructor" as an ordinary name (assignment keeps it as a key)', () => {
+    const parsed = parseDgd(JSON.parse('{"apiVersion":"nvidia.com/v1alpha1","kind":"DynamoGraphDeployment","metadata":{"name":"g","namespace":"ns"},"spec":{"services":{"constructor":{"componentType":"worker","extraPodSpec":{"mainContainer":{"image":"img:1"}}}}}}'));
+    expect(parsed.ok && parsed.dgd.spec.components.map((component) => component.name)).toEqual(['constructor']);
+  });
+});

@@ -131,3 +131,29 @@ function kubernetesDetail(issue: z.core.$ZodIssue): string {
       return issue.message;
   }
 }
+
+/** The own property names that a plain-object assignment would take as the prototype, not a key. */
+const PROTOTYPE_KEYS = new Set(['__proto__']);
+
+/**
+ * Finds every own key `__proto__` in a parsed JSON value, with its path (maps in brackets, as
+ * Kubernetes prints map keys). JSON.parse keeps such a key as an own property, but any code that
+ * copies a map by assignment (zod's `z.record` among it) turns it into the prototype, so the key
+ * would vanish from validation while the API server stores it (issue 12: a v1alpha1 service
+ * named `__proto__` slipped through). Refusing it at the edge keeps every later step honest.
+ * `constructor` and other names need no check: assignment keeps them as keys.
+ * In: any JSON value. Out: one Invalid issue per key found (depth-first, in key order). Pure.
+ */
+export function findPrototypeKeys(value: unknown, path: readonly PathSegment[] = []): FieldIssue[] {
+  if (typeof value !== 'object' || value === null) return [];
+  if (Array.isArray(value)) return value.flatMap((item, index) => findPrototypeKeys(item, [...path, index]));
+  const issues: FieldIssue[] = [];
+  for (const key of Object.keys(value)) {
+    if (PROTOTYPE_KEYS.has(key)) {
+      issues.push({ path: renderPath([...path, { key }]), type: 'Invalid', value: key, detail: 'a name that JavaScript takes as an object prototype cannot be a key here' });
+      continue;
+    }
+    issues.push(...findPrototypeKeys((value as Record<string, unknown>)[key], [...path, key]));
+  }
+  return issues;
+}

@@ -6,7 +6,7 @@
 import { DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1 } from './constants.js';
 import { DgdSchema, type Dgd } from './dgd.js';
 import { convertDgdV1Alpha1 } from './dgd-v1alpha1.js';
-import { fromZodIssues, type FieldIssue } from './issues.js';
+import { findPrototypeKeys, fromZodIssues, type FieldIssue } from './issues.js';
 
 export type ParseDgdResult =
   | { readonly ok: true; readonly dgd: Dgd; readonly sourceVersion: typeof DGD_V1BETA1 | typeof DGD_V1ALPHA1; readonly notes: readonly string[] }
@@ -24,6 +24,8 @@ export function parseDgd(input: unknown): ParseDgdResult {
   if (object['kind'] !== DGD_KIND) {
     return { ok: false, issues: [{ path: 'kind', type: 'NotSupported', value: object['kind'], detail: `supported values: "${DGD_KIND}"` }] };
   }
+  const prototypeKeys = findPrototypeKeys(object);
+  if (prototypeKeys.length > 0) return { ok: false, issues: prototypeKeys };
   if (object['apiVersion'] === DGD_V1ALPHA1) {
     const converted = convertDgdV1Alpha1(object);
     if (!converted.ok) return converted;

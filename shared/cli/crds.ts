@@ -16,7 +16,10 @@ Generates the CustomResourceDefinitions of the kinds this control plane owns fro
 schemas (structural schema, CEL rules, short names, printer columns, status subresource).
 
 Options:
-  --out DIR    directory to write one YAML file per CRD into (default "infra/chart/files/crds")
+  --out DIR    directory to write one YAML file per CRD into (default "infra/chart/files/crds",
+               which the Helm chart installs; CRDs behind a feature gate (LPX: lpx.enabled,
+               Runs and Candidates: dgdrV1Beta2.enabled) carry the annotation
+               dynamo-fn.nvidia.com/feature-gate and are installed only with it on)
   --stdout     print the CRDs as a YAML stream instead of writing files
   -h, --help   show this help`;
 

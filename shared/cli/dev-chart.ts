@@ -11,9 +11,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
-import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { startAdmissionServer } from '../../functions/admission/index.js';
 import type { Kube } from '../kube/index.js';
 import { CHART_DIR, ensureHelm, installCertManagerCrds, runHelm } from '../../test/harness/helm.js';
 import type { HarnessLog } from '../../test/harness/log.js';
@@ -26,12 +23,11 @@ const RELEASE = 'dynamo-fn';
 export interface DevChart {
   /** A kubeconfig for the reconcile function: the chart's ServiceAccount token. */
   readonly reconcileKubeconfigPath: string;
-  /** Stops the admission server. */
-  close(): Promise<void>;
 }
 
 /**
- * Installs the chart (`helm upgrade --install`) and starts the admission server it points at.
+ * Installs the chart (`helm upgrade --install`) pointing its webhooks and CRD conversion at dev's
+ * admission server.
  * In: the dev control plane's kubeconfig (file and loaded), a folder for the token kubeconfig
  * (removed with the plane), the feature gate. Failures: Error naming the step (helm's stderr
  * included).
@@ -42,22 +38,13 @@ export async function installDevChart(options: {
   readonly kube: Kube;
   readonly dir: string;
   readonly lpxEnabled: boolean;
+  /** The admission server dev runs on loopback (webhooks and /convert), and the CA that signed its certificate. */
+  readonly admission: { readonly url: string; readonly caPem: string };
   readonly log: HarnessLog;
-  readonly functionLog: Logger;
 }): Promise<DevChart> {
-  const { log } = options;
+  const { log, admission } = options;
   await installCertManagerCrds(options.kube, log);
-  const certs = await generateServingCertificates();
-  const admission = await startAdmissionServer({
-    port: 0,
-    host: '127.0.0.1',
-    tls: { cert: certs.certPem, key: certs.keyPem },
-    config: { lpxEnabled: options.lpxEnabled },
-    shutdownDelaySeconds: 0,
-    log: options.functionLog,
-  });
-  try {
-    log.info({ url: admission.url }, 'Started function admission');
+  {
     const helm = await ensureHelm({ log });
     const result = await runHelm(
       helm,
@@ -65,7 +52,7 @@ export async function installDevChart(options: {
         'upgrade', '--install', RELEASE, CHART_DIR, '--namespace', DEV_CHART_NAMESPACE, '--create-namespace',
         '--set', `lpx.enabled=${options.lpxEnabled}`,
         '--set', `admission.external.url=${admission.url}`,
-        '--set', `admission.external.caBundle=${Buffer.from(certs.caPem).toString('base64')}`,
+        '--set', `admission.external.caBundle=${Buffer.from(admission.caPem).toString('base64')}`,
       ],
       { kubeconfig: options.kubeconfigPath, timeoutMs: 300_000 },
     );
@@ -96,9 +83,6 @@ export async function installDevChart(options: {
       { mode: 0o600 },
     );
     log.info({ serviceAccount: `${DEV_CHART_NAMESPACE}/dynamo-reconcile` }, 'The reconcile function runs with the chart ServiceAccount token');
-    return { reconcileKubeconfigPath, close: () => admission.close() };
-  } catch (error) {
-    await admission.close();
-    throw error;
+    return { reconcileKubeconfigPath };
   }
 }

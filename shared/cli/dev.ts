@@ -8,11 +8,13 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
+import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
+import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
+import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
@@ -161,20 +163,29 @@ export async function run(argv: readonly string[]): Promise<number> {
   const log = createLineLog({ verbose: values.verbose });
   const functionLog = pino({ level: values.verbose ? 'debug' : 'info', base: undefined, timestamp: false }, humanLines(log));
   const binaries = await ensureKubeBinaries({ log });
+  // v1alpha1 DGDs convert through the admission function's /convert (TLS, loopback), as the
+  // API server in a cluster calls it through the admission Service.
+  const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
+  const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
   const plane = await startControlPlane({
     binaries,
     // With --chart our CRDs come from the chart, as on a cluster.
     crdFiles: (await defaultCrdFiles()).filter((file) => !values.chart || !file.startsWith(path.join(REPO_ROOT, 'infra', 'chart', 'files', 'crds'))),
+    conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
     withScheduler: binaries.kubeScheduler !== undefined,
     withKwok: binaries.kwok !== undefined,
+  }).catch(async (error: unknown) => {
+    await conversion.close();
+    throw error;
   });
   let stopping: Promise<void> | undefined;
   const stopAll = async (parts: { close: () => Promise<void> }[]): Promise<void> => {
     stopping ??= (async () => {
       for (const part of parts.reverse()) await part.close().catch(() => undefined);
       await plane.stop();
+      await conversion.close();
     })();
     return stopping;
   };
@@ -186,8 +197,8 @@ export async function run(argv: readonly string[]): Promise<number> {
     await ensureNamespaces(kube, await exampleNamespaces(), log);
     let reconcileKubeconfigPath = plane.kubeconfigPath;
     if (values.chart) {
-      const chart = await installDevChart({ kubeconfigPath: plane.kubeconfigPath, kubeConfig: plane.kubeConfig, kube, dir: plane.dir, lpxEnabled: values['lpx-enabled'], log, functionLog });
-      parts.push(chart);
+      const admission = { url: `https://127.0.0.1:${conversion.port}`, caPem: certs.caPem };
+      const chart = await installDevChart({ kubeconfigPath: plane.kubeconfigPath, kubeConfig: plane.kubeConfig, kube, dir: plane.dir, lpxEnabled: values['lpx-enabled'], admission, log });
       reconcileKubeconfigPath = chart.reconcileKubeconfigPath;
     }
     const server = await startFunctionServer(reconcile, {
@@ -201,7 +212,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
-      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }], mode: 'Reference' }],
+      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' }],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });

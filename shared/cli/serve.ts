@@ -53,6 +53,8 @@ Environment:
   DRAIN_TIMEOUT_SECONDS  how long shutdown waits for in-flight events (default 25)
   MAX_BODY_BYTES         larger event bodies get 413 (default 3145728, 3 MiB)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  DGDR_V1BETA2_ENABLED   feature gate dgdrV1Beta2.enabled: true or false (default false)
+  AISIMULATE_IMAGE       image of a v1beta2 Run's Job when the Run names none
   KUBECONFIG             kubeconfig path (default: in-cluster configuration)
 
 A bad value stops the command before it listens, naming the variable; exit code 1.`;

@@ -91,6 +91,13 @@ export function createMemoryKube(initial: readonly KubeObject[], fieldManager: s
       if (before === undefined) throw new Error(`cannot apply status of ${obj.kind} ${obj.metadata.name}: not found`);
       return put(key, { ...structuredClone(before), status: structuredClone(obj['status']) }, 'applyStatus');
     },
+    async create(obj: ApplyObject) {
+      const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
+      if (store.has(key)) return undefined;
+      const next = structuredClone(obj) as KubeObject;
+      next.metadata = { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}`, ...next.metadata };
+      return put(key, next, 'apply');
+    },
     async replace(obj) {
       return put(keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }), structuredClone(obj), 'replace');
     },

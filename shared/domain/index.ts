@@ -9,4 +9,8 @@ export * from './pod-template.js';
 export * from './render.js';
 export * from './reconcile-dgd.js';
 export * from './admission/index.js';
+export * from './lpx/index.js';
+export * from './v1beta2/index.js';
+export * from './dgdsa.js';
+export * from './dgdr/index.js';
 export { toKubeTime } from './time.js';

@@ -23,6 +23,8 @@ import {
 import { componentBaseName, podCliqueSetName, usesScalingGroup } from './names.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
 import { toKubeTime } from './time.js';
+import { combineReadiness } from './lpx/readiness.js';
+import { decideDgdLpx } from './lpx/dgd-part.js';
 
 /** What the reconcile function observed: the DGD as stored and its Grove children by name. */
 export interface DgdObserved {
@@ -31,6 +33,8 @@ export interface DgdObserved {
   readonly children: {
     readonly PodClique: ReadonlyMap<string, PodClique>;
     readonly PodCliqueScalingGroup: ReadonlyMap<string, PodCliqueScalingGroup>;
+    /** The DGD's LPXGraphDeployment as stored, when LPX is enabled and it exists (issue 11). */
+    readonly LPXGraphDeployment?: Readonly<Record<string, unknown>> | undefined;
   };
 }
 
@@ -84,10 +88,17 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
 
   const readiness = evaluateReadiness(dgd, observed);
   const ready = readiness.notReady.length === 0;
-  const condition = ready
-    ? { status: 'True' as const, reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
-    : { status: 'False' as const, reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
-  return finish(rendered.objects, generation, previous, now, condition, ready ? 'successful' : 'pending', readiness.components, 'Normal');
+  const ordinary = ready
+    ? { isReady: true, reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
+    : { isReady: false, reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
+  // The LPX part (its own PodCliqueSet through the LPXGraphDeployment): a DGD is not Ready while it is not.
+  const lpx = hasLpx ? decideDgdLpx(dgd, observed.children.LPXGraphDeployment) : undefined;
+  const combined = lpx === undefined ? { ...ordinary, isFailed: false } : combineReadiness(ordinary, lpx.verdict);
+  const condition = { status: combined.isReady ? ('True' as const) : ('False' as const), reason: combined.reason, message: combined.message };
+  const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
+  const objects = lpx === undefined ? rendered.objects : [...rendered.objects, ...lpx.apply];
+  const components = lpx === undefined ? readiness.components : { ...readiness.components, ...lpx.components };
+  return finish(objects, generation, previous, now, condition, state, components, combined.isFailed ? 'Warning' : 'Normal');
 }
 
 /**

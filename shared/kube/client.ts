@@ -116,6 +116,12 @@ export interface Kube {
   apply(obj: ApplyObject, options?: { readonly force?: boolean }): Promise<KubeObject>;
   /** Server-side apply to the status subresource; `obj` carries apiVersion, kind, metadata and status. */
   applyStatus(obj: ApplyObject, options?: { readonly force?: boolean }): Promise<KubeObject>;
+  /**
+   * Creates the object (POST, `fieldValidation=Strict`); returns it, or undefined when an object of
+   * that name already exists (409 AlreadyExists): callers that must never take over an existing
+   * object create instead of applying.
+   */
+  create(obj: ApplyObject): Promise<KubeObject | undefined>;
   /** PUT with the object's metadata.resourceVersion as precondition: a stale version is a TransientError (409). */
   replace(obj: KubeObject): Promise<KubeObject>;
   /** Deletes the object; resolves when it was deleted or was already gone (404). */
@@ -286,6 +292,18 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
 
     applyStatus(obj, applyOptions = {}) {
       return applyTo(obj, '/status', applyOptions.force);
+    },
+
+    async create(obj) {
+      const what = `create ${obj.kind} ${keyOf(obj.metadata)}`;
+      const path = await transport.pathOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace }, what);
+      try {
+        return asKubeObject(await transport.send(HttpMethod.POST, path, { query: { fieldManager, fieldValidation: 'Strict' }, body: obj }), what);
+      } catch (error) {
+        const status = kubeStatusOf(error);
+        if (status?.code === 409 && status.reason === 'AlreadyExists') return undefined;
+        throw classifyKubeError(error, what);
+      }
     },
 
     async replace(obj) {

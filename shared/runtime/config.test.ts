@@ -20,8 +20,13 @@ describe('parseConfig', () => {
       resyncConcurrency: 8,
       drainTimeoutSeconds: 25,
       maxBodyBytes: 3 * 1024 * 1024,
+      bodyTimeoutSeconds: 5,
+      maxInFlightEvents: 64,
       lpxEnabled: false,
       kubeconfigPath: undefined,
+      dgdrV1Beta2Enabled: false,
+      aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1',
+      replicasModifiers: [],
     });
     expect(DEFAULT_MAX_BODY_BYTES).toBe(3_145_728);
   });
@@ -34,8 +39,13 @@ describe('parseConfig', () => {
         RESYNC_CONCURRENCY: '3',
         DRAIN_TIMEOUT_SECONDS: '1.5',
         MAX_BODY_BYTES: '1024',
+        BODY_TIMEOUT_SECONDS: '0.5',
+        MAX_IN_FLIGHT_EVENTS: '7',
         LPX_ENABLED: 'true',
         KUBECONFIG: '/etc/kube/config',
+        DGDR_V1BETA2_ENABLED: 'true',
+        AISIMULATE_IMAGE: 'registry.example/aisimulate:0.13.0',
+        DGD_REPLICAS_MODIFIERS: 'system:serviceaccount:dynamo-system:dynamo-reconcile, system:serviceaccount:ops:scaler',
         UNRELATED: 'ignored',
       }),
     ).toEqual({
@@ -44,8 +54,13 @@ describe('parseConfig', () => {
       resyncConcurrency: 3,
       drainTimeoutSeconds: 1.5,
       maxBodyBytes: 1024,
+      bodyTimeoutSeconds: 0.5,
+      maxInFlightEvents: 7,
       lpxEnabled: true,
       kubeconfigPath: '/etc/kube/config',
+      dgdrV1Beta2Enabled: true,
+      aisimulateImage: 'registry.example/aisimulate:0.13.0',
+      replicasModifiers: ['system:serviceaccount:dynamo-system:dynamo-reconcile', 'system:serviceaccount:ops:scaler'],
     });
   });
 
@@ -91,6 +106,12 @@ describe('parseConfig', () => {
     },
     { name: 'LPX_ENABLED yes', env: { LPX_ENABLED: 'yes' }, key: 'LPX_ENABLED', expected: '"true" or "false"' },
     { name: 'LPX_ENABLED capitalised', env: { LPX_ENABLED: 'True' }, key: 'LPX_ENABLED', expected: '"true" or "false"' },
+    {
+      name: 'DGD_REPLICAS_MODIFIERS a bare name',
+      env: { DGD_REPLICAS_MODIFIERS: 'dynamo-reconcile' },
+      key: 'DGD_REPLICAS_MODIFIERS',
+      expected: 'comma-separated system:serviceaccount:<namespace>:<name> usernames',
+    },
   ])('rejects $name, naming the key and what was expected', ({ env, key, expected }) => {
     const error = configErrorOf(env);
     const received = Object.values(env)[0];

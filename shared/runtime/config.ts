@@ -10,8 +10,14 @@
  * | `RESYNC_CONCURRENCY` | `8` | objects reconciled at once during a resync (1-1024) |
  * | `DRAIN_TIMEOUT_SECONDS` | `25` | how long shutdown waits for in-flight events (seconds) |
  * | `MAX_BODY_BYTES` | `3145728` (3 MiB) | larger request bodies get 413 |
+ * | `BODY_TIMEOUT_SECONDS` | `5` | a body not complete this long after its headers gets 408 (seconds) |
+ * | `MAX_IN_FLIGHT_EVENTS` | `64` | events handled at once; one more gets 429 with `Retry-After` |
  * | `LPX_ENABLED` | `false` | feature gate `lpx.enabled`: `true` or `false` |
+ * | `LPX_MODEL_REGISTRY_URL` | unset | `lpx.modelRegistryURL`: an absolute path, `file://` or `gs://` URL (checked by the functions that use it) |
+ * | `DGDR_V1BETA2_ENABLED` | `false` | feature gate `dgdrV1Beta2.enabled` (DGDR v1beta2, Runs, Candidates) |
+ * | `AISIMULATE_IMAGE` | `nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1` | image of a Run's Job when the Run names none |
  * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
+ * | `DGD_REPLICAS_MODIFIERS` | unset | comma-separated service-account usernames (`system:serviceaccount:<ns>:<name>`) allowed to change adapter-managed DGD replicas (admission) |
  *
  * An empty value counts as unset (Kubernetes manifests often template `value: ""`).
  *
@@ -23,6 +29,12 @@ import { ConfigError, type ConfigIssue } from './errors.js';
 
 /** 3 MiB: ApiServerSource in Resource mode ships whole objects, managedFields included. */
 export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/**
+ * The default image of a Run's Job: the Dynamo planner image of the release whose profiler
+ * ships AISimulate (upstream-notes/profiler.md §3.1: ai-dynamo 1.6.1 pins aisimulate 0.13.0).
+ */
+export const DEFAULT_AISIMULATE_IMAGE = 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1';
 
 /** The pino levels LOG_LEVEL accepts. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -52,6 +64,12 @@ const booleanFromEnv = z
   .enum(['true', 'false'], { error: '"true" or "false"' })
   .transform((value) => value === 'true');
 
+/** Comma-separated `system:serviceaccount:<namespace>:<name>` usernames (spaces around commas ignored). */
+const serviceAccountListFromEnv = z
+  .string()
+  .transform((value) => value.split(',').map((v) => v.trim()).filter((v) => v !== ''))
+  .pipe(z.array(z.string().regex(/^system:serviceaccount:[^:\s]+:[^:\s]+$/, { error: 'comma-separated system:serviceaccount:<namespace>:<name> usernames' })));
+
 /** Treats `KEY=` like an absent key, so the default applies. */
 function unsetWhenEmpty<T extends z.ZodType>(schema: T) {
   return z.preprocess((value) => (value === '' ? undefined : value), schema);
@@ -70,8 +88,15 @@ export const RuntimeEnvSchema = z.object({
   // Below Kubernetes' default terminationGracePeriodSeconds (30) so we exit before SIGKILL.
   DRAIN_TIMEOUT_SECONDS: unsetWhenEmpty(numberFromEnv(0, 3600).default(25)),
   MAX_BODY_BYTES: unsetWhenEmpty(integerFromEnv(1, 1024 * 1024 * 1024).default(DEFAULT_MAX_BODY_BYTES)),
+  // The broker sends a whole body at once; a slow one is a stuck or hostile client.
+  BODY_TIMEOUT_SECONDS: unsetWhenEmpty(numberFromEnv(0.1, 300).default(5)),
+  MAX_IN_FLIGHT_EVENTS: unsetWhenEmpty(integerFromEnv(1, 100_000).default(64)),
   LPX_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
+  LPX_MODEL_REGISTRY_URL: unsetWhenEmpty(z.string().optional()),
+  DGDR_V1BETA2_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
+  AISIMULATE_IMAGE: unsetWhenEmpty(z.string({ error: 'an image reference' }).min(1).default(DEFAULT_AISIMULATE_IMAGE)),
   KUBECONFIG: unsetWhenEmpty(z.string({ error: 'a file path' }).optional()),
+  DGD_REPLICAS_MODIFIERS: unsetWhenEmpty(serviceAccountListFromEnv.default([])),
 });
 
 /** The parsed configuration every handler receives in `deps.config`. */
@@ -85,10 +110,22 @@ export interface RuntimeConfig {
   readonly drainTimeoutSeconds: number;
   /** Request bodies larger than this get 413, in bytes. */
   readonly maxBodyBytes: number;
+  /** A body not complete this long after reading starts gets 408, in seconds. */
+  readonly bodyTimeoutSeconds: number;
+  /** Events handled at once (body reading included); one more gets 429. */
+  readonly maxInFlightEvents: number;
   /** Feature gate `lpx.enabled` (LPXGraphDeployment and LPX components). */
   readonly lpxEnabled: boolean;
+  /** `lpx.modelRegistryURL`; undefined: no registry (only absolute LPX build ids work). */
+  readonly lpxModelRegistryUrl?: string | undefined;
   /** Path of a kubeconfig file; undefined means in-cluster configuration. */
   readonly kubeconfigPath: string | undefined;
+  /** Feature gate `dgdrV1Beta2.enabled` (DGDR v1beta2, Runs, Candidates, trace claims). */
+  readonly dgdrV1Beta2Enabled: boolean;
+  /** Image of a Run's Job when the Run's spec names none. */
+  readonly aisimulateImage: string;
+  /** Service-account usernames allowed to change adapter-managed DGD replicas (admission). */
+  readonly replicasModifiers: readonly string[];
 }
 
 function readEnv(env: Readonly<Record<string, string | undefined>>, key: PropertyKey | undefined): string | undefined {
@@ -124,8 +161,14 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     resyncConcurrency: values.RESYNC_CONCURRENCY,
     drainTimeoutSeconds: values.DRAIN_TIMEOUT_SECONDS,
     maxBodyBytes: values.MAX_BODY_BYTES,
+    bodyTimeoutSeconds: values.BODY_TIMEOUT_SECONDS,
+    maxInFlightEvents: values.MAX_IN_FLIGHT_EVENTS,
     lpxEnabled: values.LPX_ENABLED,
+    ...(values.LPX_MODEL_REGISTRY_URL === undefined ? {} : { lpxModelRegistryUrl: values.LPX_MODEL_REGISTRY_URL }),
     kubeconfigPath: values.KUBECONFIG,
+    dgdrV1Beta2Enabled: values.DGDR_V1BETA2_ENABLED,
+    aisimulateImage: values.AISIMULATE_IMAGE,
+    replicasModifiers: values.DGD_REPLICAS_MODIFIERS,
   });
 }
 

@@ -139,9 +139,13 @@ function parseEnvelope(message: HttpMessage): Envelope {
       return { ok: false, reason: `body is not valid JSON: ${describeValidationError(error)}` };
     }
     if (!isPlainObject(envelope)) return { ok: false, reason: 'structured CloudEvent is not a JSON object' };
-    // The SDK fills a missing id with a fresh UUID; a structured event must carry its own.
+    // The SDK fills a missing id with a fresh UUID, and a missing specversion with 1.0; a
+    // structured event must carry its own (CloudEvents 1.0 §3.1: both REQUIRED).
     if (typeof envelope['id'] !== 'string' || envelope['id'] === '') {
       return { ok: false, reason: 'invalid CloudEvent: missing id' };
+    }
+    if (envelope['specversion'] === undefined) {
+      return { ok: false, reason: 'invalid CloudEvent: missing specversion' };
     }
     try {
       // Parameters such as `; charset=UTF-8` are valid but the SDK looks parsers up by the
@@ -152,6 +156,11 @@ function parseEnvelope(message: HttpMessage): Envelope {
     } catch (error) {
       return { ok: false, reason: `not a CloudEvent: ${describeValidationError(error)}` };
     }
+  }
+  // The SDK assumes 1.0 when ce-specversion is absent; the binary mode requires the header
+  // (CloudEvents HTTP binding §3.1.3: every REQUIRED attribute is a ce- header).
+  if (message.headers['ce-specversion'] === undefined) {
+    return { ok: false, reason: 'not a CloudEvent: missing ce-specversion header' };
   }
   try {
     // Binary mode. The body is left out so the SDK does not guess at it (it wraps non-JSON
@@ -238,7 +247,46 @@ export function deriveObjectKey(
   if (kind === undefined) return { ok: false, reason: 'apiserver event has no kind' };
   if (name === undefined) return { ok: false, reason: 'apiserver event has no name' };
   if (apiVersion === undefined) return { ok: false, reason: 'apiserver event has no apiversion' };
+  const invalid = invalidKeyReason({ apiVersion, kind, namespace, name });
+  if (invalid !== undefined) return { ok: false, reason: invalid };
   return { ok: true, key: { apiVersion, kind, namespace, name } };
+}
+
+/** DNS-1123 subdomain: lowercase alphanumerics, `-` and `.`, alphanumeric at both ends and around dots. */
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** DNS-1123 label: lowercase alphanumerics and `-`, alphanumeric at both ends. */
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A Kind: an identifier (`PodCliqueSet`). */
+const KIND_PATTERN = /^[A-Za-z][A-Za-z0-9]*$/;
+/** `v1` or `<group>/<version>`. */
+const API_VERSION_PATTERN = /^(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[a-z0-9]+$/;
+
+/** `"x"`, cut for an answer or a log line. */
+function quoted(value: string): string {
+  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+}
+
+/**
+ * Why an object key cannot name a Kubernetes object, or undefined when it can. Checked before
+ * any API path is built from it, so `.`/`..`, slashes or percent signs never reach a URL:
+ * names are DNS-1123 subdomains of at most 253 characters, namespaces DNS-1123 labels of at most
+ * 63 (or empty, cluster-scoped), kinds identifiers, apiVersions `[group/]version`.
+ * Source: Kubernetes "Object Names and IDs" (DNS-1123 subdomain and label names). Pure.
+ */
+export function invalidKeyReason(key: ObjectKey): string | undefined {
+  if (key.name.length > 253 || !DNS1123_SUBDOMAIN.test(key.name)) {
+    return `apiserver event name ${quoted(key.name)} is not a valid object name (a DNS-1123 subdomain of at most 253 characters)`;
+  }
+  if (key.namespace !== '' && (key.namespace.length > 63 || !DNS1123_LABEL.test(key.namespace))) {
+    return `apiserver event namespace ${quoted(key.namespace)} is not a valid namespace (a DNS-1123 label of at most 63 characters)`;
+  }
+  if (key.kind.length > 63 || !KIND_PATTERN.test(key.kind)) {
+    return `apiserver event kind ${quoted(key.kind)} is not a valid kind`;
+  }
+  if (key.apiVersion.length > 317 || !API_VERSION_PATTERN.test(key.apiVersion)) {
+    return `apiserver event apiversion ${quoted(key.apiVersion)} is not a valid apiVersion`;
+  }
+  return undefined;
 }
 
 function isApiServerEventType(type: string): type is ApiServerEventType {

@@ -6,6 +6,7 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { LogLevel } from './config.js';
+import { boundLogFields } from './log-fields.js';
 
 export interface ServeUntilSignalOptions {
   readonly logLevel: LogLevel;
@@ -24,7 +25,7 @@ export interface ServeUntilSignalOptions {
  * (logged as fatal). Never rejects for a start failure.
  */
 export async function serveUntilSignal(options: ServeUntilSignalOptions): Promise<{ readonly ok: true } | { readonly ok: false; readonly error: Error }> {
-  const log = pino({ level: options.logLevel }, options.logDestination);
+  const log = pino({ level: options.logLevel, formatters: { log: boundLogFields } }, options.logDestination);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   let unsubscribe: () => void = () => undefined;

@@ -21,8 +21,9 @@ import { registerBuildInfo } from './build-info.js';
 /**
  * How the host finished with one request, as logged (`outcome`) and counted:
  * the three handler outcomes, `Error` (the handler threw: a bug), `Skipped` (no route takes
- * the kind, or a type the host does not take), `Malformed` (400), `TooLarge` (413) and
- * `Unavailable` (503: not ready yet, or draining).
+ * the kind, or a type the host does not take), `Malformed` (400), `TooLarge` (413),
+ * `TimedOut` (408: the body did not arrive in time), `Throttled` (429: too many events in
+ * flight) and `Unavailable` (503: not ready yet, or draining).
  */
 export type EventResult =
   | 'Done'
@@ -32,10 +33,12 @@ export type EventResult =
   | 'Skipped'
   | 'Malformed'
   | 'TooLarge'
+  | 'TimedOut'
+  | 'Throttled'
   | 'Unavailable';
 
 /** What `dynamo_fn_event_errors_total` counts. */
-export type EventErrorType = 'HandlerThrew' | 'ListKeysFailed' | 'MalformedEvent' | 'BodyTooLarge';
+export type EventErrorType = 'HandlerThrew' | 'ListKeysFailed' | 'MalformedEvent' | 'BodyTooLarge' | 'BodyTimedOut';
 
 /** Latency buckets in seconds: from a cached no-op to a slow multi-object resync. */
 export const DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];

@@ -200,7 +200,7 @@ describe('malformed requests', () => {
       name: 'plain JSON, no CloudEvent headers',
       headers: { 'content-type': 'application/json' },
       body: '{"hello":"world"}',
-      reason: 'not a CloudEvent: no cloud event detected',
+      reason: 'not a CloudEvent: missing ce-specversion header',
     },
     {
       name: 'binary mode without ce-type and ce-source',
@@ -251,6 +251,49 @@ describe('malformed requests', () => {
       reason: 'apiserver event has no kind',
     },
     {
+      name: 'structured event without specversion (issue 12: the SDK would assume 1.0)',
+      headers: { 'content-type': 'application/cloudevents+json' },
+      body: JSON.stringify({ id: '1', type: 'dev.knative.apiserver.ref.add', source: '/s', data: {} }),
+      reason: 'invalid CloudEvent: missing specversion',
+    },
+    {
+      name: 'binary event without ce-specversion (issue 12: the SDK would assume 1.0)',
+      headers: { 'ce-id': '1', 'ce-type': 'dev.knative.apiserver.ref.add', 'ce-source': '/s', 'content-type': 'application/json' },
+      body: dgdReference,
+      reason: 'not a CloudEvent: missing ce-specversion header',
+    },
+    {
+      name: 'ce-name "." (issue 12: would name the collection, not an object)',
+      headers: { ...BINARY_HEADERS, 'ce-kind': DGD_KEY.kind, 'ce-apiversion': DGD_KEY.apiVersion, 'ce-name': '.', 'ce-namespace': 'y' },
+      body: '{}',
+      reason: 'apiserver event name "." is not a valid object name (a DNS-1123 subdomain of at most 253 characters)',
+    },
+    {
+      name: 'ce-name ".." (issue 12: would climb the API path)',
+      headers: { ...BINARY_HEADERS, 'ce-kind': DGD_KEY.kind, 'ce-apiversion': DGD_KEY.apiVersion, 'ce-name': '..', 'ce-namespace': 'y' },
+      body: '{}',
+      reason: 'apiserver event name ".." is not a valid object name',
+    },
+    {
+      name: 'a name with a slash',
+      headers: { ...BINARY_HEADERS, 'ce-kind': DGD_KEY.kind, 'ce-apiversion': DGD_KEY.apiVersion, 'ce-name': 'a/b', 'ce-namespace': 'y' },
+      body: '{}',
+      reason: 'apiserver event name "a/b" is not a valid object name',
+    },
+    {
+      name: 'a namespace that is not a DNS-1123 label',
+      headers: { ...BINARY_HEADERS, 'ce-kind': DGD_KEY.kind, 'ce-apiversion': DGD_KEY.apiVersion, 'ce-name': 'x', 'ce-namespace': '../kube-system' },
+      body: '{}',
+      reason: 'apiserver event namespace "../kube-system" is not a valid namespace (a DNS-1123 label of at most 63 characters)',
+    },
+    {
+      // (A name past Node's 16 KiB header limit gets 431 before any of our code runs.)
+      name: 'a 10,000-character name: refused, and the reason quotes only its start',
+      headers: { ...BINARY_HEADERS, 'ce-kind': DGD_KEY.kind, 'ce-apiversion': DGD_KEY.apiVersion, 'ce-name': 'a'.repeat(10_000), 'ce-namespace': 'y' },
+      body: '{}',
+      reason: `apiserver event name "${'a'.repeat(64)}…" is not a valid object name`,
+    },
+    {
       name: 'apiserver event with no name anywhere',
       headers: { ...BINARY_HEADERS, 'ce-kind': 'DynamoGraphDeployment', 'ce-apiversion': 'nvidia.com/v1beta1' },
       body: '{"metadata":{}}',
@@ -288,6 +331,52 @@ describe('malformed requests', () => {
   it('answers an unknown path with 404', async () => {
     const started = await host(aDefinition([aRoute()]));
     expect((await get(started.url, '/nope')).status).toBe(404);
+  });
+});
+
+describe('body deadline and in-flight limit (issue 12)', () => {
+  it('answers 408 to a body that does not arrive within BODY_TIMEOUT_SECONDS, and keeps serving', async () => {
+    const seen: KubeEvent[] = [];
+    const started = await host(aDefinition([recordingRoute(seen)]), { bodyTimeoutSeconds: 0.3 });
+    const socket = connect(started.server.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    let response = '';
+    const answered = new Promise<void>((resolve) => {
+      socket.on('data', (chunk: Buffer) => {
+        response += chunk.toString('latin1');
+        resolve();
+      });
+      socket.on('close', () => resolve());
+    });
+    // Declares 100 bytes and sends one: a slow-body client.
+    socket.write('POST / HTTP/1.1\r\nhost: test\r\nce-id: 1\r\nce-specversion: 1.0\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{');
+    const startedAt = Date.now();
+    await answered;
+    socket.destroy();
+
+    expect(response.startsWith('HTTP/1.1 408')).toBe(true);
+    expect(Date.now() - startedAt).toBeLessThan(3000);
+    expect(logLines(started, 'Rejected event')).toEqual([expect.objectContaining({ outcome: 'TimedOut', bodyTimeoutMs: 300 })]);
+    expect((await sendEvent(started.url, anApiServerEvent(), 'binary')).status).toBe(204);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('answers 429 with Retry-After to an event beyond MAX_IN_FLIGHT_EVENTS, and handles it once one finishes', async () => {
+    const release = deferred();
+    const started = await host(
+      aDefinition([aRoute({ handle: async () => { await release.promise; return { kind: 'Done' }; } })]),
+      { maxInFlightEvents: 1 },
+    );
+    const first = sendEvent(started.url, anApiServerEvent(), 'binary');
+    await waitFor(async () => (await get(started.url, '/metrics')).body.includes('dynamo_fn_events_in_flight{function="reconcile"} 1'));
+
+    const second = await sendEvent(started.url, anApiServerEvent(), 'binary');
+    expect(second.status).toBe(429);
+    expect(second.headers['retry-after']).toBe('1');
+
+    release.resolve();
+    expect((await first).status).toBe(204);
+    expect((await sendEvent(started.url, anApiServerEvent(), 'binary')).status).toBe(204);
   });
 });
 

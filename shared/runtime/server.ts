@@ -32,6 +32,7 @@ import { mapWithConcurrency } from './concurrency.js';
 import type { RuntimeConfig } from './config.js';
 import type { FunctionDefinition, HandlerDeps, KubeEvent, ObjectKey, Outcome, Route } from './contract.js';
 import { decodeEvent, resyncEventFor, type DecodedEvent, type EventAttributes } from './events.js';
+import { truncateForLog } from './log-fields.js';
 import { createRuntimeMetrics, type EventResult, type RuntimeMetrics } from './metrics.js';
 import { combineResyncOutcomes, outcomeForError, statusForOutcome } from './outcome.js';
 import { findRoute, resyncRoutes } from './routing.js';
@@ -95,6 +96,10 @@ function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(`non-Error thrown: ${String(value)}`);
 }
 
+function mapValues(fields: Readonly<Record<string, string>>, map: (value: string) => string): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, map(value)]));
+}
+
 function elapsedMs(startedAt: number): number {
   return Math.round((performance.now() - startedAt) * 1000) / 1000;
 }
@@ -108,6 +113,8 @@ function levelFor(result: EventResult): LogLevel {
     case 'Transient':
     case 'Malformed':
     case 'TooLarge':
+    case 'TimedOut':
+    case 'Throttled':
     case 'Unavailable':
       return 'warn';
     case 'Error':
@@ -219,7 +226,8 @@ export async function startFunctionServer<D extends HandlerDeps>(
   }
 
   function keyBindings(event: { readonly id: string; readonly type: string }, key: ObjectKey): Record<string, string> {
-    return { eventId: event.id, eventType: event.type, kind: key.kind, namespace: key.namespace, name: key.name };
+    // Child bindings are serialised once, outside pino's per-line formatter: bound them here.
+    return mapValues({ eventId: event.id, eventType: event.type, kind: key.kind, namespace: key.namespace, name: key.name }, truncateForLog);
   }
 
   /** Logs a handler run at the level its result calls for, with the fields that explain it. */
@@ -322,11 +330,9 @@ export async function startFunctionServer<D extends HandlerDeps>(
   ): Promise<void> {
     const { attributes } = decoded;
     const kindLabel = decoded.kind ?? '';
-    const eventLog = log.child({
-      eventId: attributes.id,
-      eventType: attributes.type,
-      ...(decoded.kind === undefined ? {} : { kind: decoded.kind }),
-    });
+    const eventLog = log.child(
+      mapValues({ eventId: attributes.id, eventType: attributes.type, ...(decoded.kind === undefined ? {} : { kind: decoded.kind }) }, truncateForLog),
+    );
     const routes = resyncRoutes(def.routes, { kind: decoded.kind, apiVersion: decoded.apiVersion });
     if (routes.length === 0) {
       respond(res, 204);
@@ -358,15 +364,33 @@ export async function startFunctionServer<D extends HandlerDeps>(
         log.warn({ outcome: 'Unavailable', state, durationMs: elapsedMs(startedAt) }, 'Refused event');
         return;
       }
-      const body = await readBodyWithLimit(req, config.maxBodyBytes);
+      // The limit counts this event (enterEvent ran): refuse before reading anything, so a
+      // flood holds sockets, not bodies. Knative's containerConcurrency normally keeps the
+      // broker below it; the Broker retries a 429 with backoff.
+      if (inFlight > config.maxInFlightEvents) {
+        closeAfterAnswer(req, res, { lingering });
+        respond(res, 429, `more than ${config.maxInFlightEvents} events in flight\n`, { 'retry-after': '1' });
+        metrics.recordEvent({ kind: '', outcome: 'Throttled' }, elapsedMs(startedAt) / 1000);
+        log.warn({ outcome: 'Throttled', inFlight, maxInFlightEvents: config.maxInFlightEvents, durationMs: elapsedMs(startedAt) }, 'Refused event');
+        return;
+      }
+      const bodyTimeoutMs = config.bodyTimeoutSeconds * 1000;
+      const body = await readBodyWithLimit(req, config.maxBodyBytes, { timeoutMs: bodyTimeoutMs });
       if (!body.ok) {
         if (body.reason === 'Aborted') {
           log.debug({ durationMs: elapsedMs(startedAt) }, 'Lost client connection');
           return;
         }
         // Before the answer is written: it marks it `Connection: close` and keeps the socket
-        // half-open so a client still uploading sees the 413, not a reset.
+        // half-open so a client still uploading sees the answer, not a reset.
         closeAfterAnswer(req, res, { lingering });
+        if (body.reason === 'TimedOut') {
+          respond(res, 408, `request body not received within ${bodyTimeoutMs} ms\n`);
+          metrics.recordEvent({ kind: '', outcome: 'TimedOut' }, elapsedMs(startedAt) / 1000);
+          metrics.recordError({ kind: '', error: 'BodyTimedOut' });
+          log.warn({ outcome: 'TimedOut', bodyTimeoutMs, receivedBytes: body.receivedBytes, durationMs: elapsedMs(startedAt) }, 'Rejected event');
+          return;
+        }
         respond(res, 413, `request body exceeds ${config.maxBodyBytes} bytes\n`);
         metrics.recordEvent({ kind: '', outcome: 'TooLarge' }, elapsedMs(startedAt) / 1000);
         metrics.recordError({ kind: '', error: 'BodyTooLarge' });
@@ -375,7 +399,7 @@ export async function startFunctionServer<D extends HandlerDeps>(
             outcome: 'TooLarge',
             maxBodyBytes: config.maxBodyBytes,
             declaredBytes: body.declaredBytes,
-            ceId: req.headers['ce-id'],
+            ceId: truncateForLog(req.headers['ce-id']),
             durationMs: elapsedMs(startedAt),
           },
           'Rejected event',
@@ -388,7 +412,7 @@ export async function startFunctionServer<D extends HandlerDeps>(
         metrics.recordEvent({ kind: '', outcome: 'Malformed' }, elapsedMs(startedAt) / 1000);
         metrics.recordError({ kind: '', error: 'MalformedEvent' });
         log.warn(
-          { outcome: 'Malformed', reason: decoded.reason, ceId: req.headers['ce-id'], durationMs: elapsedMs(startedAt) },
+          { outcome: 'Malformed', reason: truncateForLog(decoded.reason), ceId: truncateForLog(req.headers['ce-id']), durationMs: elapsedMs(startedAt) },
           'Rejected event',
         );
         return;
@@ -405,7 +429,7 @@ export async function startFunctionServer<D extends HandlerDeps>(
           respond(res, 204);
           metrics.recordEvent({ kind: '', outcome: 'Skipped' }, elapsedMs(startedAt) / 1000);
           log
-            .child({ eventId: attributes.id, eventType: attributes.type })
+            .child(mapValues({ eventId: attributes.id, eventType: attributes.type }, truncateForLog))
             .info({ outcome: 'Skipped', reason: 'UnsupportedType', durationMs: elapsedMs(startedAt) }, 'Skipped event');
           return;
         }

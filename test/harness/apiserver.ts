@@ -66,6 +66,12 @@ export interface ControlPlaneOptions {
   readonly crdFiles?: readonly string[];
   /** Folders whose `*.yaml` files (recursively) are installed too; absent folders are fine. */
   readonly crdDirs?: readonly string[];
+  /**
+   * Where CRDs with `conversion.strategy: Webhook` send ConversionReviews: their
+   * `clientConfig` is replaced by this URL (the admission function's `/convert` on loopback)
+   * and CA bundle (base64 PEM) before they are installed, as envtest does for its webhooks.
+   */
+  readonly conversionWebhook?: { readonly url: string; readonly caBundle: string };
   /** Progress lines; default a pino logger on stderr. */
   readonly log?: HarnessLog;
   /** Also run kube-controller-manager: garbage collection, namespace deletion, default ServiceAccounts. */
@@ -155,7 +161,7 @@ async function boot(
     ...(await Promise.all((options.crdDirs ?? []).map((crdDir) => yamlFilesIn(crdDir, true)))).flat(),
   ];
   // Parse first: a broken CRD file should fail before anything is spawned.
-  const crds = await loadCrds(crdFiles);
+  const crds = (await loadCrds(crdFiles)).map((loaded) => withConversionWebhook(loaded, options.conversionWebhook));
 
   // etcd
   const [etcdClientPort, etcdPeerPort, apiserverPort] = await freePorts(3);
@@ -340,6 +346,15 @@ async function boot(
  * Creates (server-side apply, never client-side: grove.md A.1) every CRD, then waits until each
  * is Established and every served version lists its plural in discovery (envtest.md B.3 step 5).
  */
+/** The CRD with its conversion webhook pointed at `webhook` (a copy), or unchanged without one. */
+export function withConversionWebhook(loaded: LoadedCrd, webhook: ControlPlaneOptions['conversionWebhook']): LoadedCrd {
+  const conversion = loaded.crd.spec['conversion'] as { strategy?: string; webhook?: Record<string, unknown> } | undefined;
+  if (webhook === undefined || conversion?.strategy !== 'Webhook') return loaded;
+  const crd = structuredClone(loaded.crd);
+  crd.spec['conversion'] = { ...conversion, webhook: { ...conversion.webhook, clientConfig: { url: webhook.url, caBundle: webhook.caBundle } } };
+  return { file: loaded.file, crd };
+}
+
 async function installCrds(
   kube: Kube,
   crds: readonly LoadedCrd[],

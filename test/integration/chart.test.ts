@@ -9,14 +9,14 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, ownCrds } from '../../shared/api/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
 import { testKubeConfig } from '../harness/testing.js';
-import { adoptOwnCrds, installCertManagerCrds } from '../support/helm-release.js';
+import { adoptOwnCrds, externalAdmissionFlags, installCertManagerCrds } from '../support/helm-release.js';
 
 interface Rendered {
   readonly apiVersion: string;
@@ -55,27 +55,45 @@ async function template(args: readonly string[], namespace = 'dynamo-system'): P
 const names = (objects: readonly Rendered[]) => objects.map((o) => `${o.kind} ${o.metadata.name}`).sort();
 
 const BASE_OBJECTS = [
+  'ApiServerSource dynamo-profile',
   'ApiServerSource dynamo-reconcile',
   'Broker dynamo',
   'Certificate dynamo-admission',
+  'ClusterRole dynamo-dgdr-profiling-job',
+  'ClusterRole dynamo-profile',
+  'ClusterRole dynamo-profile-source',
   'ClusterRole dynamo-reconcile',
   'ClusterRole dynamo-reconcile-source',
+  'ClusterRoleBinding dynamo-profile',
+  'ClusterRoleBinding dynamo-profile-source',
   'ClusterRoleBinding dynamo-reconcile',
   'ClusterRoleBinding dynamo-reconcile-source',
+  'CustomResourceDefinition dynamographdeploymentrequests.nvidia.com',
   'CustomResourceDefinition dynamographdeployments.nvidia.com',
+  'CustomResourceDefinition dynamographdeploymentscalingadapters.nvidia.com',
   'Deployment dynamo-admission',
   'Issuer dynamo-admission-selfsigned',
   'MutatingWebhookConfiguration dynamo-admission',
   'NetworkPolicy dynamo-admission',
   'NetworkPolicy dynamo-functions',
+  'PingSource dynamo-profile-dynamographdeploymentrequest-resync',
   'PingSource dynamo-reconcile-dynamographdeployment-resync',
+  'PingSource dynamo-reconcile-dynamographdeploymentscalingadapter-resync',
   'PodDisruptionBudget dynamo-admission',
   'Service dynamo-admission',
+  'Service dynamo-profile',
   'Service dynamo-reconcile',
   'ServiceAccount dynamo-admission',
+  'ServiceAccount dynamo-profile',
+  'ServiceAccount dynamo-profile-source',
   'ServiceAccount dynamo-reconcile',
   'ServiceAccount dynamo-reconcile-source',
+  'Trigger dynamo-profile-configmap',
+  'Trigger dynamo-profile-dynamographdeployment',
+  'Trigger dynamo-profile-dynamographdeploymentrequest',
+  'Trigger dynamo-profile-job',
   'Trigger dynamo-reconcile-dynamographdeployment',
+  'Trigger dynamo-reconcile-dynamographdeploymentscalingadapter',
   'ValidatingWebhookConfiguration dynamo-admission',
 ];
 
@@ -86,7 +104,7 @@ describe('helm lint and template', () => {
     expect(result.code).toBe(0);
   });
 
-  it('renders the admission Deployment, the reconcile function and their wiring by default, one copy of each', async () => {
+  it('renders the admission Deployment, the reconcile and profile functions and their wiring by default, one copy of each', async () => {
     expect(names(await template([]))).toEqual(BASE_OBJECTS);
   });
 
@@ -100,26 +118,35 @@ describe('helm lint and template', () => {
     }
   });
 
-  it('profile and cleanup render only when enabled; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
-    const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true']));
+  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs and Candidates under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
+    const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
     expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
     const on = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
-    expect(sourceKinds(on, 'dynamo-profile')).toEqual(['DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun']);
+    expect(sourceKinds(on, 'dynamo-profile')).toEqual(['ConfigMap', 'DynamoGraphDeployment', 'DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun', 'Job']);
+    const source = on.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-profile');
+    expect((source?.spec?.['resources'] as { kind: string; selector?: unknown }[]).find((r) => r.kind === 'Job')?.selector).toEqual({ matchLabels: { app: 'dynamo-profiler' } });
     expect(sourceKinds(on, 'dynamo-cleanup')).toEqual(['DynamoGraphDeploymentRun', 'LPXGraphDeployment']);
     expect(names(on)).toEqual(expect.arrayContaining(['PingSource dynamo-cleanup-run-retention', 'PingSource dynamo-cleanup-lpx-deadlines', 'Service dynamo-profile', 'Service dynamo-cleanup']));
+    // Only kinds with a resync route get a resync PingSource.
+    expect(names(on).filter((n) => n.startsWith('PingSource dynamo-profile'))).toEqual([
+      'PingSource dynamo-profile-dynamographdeploymentcandidate-resync',
+      'PingSource dynamo-profile-dynamographdeploymentrequest-resync',
+      'PingSource dynamo-profile-dynamographdeploymentrun-resync',
+    ]);
     // With neither gate there is nothing for cleanup to do.
     const bare = names(await template(['--set', 'cleanup.enabled=true']));
     expect(bare.filter((n) => n.includes('cleanup'))).toEqual([]);
   });
 
-  it("the reconcile ApiServerSource watches only the kinds the reconcile function's routes take", async () => {
+  it("the reconcile ApiServerSource watches only the kinds the reconcile function's routes take (the LPX ones with lpx.enabled)", async () => {
     const { default: reconcile } = await import('../../functions/reconcile/index.js');
-    expect(sourceKinds(await template([]), 'dynamo-reconcile')).toEqual(reconcile.routes.map((route) => route.kind).sort());
+    expect(sourceKinds(await template(['--set', 'lpx.enabled=true']), 'dynamo-reconcile')).toEqual(reconcile.routes.map((route) => route.kind).sort());
+    expect(sourceKinds(await template([]), 'dynamo-reconcile')).toEqual(['DynamoGraphDeployment', 'DynamoGraphDeploymentScalingAdapter']);
   });
 
   it('each Trigger filters on its kind and function and calls that function; the Broker has the class and delivery of the values', async () => {
     const objects = await template(['--set', 'broker.class=Kafka']);
-    const trigger = objects.find((o) => o.kind === 'Trigger');
+    const trigger = objects.find((o) => o.kind === 'Trigger' && o.metadata.name === 'dynamo-reconcile-dynamographdeployment');
     expect(trigger?.spec).toEqual({
       broker: 'dynamo',
       filter: { attributes: { kind: 'DynamoGraphDeployment', dynamofunction: 'reconcile' } },
@@ -131,7 +158,7 @@ describe('helm lint and template', () => {
   });
 
   it('the reconcile Knative Service scales to zero with concurrency and timeout set', async () => {
-    const service = (await template([])).find((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1');
+    const service = (await template([])).find((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1' && o.metadata.name === 'dynamo-reconcile');
     const revision = (service?.spec as { template: { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> } }).template;
     expect(revision.metadata.annotations).toEqual({
       'autoscaling.knative.dev/class': 'kpa.autoscaling.knative.dev',
@@ -163,13 +190,13 @@ describe('helm lint and template', () => {
     const { webhookPath } = await import('../../functions/admission/index.js');
     const configs = (await template([], 'ns-x')).filter((o) => o.kind.endsWith('WebhookConfiguration'));
     expect(configs.flatMap((c) => c.webhooks?.map((w) => w.clientConfig.service.path) ?? []).sort()).toEqual(
-      [webhookPath({ kind: 'mutate', version: 'v1beta1' }), webhookPath({ kind: 'validate', version: 'v1beta1' })].sort(),
+      (['mutate', 'validate'] as const).flatMap((kind) => [webhookPath({ kind, version: 'v1beta1' }), webhookPath({ kind, version: 'v1beta1', resource: 'dynamographdeploymentrequests' })]).sort(),
     );
     for (const config of configs) expect(config.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('ns-x/dynamo-admission');
   });
 
-  it('installs our CRDs exactly as `dynamo-fn crds` generates them, kept on uninstall (helm.sh/resource-policy: keep)', async () => {
-    const crds = (await template([])).filter((o) => o.kind === 'CustomResourceDefinition');
+  it('installs our CRDs exactly as `dynamo-fn crds` generates them (all of them with both gates on), kept on uninstall (helm.sh/resource-policy: keep)', async () => {
+    const crds = (await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true'])).filter((o) => o.kind === 'CustomResourceDefinition');
     const generated = Object.values(ownCrds()) as unknown as Rendered[];
     expect(crds.map((crd) => crd.metadata.name).sort()).toEqual(generated.map((crd) => crd.metadata.name).sort());
     expect(OWN_CRDS.length).toBe(generated.length);
@@ -259,7 +286,7 @@ describe('helm install and upgrade on the real API server', () => {
   it.each(MATRIX)('$name: helm upgrade --install applies every object in one step, and each is stored', async (row) => {
     const result = await runHelm(
       helm,
-      ['upgrade', '--install', release, CHART_DIR, '--namespace', namespace, '--create-namespace', ...setFlags(row, ['profile.enabled=true', 'cleanup.enabled=true']), '--timeout', '90s'],
+      ['upgrade', '--install', release, CHART_DIR, '--namespace', namespace, '--create-namespace', ...setFlags(row, ['profile.enabled=true', 'cleanup.enabled=true']), ...externalAdmissionFlags(inject('admissionUrl'), inject('admissionCaBundle')), '--timeout', '90s'],
       { kubeconfig },
     );
     expect(result.stderr).toBe('');
@@ -269,7 +296,7 @@ describe('helm install and upgrade on the real API server', () => {
     const objects = parseAllDocuments(manifest.stdout)
       .map((d) => d.toJS() as Rendered | null)
       .filter((o): o is Rendered => o !== null);
-    expect(objects.length).toBeGreaterThan(BASE_OBJECTS.length);
+    expect(objects.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual(expect.arrayContaining(BASE_OBJECTS));
     const missing: string[] = [];
     for (const object of objects) {
       const stored = await kube.get({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name, ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) });

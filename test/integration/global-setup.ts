@@ -3,6 +3,8 @@
  * kube-apiserver, kube-controller-manager with the job controller, kube-scheduler, kwok) for
  * the whole run, with our CRDs, Grove's and
  * Knative's installed. Builds the binaries first if they are missing (minutes, once).
+ * Our multi-version CRDs convert through the admission function's `/convert`, served here over
+ * TLS on 127.0.0.1 for the whole run (the CRDs' clientConfig points at it).
  *
  * Tests get the admin kubeconfig path with `inject('kubeconfigPath')` (see
  * test/harness/testing.ts); KUBECONFIG is set too, for anything that reads the environment.
@@ -11,15 +13,23 @@
  */
 import type { TestProject } from 'vitest/node';
 
+import { pino } from 'pino';
+import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
+import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../harness/apiserver.js';
 import { ensureKubeBinaries } from '../harness/binaries.js';
 import { defaultCrdFiles } from '../harness/crds.js';
 import { createLineLog } from '../harness/log.js';
+import { lpxCrdFiles } from '../harness/lpx-crds.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The admin kubeconfig of the run's control plane. */
     kubeconfigPath: string;
+    /** The run's admission server (TLS, loopback; it serves the CRD conversion webhook), e.g. `https://127.0.0.1:PORT`. */
+    admissionUrl: string;
+    /** Base64 of the CA PEM that signed its certificate (a webhook caBundle). */
+    admissionCaBundle: string;
   }
 }
 
@@ -30,18 +40,30 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let tearingDown = false;
   const log: typeof lineLog = { ...lineLog, info: (fields, msg) => (tearingDown ? undefined : lineLog.info(fields, msg)) };
   const binaries = await ensureKubeBinaries({ log });
-  const plane = await startControlPlane({
-    binaries,
-    crdFiles: await defaultCrdFiles(),
-    log,
-    withControllerManager: binaries.kubeControllerManager !== undefined,
-    withScheduler: binaries.kubeScheduler !== undefined,
-    withKwok: binaries.kwok !== undefined,
-  });
+  const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
+  const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, log: pino({ level: 'warn' }), shutdownDelaySeconds: 0 });
+  let plane;
+  try {
+    plane = await startControlPlane({
+      binaries,
+      crdFiles: [...(await defaultCrdFiles()), ...(await lpxCrdFiles())],
+      conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
+      log,
+      withControllerManager: binaries.kubeControllerManager !== undefined,
+      withScheduler: binaries.kubeScheduler !== undefined,
+      withKwok: binaries.kwok !== undefined,
+    });
+  } catch (error) {
+    await conversion.close();
+    throw error;
+  }
   project.provide('kubeconfigPath', plane.kubeconfigPath);
+  project.provide('admissionUrl', `https://127.0.0.1:${conversion.port}`);
+  project.provide('admissionCaBundle', Buffer.from(certs.caPem).toString('base64'));
   process.env['KUBECONFIG'] = plane.kubeconfigPath;
   return async () => {
     tearingDown = true;
     await plane.stop();
+    await conversion.close();
   };
 }

@@ -1,10 +1,11 @@
 /**
  * Least privilege, proven on the real API server: the reconcile function runs with a
  * TokenRequest token of a ServiceAccount bound to exactly the chart's ClusterRole
- * (infra/chart/templates/reconcile/rbac.yaml, rendered by `helm template`), and
+ * (infra/chart/templates/reconcile/rbac.yaml, rendered by `helm template`, lpx.enabled=false), and
  *
- * - with the whole role, a DGD event and a resync are handled (Done) and every write lands
- *   (PodCliqueSet, Services, status, Event): the role is enough;
+ * - with the whole role, DGD and DGDSA events and resyncs are handled (Done) and every write
+ *   lands (PodCliqueSet, Services, status, Events, the adapter, the scaled component, the
+ *   adapter's status, the adapter's deletion): the role is enough;
  * - with any one verb of the role taken away, the same run comes out differently (a 403 the
  *   function reports, or a write missing): no verb is beyond what the function uses.
  *
@@ -19,7 +20,7 @@ import { AuthorizationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
+import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1 } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, startFunctionServer } from '../../shared/runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
@@ -140,23 +141,45 @@ interface RunResult {
   readonly services: number;
   readonly readyCondition: boolean;
   readonly events: number;
+  /** The DGDSA the function created for the scalingAdapter component. */
+  readonly adapterCreated: boolean;
+  /** The component's replicas after the adapter asked for 3 (written by the function's PUT). */
+  readonly scaledReplicas: number | undefined;
+  /** The adapter's status.replicas (written by the function). */
+  readonly adapterStatusReplicas: number | undefined;
+  /** The adapter is gone after the component opted out. */
+  readonly adapterDeleted: boolean;
 }
 
 /**
- * Runs the reconcile function (its real CloudEvents host) with the ServiceAccount's token: one
- * Reference-mode add event for a fresh DGD, then one resync. Reads the outcome counters and the
- * stored objects.
+ * Runs the reconcile function (its real CloudEvents host) with the ServiceAccount's token over
+ * a DGD whose worker has `scalingAdapter`: an add event (PodCliqueSet, Services, status, Event,
+ * the adapter), the adapter asking for 3 replicas and its event (the DGD component scaled, the
+ * adapter status), the worker opting out and its event (the adapter deleted), then a resync of
+ * DGDs and of adapters. Reads the outcome counters and the stored objects.
  */
 async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
   const kubeconfigPath = await kubeconfigFor(serviceAccount);
   const name = `rbac-${randomBytes(3).toString('hex')}`;
+  const adapterName = `${name}-worker`;
   const dgd = aDgd({ metadata: { name, namespace } });
   const { uid: _uid, ...metadata } = dgd.metadata;
-  await admin.apply({ apiVersion: dgd.apiVersion, kind: dgd.kind, metadata: { ...metadata, name, namespace }, spec: dgd.spec } as unknown as KubeObject, { force: true });
+  const applyDgd = (withAdapter: boolean) =>
+    admin.apply(
+      {
+        apiVersion: dgd.apiVersion,
+        kind: dgd.kind,
+        metadata: { ...metadata, name, namespace },
+        spec: { ...dgd.spec, components: dgd.spec.components.map((c) => (c.name === 'worker' && withAdapter ? { ...c, scalingAdapter: {} } : c)) },
+      } as unknown as KubeObject,
+      { force: true },
+    );
+  await applyDgd(true);
   const server = await startFunctionServer(reconcile, { config: defaultConfig({ port: 0, kubeconfigPath }), log, host: '127.0.0.1' });
+  const adapterRef = { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, namespace, name: adapterName };
   try {
-    const send = (type: string, extensions: Record<string, string>, data: unknown) =>
-      fetch(server.url, {
+    const send = async (type: string, extensions: Record<string, string>, data: unknown) => {
+      const response = await fetch(server.url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -168,30 +191,51 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
         },
         body: JSON.stringify(data),
       });
-    const ref = { apiVersion: DGD_V1BETA1, kind: DGD_KIND, name, namespace };
-    const added = await send('dev.knative.apiserver.ref.add', { subject: `/apis/${DGD_V1BETA1}/namespaces/${namespace}/dynamographdeployments/${name}`, kind: DGD_KIND, apiversion: DGD_V1BETA1, name, namespace }, ref);
-    await added.arrayBuffer();
-    const resynced = await send('dev.dynamo-fn.resync', { kind: DGD_KIND, apiversion: DGD_V1BETA1 }, {});
-    await resynced.arrayBuffer();
+      await response.arrayBuffer();
+    };
+    const refEvent = (type: string, kind: string, apiVersion: string, objectName: string) =>
+      send(`dev.knative.apiserver.ref.${type}`, { kind, apiversion: apiVersion, name: objectName, namespace }, { apiVersion, kind, name: objectName, namespace });
+
+    await refEvent('add', DGD_KIND, DGD_V1BETA1, name);
+    const adapterCreated = (await admin.get(adapterRef)) !== undefined;
+    if (adapterCreated) {
+      // The adapter asks for 3 replicas, as an HPA writing its scale subresource would.
+      await admin.apply({ apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, metadata: { name: adapterName, namespace }, spec: { dgdRef: { name, serviceName: 'worker' }, replicas: 3 } } as unknown as KubeObject, { force: true });
+      await refEvent('update', DGDSA_KIND, DGDSA_V1BETA1, adapterName);
+    }
+    const scaled = await admin.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
+    const scaledReplicas = (scaled?.['spec'] as { components?: { name: string; replicas?: number }[] } | undefined)?.components?.find((c) => c.name === 'worker')?.replicas;
+    const adapterStatusReplicas = ((await admin.get(adapterRef))?.['status'] as { replicas?: number } | undefined)?.replicas;
+    await applyDgd(false);
+    await refEvent('update', DGD_KIND, DGD_V1BETA1, name);
+    const adapterDeleted = adapterCreated && (await admin.get(adapterRef)) === undefined;
+    await send('dev.dynamo-fn.resync', { kind: DGD_KIND, apiversion: DGD_V1BETA1 }, {});
+    await send('dev.dynamo-fn.resync', { kind: DGDSA_KIND, apiversion: DGDSA_V1BETA1 }, {});
+
     const metrics = await (await fetch(`${server.url.replace(/\/$/, '')}/metrics`)).text();
     const outcomes = (metric: string) =>
       [...metrics.matchAll(new RegExp(`^${metric}\\{[^}]*outcome="(\\w+)"[^}]*\\} (\\d+)`, 'gm'))].flatMap((m) => (Number(m[2]) > 0 ? [m[1] ?? ''] : [])).sort();
     const stored = await admin.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
     const conditions = (stored?.['status'] as { conditions?: { type: string }[] } | undefined)?.conditions ?? [];
-    const services = (await admin.list('v1', 'Service', namespace)).filter((s) => s.metadata.name.startsWith(`${name}-`));
-    const events = (await admin.list('events.k8s.io/v1', 'Event', namespace)).filter((e) => (e['regarding'] as { name?: string } | undefined)?.name === name);
+    const services = (await admin.list('v1', 'Service', namespace)).filter((svc) => svc.metadata.name.startsWith(`${name}-`));
+    const events = (await admin.list('events.k8s.io/v1', 'Event', namespace)).filter((e) => [name, adapterName].includes((e['regarding'] as { name?: string } | undefined)?.name ?? ''));
     return {
-      eventOutcomes: outcomes('dynamo_fn_events_total').filter((o) => o !== 'Skipped'),
-      resyncOutcomes: outcomes('dynamo_fn_resync_objects_total'),
+      eventOutcomes: [...new Set(outcomes('dynamo_fn_events_total').filter((o) => o !== 'Skipped'))],
+      resyncOutcomes: [...new Set(outcomes('dynamo_fn_resync_objects_total'))],
       podCliqueSet: (await admin.get({ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', namespace, name })) !== undefined,
       services: services.length,
       readyCondition: conditions.some((c) => c.type === 'Ready'),
       events: events.length,
+      adapterCreated,
+      scaledReplicas,
+      adapterStatusReplicas,
+      adapterDeleted,
     };
   } finally {
     await server.close();
     // The next run's resync then meets only its own DGD of this file.
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
+    await admin.delete(adapterRef);
   }
 }
 
@@ -205,17 +249,29 @@ function without(rules: readonly PolicyRule[], drop: Grant): PolicyRule[] {
 describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () => {
   let full: RunResult;
 
-  it('has no wildcard and no verb a level-triggered function with server-side apply never sends (watch, update, delete, deletecollection)', () => {
+  it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them), update only for the DGD replicas an adapter drives, delete only for adapters', () => {
     const all = grants(chartRules);
     expect(all.length).toBeGreaterThan(0);
-    expect(all.filter((g) => g.group === '*' || g.resource === '*' || g.verb === '*' || ['watch', 'update', 'delete', 'deletecollection'].includes(g.verb)).map(label)).toEqual([]);
+    expect(all.filter((g) => g.group === '*' || g.resource === '*' || g.verb === '*' || ['watch', 'deletecollection'].includes(g.verb)).map(label)).toEqual([]);
+    expect(all.filter((g) => g.verb === 'update' || g.verb === 'delete').map(label).sort()).toEqual(['delete nvidia.com/dynamographdeploymentscalingadapters', 'update nvidia.com/dynamographdeployments']);
   });
 
-  it('is enough: with a TokenRequest token of the chart role, a DGD event and a resync are Done and every write lands', async () => {
+  it('is enough: with a TokenRequest token of the chart role, DGD and adapter events and resyncs are Done and every write lands', async () => {
     full = await runReconcileAs(await serviceAccountWith(chartRules));
-    expect(full).toEqual({ eventOutcomes: ['Done'], resyncOutcomes: ['Done'], podCliqueSet: true, services: expect.any(Number) as number, readyCondition: true, events: expect.any(Number) as number });
+    expect(full).toEqual({
+      eventOutcomes: ['Done'],
+      resyncOutcomes: ['Done'],
+      podCliqueSet: true,
+      services: expect.any(Number) as number,
+      readyCondition: true,
+      events: expect.any(Number) as number,
+      adapterCreated: true,
+      scaledReplicas: 3,
+      adapterStatusReplicas: 3,
+      adapterDeleted: true,
+    });
     expect(full.services).toBeGreaterThan(0);
-    expect(full.events).toBeGreaterThan(0);
+    expect(full.events).toBeGreaterThan(2);
   });
 
   it('grants no verb beyond what the function uses: without any one grant, the same run comes out differently', async () => {

@@ -7,14 +7,14 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { collectStatus, createKnativeClient, type FunctionStatus, type KnativeClient } from '../../shared/knative/index.js';
 import { run as install } from '../../shared/cli/install.js';
 import { ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
-import { adoptOwnCrds, installCertManagerCrds } from '../support/helm-release.js';
+import { adoptOwnCrds, externalAdmissionFlags, installCertManagerCrds } from '../support/helm-release.js';
 import { repoRoot } from '../support/paths.js';
 
 const kubeConfig = testKubeConfig();
@@ -69,6 +69,10 @@ async function anAdmissionDeployment(namespace: string, status: Record<string, u
   // As the Deployment controller would (kube-controller-manager runs without it here).
   await controllers.applyStatus({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'dynamo-admission', namespace }, status } as unknown as KubeObject, { force: true });
 }
+
+/** `install --set` pairs for the run's admission server (see externalAdmissionFlags). */
+// The profile function is left out to keep the stand-in status writes to two functions.
+const externalSet = () => [...externalAdmissionFlags(inject('admissionUrl'), inject('admissionCaBundle')), '--set', 'profile.enabled=false'];
 
 const readyTrue = { type: 'Ready', status: 'True', lastTransitionTime: '2026-12-01T08:00:00Z' };
 
@@ -164,7 +168,7 @@ describe('dynamo-fn install --wait', () => {
 
   it('installs the chart and prints a progress line per function until every function is Ready', async () => {
     const lines: string[] = [];
-    const installing = install(['-n', namespace, '--wait', '--timeout', '60', '--helm', helm], (text) => lines.push(...text.trimEnd().split('\n')));
+    const installing = install(['-n', namespace, '--wait', '--timeout', '60', '--helm', helm, ...externalSet()], (text) => lines.push(...text.trimEnd().split('\n')));
     // Stand in for Knative Serving and the Deployment controller once the chart's objects exist:
     // first not ready (no Revision yet, no pods), then ready and scaled to zero / to 2.
     const exists = async () =>
@@ -204,7 +208,7 @@ describe('dynamo-fn install --wait', () => {
     const write = process.stderr.write.bind(process.stderr);
     process.stderr.write = ((chunk: string) => (stderr.push(String(chunk)), true)) as typeof process.stderr.write;
     try {
-      expect(await install(['-n', namespace, '--wait', '--timeout', '1', '--helm', helm], (text) => lines.push(text))).toBe(1);
+      expect(await install(['-n', namespace, '--wait', '--timeout', '1', '--helm', helm, ...externalSet()], (text) => lines.push(text))).toBe(1);
     } finally {
       process.stderr.write = write;
     }

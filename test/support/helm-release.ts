@@ -28,3 +28,14 @@ export async function adoptOwnCrds(kube: Kube, release: string, namespace: strin
 }
 
 export { installCertManagerCrds } from '../harness/helm.js';
+
+/**
+ * `--set` flags pointing the chart's webhooks and CRD conversion at the run's admission server
+ * (test/integration/global-setup.ts): the API server here cannot reach an in-cluster Service,
+ * and the harness installed our CRDs with exactly this conversion clientConfig, so `helm
+ * install` taking them over changes nothing in them. The Service + cert-manager form is checked
+ * by `helm template` in chart.test.ts.
+ */
+export function externalAdmissionFlags(url: string, caBundle: string): string[] {
+  return ['--set', `admission.external.url=${url}`, '--set', `admission.external.caBundle=${caBundle}`];
+}

@@ -4,7 +4,11 @@
  * with a generated CA; slow bodies and bursts are bounded; close() drains the way kubelet and
  * the endpoints need; `serve` refuses bad flags and applies its configuration.
  */
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Readable } from 'node:stream';
@@ -116,6 +120,14 @@ describe('admission server: well-formed reviews it does not admit are denied wit
     },
     { name: 'an object that is not an object', path: MUTATE, review: aReview('a string'), want: { allowed: false, code: 400, message: 'request.object must be an object' } },
     { name: 'a CREATE without an object', path: VALIDATE, review: aReview(undefined), want: { allowed: false, code: 400, message: 'request.object must be an object' } },
+    { name: 'an UPDATE without oldObject (issue 12)', path: VALIDATE, review: aReview(aDgd(), { operation: 'UPDATE' }), want: { allowed: false, code: 400, message: 'request.oldObject must be an object on UPDATE' } },
+    { name: 'an UPDATE whose oldObject is not an object (issue 12)', path: MUTATE, review: aReview(aDgd(), { operation: 'UPDATE', oldObject: [1] }), want: { allowed: false, code: 400, message: 'request.oldObject must be an object on UPDATE' } },
+    {
+      name: 'an UPDATE whose oldObject is another kind (issue 12)',
+      path: VALIDATE,
+      review: aReview(aDgd(), { operation: 'UPDATE', oldObject: { apiVersion: 'v1', kind: 'ConfigMap' } }),
+      want: { allowed: false, code: 400, message: 'request.oldObject must be a nvidia.com/v1beta1 DynamoGraphDeployment, not "v1" "ConfigMap"' },
+    },
     { name: 'DELETE is always allowed (deletion is never refused)', path: VALIDATE, review: aReview(null, { operation: 'DELETE', oldObject: aDgd() }), want: { allowed: true } },
     { name: 'a status subresource update is allowed untouched', path: VALIDATE, review: aReview({ ...aDgd(), spec: {} }, { operation: 'UPDATE', subResource: 'status', oldObject: aDgd() }), want: { allowed: true } },
   ];
@@ -300,6 +312,85 @@ describe('admission server over TLS', () => {
     } finally {
       await dispatcher.close();
       await tlsServer.close();
+    }
+  });
+});
+
+/** Resolves 'connected' with the negotiated cipher, or the handshake's error code. */
+function tlsHandshake(port: number, options: { ca: string; ciphers?: string; maxVersion?: 'TLSv1.2' | 'TLSv1.1' | 'TLSv1.3'; minVersion?: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' }): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ port, host: '127.0.0.1', servername: 'localhost', ...options }, () => {
+      const cipher = socket.getCipher().name;
+      socket.destroy();
+      resolve(`connected ${cipher}`);
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+describe('admission server TLS hardening (issue 12)', () => {
+  it.each([
+    { name: 'TLS 1.3', options: { maxVersion: 'TLSv1.3' as const }, want: /^connected TLS_/ },
+    { name: 'TLS 1.2 with ECDHE (forward secret)', options: { maxVersion: 'TLSv1.2' as const, ciphers: 'ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES128-GCM-SHA256' }, want: /^connected ECDHE-/ },
+    { name: 'TLS 1.2 with static RSA key exchange only (no forward secrecy): refused', options: { maxVersion: 'TLSv1.2' as const, ciphers: 'AES128-GCM-SHA256:AES256-GCM-SHA384' }, want: /^(?!connected)/ },
+    { name: 'TLS 1.2 with finite-field DHE only: refused', options: { maxVersion: 'TLSv1.2' as const, ciphers: 'DHE-RSA-AES128-GCM-SHA256' }, want: /^(?!connected)/ },
+    { name: 'TLS 1.1: refused', options: { maxVersion: 'TLSv1.1' as const, minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' }, want: /^(?!connected)/ },
+  ])('$name', async ({ options, want }) => {
+    const certs = await generateServingCertificates();
+    const tlsServer = await aServer({ tls: { cert: certs.certPem, key: certs.keyPem } });
+    try {
+      expect(await tlsHandshake(tlsServer.port, { ca: certs.caPem, ...options })).toMatch(want);
+    } finally {
+      await tlsServer.close();
+    }
+  });
+
+  it('reloads a rotated certificate from its files without dropping open connections', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'admission-tls-'));
+    const certFile = join(dir, 'tls.crt');
+    const keyFile = join(dir, 'tls.key');
+    const before = await generateServingCertificates();
+    await writeFile(certFile, before.certPem);
+    await writeFile(keyFile, before.keyPem);
+    const tlsServer = await aServer({ tls: { certFile, keyFile }, tlsReloadIntervalMs: 50 });
+    const oldClient = new Agent({ connect: { ca: before.caPem }, keepAliveTimeout: 60_000 });
+    try {
+      const first = await request(`${tlsServer.url}${VALIDATE}`, { method: 'POST', body: REVIEW, headers: { 'content-type': 'application/json' }, dispatcher: oldClient });
+      expect(first.statusCode).toBe(200);
+      await first.body.text();
+
+      // cert-manager rotates: a new CA and serving pair, swapped in as kubelet swaps a Secret volume.
+      const after = await generateServingCertificates();
+      await writeFile(`${certFile}.new`, after.certPem);
+      await writeFile(`${keyFile}.new`, after.keyPem);
+      await rename(`${keyFile}.new`, keyFile);
+      await rename(`${certFile}.new`, certFile);
+      const rotated = new Agent({ connect: { ca: after.caPem } });
+      try {
+        let status = 0;
+        for (let attempt = 0; attempt < 50 && status !== 200; attempt += 1) {
+          try {
+            const response = await request(`${tlsServer.url}/readyz`, { dispatcher: rotated });
+            status = response.statusCode;
+            await response.body.text();
+          } catch {
+            await sleep(50);
+          }
+        }
+        expect(status).toBe(200);
+      } finally {
+        await rotated.close();
+      }
+      // The connection made before the rotation still carries reviews.
+      const again = await request(`${tlsServer.url}${VALIDATE}`, { method: 'POST', body: REVIEW, headers: { 'content-type': 'application/json' }, dispatcher: oldClient });
+      expect(again.statusCode).toBe(200);
+      await again.body.text();
+      // A client that trusts only the old CA cannot make a new connection any more.
+      expect(await tlsHandshake(tlsServer.port, { ca: before.caPem })).not.toMatch(/^connected/);
+    } finally {
+      await oldClient.close();
+      await tlsServer.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
@@ -508,8 +599,31 @@ describe('admission server: slow bodies and bursts are bounded', () => {
     }
   });
 
-  it('works on maxConcurrentReviews reviews at once and queues the rest until a slot frees up', async () => {
-    const bounded = await aServer({ maxConcurrentReviews: 1 });
+  it('a slow body holds no review slot: six slow-body clients leave a whole review answered at once (issue 12)', async () => {
+    const bounded = await aServer({ bodyTimeoutMs: 60_000 });
+    const slow: RawConnection[] = [];
+    try {
+      for (let index = 0; index < 6; index += 1) {
+        const connection = await openRaw(bounded.port);
+        connection.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, 10));
+        slow.push(connection);
+      }
+      await sleep(50);
+      const valid = await openRaw(bounded.port);
+      const startedAt = performance.now();
+      valid.socket.write(postHead(MUTATE, Buffer.byteLength(REVIEW)) + REVIEW);
+      expect((await valid.nextResponse(1000)).status).toBe(200);
+      expect(performance.now() - startedAt).toBeLessThan(1000);
+      const metrics = await request(`${bounded.url}/metrics`);
+      expect(await metrics.body.text()).toMatch(/dynamo_fn_admission_reviews_active 6/);
+    } finally {
+      for (const connection of slow) connection.socket.destroy();
+      await bounded.close();
+    }
+  });
+
+  it('holds at most maxBufferedBodyBytes of bodies, by Content-Length, and queues the rest until bytes free up', async () => {
+    const bounded = await aServer({ maxBufferedBodyBytes: Buffer.byteLength(REVIEW) });
     try {
       const first = await openRaw(bounded.port);
       const half = Math.floor(REVIEW.length / 2);
@@ -530,8 +644,8 @@ describe('admission server: slow bodies and bursts are bounded', () => {
     }
   });
 
-  it('frees the slot of a queued review whose client left, at once rather than at the body timeout', async () => {
-    const bounded = await aServer({ maxConcurrentReviews: 1, bodyTimeoutMs: 60_000 });
+  it('frees the bytes of a queued review whose client left, at once rather than at the body timeout', async () => {
+    const bounded = await aServer({ maxBufferedBodyBytes: Buffer.byteLength(REVIEW), bodyTimeoutMs: 60_000 });
     try {
       const holder = await openRaw(bounded.port);
       holder.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, 10));
@@ -554,10 +668,10 @@ describe('admission server: slow bodies and bursts are bounded', () => {
   });
 
   it.each([
-    { name: 'the queue is full', options: { maxConcurrentReviews: 1, maxQueuedReviews: 0 }, want: { body: 'too many admission reviews waiting\n', minMs: 0 } },
-    { name: 'no slot frees up within queueTimeoutMs', options: { maxConcurrentReviews: 1, maxQueuedReviews: 4, queueTimeoutMs: 300 }, want: { body: 'timed out waiting for an admission review slot\n', minMs: 280 } },
+    { name: 'the queue is full', options: { maxQueuedReviews: 0 }, want: { body: 'too many admission reviews waiting\n', minMs: 0 } },
+    { name: 'no room frees up within queueTimeoutMs', options: { maxQueuedReviews: 4, queueTimeoutMs: 300 }, want: { body: 'timed out waiting for room for the admission review body\n', minMs: 280 } },
   ])('answers 429 with Retry-After when $name', async ({ options, want }) => {
-    const bounded = await aServer(options);
+    const bounded = await aServer({ maxBufferedBodyBytes: Buffer.byteLength(REVIEW), ...options });
     try {
       const holder = await openRaw(bounded.port);
       holder.socket.write(postHead(VALIDATE, Buffer.byteLength(REVIEW)) + REVIEW.slice(0, 10));

@@ -44,7 +44,10 @@ it takes (with its own ServiceAccount allowed only get/list/watch on them), one 
 (filtered on the kind and on the function, so two functions taking one kind each get their own
 copy once), and one resync PingSource per kind. The function's own RBAC is in
 templates/<function>/rbac.yaml.
-Input: dict "root" $ "name" "reconcile" "kinds" (list of dict "group" "apiVersion" "kind" "resource")
+Input: dict "root" $ "name" "reconcile" "kinds" (list of dict "group" "apiVersion" "kind" "resource",
+       optional "selector" (a label selector for the ApiServerSource) and "resync" false (no resync
+       PingSource: the function has no resync route for the kind))
+       "env" (optional list of extra container env entries)
        "ticks" (optional list of dict "name" "schedule" "kind"; kind is one of kinds, whose Trigger
        delivers the tick).
 */}}
@@ -104,6 +107,9 @@ spec:
             {{- include "dynamo-fn.env" $root | nindent 12 }}
             - name: RESYNC_CONCURRENCY
               value: {{ $cfg.resyncConcurrency | quote }}
+            {{- with .env }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
           readinessProbe:
             httpGet:
               path: /readyz
@@ -181,6 +187,10 @@ spec:
     {{- range .kinds }}
     - apiVersion: {{ .apiVersion }}
       kind: {{ .kind }}
+      {{- with .selector }}
+      selector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
     {{- end }}
   ceOverrides:
     extensions:
@@ -188,6 +198,7 @@ spec:
   sink:
     {{- include "dynamo-fn.brokerRef" $root | nindent 4 }}
 {{- range .kinds }}
+{{- if ne (toString .resync) "false" }}
 ---
 # The resync of {{ .kind }}: covers what ApiServerSource never delivers (nothing on start,
 # nothing across a relist gap; ../shared/upstream-notes/knative.md §1.5).
@@ -210,6 +221,7 @@ spec:
       dynamofunction: {{ $name }}
   sink:
     {{- include "dynamo-fn.brokerRef" $root | nindent 4 }}
+{{- end }}
 ---
 # Both the API events and the resync ping of {{ .kind }} carry kind={{ .kind }} and this function.
 apiVersion: eventing.knative.dev/v1

@@ -12,6 +12,14 @@ import type { Component, Dgd, FieldIssue, GroveUpdateStrategy } from '../../api/
 export interface AdmissionConfig {
   /** Feature gate `lpx.enabled` (dgd-reference: "LPX components are experimental ..."). */
   readonly lpxEnabled: boolean;
+  /** `lpx.modelRegistryURL` (upstream-notes/lpx.md §4, §7); absent or empty: no registry. */
+  readonly modelRegistryUrl?: string | undefined;
+  /**
+   * Full usernames (`system:serviceaccount:<ns>:<name>`) allowed to change the replicas of a
+   * component a DynamoGraphDeploymentScalingAdapter owns: the reconcile function's service
+   * account (./scaling-adapter.ts). Absent: only the Planner's service account.
+   */
+  readonly replicasModifiers?: readonly string[];
 }
 
 /** What validation decides: every field issue (a denial when non-empty) and every warning. */
@@ -89,6 +97,8 @@ export interface AdmissionContext {
   /** Old components by exact name (list-map key). Empty on CREATE. */
   readonly oldComponents: ReadonlyMap<string, Component>;
   readonly lpxPair: LpxPair | undefined;
+  /** The requester's `userInfo.username`; undefined when the request did not say. */
+  readonly username?: string | undefined;
 }
 
 /** The effective Grove strategy: the annotation's, else Grove's default RollingRecreate (dgd-reference "Grove update strategy"). Pure. */

@@ -11,4 +11,5 @@ export * from './provider-override.js';
 export * from './min-available.js';
 export * from './rollout-budget.js';
 export * from './lpx.js';
+export * from './scaling-adapter.js';
 export * from './validate.js';

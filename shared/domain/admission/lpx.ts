@@ -19,6 +19,8 @@ import {
   type FieldIssue,
   type PodSpec,
 } from '../../api/index.js';
+import { MAX_ATTEMPT_DEADLINE_SECONDS } from '../../api/index.js';
+import { parseModelRegistryUrl, resolveBuildUrl } from '../lpx/model-registry.js';
 import { componentPath, isDeepEqual, isObject, quoteList, type AdmissionContext, type LpxPair } from './common.js';
 
 export const LPX_GATE_DETAIL = 'LPX components require lpx.enabled=true';
@@ -110,10 +112,12 @@ export function validateLpxGraph(ctx: Pick<AdmissionContext, 'dgd'>): FieldIssue
  * Source: dgd-reference ("Explicit LPX DGD replicas remain positive", "A shared LPX draft has no
  * independent availability override", "LPX topology overrides remain unsupported"); lpx.md §1.1, §1.3. Pure.
  */
-export function validateLpxComponent(ctx: Pick<AdmissionContext, 'lpxPair'>, component: Component, index: number): FieldIssue[] {
+export function validateLpxComponent(ctx: Pick<AdmissionContext, 'lpxPair'> & Partial<Pick<AdmissionContext, 'config' | 'oldComponents'>>, component: Component, index: number): FieldIssue[] {
   if (component.type !== 'lpx') return validateOrdinarySchedulerName(component, index);
   const at = componentPath(index);
-  const issues: FieldIssue[] = [];
+  const issues: FieldIssue[] = [...validateLpxStanza(component, index)];
+  const old = ctx.oldComponents?.get(component.name);
+  if (ctx.config !== undefined && (old === undefined || !isDeepEqual(old.lpx, component.lpx))) issues.push(...validateLpxBuildId(ctx.config.modelRegistryUrl, component, index));
   const isDraft = ctx.lpxPair?.draftIndex === index;
   const isTarget = ctx.lpxPair?.targetIndex === index;
 
@@ -236,4 +240,75 @@ function validateOrdinarySchedulerName(component: Component, index: number): Fie
   return templates
     .filter(({ spec }) => (spec as Record<string, unknown> | undefined)?.['schedulerName'] === LPX_SCHEDULER_NAME)
     .map(({ path }) => ({ path, type: 'Forbidden' as const, detail: 'LPX schedulerName is controller-owned; declare an LPX component instead' }));
+}
+
+/** Largest compiler partition id in `localPartitions.ids` (lpx.md §1.1: items 0..4294967295). */
+const MAX_PARTITION_ID = 4_294_967_295;
+
+/**
+ * validateLpxStanza: the bounds of the `lpx` stanza, as the upstream CRD schema and CEL state them:
+ * - `lpx.scheduling.attemptDeadlineSeconds` a whole number in 1..9223372036 (the max keeps
+ *   seconds x 1e9 inside int64): Invalid "should be greater than or equal to 1" / "should be less
+ *   than or equal to 9223372036";
+ * - `lpx.localPartitions`: either `all: true` or `ids`, not both and not neither (Invalid "set
+ *   either all: true or ids"); `ids` non-empty, unique, each 0..4294967295;
+ * - `lpx.checkpoint`: Forbidden, as `experimental.checkpoint` is for LPX ("checkpoint
+ *   functionality is supported only for worker, prefill, and decode components").
+ * Source: upstream-notes/lpx.md §1.1 (LPXConfig), §1.3 "Schema" and "Checkpoint refusal";
+ * lpx-integration-review round 1 ("the LPX checkpoint stanza. Admission now refuses it"). Pure.
+ */
+export function validateLpxStanza(component: Component, index: number): FieldIssue[] {
+  const at = `${componentPath(index)}.lpx`;
+  const lpx = component.lpx ?? {};
+  const issues: FieldIssue[] = [];
+  const scheduling = lpx['scheduling'];
+  const deadline = isObject(scheduling) ? scheduling['attemptDeadlineSeconds'] : undefined;
+  if (deadline !== undefined) {
+    const path = `${at}.scheduling.attemptDeadlineSeconds`;
+    if (typeof deadline !== 'number' || !Number.isInteger(deadline)) issues.push({ path, type: 'Invalid', value: deadline, detail: 'must be an integer' });
+    else if (deadline < 1) issues.push({ path, type: 'Invalid', value: deadline, detail: `${path} in body should be greater than or equal to 1` });
+    else if (deadline > MAX_ATTEMPT_DEADLINE_SECONDS) issues.push({ path, type: 'Invalid', value: deadline, detail: `${path} in body should be less than or equal to ${MAX_ATTEMPT_DEADLINE_SECONDS}` });
+  }
+  const partitions = lpx['localPartitions'];
+  if (partitions !== undefined) {
+    const path = `${at}.localPartitions`;
+    const all = isObject(partitions) ? partitions['all'] : undefined;
+    const ids = isObject(partitions) ? partitions['ids'] : undefined;
+    const hasAll = all === true;
+    const hasIds = ids !== undefined;
+    if (hasAll === hasIds) issues.push({ path, type: 'Invalid', value: 'object', detail: 'set either all: true or ids' });
+    if (Array.isArray(ids)) {
+      if (ids.length === 0) issues.push({ path: `${path}.ids`, type: 'Invalid', value: 'array', detail: `${path}.ids in body should have at least 1 items` });
+      const seen = new Set<unknown>();
+      ids.forEach((id: unknown, k) => {
+        if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > MAX_PARTITION_ID) issues.push({ path: `${path}.ids[${k}]`, type: 'Invalid', value: id, detail: `must be an integer from 0 to ${MAX_PARTITION_ID}` });
+        else if (seen.has(id)) issues.push({ path: `${path}.ids[${k}]`, type: 'Duplicate', value: id, detail: '' });
+        seen.add(id);
+      });
+    } else if (ids !== undefined) issues.push({ path: `${path}.ids`, type: 'Invalid', value: ids, detail: 'must be a list of partition ids' });
+  }
+  if (lpx['checkpoint'] !== undefined) {
+    issues.push({ path: `${at}.checkpoint`, type: 'Forbidden', detail: 'checkpoint functionality is supported only for worker, prefill, and decode components' });
+  }
+  return issues;
+}
+
+/**
+ * validateLpxBuildId: with `lpx.modelRegistryURL` configured, the build id must resolve inside
+ * the registry: an absolute id is refused ("build ID %q must be relative when model registry URL
+ * is configured") and so is one escaping it ("build ID %q must remain within the configured model
+ * registry"). Without a registry admission refuses nothing (the reconcile reports a relative id
+ * as "model registry URL is not configured"). Checked for new or changed `lpx`
+ * stanzas only, so a registry change never blocks unrelated edits.
+ * Failures: Invalid at `spec.components[i].lpx.buildId` with upstream's BuildURL error.
+ * Source: upstream-notes/lpx.md §4 `BuildURL`; lpx-integration-review round 1 (model_registry.go:129). Pure.
+ */
+export function validateLpxBuildId(modelRegistryUrl: string | undefined, component: Component, index: number): FieldIssue[] {
+  const buildId = component.lpx?.['buildId'];
+  if (typeof buildId !== 'string' || buildId.trim() === '') return [];
+  const registry = parseModelRegistryUrl(modelRegistryUrl);
+  // Without a registry nothing is refused here: the reconcile reports an unresolvable id.
+  if (!registry.ok || registry.registry === undefined) return [];
+  const url = resolveBuildUrl(registry.registry, buildId);
+  return url.ok ? [] : [{ path: `${componentPath(index)}.lpx.buildId`, type: 'Invalid', value: buildId, detail: url.error }];
 }

@@ -28,6 +28,7 @@ import {
 import { findLpxPair, validateLpxComponent, validateLpxComposition, validateLpxGate, validateLpxGraph } from './lpx.js';
 import { minAvailableDeprecationWarnings, validateMinAvailableFitsReplicas, validateMinAvailableForms, validateMinAvailableImmutable } from './min-available.js';
 import { validateProviderOverrides } from './provider-override.js';
+import { validateScalingAdapterReplicas } from './scaling-adapter.js';
 import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.js';
 
 /**
@@ -44,20 +45,20 @@ import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.
  * ./min-available.ts, ./rollout-budget.ts and ./lpx.ts. Never throws.
  * Source: dgd-reference; upstream-notes/dgd.md §3. Pure.
  */
-export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig): ValidationResult {
+export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig, request: { readonly username?: string | undefined } = {}): ValidationResult {
   const isUpdate = oldObject !== undefined && oldObject !== null;
   const dgd = parseKeepingPodTemplates(object);
   if (dgd !== undefined) {
     const stored = isUpdate ? (parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
     try {
-      return validateParsedDgd(dgd, stored, isUpdate, config);
+      return validateParsedDgd(dgd, stored, isUpdate, config, request.username);
     } catch {
       // A pod template the rules could not read: parse everything, so its schema issue is reported.
     }
   }
   const parsed = parseDgd(object);
   if (!parsed.ok) return { issues: parsed.issues, warnings: [] };
-  const result = validateParsedDgd(parsed.dgd, isUpdate ? parsedOrUndefined(oldObject) : undefined, isUpdate, config);
+  const result = validateParsedDgd(parsed.dgd, isUpdate ? parsedOrUndefined(oldObject) : undefined, isUpdate, config, request.username);
   return parsed.sourceVersion === DGD_V1ALPHA1 ? toV1Alpha1Paths(result, parsed.dgd) : result;
 }
 
@@ -114,7 +115,7 @@ function dgdOutline(value: unknown): { object: Record<string, unknown>; spec: Re
  * the stored object no longer parses: create-only rules are skipped, comparisons are not made.
  * Out and failures as {@link validateDgd}. Pure.
  */
-export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: boolean, config: AdmissionConfig): ValidationResult {
+export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: boolean, config: AdmissionConfig, username?: string): ValidationResult {
   if (isUpdate && dgd.metadata.deletionTimestamp !== undefined) {
     const isAnnotationChanged = old?.metadata.annotations?.[ANNOTATION_GROVE_UPDATE_STRATEGY] !== dgd.metadata.annotations?.[ANNOTATION_GROVE_UPDATE_STRATEGY];
     return { issues: isAnnotationChanged ? validateUpdateStrategyAnnotation({ dgd }) : [], warnings: [] };
@@ -131,6 +132,7 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
     oldStrategy: oldStrategy?.ok === true ? oldStrategy.strategy : undefined,
     oldComponents: new Map<string, Component>((old?.spec.components ?? []).map((c) => [c.name, c])),
     lpxPair: findLpxPair(dgd),
+    username,
   };
 
   const backend = validateBackendFrameworkImmutable(ctx);
@@ -146,6 +148,7 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
     ...validateLpxGate(ctx),
     ...validateLpxComposition(ctx),
     ...validateLpxGraph(ctx),
+    ...validateScalingAdapterReplicas(ctx),
   ];
   dgd.spec.components.forEach((component, index) => {
     issues.push(

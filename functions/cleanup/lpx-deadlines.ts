@@ -1,0 +1,152 @@
+/**
+ * LPX scheduling-deadline cleanup (only with `lpx.enabled=true`).
+ *
+ * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` and `dev.dynamo-fn.resync`
+ * (the tick) events for kind `LPXGraphDeployment` (`nvidia.com/v1alpha1`). Later deadlines
+ * are met by the tick, so request events are not needed.
+ * Reads: the LPXGD, its owning DGD (the per-component `lpx.scheduling.attemptDeadlineSeconds`
+ * and whether replicas are explicit), the LPX PodCliqueSet (an active Coherent rollout), its
+ * scaling groups and the pipeline requests it controls.
+ * Decides: `decideLpxDeadlines` (shared/domain, pure).
+ * Writes: the LPXGD `SchedulingFailed` condition through the status subresource (field manager
+ * `dynamo-cleanup`; it owns only that condition, so the reconcile's conditions are untouched); scaling-group
+ * `spec.replicas` by replace with a resourceVersion precondition; request deletes with
+ * resourceVersion preconditions, non-expired siblings first.
+ * Answers: Done; Transient on API errors that may pass.
+ * Source: ../shared/upstream-notes/lpx.md §3.4; ../shared/reference/dgd-reference.txt (deadline
+ * cleanup under Coherent and with omitted replicas).
+ * @module
+ */
+import {
+  DGD_KIND,
+  DGD_V1BETA1,
+  GROVE_API_VERSION,
+  LPR_API_VERSION,
+  LPR_KIND,
+  LPXGD_API_VERSION,
+  LPXGD_KIND,
+  LpuPipelineRequestSchema,
+  LpxGraphDeploymentSchema,
+  PODCLIQUESET_KIND,
+  parseDgd,
+  type LpuPipelineRequest,
+} from '../../shared/api/index.js';
+import {
+  decideLpxDeadlines,
+  isCoherentUpdateBlocking,
+  isRequestControlledBy,
+  lpxPodCliqueSetName,
+  resolveLpxWorkloads,
+  scalingGroupObjectName,
+  type DeadlineDesired,
+  type DeadlineObserved,
+  type ObservedPodCliqueSet,
+} from '../../shared/domain/index.js';
+import type { KubeObject } from '../../shared/kube/index.js';
+import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import type { CleanupDeps } from './deps.js';
+
+type LpxCleanupDeps = CleanupDeps;
+
+const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
+/** Passes per event: record, then scale, then delete, each on the observation after the last write. */
+const MAX_PASSES = 4;
+
+/** LPXGraphDeployment events and the tick (resync). */
+export const lpxDeadlineRoute: Route<LpxCleanupDeps> = { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, handle, listKeys };
+
+interface Loaded {
+  readonly observed: DeadlineObserved;
+  readonly rawGroups: ReadonlyMap<string, KubeObject>;
+}
+
+/** Loads what the deadline decision reads; undefined when there is nothing to evaluate. */
+export async function load(deps: LpxCleanupDeps, key: ObjectKey): Promise<Loaded | undefined> {
+  const raw = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
+  const parsed = raw === undefined ? undefined : LpxGraphDeploymentSchema.safeParse(raw);
+  if (parsed?.success !== true || parsed.data.metadata.deletionTimestamp !== undefined) return undefined;
+  const lpxgd = parsed.data;
+  const dgdObject = await deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: key.namespace, name: key.name });
+  const dgd = dgdObject === undefined ? undefined : parseDgd(dgdObject);
+  if (dgd?.ok !== true) return undefined;
+  const pcsName = lpxPodCliqueSetName({ namespace: key.namespace, name: key.name, uid: lpxgd.metadata.uid ?? '' });
+  const pcs = await deps.kube.get({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace: key.namespace, name: pcsName });
+  if (pcs === undefined || pcs.metadata.uid === undefined) return undefined;
+  const rawGroups = new Map<string, KubeObject>();
+  for (const group of await deps.kube.list(GROVE_API_VERSION, 'PodCliqueScalingGroup', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` })) rawGroups.set(group.metadata.name, group);
+  const requests: LpuPipelineRequest[] = [];
+  for (const object of await deps.kube.list(LPR_API_VERSION, LPR_KIND, key.namespace)) {
+    const request = LpuPipelineRequestSchema.safeParse(object);
+    if (request.success && isRequestControlledBy(request.data, pcs.metadata.uid)) requests.push(request.data);
+  }
+  const workloads = resolveLpxWorkloads(dgd.dgd).map((w) => {
+    const name = scalingGroupObjectName(pcsName, w);
+    const replicas = (rawGroups.get(name)?.['spec'] as { replicas?: unknown } | undefined)?.replicas;
+    return {
+      scalingGroupObject: name,
+      secondsByModel: new Map(w.models.map((m) => [m.model, m.attemptDeadlineSeconds])),
+      hasExplicitReplicas: w.explicitReplicas !== undefined,
+      liveReplicas: typeof replicas === 'number' ? replicas : undefined,
+    };
+  });
+  return {
+    observed: {
+      generation: lpxgd.metadata.generation ?? 0,
+      conditions: lpxgd.status?.conditions ?? [],
+      workloads,
+      requests,
+      isScalingBlocked: isCoherentUpdateBlocking(pcs as unknown as ObservedPodCliqueSet),
+    },
+    rawGroups,
+  };
+}
+
+/** Performs the decision: the SchedulingFailed record, then scale-downs, then deletes. */
+export async function write(deps: LpxCleanupDeps, key: ObjectKey, loaded: Loaded, desired: DeadlineDesired): Promise<void> {
+  if (desired.schedulingFailed !== undefined) {
+    await deps.kube.applyStatus(
+      { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, metadata: { name: key.name, namespace: key.namespace }, status: { conditions: [desired.schedulingFailed] } },
+      { force: true },
+    );
+    deps.log.info({ kind: LPXGD_KIND, namespace: key.namespace, name: key.name, status: desired.schedulingFailed.status, reason: desired.schedulingFailed.reason }, 'Recorded SchedulingFailed');
+  }
+  for (const scale of desired.scale) {
+    const group = loaded.rawGroups.get(scale.scalingGroupObject);
+    if (group === undefined) continue;
+    await deps.kube.replace({ ...group, spec: { ...(group['spec'] as Record<string, unknown>), replicas: scale.replicas } });
+    deps.log.info({ kind: 'PodCliqueScalingGroup', namespace: key.namespace, name: scale.scalingGroupObject, replicas: scale.replicas }, 'Scaled down PodCliqueScalingGroup for expired requests');
+  }
+  for (const request of desired.delete) {
+    await deps.kube.delete({ apiVersion: LPR_API_VERSION, kind: LPR_KIND, namespace: key.namespace, name: request.name }, request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion });
+    deps.log.info({ kind: LPR_KIND, namespace: key.namespace, name: request.name }, 'Deleted expired LpuPipelineRequest');
+  }
+}
+
+function hasWrites(desired: DeadlineDesired): boolean {
+  return desired.schedulingFailed !== undefined || desired.scale.length > 0 || desired.delete.length > 0;
+}
+
+/**
+ * load -> decideLpxDeadlines -> write, repeated while the decision asks to look again now
+ * (record first, clean in a later pass), up to {@link MAX_PASSES}. Later deadlines are met by the
+ * tick (resync). Disabled: does nothing.
+ */
+export async function handle(event: KubeEvent, deps: LpxCleanupDeps): Promise<Outcome> {
+  if (!deps.config.lpxEnabled) return DONE;
+  for (let pass = 0; pass < MAX_PASSES; pass += 1) {
+    const loaded = await load(deps, event.key);
+    if (loaded === undefined) return DONE;
+    const now = deps.now();
+    const desired = decideLpxDeadlines(loaded.observed, now);
+    await write(deps, event.key, loaded, desired);
+    if (!hasWrites(desired) || desired.recheckAt === undefined || desired.recheckAt.getTime() > now.getTime()) break;
+  }
+  return DONE;
+}
+
+/** Every LPXGD, for the tick; none while LPX is disabled. */
+export async function listKeys(deps: LpxCleanupDeps): Promise<readonly ObjectKey[]> {
+  if (!deps.config.lpxEnabled) return [];
+  const objects = await deps.kube.list(LPXGD_API_VERSION, LPXGD_KIND);
+  return objects.map((o) => ({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: o.metadata.namespace ?? '', name: o.metadata.name }));
+}

@@ -1,0 +1,64 @@
+/**
+ * Run retention and claim release on Run events (nvidia.com/v1beta2), behind `dgdrV1Beta2.enabled`.
+ *
+ * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for kind
+ * `DynamoGraphDeploymentRun`, and `dev.dynamo-fn.resync` (every Run).
+ * Reads: the Run (or the event's copy when it is gone); the Runs controlled by the same request.
+ * Decides: `selectRunsToRetire` (keep the five most recent finished Runs per request), and
+ * `decideTraceClaim` for the Run's claim (see ./trace-claim.ts).
+ * Writes: deletion of retired Runs (background propagation: their Jobs, pods and Candidates
+ * follow by garbage collection), then the claim's finalizers. Only Runs controlled by a
+ * request are ever retired; a Run created by hand is never touched.
+ * Answers: Done; Transient on API errors that may pass.
+ * @module
+ */
+import { DGDR_V1BETA2, DGDR_V1BETA2_KIND, LABEL_DGDR_GENERATION, RUN_KIND, RunSchema } from '../../shared/api/index.js';
+import { controllerOf, isRunComplete, selectRunsToRetire, traceClaimNameOf } from '../../shared/domain/index.js';
+import type { KubeObject } from '../../shared/kube/index.js';
+import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import type { CleanupDeps } from './deps.js';
+import { reconcileClaim } from './trace-claim.js';
+
+const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
+
+/** Retires the finished Runs of `requestUid` beyond the five most recent. */
+async function retireRuns(deps: CleanupDeps, namespace: string, requestUid: string): Promise<void> {
+  const runs = (await deps.kube.list(DGDR_V1BETA2, RUN_KIND, namespace)).filter((r) => {
+    const owner = controllerOf(r);
+    return owner?.kind === DGDR_V1BETA2_KIND && owner.uid === requestUid;
+  });
+  const retained = runs.flatMap((object) => {
+    const parsed = RunSchema.safeParse(object);
+    if (!parsed.success) return [];
+    const generation = Number(object.metadata.labels?.[LABEL_DGDR_GENERATION] ?? '0');
+    return [{ name: object.metadata.name, isFinished: isRunComplete(parsed.data), completionTime: parsed.data.status?.completionTime, generation: Number.isFinite(generation) ? generation : 0 }];
+  });
+  for (const name of selectRunsToRetire(retained)) {
+    await deps.kube.delete({ ...RUN_REF, namespace, name }, { propagationPolicy: 'Background' });
+    deps.log.info({ kind: RUN_KIND, namespace, name }, 'Deleted retired DynamoGraphDeploymentRun');
+  }
+}
+
+/** load -> retention -> claim release. */
+export async function handle(event: KubeEvent, deps: CleanupDeps): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const { namespace, name } = event.key;
+  const stored = await deps.kube.get({ ...RUN_REF, namespace, name });
+  // A deleted Run is known only from the event's copy; its claim may now be released.
+  const object = stored ?? (event.object as KubeObject | undefined);
+  if (object === undefined) return DONE;
+  const parsed = RunSchema.safeParse(object);
+  if (!parsed.success) return DONE;
+  const owner = controllerOf(object);
+  if (stored !== undefined && owner?.kind === DGDR_V1BETA2_KIND) await retireRuns(deps, namespace, owner.uid);
+  const claimName = traceClaimNameOf(parsed.data);
+  return claimName === undefined ? DONE : reconcileClaim(deps, namespace, claimName);
+}
+
+/** Every Run, for the resync tick (empty while the gate is off). */
+export async function listKeys(deps: CleanupDeps): Promise<readonly ObjectKey[]> {
+  if (!deps.config.dgdrV1Beta2Enabled) return [];
+  return (await deps.kube.list(DGDR_V1BETA2, RUN_KIND)).map((r) => ({ ...RUN_REF, namespace: r.metadata.namespace ?? '', name: r.metadata.name }));
+}
+
+export const route: Route<CleanupDeps> = { ...RUN_REF, handle, listKeys };

@@ -1,0 +1,90 @@
+/**
+ * Releases and cancels through trace claims (nvidia.com/v1beta2 Runs), behind `dgdrV1Beta2.enabled`.
+ *
+ * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for PersistentVolumeClaim
+ * and Job (a Job event names its Run's claim), and `dev.dynamo-fn.resync` (every claim that
+ * carries a `nvidia.com/dgdr-run-` finalizer).
+ * Reads: the claim; the Runs of its namespace; the Jobs labelled with each finalizer's Run uid.
+ * Decides: `decideTraceClaim` (shared/domain, pure).
+ * Writes: foreground deletion of the Jobs to stop, then the claim without the released
+ * finalizers (replace with a resourceVersion precondition; other finalizers are never touched).
+ * Field manager `dynamo-cleanup`.
+ * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
+ * @module
+ */
+import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema, TRACE_CLAIM_FINALIZER_PREFIX } from '../../shared/api/index.js';
+import { claimStateOf, controllerOf, decideTraceClaim, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
+import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import type { CleanupDeps } from './deps.js';
+
+const CLAIM_REF = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' } as const;
+
+/** Loads the claim and its readers; undefined when the claim is gone or carries no Run finalizer. */
+export async function load(deps: CleanupDeps, namespace: string, name: string) {
+  const object = await deps.kube.get({ ...CLAIM_REF, namespace, name });
+  if (object === undefined) return undefined;
+  const claim = claimStateOf(object);
+  const uids = claim.finalizers.flatMap((f) => {
+    const uid = runUidOfFinalizer(f);
+    return uid === undefined ? [] : [uid];
+  });
+  if (uids.length === 0) return undefined;
+  const runs = await deps.kube.list(DGDR_V1BETA2, RUN_KIND, namespace);
+  const readers = new Map<string, ClaimReader>();
+  for (const uid of uids) {
+    const runObject = runs.find((r) => r.metadata.uid === uid);
+    const jobs = (await deps.kube.list('batch/v1', 'Job', namespace, { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` })).map(jobStateOf);
+    const parsed = runObject === undefined ? undefined : RunSchema.safeParse(runObject);
+    const run = parsed?.success === true ? { name: parsed.data.metadata.name ?? '', isComplete: isRunComplete(parsed.data) } : undefined;
+    readers.set(uid, { runUid: uid, run, jobs });
+  }
+  return { object, claim, readers };
+}
+
+/** Reconciles one claim: stop Jobs, then release finalizers. Exported for the Run route. */
+export async function reconcileClaim(deps: CleanupDeps, namespace: string, name: string): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const loaded = await load(deps, namespace, name);
+  if (loaded === undefined) return DONE;
+  const desired = decideTraceClaim(loaded.claim, loaded.readers);
+  for (const job of desired.stopJobs) {
+    await deps.kube.delete({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: job }, { propagationPolicy: 'Foreground' });
+    deps.log.info({ kind: 'Job', namespace, name: job, claim: name }, 'Stopped Job for deleted PersistentVolumeClaim');
+  }
+  if (desired.removeFinalizers.length > 0) {
+    const remove = new Set(desired.removeFinalizers);
+    const finalizers = loaded.claim.finalizers.filter((f) => !remove.has(f));
+    await deps.kube.replace({ ...loaded.object, metadata: { ...loaded.object.metadata, finalizers } });
+    deps.log.info({ kind: 'PersistentVolumeClaim', namespace, name, removed: desired.removeFinalizers }, 'Removed finalizers from PersistentVolumeClaim');
+  }
+  return DONE;
+}
+
+/** A claim event: reconcile that claim. */
+export async function handle(event: KubeEvent, deps: CleanupDeps): Promise<Outcome> {
+  return reconcileClaim(deps, event.key.namespace, event.key.name);
+}
+
+/** Every claim with a Run finalizer, for the resync tick (empty while the gate is off). */
+export async function listKeys(deps: CleanupDeps): Promise<readonly ObjectKey[]> {
+  if (!deps.config.dgdrV1Beta2Enabled) return [];
+  const claims = await deps.kube.list(CLAIM_REF.apiVersion, CLAIM_REF.kind);
+  return claims
+    .filter((c) => ((c.metadata['finalizers'] as string[] | undefined) ?? []).some((f) => f.startsWith(TRACE_CLAIM_FINALIZER_PREFIX)))
+    .map((c) => ({ ...CLAIM_REF, namespace: c.metadata.namespace ?? '', name: c.metadata.name }));
+}
+
+/** A Job event: reconcile the claim of the Run that controls the Job (its pods may have released the file). */
+async function handleJob(event: KubeEvent, deps: CleanupDeps): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const job = (await deps.kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: event.key.namespace, name: event.key.name })) ?? event.object;
+  const owner = job === undefined ? undefined : controllerOf(job);
+  if (owner?.kind !== RUN_KIND) return DONE;
+  const run = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: RUN_KIND, namespace: event.key.namespace, name: owner.name });
+  const parsed = run === undefined ? undefined : RunSchema.safeParse(run);
+  const claimName = parsed?.success === true ? traceClaimNameOf(parsed.data) : undefined;
+  return claimName === undefined ? DONE : reconcileClaim(deps, event.key.namespace, claimName);
+}
+
+export const route: Route<CleanupDeps> = { ...CLAIM_REF, handle, listKeys };
+export const jobRoute: Route<CleanupDeps> = { apiVersion: 'batch/v1', kind: 'Job', handle: handleJob };

@@ -1,0 +1,224 @@
+/**
+ * Reconciles one DynamoGraphDeploymentRequest (v1beta1): hardware discovery, the profiling Job,
+ * the generated DGD and the request's status.
+ *
+ * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` and `dev.dynamo-fn.resync`
+ * events for kind `DynamoGraphDeploymentRequest`; events for its children map back to it: a `Job`
+ * (label `dgdr`, owner reference), a `ConfigMap` or `DynamoGraphDeployment` (labels
+ * `dgdr.nvidia.com/name` + `dgdr.nvidia.com/namespace`).
+ * Reads: the DGDR now; the Job `profile-<name>` and its pods (label `job-name`); the ConfigMap
+ * `dgdr-output-<name>`; the DGD `status.dgdName`; every Node (only while Pending and discovery is
+ * needed); the model-cache PVC when set.
+ * Decides: `decideDgdr` (shared/domain/dgdr, pure).
+ * Writes, in order: the discovered `spec.hardware` (update with the resourceVersion precondition),
+ * delete of a stale output ConfigMap, create of the Job, server-side apply of the request's
+ * annotations, create of planner ConfigMaps and of the DGD (never taking over an existing object),
+ * the status through the status subresource, then Events. Field manager `dynamo-profile`.
+ * Answers: Done; Permanent when the request failed (reported on its status); Transient on API
+ * errors that may pass (and when a child it just created is not visible yet).
+ * @module
+ */
+import {
+  DGDR_KIND,
+  DGDR_V1BETA1,
+  DGD_KIND,
+  DGD_V1BETA1,
+  DgdrSchema,
+  LABEL_DGDR,
+  LABEL_DGDR_NAME,
+  LABEL_DGDR_NAMESPACE,
+  LABEL_JOB_NAME,
+  formatIssues,
+  fromZodIssues,
+  type Dgdr,
+} from '../../shared/api/index.js';
+import {
+  decideDgdr,
+  decideDgdRejected,
+  needsHardwareDiscovery,
+  outputConfigMapName,
+  profilingJobName,
+  trackingLabels,
+  type ChildFacts,
+  type DgdrDesired,
+  type DgdrObserved,
+  type JobCondition,
+  type PodFacts,
+  type ProfilingJobConfig,
+} from '../../shared/domain/index.js';
+import type { Kube, KubeObject } from '../../shared/kube/index.js';
+import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+
+export interface ProfileDeps extends HandlerDeps {
+  readonly kube: Kube;
+  readonly profilingJob: ProfilingJobConfig;
+  /** Events' `reportingInstance` (the pod or revision name). */
+  readonly instance: string;
+}
+
+export const REPORTING_CONTROLLER = 'nvidia.com/dynamo-profile';
+
+type Obj = Record<string, unknown>;
+
+/** The binding: DGDR events of group nvidia.com, and the DGDR resync. */
+export const route: Route<ProfileDeps> = { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, handle, listKeys };
+
+/** A profiling Job's event names its request (label `dgdr`). */
+export const jobRoute: Route<ProfileDeps> = { apiVersion: 'batch/v1', kind: 'Job', handle: (event, deps) => handleChild(event, deps, parentOfJob) };
+/** An output or planner ConfigMap's event names its request (tracking labels). */
+export const configMapRoute: Route<ProfileDeps> = { apiVersion: 'v1', kind: 'ConfigMap', handle: (event, deps) => handleChild(event, deps, parentByLabels) };
+/** A generated DGD's event names its request (tracking labels). */
+export const dgdRoute: Route<ProfileDeps> = { apiVersion: DGD_V1BETA1, kind: DGD_KIND, handle: (event, deps) => handleChild(event, deps, parentByLabels) };
+
+function parentOfJob(child: KubeObject): ObjectKey | undefined {
+  const name = child.metadata.labels?.[LABEL_DGDR];
+  if (name === undefined || child.metadata.name !== profilingJobName(name)) return undefined;
+  return { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace: child.metadata.namespace ?? '', name };
+}
+
+function parentByLabels(child: KubeObject): ObjectKey | undefined {
+  const name = child.metadata.labels?.[LABEL_DGDR_NAME];
+  const namespace = child.metadata.labels?.[LABEL_DGDR_NAMESPACE];
+  if (name === undefined || namespace === undefined) return undefined;
+  return { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace, name };
+}
+
+/** Loads the child the event names (it may be gone: use the event's copy then) and reconciles its request. */
+async function handleChild(event: KubeEvent, deps: ProfileDeps, parentOf: (child: KubeObject) => ObjectKey | undefined): Promise<Outcome> {
+  const stored = await deps.kube.get(event.key);
+  const child = stored ?? (event.object as KubeObject | undefined);
+  const parent = child?.metadata === undefined ? undefined : parentOf(child);
+  if (parent === undefined) return DONE; // Not a child of any request.
+  return handle({ ...event, key: parent, object: undefined }, deps);
+}
+
+function childFacts(object: KubeObject): ChildFacts {
+  const owners = object.metadata['ownerReferences'];
+  return {
+    name: object.metadata.name,
+    ...(object.metadata.uid === undefined ? {} : { uid: object.metadata.uid }),
+    labels: object.metadata.labels ?? {},
+    ownerReferences: Array.isArray(owners) ? (owners as ChildFacts['ownerReferences']) : [],
+  };
+}
+
+function podFacts(pod: KubeObject): PodFacts {
+  const status = (pod['status'] ?? {}) as { phase?: string; containerStatuses?: { name: string; state?: PodFacts['profiler'] }[] };
+  return { name: pod.metadata.name, phase: status.phase, profiler: status.containerStatuses?.find((c) => c.name === 'profiler')?.state };
+}
+
+/** Loads the request and what its decision reads; undefined when the request is gone. */
+export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promise<DgdrObserved> {
+  const namespace = key.namespace;
+  const jobName = profilingJobName(key.name);
+  const phase = dgdr.status?.phase ?? 'Pending';
+  const [job, output, dgd] = await Promise.all([
+    deps.kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName }),
+    deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: outputConfigMapName(key.name) }),
+    dgdr.status?.dgdName === undefined ? undefined : deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: dgdr.status.dgdName }),
+  ]);
+  const isJobFailed = ((job?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Failed' && c.status === 'True');
+  const pods = job !== undefined && isJobFailed ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [];
+  const isDiscovering = phase === 'Pending' && job === undefined;
+  const nodes = isDiscovering && needsHardwareDiscovery(dgdr.spec.hardware) ? await deps.kube.list('v1', 'Node') : undefined;
+  const pvcName = dgdr.spec.modelCache?.pvcName;
+  const pvc = isDiscovering && pvcName !== undefined && pvcName !== '' ? await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvcName }) : undefined;
+  const dgdStatus = (dgd?.['status'] ?? {}) as { state?: string; components?: Record<string, { replicas?: number; availableReplicas?: number }> };
+  return {
+    dgdr,
+    job: job === undefined ? undefined : { ...childFacts(job), conditions: (job['status'] as { conditions?: JobCondition[] } | undefined)?.conditions ?? [] },
+    jobPods: pods.map(podFacts),
+    outputData: output === undefined ? undefined : ((output['data'] ?? {}) as Record<string, string>),
+    dgd: dgd === undefined ? undefined : { ...childFacts(dgd), state: dgdStatus.state, components: Object.values(dgdStatus.components ?? {}) },
+    nodes: nodes?.map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })),
+    modelCachePvcExists: isDiscovering && pvcName !== undefined && pvcName !== '' ? pvc !== undefined : undefined,
+  };
+}
+
+function ref(dgdr: KubeObject): { apiVersion: string; kind: string; namespace: string; name: string; uid?: string } {
+  return { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace: dgdr.metadata.namespace ?? '', name: dgdr.metadata.name, ...(dgdr.metadata.uid === undefined ? {} : { uid: dgdr.metadata.uid }) };
+}
+
+/** Performs one step's writes, in the decision's order. Throws TransientError/PermanentError from shared/kube. */
+export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, desired: DgdrDesired): Promise<DgdrDesired> {
+  const namespace = stored.metadata.namespace ?? '';
+  let current = stored;
+  if (desired.hardware !== undefined) {
+    // An update (not an apply): the discovered values become the user's spec, as upstream persists them.
+    current = await deps.kube.replace({ ...current, spec: { ...(current['spec'] as Obj), hardware: desired.hardware } });
+    deps.log.info({ hardware: desired.hardware }, 'Persisted discovered hardware on DynamoGraphDeploymentRequest');
+  }
+  if (desired.deleteStaleOutput) await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: outputConfigMapName(stored.metadata.name) });
+  if (desired.job !== undefined) {
+    const job = desired.job as Parameters<Kube['create']>[0];
+    const created = await deps.kube.create(job);
+    if (created === undefined) throw new TransientError(`Job ${namespace}/${job.metadata.name} already exists; reconciling again to inspect it`);
+    deps.log.info({ kind: 'Job', name: job.metadata.name }, 'Created Job');
+  }
+  if (desired.annotations !== undefined) {
+    // Only the annotations this function owns; an empty set is sent as none, so server-side apply removes ours.
+    const annotations = Object.keys(desired.annotations).length === 0 ? {} : { annotations: desired.annotations };
+    await deps.kube.apply({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, ...annotations } }, { force: true });
+  }
+  const events = [...desired.events];
+  for (const configMap of desired.configMaps) {
+    const object = configMap as Parameters<Kube['create']>[0];
+    const created = await deps.kube.create(object);
+    if (created !== undefined) continue;
+    const existing = await deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: object.metadata.name });
+    const isOurs = existing !== undefined && Object.entries(trackingLabels(dgdr)).every(([k, v]) => existing.metadata.labels?.[k] === v);
+    if (!isOurs) events.push({ type: 'Warning', reason: 'ConfigMapCreationFailed', action: 'Create', note: `Failed to create ConfigMaps from profiling output: ConfigMap ${object.metadata.name} already exists and was not created by this request; it is left untouched` });
+  }
+  let result = desired;
+  if (desired.dgd !== undefined) {
+    const object = desired.dgd as Parameters<Kube['create']>[0];
+    try {
+      const created = await deps.kube.create(object);
+      if (created === undefined) throw new TransientError(`DynamoGraphDeployment ${namespace}/${object.metadata.name} already exists; reconciling again to check who created it`);
+      deps.log.info({ kind: DGD_KIND, name: object.metadata.name }, 'Created DynamoGraphDeployment');
+    } catch (error) {
+      if (!(error instanceof PermanentError)) throw error;
+      result = decideDgdRejected(dgdr, error.message, deps.now());
+      events.length = 0;
+      events.push(...result.events);
+    }
+  }
+  if (result.status !== undefined) {
+    await deps.kube.applyStatus(
+      { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace }, status: result.status },
+      { force: true },
+    );
+  }
+  for (const event of events) {
+    await deps.kube.createEvent({ regarding: ref(current), type: event.type, reason: event.reason, note: event.note, action: event.action, reportingController: REPORTING_CONTROLLER, reportingInstance: deps.instance });
+  }
+  return result;
+}
+
+/** load -> decideDgdr -> write. Never branches on the event type: the event only names the request. */
+export async function handle(event: KubeEvent, deps: ProfileDeps): Promise<Outcome> {
+  const stored = await deps.kube.get({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace: event.key.namespace, name: event.key.name });
+  if (stored === undefined) return DONE; // Gone: its Job and output go with it (owner references); the DGD persists by design.
+  if (stored.metadata['deletionTimestamp'] !== undefined) return DONE;
+  const parsed = DgdrSchema.safeParse(stored);
+  if (!parsed.success) {
+    // Admission and the CRD schema admit only valid requests; an object stored before them is reported, not retried.
+    const message = formatIssues(fromZodIssues(parsed.error.issues));
+    deps.log.warn({ issues: message }, 'Skipped invalid DynamoGraphDeploymentRequest');
+    return { kind: 'Permanent', reason: 'InvalidSpec', message };
+  }
+  const observed = await load(deps, event.key, parsed.data);
+  const desired = decideDgdr(observed, deps.profilingJob, deps.now());
+  const result = await write(deps, stored, parsed.data, desired);
+  if (result.status?.phase === 'Failed' && parsed.data.status?.phase !== 'Failed') {
+    const failure = result.status.conditions?.find((c) => c.type === 'Succeeded');
+    return { kind: 'Permanent', reason: failure?.reason ?? 'Failed', message: failure?.message ?? '' };
+  }
+  return DONE;
+}
+
+/** Every DGDR in the cluster, for the periodic resync. */
+export async function listKeys(deps: ProfileDeps): Promise<readonly ObjectKey[]> {
+  const requests = await deps.kube.list(DGDR_V1BETA1, DGDR_KIND);
+  return requests.map((d) => ({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace: d.metadata.namespace ?? '', name: d.metadata.name }));
+}

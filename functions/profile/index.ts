@@ -1,0 +1,104 @@
+/**
+ * The profile function: DynamoGraphDeploymentRequest (v1beta1) -> hardware discovery, the
+ * profiling Job, the generated DynamoGraphDeployment and the request's status; for the v1beta2
+ * API (behind `dgdrV1Beta2.enabled`), DynamoGraphDeploymentRuns: trace-claim protection before
+ * the Job exists, the Run's AISimulate Job, and the Run's `Completed` condition (./run.ts, under
+ * its own field manager). Deployed as a Knative Service that scales to zero (infra/profile/); run
+ * locally with `dynamo-fn serve profile`.
+ *
+ * Configuration, besides the host's (shared/runtime): `OPERATOR_IMAGE`, the image carrying
+ * `/dgd-apply-overrides` that a profiling Job's init container installs when a request sets
+ * `spec.overrides.dgd` (unset: such requests fail with upstream's message); `NATS_SERVER`,
+ * `ETCD_ENDPOINTS`, `MODEL_EXPRESS_URL`, `PROMETHEUS_ENDPOINT`, passed to the profiler when set
+ * (upstream `AddStandardEnvVars`).
+ * @module
+ */
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_RUN } from '../../shared/api/index.js';
+import { createKube, type Kube } from '../../shared/kube/index.js';
+import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
+import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
+import { claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';
+
+/** The profile function's dependencies: the DGDR ones, and the Runs' client (its own field manager). */
+export interface ProfileFunctionDeps extends ProfileDeps {
+  readonly runKube: Kube;
+}
+
+/** Environment variables copied into the profiler container when set (upstream `AddStandardEnvVars`). */
+export const STANDARD_ENV_NAMES = ['NATS_SERVER', 'ETCD_ENDPOINTS', 'MODEL_EXPRESS_URL', 'PROMETHEUS_ENDPOINT'] as const;
+
+/** The function's dependencies around a given client. */
+export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record<string, string | undefined>> = process.env): ProfileDeps {
+  const operatorImage = env['OPERATOR_IMAGE'];
+  return {
+    ...base,
+    kube,
+    profilingJob: {
+      operatorImage: operatorImage === undefined || operatorImage === '' ? undefined : operatorImage,
+      standardEnv: STANDARD_ENV_NAMES.flatMap((name) => {
+        const value = env[name];
+        return value === undefined || value === '' ? [] : [{ name, value }];
+      }),
+    },
+    instance: env['K_REVISION'] ?? hostname(),
+  };
+}
+
+/**
+ * A kubeconfig from KUBECONFIG, else the in-cluster service account.
+ * Failures: ConfigError naming KUBECONFIG when it is unset outside a pod.
+ */
+export function loadKubeConfig(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (base.config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(base.config.kubeconfigPath);
+  else if ((env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
+    throw new ConfigError([{ key: 'KUBECONFIG', expected: 'a kubeconfig file path when not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)', received: undefined }]);
+  } else kubeConfig.loadFromCluster();
+  return kubeConfig;
+}
+
+/**
+ * Builds the DGDR dependencies: a kube client from KUBECONFIG, else the in-cluster service account.
+ * Failures: ConfigError naming KUBECONFIG when it is unset outside a pod.
+ */
+export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ProfileDeps> {
+  return depsWithKube(base, createKube(loadKubeConfig(base, env), { fieldManager: FIELD_MANAGER_PROFILE, now: base.now }), env);
+}
+
+/** A Run route on the Runs' client. */
+function onRunKube(route: Route<RunDeps>): Route<ProfileFunctionDeps> {
+  return {
+    apiVersion: route.apiVersion,
+    kind: route.kind,
+    handle: (event, deps) => route.handle(event, { ...deps, kube: deps.runKube }),
+    ...(route.listKeys === undefined ? {} : { listKeys: (deps: ProfileFunctionDeps) => route.listKeys?.({ ...deps, kube: deps.runKube }) ?? Promise.resolve([]) }),
+  };
+}
+
+/**
+ * A Job belongs to a DGDR (profiling Job) or to a Run (AISimulate Job); each handler ignores the
+ * other's. Both see every Job event; the worse outcome answers the broker.
+ */
+const anyJobRoute: Route<ProfileFunctionDeps> = {
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  handle: async (event, deps) => combineResyncOutcomes([await jobRoute.handle(event, deps), await onRunKube(runJobRoute).handle(event, deps)]),
+};
+
+/** Both clients on one kubeconfig. Failures: as {@link loadKubeConfig}. */
+export async function initProfile(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ProfileFunctionDeps> {
+  const kubeConfig = loadKubeConfig(base, env);
+  return {
+    ...depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE, now: base.now }), env),
+    runKube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN, now: base.now }),
+  };
+}
+
+const profile: FunctionDefinition<ProfileFunctionDeps> = {
+  name: 'profile',
+  routes: [dgdrRoute, anyJobRoute, configMapRoute, dgdRoute, onRunKube(runRoute), onRunKube(podRoute), onRunKube(claimRoute)],
+  init: (base) => initProfile(base),
+};
+export default profile;

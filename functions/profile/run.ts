@@ -1,0 +1,239 @@
+/**
+ * Reconciles one DynamoGraphDeploymentRun (nvidia.com/v1beta2), behind `dgdrV1Beta2.enabled`.
+ *
+ * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for kind
+ * `DynamoGraphDeploymentRun`, and `dev.dynamo-fn.resync`; the Job, Pod and
+ * PersistentVolumeClaim routes below map their object to the Runs it concerns.
+ * Reads: the Run; its trace claim; its Job (`<run>-aisimulate`) and the Job's pods (label
+ * `nvidia.com/dgdr-run-uid`); its Candidates (same label); the owning request, when the Run has one.
+ * Decides: `decideRun` (shared/domain, pure): the Run decision table.
+ * Writes, in order: the claim finalizer `nvidia.com/dgdr-run-<uid>` (replace with a
+ * resourceVersion precondition), then the Job (create by server-side apply, never over a Job
+ * the Run does not control), or a Job stop (foreground deletion); then the Run status through
+ * the status subresource (phase, jobRef, times, the `Completed` condition); then Events on
+ * Completed transitions. Field manager `dynamo-profile-run`.
+ * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
+ * @module
+ */
+import {
+  CANDIDATE_KIND,
+  CONDITION_COMPLETED,
+  CONDITION_PUBLISHED,
+  CONDITION_VALID,
+  DGDR_V1BETA2,
+  DGDR_V1BETA2_KIND,
+  LABEL_DGDR_GENERATION,
+  LABEL_DGDR_RUN_UID,
+  RUN_KIND,
+  RunSchema,
+  type Condition,
+  type Run,
+} from '../../shared/api/index.js';
+import {
+  claimStateOf,
+  controllerOf,
+  controllerUidOf,
+  decideRun,
+  jobStateOf,
+  renderRunJob,
+  runJobName,
+  traceClaimNameOf,
+  waitingContainersOf,
+  type RunDesired,
+  type RunObserved,
+} from '../../shared/domain/index.js';
+import type { Kube, KubeObject } from '../../shared/kube/index.js';
+import { DONE, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+
+export interface RunDeps extends HandlerDeps {
+  readonly kube: Kube;
+  /** Events' `reportingInstance` (the pod or revision name). */
+  readonly instance: string;
+}
+
+const REPORTING_CONTROLLER = 'nvidia.com/dynamo-profile';
+const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
+
+/** What `load` found: the stored Run and the observed state the decision reads. */
+export interface RunLoaded {
+  readonly object: KubeObject;
+  readonly observed: RunObserved;
+}
+
+function conditionOf(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/**
+ * Whether the owning request has moved on: its `metadata.generation` differs from the Run's
+ * `nvidia.com/dgdr-generation` label, or it is gone. A Run with no request owner is never
+ * superseded. Source: reference "Trace claim lifecycle" ("The request starts one Run per
+ * metadata.generation"; a spec change fails the old Run with Superseded).
+ */
+async function isSuperseded(deps: RunDeps, run: Run, object: KubeObject): Promise<boolean> {
+  const owner = controllerOf(object);
+  if (owner === undefined || owner.kind !== DGDR_V1BETA2_KIND) return false;
+  const request = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, namespace: run.metadata.namespace ?? '', name: owner.name });
+  if (request === undefined || request.metadata.uid !== owner.uid) return true;
+  return String(request.metadata.generation ?? '') !== (run.metadata.labels?.[LABEL_DGDR_GENERATION] ?? String(request.metadata.generation ?? ''));
+}
+
+/** Loads the Run and everything the decision reads; undefined when the Run is gone or being deleted. */
+export async function load(deps: RunDeps, key: ObjectKey): Promise<RunLoaded | undefined> {
+  const object = await deps.kube.get({ ...RUN_REF, namespace: key.namespace, name: key.name });
+  if (object === undefined || object.metadata['deletionTimestamp'] !== undefined) return undefined;
+  const run = RunSchema.parse(object);
+  const namespace = key.namespace;
+  const uid = run.metadata.uid ?? '';
+  const claimName = traceClaimNameOf(run);
+  const claimObject = claimName === undefined ? undefined : await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName });
+  const jobName = run.status?.jobRef?.name ?? runJobName(key.name);
+  const jobObject = await deps.kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName });
+  const isOurs = jobObject !== undefined && controllerUidOf(jobObject) === uid;
+  const job = isOurs ? jobStateOf(jobObject) : undefined;
+  const selector = { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` };
+  const pods = job !== undefined && job.outcome === 'Active' ? await deps.kube.list('v1', 'Pod', namespace, selector) : [];
+  const candidates = await deps.kube.list(DGDR_V1BETA2, CANDIDATE_KIND, namespace, selector);
+  const validCandidates = candidates.filter((c) => {
+    const conditions = (c['status'] as { conditions?: Condition[] } | undefined)?.conditions;
+    return conditionOf(conditions, CONDITION_VALID)?.status === 'True';
+  }).length;
+  const observed: RunObserved = {
+    run,
+    claim: claimObject === undefined ? undefined : claimStateOf(claimObject),
+    job,
+    waiting: waitingContainersOf(pods),
+    isSuperseded: await isSuperseded(deps, run, object),
+    publication: { isPublished: conditionOf(run.status?.conditions, CONDITION_PUBLISHED)?.status === 'True', candidates: candidates.length, validCandidates },
+    ...(jobObject !== undefined && !isOurs ? { foreignJobName: jobName } : {}),
+  };
+  return { object, observed };
+}
+
+/** Adds the Run's finalizer to its claim: read-modify-write with the resourceVersion precondition (a 409 is Transient). */
+async function addClaimFinalizer(deps: RunDeps, namespace: string, claimName: string, finalizer: string): Promise<void> {
+  const claim = await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName });
+  if (claim === undefined) return; // Gone meanwhile: the next event decides again (TraceSourceMissing).
+  const finalizers = Array.isArray(claim.metadata['finalizers']) ? (claim.metadata['finalizers'] as string[]) : [];
+  if (finalizers.includes(finalizer)) return;
+  await deps.kube.replace({ ...claim, metadata: { ...claim.metadata, finalizers: [...finalizers, finalizer] } });
+  deps.log.info({ kind: 'PersistentVolumeClaim', namespace, name: claimName, finalizer }, 'Added finalizer to PersistentVolumeClaim');
+}
+
+/** Performs the decision's writes in order, then the status and Events. */
+export async function write(deps: RunDeps, loaded: RunLoaded, desired: RunDesired): Promise<void> {
+  const { run } = loaded.observed;
+  const namespace = run.metadata.namespace ?? '';
+  let jobRef = run.status?.jobRef ?? (loaded.observed.job === undefined ? undefined : { name: loaded.observed.job.name, ...(loaded.observed.job.uid === undefined ? {} : { uid: loaded.observed.job.uid }) });
+  for (const action of desired.verdict.actions) {
+    switch (action.kind) {
+      case 'AddClaimFinalizer':
+        await addClaimFinalizer(deps, namespace, action.claimName, action.finalizer);
+        break;
+      case 'CreateJob': {
+        const job = renderRunJob(run, { defaultImage: deps.config.aisimulateImage });
+        const created = await deps.kube.apply(job as unknown as Parameters<Kube['apply']>[0], { force: true });
+        jobRef = { name: created.metadata.name, ...(created.metadata.uid === undefined ? {} : { uid: created.metadata.uid }) };
+        deps.log.info({ kind: 'Job', namespace, name: created.metadata.name }, 'Created Job');
+        break;
+      }
+      case 'StopJob':
+        await deps.kube.delete({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: action.jobName }, { propagationPolicy: 'Foreground' });
+        deps.log.info({ kind: 'Job', namespace, name: action.jobName }, 'Stopped Job');
+        break;
+      default: {
+        const unreachable: never = action;
+        throw new Error(`unknown Run action ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+  const status = { ...desired.status, ...(jobRef === undefined ? {} : { jobRef }) };
+  await deps.kube.applyStatus({ ...RUN_REF, metadata: { name: run.metadata.name ?? '', namespace }, status }, { force: true });
+  const before = conditionOf(run.status?.conditions, CONDITION_COMPLETED);
+  const after = desired.status.conditions[0];
+  if (after !== undefined && (before?.reason !== after.reason || before.status !== after.status)) {
+    const failedOrWaiting = desired.verdict.phase === 'Failed' || after.reason === 'ContainerWaiting' || after.reason === 'TraceSourceMissing' || after.reason === 'JobConflict';
+    await deps.kube.createEvent({
+      regarding: { ...RUN_REF, namespace, name: run.metadata.name ?? '', ...(run.metadata.uid === undefined ? {} : { uid: run.metadata.uid }) },
+      type: failedOrWaiting ? 'Warning' : 'Normal',
+      reason: after.reason,
+      note: after.message,
+      action: 'Reconcile',
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: deps.instance,
+    });
+  }
+}
+
+/** load -> decideRun -> write. Does nothing while the `dgdrV1Beta2.enabled` gate is off. */
+export async function handle(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const loaded = await load(deps, event.key);
+  if (loaded === undefined) return DONE; // Gone: its Job and Candidates go with it (owner references).
+  const desired = decideRun(loaded.observed, deps.now());
+  if (desired === undefined) return DONE;
+  await write(deps, loaded, desired);
+  return DONE;
+}
+
+/** Every Run in the cluster, for the periodic resync (empty while the gate is off). */
+export async function listKeys(deps: RunDeps): Promise<readonly ObjectKey[]> {
+  if (!deps.config.dgdrV1Beta2Enabled) return [];
+  const runs = await deps.kube.list(DGDR_V1BETA2, RUN_KIND);
+  return runs.map((r) => ({ ...RUN_REF, namespace: r.metadata.namespace ?? '', name: r.metadata.name }));
+}
+
+/** Reconciles each named Run in turn (the related-object routes end here). */
+async function handleRuns(deps: RunDeps, event: KubeEvent, names: readonly string[]): Promise<Outcome> {
+  for (const name of names) {
+    const outcome = await handle({ ...event, key: { ...RUN_REF, namespace: event.key.namespace, name } }, deps);
+    if (outcome.kind !== 'Done') return outcome;
+  }
+  return DONE;
+}
+
+/** The Runs of the namespace whose uid is `uid` (at most one). */
+async function runsWithUid(deps: RunDeps, namespace: string, uid: string | undefined): Promise<string[]> {
+  if (uid === undefined) return [];
+  const runs = await deps.kube.list(DGDR_V1BETA2, RUN_KIND, namespace);
+  return runs.filter((r) => r.metadata.uid === uid).map((r) => r.metadata.name);
+}
+
+/**
+ * A Job event reconciles the Run that controls it. A Job already gone names its Run through
+ * the event's copy (Resource mode) or its `nvidia.com/dgdr-run-uid` label; otherwise the resync
+ * covers it.
+ */
+async function handleJob(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const job = (await deps.kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: event.key.namespace, name: event.key.name })) ?? event.object;
+  if (job === undefined) return DONE;
+  const owner = controllerOf(job);
+  if (owner?.kind === RUN_KIND) return handleRuns(deps, event, [owner.name]);
+  return DONE;
+}
+
+/** A Pod event reconciles the Run named by its `nvidia.com/dgdr-run-uid` label (waiting containers). */
+async function handlePod(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const pod = (await deps.kube.get({ apiVersion: 'v1', kind: 'Pod', namespace: event.key.namespace, name: event.key.name })) ?? event.object;
+  const labels = (pod?.['metadata'] as { labels?: Record<string, string> } | undefined)?.labels;
+  return handleRuns(deps, event, await runsWithUid(deps, event.key.namespace, labels?.[LABEL_DGDR_RUN_UID]));
+}
+
+/** A claim event reconciles every open Run that reads it (a missing claim that appears starts its Runs). */
+async function handleClaim(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const runs = await deps.kube.list(DGDR_V1BETA2, RUN_KIND, event.key.namespace);
+  const readers = runs.filter((r) => {
+    const parsed = RunSchema.safeParse(r);
+    return parsed.success && traceClaimNameOf(parsed.data) === event.key.name;
+  });
+  return handleRuns(deps, event, readers.map((r) => r.metadata.name));
+}
+
+/** The bindings: Runs (with resync), and the Jobs, Pods and claims that wake a Run. */
+export const route: Route<RunDeps> = { ...RUN_REF, handle, listKeys };
+export const jobRoute: Route<RunDeps> = { apiVersion: 'batch/v1', kind: 'Job', handle: handleJob };
+export const podRoute: Route<RunDeps> = { apiVersion: 'v1', kind: 'Pod', handle: handlePod };
+export const claimRoute: Route<RunDeps> = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', handle: handleClaim };

@@ -1,0 +1,156 @@
+/**
+ * Reconciles one LPXGraphDeployment (only with `lpx.enabled=true`).
+ *
+ * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` and `dev.dynamo-fn.resync`
+ * events for kind `LPXGraphDeployment` (`nvidia.com/v1alpha1`), and events for kind
+ * `LpuPipelineRequest` (`scheduling.lpu.nvidia.com/v1alpha1`), which name their LPXGD through
+ * the annotation `lpx.nvidia.com/deployment-name` (upstream-notes/lpx.md §6.1 watches).
+ * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups (label
+ * `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
+ * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
+ * Writes: server-side apply of the LPX PodCliqueSet; scaling-group `spec.replicas` by
+ * replace with a resourceVersion precondition; pipeline requests created by apply and deleted
+ * with resourceVersion preconditions; the LPXGD status through the status subresource; a
+ * foreground delete of a PodCliqueSet whose layout changed, after the status that retains the
+ * external engine count. Then the owning DGD is reconciled, so its status follows the child.
+ * Field manager `dynamo-reconcile`.
+ * Answers: Done; Transient on API errors that may pass (the broker retries).
+ * @module
+ */
+import {
+  ANNOTATION_LPX_DEPLOYMENT_NAME,
+  DGD_KIND,
+  DGD_V1BETA1,
+  GROVE_API_VERSION,
+  LPR_API_VERSION,
+  LPR_KIND,
+  LPXGD_API_VERSION,
+  LPXGD_KIND,
+  LpuPipelineRequestSchema,
+  LpxGraphDeploymentSchema,
+  PODCLIQUESET_KIND,
+  PodCliqueScalingGroupSchema,
+  parseDgd,
+  type LpuPipelineRequest,
+  type PodCliqueScalingGroup,
+} from '../../shared/api/index.js';
+import { decideLpxGraphDeployment, lpxPodCliqueSetName, parseModelRegistryUrl, type LpxDesired, type LpxObserved, type ObservedPodCliqueSet } from '../../shared/domain/index.js';
+import type { KubeObject } from '../../shared/kube/index.js';
+import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import { handle as handleDgd, type ReconcileDeps } from './dgd.js';
+
+const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
+/** A decision that still writes after this many passes waits for the next event or resync. */
+const MAX_PASSES = 4;
+
+/** LPXGraphDeployment events and their resync. */
+export const lpxGraphDeploymentRoute: Route<ReconcileDeps> = { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, handle, listKeys };
+/** Pipeline request events (receipts): reconcile the LPXGD they name. No resync of their own. */
+export const lpuPipelineRequestRoute: Route<ReconcileDeps> = { apiVersion: LPR_API_VERSION, kind: LPR_KIND, handle: handleRequest };
+
+/** The observed state plus the raw scaling groups (the replace writes need whole objects). */
+interface Loaded {
+  readonly observed: LpxObserved;
+  readonly rawGroups: ReadonlyMap<string, KubeObject>;
+}
+
+/** Loads an LPXGD and everything its decision reads; undefined when the LPXGD is gone or being deleted. */
+export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded | undefined> {
+  const raw = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
+  if (raw === undefined || raw.metadata['deletionTimestamp'] !== undefined) return undefined;
+  const parsed = LpxGraphDeploymentSchema.safeParse(raw);
+  if (!parsed.success) throw new PermanentError(`cannot read LPXGraphDeployment ${key.namespace}/${key.name}: ${parsed.error.message}`, { reason: 'Invalid' });
+  const lpxgd = parsed.data;
+  const dgdObject = await deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: key.namespace, name: key.name });
+  const dgd = dgdObject === undefined ? undefined : parseDgd(dgdObject);
+  const pcsName = lpxPodCliqueSetName({ namespace: key.namespace, name: key.name, uid: lpxgd.metadata.uid ?? '' });
+  const pcs = await deps.kube.get({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace: key.namespace, name: pcsName });
+  const groups = await deps.kube.list(GROVE_API_VERSION, 'PodCliqueScalingGroup', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` });
+  const scalingGroups = new Map<string, PodCliqueScalingGroup>();
+  const rawGroups = new Map<string, KubeObject>();
+  for (const object of groups) {
+    const group = PodCliqueScalingGroupSchema.safeParse(object);
+    if (!group.success) continue;
+    scalingGroups.set(object.metadata.name, group.data);
+    rawGroups.set(object.metadata.name, object);
+  }
+  const requests: LpuPipelineRequest[] = [];
+  for (const object of await deps.kube.list(LPR_API_VERSION, LPR_KIND, key.namespace)) {
+    const request = LpuPipelineRequestSchema.safeParse(object);
+    if (request.success) requests.push(request.data);
+  }
+  const observed: LpxObserved = {
+    lpxgd,
+    dgd: dgd?.ok === true ? dgd.dgd : undefined,
+    podCliqueSet: pcs === undefined ? undefined : (pcs as unknown as ObservedPodCliqueSet),
+    scalingGroups,
+    requests,
+  };
+  return { observed, rawGroups };
+}
+
+function hasWrites(desired: LpxDesired): boolean {
+  return desired.applyPodCliqueSet !== undefined || desired.deletePodCliqueSet !== undefined || desired.scale.length > 0 || desired.createRequests.length > 0 || desired.deleteRequests.length > 0;
+}
+
+/** Performs the decision's writes: PCS, scale, requests, status; a replacement deletes the PCS after the status. */
+export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded, desired: LpxDesired): Promise<void> {
+  const { namespace } = key;
+  if (desired.applyPodCliqueSet !== undefined) await deps.kube.apply(desired.applyPodCliqueSet, { force: true });
+  for (const scale of desired.scale) {
+    const group = loaded.rawGroups.get(scale.name);
+    if (group === undefined) continue;
+    await deps.kube.replace({ ...group, spec: { ...(group['spec'] as Record<string, unknown>), replicas: scale.replicas } });
+    deps.log.info({ kind: 'PodCliqueScalingGroup', namespace, name: scale.name, replicas: scale.replicas }, 'Scaled PodCliqueScalingGroup');
+  }
+  for (const request of desired.createRequests) {
+    await deps.kube.apply(request);
+    deps.log.info({ kind: LPR_KIND, namespace, name: request.metadata.name }, `Created ${LPR_KIND}`);
+  }
+  for (const request of desired.deleteRequests) {
+    await deps.kube.delete({ apiVersion: LPR_API_VERSION, kind: LPR_KIND, namespace, name: request.name }, request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion });
+    deps.log.info({ kind: LPR_KIND, namespace, name: request.name }, `Deleted ${LPR_KIND}`);
+  }
+  await deps.kube.applyStatus({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, metadata: { name: key.name, namespace }, status: desired.status }, { force: true });
+  if (desired.deletePodCliqueSet !== undefined) {
+    // The status above already holds the retained external engine count (issue 11 part 7).
+    await deps.kube.delete({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace, name: desired.deletePodCliqueSet.name }, { propagationPolicy: 'Foreground' });
+    deps.log.info({ kind: PODCLIQUESET_KIND, namespace, name: desired.deletePodCliqueSet.name }, 'Deleted PodCliqueSet for replacement');
+  }
+}
+
+/**
+ * load -> decideLpxGraphDeployment -> write, repeated while a pass writes objects whose result
+ * the next pass reads (the new PodCliqueSet's uid, a scaled group), up to {@link MAX_PASSES};
+ * then the owning DGD is reconciled so its status reflects the child. Disabled: does nothing.
+ */
+export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
+  if (!deps.config.lpxEnabled) return DONE;
+  const registry = parseModelRegistryUrl(deps.config.lpxModelRegistryUrl);
+  if (!registry.ok) throw new PermanentError(`cannot use LPX_MODEL_REGISTRY_URL: ${registry.error}`, { reason: 'InvalidConfig' });
+  for (let pass = 0; pass < MAX_PASSES; pass += 1) {
+    const loaded = await load(deps, event.key);
+    if (loaded === undefined) return DONE;
+    const desired = decideLpxGraphDeployment(loaded.observed, { registry: registry.registry, render: deps.render }, deps.now());
+    await write(deps, event.key, loaded, desired);
+    if (!hasWrites(desired) || desired.deletePodCliqueSet !== undefined) break;
+  }
+  return handleDgd({ ...event, key: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: event.key.namespace, name: event.key.name }, object: undefined }, deps);
+}
+
+/** A request names its LPXGD by annotation; unannotated or foreign requests are not ours. */
+async function handleRequest(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
+  if (!deps.config.lpxEnabled) return DONE;
+  const request = await deps.kube.get({ apiVersion: LPR_API_VERSION, kind: LPR_KIND, namespace: event.key.namespace, name: event.key.name });
+  const fromEvent = (event.object?.['metadata'] as { annotations?: Record<string, string> } | undefined)?.annotations;
+  const owner = request?.metadata.annotations?.[ANNOTATION_LPX_DEPLOYMENT_NAME] ?? fromEvent?.[ANNOTATION_LPX_DEPLOYMENT_NAME];
+  if (owner === undefined) return DONE;
+  return handle({ ...event, key: { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: event.key.namespace, name: owner }, object: undefined }, deps);
+}
+
+/** Every LPXGD, for the periodic resync; none while LPX is disabled (the CRD may be absent). */
+export async function listKeys(deps: ReconcileDeps): Promise<readonly ObjectKey[]> {
+  if (!deps.config.lpxEnabled) return [];
+  const objects = await deps.kube.list(LPXGD_API_VERSION, LPXGD_KIND);
+  return objects.map((o) => ({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: o.metadata.namespace ?? '', name: o.metadata.name }));
+}

@@ -1,0 +1,58 @@
+/**
+ * The DynamoGraphDeploymentRequest CRD, generated from the zod schemas of ./dgdr.ts.
+ * Served and stored version `v1beta1`, short name `dgdr`, status subresource, printer columns
+ * Model, Backend, Phase, Profiling, (Reason, Message at -o wide), DGD, Age.
+ *
+ * Source: upstream deploy/operator/api/v1beta1/dynamographdeploymentrequest_types.go
+ * (`+kubebuilder:resource:shortName=dgdr`, `+kubebuilder:printcolumn`); dgdr-reference "Spec reference".
+ * @module
+ */
+import { CRD_CATEGORY, DYNAMO_GROUP } from './constants.js';
+import { toStructuralSchema } from './crd.js';
+import { DGDR_KIND, DGDR_PLURAL, DGDR_PRINTER_COLUMNS, DGDR_SHORT_NAME, DgdrSpecSchema, DgdrStatusSchema } from './dgdr.js';
+
+/** The DGDR CRD as a plain object (apiextensions.k8s.io/v1). Pure. */
+export function dynamoGraphDeploymentRequestCrd(): Record<string, unknown> {
+  const spec = toStructuralSchema(DgdrSpecSchema);
+  // `overrides.dgd` is an embedded resource: the API server checks it names apiVersion and kind
+  // (upstream `+kubebuilder:validation:EmbeddedResource`); override processing checks the rest.
+  const overrides = (spec['properties'] as Record<string, Record<string, unknown>>)['overrides'];
+  const dgd = (overrides?.['properties'] as Record<string, Record<string, unknown>> | undefined)?.['dgd'];
+  if (dgd !== undefined) {
+    dgd['x-kubernetes-embedded-resource'] = true;
+    dgd['x-kubernetes-preserve-unknown-fields'] = true;
+  }
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${DGDR_PLURAL}.${DYNAMO_GROUP}` },
+    spec: {
+      group: DYNAMO_GROUP,
+      names: { kind: DGDR_KIND, listKind: `${DGDR_KIND}List`, plural: DGDR_PLURAL, singular: DGDR_KIND.toLowerCase(), shortNames: [DGDR_SHORT_NAME], categories: [CRD_CATEGORY] },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1beta1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: DGDR_PRINTER_COLUMNS,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: 'DynamoGraphDeploymentRequest describes a model to deploy and its performance targets; the control plane profiles it and generates (by default applies) the DynamoGraphDeployment.',
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: spec,
+                status: toStructuralSchema(DgdrStatusSchema),
+              },
+              required: ['spec'],
+            },
+          },
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * The hardware discovery table: node fleets (GPU Feature Discovery labels) -> gpuSku, vramMb,
+ * numGpusPerNode, totalGpus and rdma, or the exact failure. Rows quote
+ * ../shared/reference/dgdr-reference.txt "hardware" / "SKU format"; upstream values from
+ * upstream-notes/profiler.md §2 (InferHardwareSystem) and the controller test pinning two
+ * `H200-SXM5-141GB` nodes with `gpuSku: h200_sxm` -> `totalGpus: 16` (dgdr.md §3.3).
+ */
+import { describe, expect, it } from 'vitest';
+import type { DgdrHardware } from '../../api/index.js';
+import { discoverHardware, normalizeGpuProduct, type DiscoveryResult, type NodeFacts } from './discovery.js';
+
+function gpuNode(name: string, product: string, count: number, memoryMb: number, extra: Record<string, string> = {}): NodeFacts {
+  return { name, labels: { 'nvidia.com/gpu.product': product, 'nvidia.com/gpu.count': String(count), 'nvidia.com/gpu.memory': String(memoryMb), 'nvidia.com/gpu.present': 'true', ...extra } };
+}
+
+const H100 = 'NVIDIA-H100-80GB-HBM3-SXM';
+const H200 = 'H200-SXM5-141GB';
+
+describe('normalizeGpuProduct', () => {
+  it.each([
+    { name: '"NVIDIA B300 SXM6 AC" -> b300_sxm', reason: 'dgdr-reference "SKU format"', input: 'NVIDIA B300 SXM6 AC', want: 'b300_sxm' },
+    { name: '"NVIDIA VR NVL72 ES" -> vr_nvl72', reason: 'dgdr-reference "SKU format"', input: 'NVIDIA VR NVL72 ES', want: 'vr_nvl72' },
+    { name: '"its GPU Feature Discovery form NVIDIA-VR-NVL72-ES" -> vr_nvl72', reason: 'dgdr-reference "SKU format"', input: 'NVIDIA-VR-NVL72-ES', want: 'vr_nvl72' },
+    { name: '"GB200 discovery uses the canonical AISimulate identifier gb200"', reason: 'dgdr-reference "SKU format" (upstream gb200_sxm is deprecated)', input: 'NVIDIA GB200', want: 'gb200' },
+    { name: 'GB200 NVL form -> gb200, never b200_sxm', reason: 'order: GB200 before B200 (upstream-notes/profiler.md §2.4)', input: 'NVIDIA-GB200-NVL72', want: 'gb200' },
+    { name: 'NVIDIA-H100-80GB-HBM3 has no SXM hint -> h100_pcie', reason: 'upstream-notes/profiler.md §2.4 "consequence"', input: 'NVIDIA-H100-80GB-HBM3', want: 'h100_pcie' },
+    { name: 'NVIDIA H100 80GB HBM3 SXM -> h100_sxm', reason: 'upstream InferHardwareSystem (SXM hint)', input: 'NVIDIA H100 80GB HBM3 SXM', want: 'h100_sxm' },
+    { name: 'NVIDIA H100 PCIe -> h100_pcie', reason: 'upstream InferHardwareSystem', input: 'NVIDIA H100 PCIe', want: 'h100_pcie' },
+    { name: '"NVIDIA H200" (SXM-only GPU) -> h200_sxm without a hint', reason: 'upstream-notes/profiler.md §2.4', input: 'NVIDIA H200', want: 'h200_sxm' },
+    { name: 'NVIDIA-A100-SXM4-80GB -> a100_sxm', reason: 'upstream InferHardwareSystem', input: 'NVIDIA-A100-SXM4-80GB', want: 'a100_sxm' },
+    { name: 'NVIDIA DGX A100 -> a100_sxm (DGX is an SXM hint)', reason: 'upstream InferHardwareSystem', input: 'NVIDIA DGX A100', want: 'a100_sxm' },
+    { name: 'NVIDIA L40S -> l40s (L40S before L40 before L4)', reason: 'upstream InferHardwareSystem', input: 'NVIDIA L40S', want: 'l40s' },
+    { name: 'NVIDIA L40 -> l40', reason: 'upstream InferHardwareSystem', input: 'NVIDIA L40', want: 'l40' },
+    { name: 'NVIDIA L4 -> l4', reason: 'upstream InferHardwareSystem', input: 'NVIDIA L4', want: 'l4' },
+    { name: 'Tesla-V100-SXM2-32GB -> v100_sxm', reason: 'upstream InferHardwareSystem', input: 'Tesla-V100-SXM2-32GB', want: 'v100_sxm' },
+    { name: 'Tesla-T4 -> t4', reason: 'upstream InferHardwareSystem', input: 'Tesla-T4', want: 't4' },
+    { name: 'AMD Instinct MI300X -> mi300', reason: 'upstream InferHardwareSystem', input: 'AMD Instinct MI300X', want: 'mi300' },
+    { name: 'AMD Instinct MI250X -> mi200', reason: 'upstream InferHardwareSystem', input: 'AMD Instinct MI250X', want: 'mi200' },
+    { name: 'an unknown product maps to nothing', reason: 'upstream InferHardwareSystem ("Unknown products give")', input: 'NVIDIA RTX 4090', want: undefined },
+  ])('$name', ({ input, want }) => {
+    expect(normalizeGpuProduct(input)).toBe(want);
+  });
+});
+
+interface Row {
+  readonly name: string;
+  readonly reason: string;
+  readonly input: { readonly hardware?: DgdrHardware; readonly nodes: readonly NodeFacts[] };
+  readonly want: DiscoveryResult;
+}
+
+const ok = (hardware: DgdrHardware): DiscoveryResult => ({ ok: true, hardware });
+
+const ROWS: Row[] = [
+  {
+    name: 'one 8-GPU H100 SXM node: sku, VRAM, GPUs per node and budget from its labels',
+    reason: 'dgdr-reference "hardware" (auto-detected when omitted)',
+    input: { nodes: [gpuNode('gpu-1', H100, 8, 81559)] },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false }),
+  },
+  {
+    name: 'two H200-SXM5-141GB nodes with gpuSku h200_sxm -> totalGpus 16',
+    reason: 'upstream controller test (upstream-notes/dgdr.md §3.3)',
+    input: { hardware: { gpuSku: 'h200_sxm' }, nodes: [gpuNode('a', H200, 8, 141312), gpuNode('b', H200, 8, 141312)] },
+    want: ok({ gpuSku: 'h200_sxm', vramMb: 141312, numGpusPerNode: 8, totalGpus: 16, rdma: false }),
+  },
+  {
+    name: '"same-type nodes with 8 and 4 GPUs represent 12 GPUs of inventory, while the auto-selected 8-GPU shape yields an automatic budget of 8"',
+    reason: 'dgdr-reference "totalGpus"',
+    input: { nodes: [gpuNode('big', H100, 8, 81559), gpuNode('small', H100, 4, 81559)] },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false }),
+  },
+  {
+    name: '"the GPU type of the node with the most GPUs (ties broken by highest VRAM per GPU)"',
+    reason: 'dgdr-reference "gpuSku"',
+    input: { nodes: [gpuNode('h100', H100, 8, 81559), gpuNode('h200', H200, 8, 141312), gpuNode('l4', 'NVIDIA L4', 4, 23034)] },
+    want: ok({ gpuSku: 'h200_sxm', vramMb: 141312, numGpusPerNode: 8, totalGpus: 8, rdma: false }),
+  },
+  {
+    name: '"In mixed-GPU clusters, set this to choose the GPU type; discovery and totalGpus are then restricted to matching nodes"',
+    reason: 'dgdr-reference "gpuSku"',
+    input: { hardware: { gpuSku: 'l4' }, nodes: [gpuNode('h200', H200, 8, 141312), gpuNode('l4-a', 'NVIDIA L4', 4, 23034), gpuNode('l4-b', 'NVIDIA L4', 4, 23034)] },
+    want: ok({ gpuSku: 'l4', vramMb: 23034, numGpusPerNode: 4, totalGpus: 8, rdma: false }),
+  },
+  {
+    name: '"The result is temporarily capped at 32"',
+    reason: 'dgdr-reference "totalGpus"; upstream defaultMaxAutoGPUs = 32',
+    input: { nodes: ['a', 'b', 'c', 'd', 'e'].map((n) => gpuNode(n, H100, 8, 81559)) },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 32, rdma: false }),
+  },
+  {
+    name: 'an explicit totalGpus is never capped',
+    reason: 'upstream-notes/profiler.md §2.5 ("Explicit totalGpus is never capped")',
+    input: { hardware: { totalGpus: 64 }, nodes: [gpuNode('a', H100, 8, 81559)] },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 64, rdma: false }),
+  },
+  {
+    name: '"vramMb: 81920 matches a measured 81079 MiB" (within 10%): the budget is still discovered',
+    reason: 'dgdr-reference "vramMb"',
+    input: { hardware: { vramMb: 81920 }, nodes: [gpuNode('a', H100, 8, 81079), gpuNode('b', H100, 8, 81079)] },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81920, numGpusPerNode: 8, totalGpus: 16, rdma: false }),
+  },
+  {
+    name: '"aggregating discovered nodes still requires equal measured VRAM"',
+    reason: 'dgdr-reference "vramMb"',
+    input: { nodes: [gpuNode('a', H100, 8, 81559), gpuNode('b', H100, 8, 81079)] },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false }),
+  },
+  {
+    name: '"If this value differs by more than 10% and totalGpus is omitted, automatic GPU-budget discovery fails"',
+    reason: 'dgdr-reference "vramMb"',
+    input: { hardware: { vramMb: 40960 }, nodes: [gpuNode('gpu-1', H100, 8, 81559)] },
+    want: { ok: false, message: 'spec.hardware.vramMb 40960 differs by more than 10% from the measured 81559 MiB of the auto-selected h100_sxm shape (node gpu-1); set spec.hardware.totalGpus explicitly to use that override' },
+  },
+  {
+    name: '"set totalGpus explicitly to use that override": vramMb far off with totalGpus is accepted',
+    reason: 'dgdr-reference "vramMb"',
+    input: { hardware: { vramMb: 40960, totalGpus: 4 }, nodes: [gpuNode('gpu-1', H100, 8, 81559)] },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 40960, numGpusPerNode: 8, totalGpus: 4, rdma: false }),
+  },
+  {
+    name: '"If this value differs from the auto-selected shape and totalGpus is omitted, automatic GPU-budget discovery fails" (numGpusPerNode)',
+    reason: 'dgdr-reference "numGpusPerNode"',
+    input: { hardware: { numGpusPerNode: 4 }, nodes: [gpuNode('gpu-1', H100, 8, 81559)] },
+    want: { ok: false, message: 'spec.hardware.numGpusPerNode 4 differs from the 8 GPUs per node of the auto-selected h100_sxm shape (node gpu-1); set spec.hardware.totalGpus explicitly to use that override' },
+  },
+  {
+    name: 'numGpusPerNode equal to the shape keeps budget discovery',
+    reason: 'dgdr-reference "numGpusPerNode"',
+    input: { hardware: { numGpusPerNode: 8 }, nodes: [gpuNode('gpu-1', H100, 8, 81559)] },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false }),
+  },
+  {
+    name: 'no GPU Feature Discovery labels anywhere',
+    reason: 'upstream node-label discovery message (upstream-notes/profiler.md §2.3), plus the fields to set',
+    input: { nodes: [{ name: 'cpu-1', labels: { 'kubernetes.io/os': 'linux' } }, gpuNode('bad', H100, 0, 81559)] },
+    want: { ok: false, message: 'no nodes with NVIDIA GPU Feature Discovery labels found (checked 2 nodes). Ensure GPU nodes have labels: nvidia.com/gpu.count, nvidia.com/gpu.product, nvidia.com/gpu.memory; or set spec.hardware.{gpuSku,vramMb,numGpusPerNode,totalGpus} explicitly' },
+  },
+  {
+    name: 'an explicit gpuSku no node matches',
+    reason: 'upstream "no GPU nodes matching SKU" (upstream-notes/profiler.md §2.2)',
+    input: { hardware: { gpuSku: 'b200_sxm' }, nodes: [gpuNode('a', H100, 8, 81559), gpuNode('b', 'NVIDIA L4', 4, 23034)] },
+    want: { ok: false, message: 'no GPU nodes matching spec.hardware.gpuSku "b200_sxm" found (GPU types found: h100_sxm, l4); set spec.hardware.gpuSku to one of them' },
+  },
+  {
+    name: '"Never write a value the CRD would reject": an unknown product is a failure, not a raw gpuSku',
+    reason: 'issue 13 part 3; upstream stores the raw product (upstream-notes/profiler.md §2.4), which the CRD enum rejects',
+    input: { nodes: [gpuNode('gpu-1', 'NVIDIA RTX 4090', 1, 24564)] },
+    want: { ok: false, message: 'GPU product "NVIDIA RTX 4090" on node gpu-1 does not map to a known spec.hardware.gpuSku; set spec.hardware.gpuSku explicitly (supported values: vr_nvl72, gb200, gb200_sxm, gb10, b300_sxm, b200_sxm, h200_sxm, h100_sxm, h100_pcie, a100_sxm, a100_pcie, a30, l40s, l40, l4, v100_sxm, v100_pcie, t4, mi200, mi300)' },
+  },
+  {
+    name: 'rdma from nvidia.com/rdma.present=true on a node of the selected type',
+    reason: 'upstream-notes/dgdr.md §3.5',
+    input: { nodes: [gpuNode('a', H100, 8, 81559, { 'nvidia.com/rdma.present': 'true' })] },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: true }),
+  },
+  {
+    name: 'rdma from feature.node.kubernetes.io/network-sriov.capable=true; explicit interconnect kept',
+    reason: 'upstream-notes/dgdr.md §3.5; dgdr-reference "interconnect" (capability metadata)',
+    input: { hardware: { interconnect: 'nvlink' }, nodes: [gpuNode('a', H100, 8, 81559, { 'feature.node.kubernetes.io/network-sriov.capable': 'true' })] },
+    want: ok({ interconnect: 'nvlink', gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: true }),
+  },
+  {
+    name: 'GB200 nodes are stored as gb200 ("newly discovered GB200 hardware is stored as gb200")',
+    reason: 'dgdr-reference "SKU format"',
+    input: { nodes: [gpuNode('gb', 'NVIDIA-GB200', 4, 189471)] },
+    want: ok({ gpuSku: 'gb200', vramMb: 189471, numGpusPerNode: 4, totalGpus: 4, rdma: false }),
+  },
+];
+
+describe('discoverHardware', () => {
+  it.each(ROWS)('$name', ({ input, want }) => {
+    expect(discoverHardware(input.hardware, input.nodes)).toEqual(want);
+  });
+
+  it('is deterministic and does not modify a frozen input', () => {
+    const nodes = Object.freeze([Object.freeze(gpuNode('b', H100, 8, 81559)), Object.freeze(gpuNode('a', H100, 8, 81559))]);
+    const hardware = Object.freeze({ gpuSku: 'h100_sxm' as const });
+    expect(discoverHardware(hardware, nodes)).toEqual(discoverHardware(hardware, [...nodes].reverse()));
+  });
+
+  it('discovering again from the persisted result changes nothing', () => {
+    const nodes = [gpuNode('a', H100, 8, 81559), gpuNode('b', H100, 8, 81559)];
+    const first = discoverHardware(undefined, nodes);
+    if (!first.ok) throw new Error(first.message);
+    expect(discoverHardware(first.hardware, nodes)).toEqual(first);
+  });
+});

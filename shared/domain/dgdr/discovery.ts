@@ -1,0 +1,191 @@
+/**
+ * Hardware discovery for a DGDR from the cluster's Nodes: GPU Feature Discovery labels, SKU
+ * normalisation, the auto-selected shape, the GPU budget and every mismatch the reference names.
+ *
+ * Source: ../shared/reference/dgdr-reference.txt "hardware" (gpuSku, vramMb, totalGpus,
+ * numGpusPerNode, interconnect, rdma) and "SKU format"; upstream deploy/operator/internal/gpu/discovery.go
+ * (`InferHardwareSystem`, node-label discovery, RDMA labels, the 32-GPU cap) as recorded in
+ * ../shared/upstream-notes/profiler.md §2 and dgdr.md §3. The reference wins where they differ
+ * (b300_sxm, vr_nvl72, gb200, the 10 % tolerance, shape-only budgets).
+ * @module
+ */
+import { GPU_SKUS, type DgdrHardware, type GpuSku } from '../../api/index.js';
+
+/** GPU Feature Discovery labels (upstream-notes/profiler.md §2.3). */
+export const LABEL_GPU_COUNT = 'nvidia.com/gpu.count';
+export const LABEL_GPU_PRODUCT = 'nvidia.com/gpu.product';
+export const LABEL_GPU_MEMORY = 'nvidia.com/gpu.memory';
+/** RDMA signals on nodes (upstream-notes/dgdr.md §3.5). */
+export const LABEL_RDMA_PRESENT = 'nvidia.com/rdma.present';
+export const LABEL_SRIOV_CAPABLE = 'feature.node.kubernetes.io/network-sriov.capable';
+
+/** "The result is temporarily capped at 32 to limit the profiler search space" (dgdr-reference "totalGpus"). */
+export const MAX_AUTO_TOTAL_GPUS = 32;
+/** "An explicit value within 10% of the auto-selected shape's measured VRAM permits automatic GPU-budget discovery" (dgdr-reference "vramMb"). */
+export const VRAM_TOLERANCE = 0.1;
+
+/** A Node as discovery reads it: its name and labels. */
+export interface NodeFacts {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** One GPU node: its product, normalised SKU (undefined when unknown), GPU count and VRAM per GPU (MiB). */
+export interface GpuNode {
+  readonly name: string;
+  readonly product: string;
+  readonly sku: GpuSku | undefined;
+  readonly gpuCount: number;
+  readonly vramMb: number;
+  readonly hasRdma: boolean;
+}
+
+/** SKU rules in order; the first token contained in the normalised product wins (GB200 before B200, L40S before L40 before L4). */
+const SKU_RULES: readonly { readonly token: string; readonly sxm?: GpuSku; readonly pcie?: GpuSku; readonly single?: GpuSku }[] = [
+  // dgdr-reference "SKU format": VR NVL72 -> vr_nvl72, GB200 -> gb200, B300 SXM6 -> b300_sxm.
+  { token: 'VRNVL72', single: 'vr_nvl72' },
+  { token: 'GB200', single: 'gb200' },
+  { token: 'GB10', single: 'gb10' },
+  { token: 'B300', sxm: 'b300_sxm' },
+  // upstream InferHardwareSystem (upstream-notes/profiler.md §2.4).
+  { token: 'B200', sxm: 'b200_sxm' },
+  { token: 'H200', sxm: 'h200_sxm' },
+  { token: 'H100', sxm: 'h100_sxm', pcie: 'h100_pcie' },
+  { token: 'A100', sxm: 'a100_sxm', pcie: 'a100_pcie' },
+  { token: 'A30', single: 'a30' },
+  { token: 'L40S', single: 'l40s' },
+  { token: 'L40', single: 'l40' },
+  { token: 'L4', single: 'l4' },
+  { token: 'V100', sxm: 'v100_sxm', pcie: 'v100_pcie' },
+  { token: 'T4', single: 't4' },
+  { token: 'MI300', single: 'mi300' },
+  { token: 'MI250', single: 'mi200' },
+  { token: 'MI200', single: 'mi200' },
+];
+
+/**
+ * Normalises a GPU product name to a `gpuSku`, or undefined when no rule matches.
+ * Rules: uppercase, dashes become spaces, spaces removed; form factor sxm when the name contains
+ * `SXM`, `HGX` or `DGX`, pcie when `PCIE`, else pcie; a matched GPU with only an SXM SKU maps to it
+ * without a hint. So `NVIDIA B300 SXM6 AC` -> `b300_sxm`, `NVIDIA VR NVL72 ES` and
+ * `NVIDIA-VR-NVL72-ES` -> `vr_nvl72`, `NVIDIA GB200` -> `gb200`, `NVIDIA-H100-80GB-HBM3` -> `h100_pcie`.
+ * Source: dgdr-reference "SKU format"; upstream `InferHardwareSystem` (upstream-notes/profiler.md §2.4). Pure.
+ */
+export function normalizeGpuProduct(product: string): GpuSku | undefined {
+  const normalised = product.toUpperCase().replaceAll('-', ' ').replaceAll(' ', '');
+  const isSxm = /SXM|HGX|DGX/.test(normalised);
+  const isPcie = normalised.includes('PCIE');
+  for (const rule of SKU_RULES) {
+    if (!normalised.includes(rule.token)) continue;
+    if (rule.single !== undefined) return rule.single;
+    if (rule.sxm !== undefined && rule.pcie === undefined) return rule.sxm;
+    return isSxm && !isPcie ? rule.sxm : rule.pcie;
+  }
+  return undefined;
+}
+
+function positiveInteger(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
+  const value = Number(text);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+/**
+ * Reads one node's GPU Feature Discovery labels: `nvidia.com/gpu.count` (integer > 0),
+ * `nvidia.com/gpu.product` (non-empty), `nvidia.com/gpu.memory` (MiB, integer > 0). A node with a
+ * missing or invalid label is not a GPU node (undefined). RDMA from `nvidia.com/rdma.present=true` or
+ * `feature.node.kubernetes.io/network-sriov.capable=true`.
+ * Source: upstream-notes/profiler.md §2.3; dgdr.md §3.5. Pure.
+ */
+export function readGpuNode(node: NodeFacts): GpuNode | undefined {
+  const gpuCount = positiveInteger(node.labels[LABEL_GPU_COUNT]);
+  const product = node.labels[LABEL_GPU_PRODUCT] ?? '';
+  const vramMb = positiveInteger(node.labels[LABEL_GPU_MEMORY]);
+  if (gpuCount === undefined || product.trim() === '' || vramMb === undefined) return undefined;
+  const hasRdma = node.labels[LABEL_RDMA_PRESENT] === 'true' || node.labels[LABEL_SRIOV_CAPABLE] === 'true';
+  return { name: node.name, product, sku: normalizeGpuProduct(product), gpuCount, vramMb, hasRdma };
+}
+
+/** The hardware discovery decides: the complete hardware to persist, or the failure message. */
+export type DiscoveryResult = { readonly ok: true; readonly hardware: DgdrHardware } | { readonly ok: false; readonly message: string };
+
+function isWithinTolerance(requested: number, measured: number): boolean {
+  return Math.abs(requested - measured) <= VRAM_TOLERANCE * measured;
+}
+
+/**
+ * Whether discovery is needed: any of gpuSku, vramMb, numGpusPerNode, totalGpus unset (interconnect
+ * and rdma are best-effort metadata and do not by themselves trigger discovery).
+ * Source: upstream-notes/dgdr.md §3.1 "Enrichment". Pure.
+ */
+export function needsHardwareDiscovery(hardware: DgdrHardware | undefined): boolean {
+  return hardware?.gpuSku === undefined || hardware.vramMb === undefined || hardware.numGpusPerNode === undefined || hardware.totalGpus === undefined;
+}
+
+/**
+ * Discovers the DGDR's hardware from the cluster's nodes, keeping every explicit value.
+ * In: the requested `spec.hardware` (possibly absent) and every Node (name, labels). Out: the
+ * hardware to persist (gpuSku, vramMb, numGpusPerNode, totalGpus, rdma; interconnect only when given),
+ * or a failure message naming the value to set.
+ * Rules (dgdr-reference "hardware"):
+ * - the auto-selected shape is the GPU type, GPUs per node and VRAM per GPU of the node with the most
+ *   GPUs, ties broken by the highest VRAM per GPU; an explicit `gpuSku` restricts discovery (and the
+ *   budget) to nodes of that SKU;
+ * - `numGpusPerNode` defaults to the shape's count; `vramMb` to the shape's VRAM;
+ * - `totalGpus`, when omitted, sums the GPUs of nodes of exactly that shape (equal measured VRAM), capped
+ *   at 32; an explicit `vramMb` more than 10 % from the shape's measured VRAM, or a `numGpusPerNode` that
+ *   differs from the shape, then fails ("set totalGpus explicitly");
+ * - no value is ever persisted that the CRD would reject: an unknown product fails unless gpuSku is set.
+ * Failures (messages are ours; the reference gives none): no GPU nodes; none matching gpuSku; unknown
+ * product; the two shape mismatches. Pure.
+ */
+export function discoverHardware(requested: DgdrHardware | undefined, nodes: readonly NodeFacts[]): DiscoveryResult {
+  const hardware = requested ?? {};
+  const gpuNodes = nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined);
+  if (gpuNodes.length === 0) {
+    return {
+      ok: false,
+      message: `no nodes with NVIDIA GPU Feature Discovery labels found (checked ${nodes.length} nodes). Ensure GPU nodes have labels: ${LABEL_GPU_COUNT}, ${LABEL_GPU_PRODUCT}, ${LABEL_GPU_MEMORY}; or set spec.hardware.{gpuSku,vramMb,numGpusPerNode,totalGpus} explicitly`,
+    };
+  }
+  const candidates = hardware.gpuSku === undefined ? gpuNodes : gpuNodes.filter((n) => n.sku === hardware.gpuSku);
+  if (candidates.length === 0) {
+    const found = [...new Set(gpuNodes.map((n) => n.sku ?? n.product))].sort().join(', ');
+    return { ok: false, message: `no GPU nodes matching spec.hardware.gpuSku "${hardware.gpuSku ?? ''}" found (GPU types found: ${found}); set spec.hardware.gpuSku to one of them` };
+  }
+  const best = selectShapeNode(candidates);
+  const sku = hardware.gpuSku ?? best.sku;
+  if (sku === undefined || !(GPU_SKUS as readonly string[]).includes(sku)) {
+    return { ok: false, message: `GPU product "${best.product}" on node ${best.name} does not map to a known spec.hardware.gpuSku; set spec.hardware.gpuSku explicitly (supported values: ${GPU_SKUS.join(', ')})` };
+  }
+  const shapeNodes = candidates.filter((n) => n.sku === best.sku && n.gpuCount === best.gpuCount && n.vramMb === best.vramMb);
+  let totalGpus = hardware.totalGpus;
+  if (totalGpus === undefined) {
+    if (hardware.vramMb !== undefined && !isWithinTolerance(hardware.vramMb, best.vramMb)) {
+      return { ok: false, message: `spec.hardware.vramMb ${hardware.vramMb} differs by more than 10% from the measured ${best.vramMb} MiB of the auto-selected ${sku} shape (node ${best.name}); set spec.hardware.totalGpus explicitly to use that override` };
+    }
+    if (hardware.numGpusPerNode !== undefined && hardware.numGpusPerNode !== best.gpuCount) {
+      return { ok: false, message: `spec.hardware.numGpusPerNode ${hardware.numGpusPerNode} differs from the ${best.gpuCount} GPUs per node of the auto-selected ${sku} shape (node ${best.name}); set spec.hardware.totalGpus explicitly to use that override` };
+    }
+    totalGpus = Math.min(shapeNodes.reduce((sum, n) => sum + n.gpuCount, 0), MAX_AUTO_TOTAL_GPUS);
+  }
+  return {
+    ok: true,
+    hardware: {
+      ...hardware,
+      gpuSku: sku,
+      vramMb: hardware.vramMb ?? best.vramMb,
+      numGpusPerNode: hardware.numGpusPerNode ?? best.gpuCount,
+      totalGpus,
+      rdma: hardware.rdma ?? candidates.some((n) => n.hasRdma),
+    },
+  };
+}
+
+/** The node with the most GPUs, ties broken by the highest VRAM per GPU, then by name (stable). */
+function selectShapeNode(nodes: readonly GpuNode[]): GpuNode {
+  const sorted = [...nodes].sort((a, b) => b.gpuCount - a.gpuCount || b.vramMb - a.vramMb || a.name.localeCompare(b.name));
+  const best = sorted[0];
+  if (best === undefined) throw new RangeError('selectShapeNode needs at least one node');
+  return best;
+}

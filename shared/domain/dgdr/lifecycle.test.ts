@@ -1,0 +1,308 @@
+/**
+ * The DGDR lifecycle decision: one row per transition of upstream-notes/dgdr.md §1.2 and
+ * profiler.md §1.9 (reasons and messages word for word), plus the reference's rules on resource
+ * ownership (no owner reference, tracking labels) and on not adopting an existing DGD.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { DgdrSchema, type Condition, type Dgdr } from '../../api/index.js';
+import { decideDgdr, succeededCondition, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
+
+type Obj = Record<string, unknown>;
+
+const NOW = new Date('2026-12-01T09:00:00Z');
+const EARLIER = '2026-12-01T08:00:00Z';
+const CONFIG = { operatorImage: undefined, standardEnv: [] };
+const FIXTURES = resolve(import.meta.dirname, '../../../../shared/fixtures/profiler');
+const OUT1 = readFileSync(resolve(FIXTURES, 'out1.final_config.yaml'), 'utf8');
+const OUT3 = readFileSync(resolve(FIXTURES, 'out3.final_config.yaml'), 'utf8');
+const OUT8_FAILED_STATUS = readFileSync(resolve(FIXTURES, 'out8-without-tool.profiler_status.yaml'), 'utf8');
+
+const HARDWARE = { gpuSku: 'h200_sxm', vramMb: 141312, numGpusPerNode: 8, totalGpus: 16, rdma: false } as const;
+
+function aDgdr(fields: { spec?: Obj; status?: Obj; generation?: number; annotations?: Record<string, string> } = {}): Dgdr {
+  return DgdrSchema.parse({
+    apiVersion: 'nvidia.com/v1beta1',
+    kind: 'DynamoGraphDeploymentRequest',
+    metadata: { name: 'qwen', namespace: 'ns', uid: 'uid-1', generation: fields.generation ?? 1, ...(fields.annotations === undefined ? {} : { annotations: fields.annotations }) },
+    spec: { model: 'Qwen/Qwen3-0.6B', image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', backend: 'vllm', autoApply: true, hardware: HARDWARE, ...fields.spec },
+    ...(fields.status === undefined ? {} : { status: fields.status }),
+  });
+}
+
+function observed(dgdr: Dgdr, fields: Partial<DgdrObserved> = {}): DgdrObserved {
+  return { dgdr, job: undefined, jobPods: [], outputData: undefined, dgd: undefined, nodes: undefined, modelCachePvcExists: undefined, ...fields };
+}
+
+const ownJob = (conditions: { type: string; status: string; message?: string }[] = []) => ({ name: 'profile-qwen', uid: 'job-uid', labels: { app: 'dynamo-profiler', dgdr: 'qwen' }, ownerReferences: [{ uid: 'uid-1', controller: true }], conditions });
+const cond = (type: string, status: 'True' | 'False', reason: string, message: string, observedGeneration: number | null = 1, lastTransitionTime = NOW.toISOString()): Condition => ({ type, status, reason, message, lastTransitionTime, ...(observedGeneration === null ? {} : { observedGeneration }) });
+
+function conditionOf(desired: DgdrDesired, type: string): Condition | undefined {
+  return desired.status?.conditions?.find((c) => c.type === type);
+}
+
+const profilingStatus = (fields: Obj = {}): Obj => ({ phase: 'Profiling', profilingPhase: 'Initializing', profilingJobName: 'profile-qwen', observedGeneration: 1, conditions: [cond('Profiling', 'False', 'Initializing', 'Discovering GPU hardware and preparing profiling job', 1, EARLIER)], ...fields });
+
+describe('succeededCondition (upstream setSucceededCondition table)', () => {
+  it.each([
+    { phase: 'Pending', want: { status: 'False', reason: 'Pending', message: 'DGDR is pending' } },
+    { phase: 'Profiling', want: { status: 'False', reason: 'Profiling', message: 'Profiling is in progress' } },
+    { phase: 'Ready', want: { status: 'True', reason: 'SpecGenerated', message: 'Profiling complete, spec available' } },
+    { phase: 'Deploying', want: { status: 'False', reason: 'Deploying', message: 'Deployment is in progress' } },
+    { phase: 'Deployed', want: { status: 'True', reason: 'Deployed', message: 'Deployment is healthy' } },
+    { phase: 'Failed', want: { status: 'False', reason: 'Failed', message: 'DGDR has failed' } },
+  ] as const)('$phase', ({ phase, want }) => {
+    expect(succeededCondition(phase, [])).toEqual({ type: 'Succeeded', ...want });
+  });
+
+  it('Failed copies the first False condition with a message, prefixed ("Profiling failed: ")', () => {
+    expect(succeededCondition('Failed', [cond('Validation', 'True', 'ValidationPassed', 'DGDR spec validation passed'), cond('Profiling', 'False', 'SweepingPrefillFailed', 'profiling failed: boom')])).toEqual({
+      type: 'Succeeded',
+      status: 'False',
+      reason: 'SweepingPrefillFailed',
+      message: 'Profiling failed: profiling failed: boom',
+    });
+  });
+});
+
+describe('decideDgdr', () => {
+  it('Pending: validation passes, discovered hardware is persisted and the Job is created (phase stays Pending)', () => {
+    const dgdr = aDgdr({ spec: { hardware: undefined } });
+    const nodes = ['a', 'b'].map((name) => ({ name, labels: { 'nvidia.com/gpu.product': 'H200-SXM5-141GB', 'nvidia.com/gpu.count': '8', 'nvidia.com/gpu.memory': '141312' } }));
+    const desired = decideDgdr(observed(dgdr, { nodes }), CONFIG, NOW);
+    expect(desired.hardware).toEqual(HARDWARE);
+    expect(desired.deleteStaleOutput).toBe(true);
+    expect((desired.job?.['metadata'] as Obj)['name']).toBe('profile-qwen');
+    const args = ((((desired.job?.['spec'] as Obj)['template'] as Obj)['spec'] as { containers: { args: string[] }[] }).containers[0]?.args ?? []);
+    expect(JSON.parse(args[1] ?? '{}').hardware).toEqual(HARDWARE);
+    expect(desired.status).toEqual({
+      phase: 'Pending',
+      profilingJobName: 'profile-qwen',
+      observedGeneration: 1,
+      conditions: [
+        cond('Profiling', 'False', 'DiscoveringHardware', 'Discovering GPU hardware and preparing profiling job'),
+        cond('Succeeded', 'False', 'Pending', 'DGDR is pending'),
+        cond('Validation', 'True', 'ValidationPassed', 'DGDR spec validation passed'),
+      ],
+    });
+    expect(desired.events).toEqual([{ type: 'Normal', reason: 'Initialized', action: 'Validate', note: 'DGDR initialized successfully' }]);
+  });
+
+  it('"every mismatch ... moves the DGDR to Failed before any Job exists" (no GPU nodes)', () => {
+    const desired = decideDgdr(observed(aDgdr({ spec: { hardware: undefined } }), { nodes: [] }), CONFIG, NOW);
+    expect(desired.job).toBeUndefined();
+    expect(desired.status?.phase).toBe('Failed');
+    expect(conditionOf(desired, 'Validation')).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
+    expect(conditionOf(desired, 'Succeeded')?.message).toMatch(/^Validation failed: GPU hardware discovery failed: no nodes with NVIDIA GPU Feature Discovery labels found \(checked 0 nodes\)/);
+    expect(desired.events[0]).toMatchObject({ type: 'Warning', reason: 'ValidationFailed' });
+  });
+
+  it('Pending: a missing model cache PVC fails validation (upstream message)', () => {
+    const desired = decideDgdr(observed(aDgdr({ spec: { modelCache: { pvcName: 'weights' } } }), { modelCachePvcExists: false }), CONFIG, NOW);
+    expect(conditionOf(desired, 'Validation')?.message).toBe('model cache PVC weights not found in namespace ns');
+  });
+
+  it('Pending: the Job observed -> Profiling, profilingPhase Initializing, Normal ProfilingJobCreated', () => {
+    const dgdr = aDgdr({ status: { phase: 'Pending', observedGeneration: 1, conditions: [cond('Validation', 'True', 'ValidationPassed', 'DGDR spec validation passed', 1, EARLIER)] } });
+    const desired = decideDgdr(observed(dgdr, { job: ownJob() }), CONFIG, NOW);
+    expect(desired.status).toEqual({
+      phase: 'Profiling',
+      profilingPhase: 'Initializing',
+      profilingJobName: 'profile-qwen',
+      observedGeneration: 1,
+      conditions: [
+        cond('Profiling', 'False', 'Initializing', 'Discovering GPU hardware and preparing profiling job'),
+        cond('Succeeded', 'False', 'Profiling', 'Profiling is in progress'),
+        cond('Validation', 'True', 'ValidationPassed', 'DGDR spec validation passed', 1, EARLIER),
+      ],
+    });
+    expect(desired.events).toEqual([{ type: 'Normal', reason: 'ProfilingJobCreated', action: 'Create', note: 'Profiling job created' }]);
+  });
+
+  it('"Never touch what is not ours": a Job profile-<name> this request does not control is a conflict, not adopted', () => {
+    const desired = decideDgdr(observed(aDgdr(), { job: { ...ownJob(), ownerReferences: [] } }), CONFIG, NOW);
+    expect(desired.job).toBeUndefined();
+    expect(desired.status?.phase).toBe('Failed');
+    expect(conditionOf(desired, 'Profiling')).toMatchObject({ reason: 'JobNameConflict', message: 'Job profile-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name' });
+  });
+
+  it('Profiling: the Job runs -> Profiling reason ProfilingRunning "Profiling is in progress" (only from Initializing)', () => {
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob() }), CONFIG, NOW);
+    expect(conditionOf(desired, 'Profiling')).toEqual(cond('Profiling', 'False', 'ProfilingRunning', 'Profiling is in progress', 1, EARLIER));
+  });
+
+  it('Profiling: the output ConfigMap phase becomes profilingPhase, the reason the phase and the message the ConfigMap message', () => {
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ conditions: [cond('Profiling', 'False', 'ProfilingRunning', 'Profiling is in progress', 1, EARLIER)] }) }), { job: ownJob(), outputData: { phase: 'SweepingPrefill', message: 'Sweeping parallelization strategies' } }), CONFIG, NOW);
+    expect(desired.status?.profilingPhase).toBe('SweepingPrefill');
+    expect(conditionOf(desired, 'Profiling')).toEqual(cond('Profiling', 'False', 'SweepingPrefill', 'Sweeping parallelization strategies', 1, EARLIER));
+  });
+
+  it('"a profiler failure is final with its whole error (not just its first line)": the folded YAML error is read whole', () => {
+    const outputData = { phase: 'GeneratingDGD', message: 'Profiler failed with exception: DGDOverrideError', profiler_status: 'failed', profiler_error: "could not find dgd-apply-overrides; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or", 'profiler_status.yaml': OUT8_FAILED_STATUS };
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'GeneratingDGD' }) }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Failed');
+    expect(desired.status?.profilingPhase).toBe('GeneratingDGD');
+    expect(conditionOf(desired, 'Profiling')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed', message: "profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
+    expect(conditionOf(desired, 'Succeeded')).toMatchObject({ reason: 'GeneratingDGDFailed', message: "Profiling failed: profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
+    expect(desired.events[0]).toMatchObject({ type: 'Warning', reason: 'ProfilingCheckFailed' });
+  });
+
+  it('Profiling: a failed Job gives upstream\'s message with the pod details; profilingPhase is kept', () => {
+    const pods = [{ name: 'profile-qwen-abcde', phase: 'Failed', profiler: { terminated: { exitCode: 1, reason: 'Error', message: 'container failed' } } }];
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'SweepingPrefill' }) }), { job: ownJob([{ type: 'Failed', status: 'True', message: 'Job has reached the specified backoff limit' }]), jobPods: pods }), CONFIG, NOW);
+    expect(conditionOf(desired, 'Profiling')).toMatchObject({
+      reason: 'SweepingPrefillFailed',
+      message: 'profiling job failed: Job has reached the specified backoff limit. Details: Pod: profile-qwen-abcde, Container: profiler, ExitCode: 1, Reason: Error, Message: container failed',
+    });
+    expect(desired.status?.profilingPhase).toBe('SweepingPrefill');
+  });
+
+  it('Profiling: Job complete but output not relayed yet -> wait, no failure', () => {
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData: { phase: 'Done', message: 'Profiler completed successfully' } }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Profiling');
+    expect(desired.dgd).toBeUndefined();
+  });
+
+  it('Profiling done, autoApply true: <dgdr>-dgd, annotation and selectedConfig, planner ConfigMap with tracking labels, Deploying', () => {
+    const outputData = { phase: 'Done', message: 'Profiler completed successfully', profiler_status: 'success', 'final_config.yaml': OUT3 };
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'GeneratingDGD' }) }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deploying');
+    expect(desired.status?.profilingPhase).toBeUndefined();
+    expect(desired.status?.dgdName).toBe('qwen-dgd');
+    const selected = desired.status?.profilingResults?.selectedConfig as Obj;
+    expect(selected['apiVersion']).toBe('nvidia.com/v1beta1');
+    expect((selected['metadata'] as Obj)['name']).toBe('qwen-dgd');
+    expect(parseYaml(desired.annotations?.['nvidia.com/generated-dgd-spec'] ?? '')).toEqual(selected);
+    expect(conditionOf(desired, 'Profiling')).toMatchObject({ status: 'True', reason: 'ProfilingCompleted', message: 'Profiling job completed successfully' });
+    expect(conditionOf(desired, 'SpecGenerated')).toMatchObject({ status: 'True', reason: 'SpecGenerated', message: 'DynamoGraphDeployment spec generated successfully' });
+    expect(desired.configMaps.map((c) => c['metadata'])).toEqual([
+      { name: 'planner-config-fb8c', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' } },
+    ]);
+    expect(desired.events).toEqual([{ type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: 'DynamoGraphDeployment spec generated successfully' }]);
+  });
+
+  it('Profiling done, autoApply false -> Ready, "Generated spec is available in annotation nvidia.com/generated-dgd-spec"', () => {
+    const outputData = { phase: 'Done', message: 'Profiler completed successfully', profiler_status: 'success', 'final_config.yaml': OUT1 };
+    const desired = decideDgdr(observed(aDgdr({ spec: { autoApply: false }, status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Ready');
+    expect(conditionOf(desired, 'SpecGenerated')?.message).toBe('Generated spec is available in annotation nvidia.com/generated-dgd-spec');
+    expect(conditionOf(desired, 'Succeeded')).toMatchObject({ status: 'True', reason: 'SpecGenerated', message: 'Profiling complete, spec available' });
+  });
+
+  it('"metadata.name selects the final DGD name"; runtimeVersionOverride is copied to components without their own', () => {
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT1 };
+    const spec = { runtimeVersionOverride: '1.6.1', overrides: { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'explicit-name' } } } };
+    const desired = decideDgdr(observed(aDgdr({ spec, status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    const selected = desired.status?.profilingResults?.selectedConfig as { metadata: Obj; spec: { components: Obj[] } };
+    expect(selected.metadata['name']).toBe('explicit-name');
+    expect(selected.spec.components.map((c) => c['runtimeVersionOverride'])).toEqual(selected.spec.components.map(() => '1.6.1'));
+  });
+
+  it('a final_config.yaml without a DGD fails generation (upstream message)', () => {
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' };
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    expect(conditionOf(desired, 'SpecGenerated')).toMatchObject({ status: 'False', reason: 'GenerationFailed', message: 'no DynamoGraphDeployment found in YAML content' });
+    expect(desired.status?.phase).toBe('Failed');
+  });
+
+  const readyStatus = (fields: Obj = {}): Obj => ({ phase: 'Ready', dgdName: 'qwen-dgd', profilingJobName: 'profile-qwen', observedGeneration: 1, conditions: [cond('SpecGenerated', 'True', 'SpecGenerated', 'Generated spec is available in annotation nvidia.com/generated-dgd-spec', 1, EARLIER)], ...fields });
+  const annotation = (): string => {
+    const generated = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData: { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT1 } }), CONFIG, NOW);
+    return generated.annotations?.['nvidia.com/generated-dgd-spec'] ?? '';
+  };
+
+  it('Ready with autoApply false stays Ready and writes nothing', () => {
+    const dgdr = aDgdr({ spec: { autoApply: false }, status: readyStatus() });
+    const first = decideDgdr(observed(dgdr), CONFIG, NOW);
+    const again = decideDgdr(observed({ ...dgdr, status: first.status ?? dgdr.status }), CONFIG, NOW);
+    expect(again).toMatchObject({ status: undefined, dgd: undefined, events: [] });
+  });
+
+  it('"After it reaches Ready, you may enable autoApply": Ready -> Deploying; then the DGD is created with the current runtimeVersionOverride, labels and no owner reference', () => {
+    const ready = aDgdr({ spec: { autoApply: true, runtimeVersionOverride: '1.6.2' }, generation: 2, status: readyStatus(), annotations: { 'nvidia.com/generated-dgd-spec': annotation() } });
+    const deploying = decideDgdr(observed(ready), CONFIG, NOW);
+    expect(deploying.status?.phase).toBe('Deploying');
+    expect(deploying.status?.observedGeneration).toBe(2);
+    const created = decideDgdr(observed({ ...ready, status: deploying.status ?? ready.status }), CONFIG, NOW);
+    const metadata = created.dgd?.['metadata'] as Obj;
+    expect(metadata['name']).toBe('qwen-dgd');
+    expect(metadata['namespace']).toBe('ns');
+    expect(metadata['labels']).toEqual({ 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' });
+    expect(metadata['ownerReferences']).toBeUndefined();
+    expect(((created.dgd?.['spec'] as { components: Obj[] }).components).every((c) => c['runtimeVersionOverride'] === '1.6.2')).toBe(true);
+    expect(created.events).toEqual([{ type: 'Normal', reason: 'DeploymentCreated', action: 'Create', note: 'DynamoGraphDeployment qwen-dgd created successfully' }]);
+  });
+
+  const deployingDgdr = () => aDgdr({ status: { phase: 'Deploying', dgdName: 'qwen-dgd', observedGeneration: 1, conditions: [] }, annotations: { 'nvidia.com/generated-dgd-spec': annotation() } });
+  const ourDgd = (state: string) => ({ name: 'qwen-dgd', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns' }, ownerReferences: [], state, components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 0 }] });
+
+  it('"a collision is reported, not adopted": an existing DGD without this request\'s labels fails the request and is left untouched', () => {
+    const desired = decideDgdr(observed(deployingDgdr(), { dgd: { ...ourDgd('successful'), labels: {} } }), CONFIG, NOW);
+    expect(desired.dgd).toBeUndefined();
+    expect(desired.annotations).toBeUndefined();
+    expect(desired.status?.phase).toBe('Failed');
+    expect(conditionOf(desired, 'DeploymentReady')).toMatchObject({ status: 'False', reason: 'DeploymentNameConflict' });
+    expect(desired.events[0]).toMatchObject({ type: 'Warning', reason: 'DeploymentCreationFailed' });
+  });
+
+  it('Deploying: our DGD not yet successful -> DeploymentInProgress "DGD <n> is in <state> state", deploymentInfo summed, annotation cleared', () => {
+    const desired = decideDgdr(observed(deployingDgdr(), { dgd: ourDgd('pending') }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deploying');
+    expect(conditionOf(desired, 'DeploymentReady')).toEqual(cond('DeploymentReady', 'False', 'DeploymentInProgress', 'DGD qwen-dgd is in pending state', null));
+    expect(desired.status?.deploymentInfo).toEqual({ replicas: 3, availableReplicas: 1 });
+    expect(desired.annotations).toEqual({});
+  });
+
+  it('Deploying: our DGD successful -> Deployed, DeploymentReady True, Normal DeploymentReady', () => {
+    const desired = decideDgdr(observed(deployingDgdr(), { dgd: ourDgd('successful') }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deployed');
+    expect(conditionOf(desired, 'DeploymentReady')).toEqual(cond('DeploymentReady', 'True', 'DeploymentReady', 'DynamoGraphDeployment qwen-dgd is ready', null));
+    expect(conditionOf(desired, 'Succeeded')).toMatchObject({ status: 'True', reason: 'Deployed', message: 'Deployment is healthy' });
+    expect(desired.events).toEqual([{ type: 'Normal', reason: 'DeploymentReady', action: 'Update', note: 'DynamoGraphDeployment qwen-dgd is ready' }]);
+  });
+
+  it('Deployed: the DGD deleted by the user -> Failed, DeploymentDeleted, dgdName cleared', () => {
+    const dgdr = aDgdr({ status: { phase: 'Deployed', dgdName: 'qwen-dgd', deploymentInfo: { replicas: 3, availableReplicas: 3 }, observedGeneration: 1, conditions: [] } });
+    const desired = decideDgdr(observed(dgdr), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Failed');
+    expect(desired.status?.dgdName).toBeUndefined();
+    expect(desired.status?.deploymentInfo).toBeUndefined();
+    expect(conditionOf(desired, 'DeploymentReady')?.message).toBe('Deployment was deleted by user. Create a new DGDR to redeploy.');
+    expect(desired.events).toEqual([{ type: 'Warning', reason: 'DeploymentDeleted', action: 'Delete', note: 'DGD qwen-dgd was deleted. DGDR will not recreate it. Delete this DGDR and create a new one to redeploy.' }]);
+  });
+
+  it('Deployed: the DGD degraded -> Deploying, DeploymentDegraded', () => {
+    const dgdr = aDgdr({ status: { phase: 'Deployed', dgdName: 'qwen-dgd', observedGeneration: 1, conditions: [] } });
+    const desired = decideDgdr(observed(dgdr, { dgd: ourDgd('failed') }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deploying');
+    expect(conditionOf(desired, 'DeploymentReady')).toMatchObject({ reason: 'DeploymentDegraded', message: 'Deployment degraded to failed' });
+    expect(desired.events[0]).toEqual({ type: 'Warning', reason: 'DeploymentDegraded', action: 'Update', note: 'DynamoGraphDeployment qwen-dgd degraded from Ready to failed' });
+  });
+
+  it('a spec change after profiling started (not a deferred update) is rejected with SpecChangeRejected and the status is left alone', () => {
+    const desired = decideDgdr(observed(aDgdr({ generation: 2, status: profilingStatus() }), { job: ownJob() }), CONFIG, NOW);
+    expect(desired.status).toBeUndefined();
+    expect(desired.events).toEqual([{ type: 'Warning', reason: 'SpecChangeRejected', action: 'Validate', note: "Cannot modify spec in phase 'Profiling'. DynamoGraphDeploymentRequest is immutable once profiling starts. Create a new resource with a different name instead." }]);
+  });
+
+  it('Failed is terminal: deciding again writes nothing', () => {
+    const failed = decideDgdr(observed(aDgdr({ spec: { hardware: undefined } }), { nodes: [] }), CONFIG, NOW);
+    const again = decideDgdr(observed(aDgdr({ spec: { hardware: undefined }, status: failed.status as Obj })), CONFIG, NOW);
+    expect(again).toMatchObject({ status: undefined, job: undefined, dgd: undefined, events: [] });
+  });
+
+  it('a frozen input does not throw and the same input gives the same output', () => {
+    const input = observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData: { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT3 } });
+    const frozen = structuredClone(input);
+    deepFreeze(frozen);
+    expect(decideDgdr(frozen, CONFIG, NOW)).toEqual(decideDgdr(input, CONFIG, NOW));
+  });
+});
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
+}

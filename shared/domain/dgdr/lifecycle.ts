@@ -1,0 +1,529 @@
+/**
+ * The DGDR v1beta1 lifecycle as one pure decision: `decideDgdr(observed, config, now)`.
+ * Phases `Pending -> Profiling -> Ready | Deploying -> Deployed | Failed`, one step per call (the
+ * status write's own update event, or the resync, brings the next step); the five conditions with
+ * their reasons; the profiling Job; the generated DGD (never adopted: an existing DGD this request
+ * did not create is reported as a conflict); Events.
+ *
+ * Source: ../shared/reference/dgdr-reference.txt "Lifecycle", "Conditions", "Status", "Resource
+ * ownership", "Profiler image version compatibility"; ../shared/upstream-notes/dgdr.md §1.2-§1.5 and
+ * profiler.md §1.6-§1.9 (reasons and messages word for word); upstream
+ * deploy/operator/internal/controller/dynamographdeploymentrequest_controller.go.
+ * @module
+ */
+import { stringify as stringifyYaml } from 'yaml';
+import {
+  ANNOTATION_ADDITIONAL_RESOURCES,
+  ANNOTATION_GENERATED_DGD_SPEC,
+  CONDITION_DEPLOYMENT_READY,
+  CONDITION_PROFILING,
+  CONDITION_SPEC_GENERATED,
+  CONDITION_SUCCEEDED,
+  CONDITION_VALIDATION,
+  DGD_KIND,
+  DGD_V1BETA1,
+  LABEL_DGDR_NAME,
+  LABEL_DGDR_NAMESPACE,
+  LABEL_MANAGED_BY,
+  LABEL_VALUE_DYNAMO_OPERATOR,
+  MAX_ADDITIONAL_RESOURCES_BYTES,
+  type Condition,
+  type Dgdr,
+  type DgdrHardware,
+  type DgdrPhase,
+  type DgdrStatus,
+  type ProfilingPhase,
+} from '../../api/index.js';
+import { isDeepEqual, isObject } from '../admission/common.js';
+import { discoverHardware, needsHardwareDiscovery, type NodeFacts } from './discovery.js';
+import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, type JobCondition, type PodFacts } from './profiler-output.js';
+import { buildProfilingJob, profilingJobName, type ProfilingJobConfig } from './profiling-job.js';
+
+type Obj = Record<string, unknown>;
+
+/** A child object as the decision reads it. */
+export interface ChildFacts {
+  readonly name: string;
+  readonly uid?: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly ownerReferences: readonly { readonly uid?: unknown; readonly controller?: unknown }[];
+}
+
+/** What the profile function loaded for one DGDR. */
+export interface DgdrObserved {
+  readonly dgdr: Dgdr;
+  /** The Job `profile-<name>`, when it exists. */
+  readonly job: (ChildFacts & { readonly conditions: readonly JobCondition[] }) | undefined;
+  /** Pods of that Job (label `job-name`), for failure details. */
+  readonly jobPods: readonly PodFacts[];
+  /** Data of the ConfigMap `dgdr-output-<name>`, when it exists. */
+  readonly outputData: Readonly<Record<string, string>> | undefined;
+  /** The DGD named `status.dgdName`, when it exists. */
+  readonly dgd: (ChildFacts & { readonly state: string | undefined; readonly components: readonly { readonly replicas?: number; readonly availableReplicas?: number }[] }) | undefined;
+  /** Every Node (name, labels); loaded only when Pending and discovery is needed. */
+  readonly nodes: readonly NodeFacts[] | undefined;
+  /** Whether `spec.modelCache.pvcName` exists in the namespace (undefined when not set). */
+  readonly modelCachePvcExists: boolean | undefined;
+}
+
+/** An Event about the DGDR. */
+export interface DgdrEventIntent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly note: string;
+  readonly action: string;
+}
+
+/** The writes one step makes, in this order: hardware, stale output, Job, annotations, ConfigMaps, DGD, status, events. */
+export interface DgdrDesired {
+  /** `spec.hardware` to persist (an update of the DGDR, resourceVersion precondition). */
+  readonly hardware: DgdrHardware | undefined;
+  /** Delete a stale `dgdr-output-<name>` ConfigMap before the Job is created. */
+  readonly deleteStaleOutput: boolean;
+  /** The profiling Job to create. */
+  readonly job: Obj | undefined;
+  /** `metadata.annotations` the function owns on the DGDR (server-side apply), when they change. */
+  readonly annotations: Readonly<Record<string, string>> | undefined;
+  /** Planner ConfigMaps to create (never taking over an existing one). */
+  readonly configMaps: readonly Obj[];
+  /** The DGD to create (never taking over an existing one). */
+  readonly dgd: Obj | undefined;
+  /** The whole status the function owns; undefined: leave the status as it is. */
+  readonly status: DgdrStatus | undefined;
+  readonly events: readonly DgdrEventIntent[];
+}
+
+/** Reasons and messages (upstream-notes/profiler.md §1.9 unless marked "ours"). */
+export const REASON_VALIDATION_PASSED = 'ValidationPassed';
+export const REASON_VALIDATION_FAILED = 'ValidationFailed';
+export const REASON_DISCOVERING_HARDWARE = 'DiscoveringHardware';
+export const REASON_INITIALIZING = 'Initializing';
+export const REASON_PROFILING_RUNNING = 'ProfilingRunning';
+export const REASON_PROFILING_COMPLETED = 'ProfilingCompleted';
+export const REASON_PROFILING_FAILED = 'ProfilingFailed';
+export const REASON_JOB_CREATION_FAILED = 'JobCreationFailed';
+export const REASON_SPEC_GENERATED = 'SpecGenerated';
+export const REASON_GENERATION_FAILED = 'GenerationFailed';
+export const REASON_DEPLOYMENT_IN_PROGRESS = 'DeploymentInProgress';
+export const REASON_DEPLOYMENT_READY = 'DeploymentReady';
+export const REASON_DEPLOYMENT_DEGRADED = 'DeploymentDegraded';
+export const REASON_DEPLOYMENT_DELETED = 'DeploymentDeleted';
+export const REASON_DEPLOYMENT_REJECTED = 'DeploymentRejected';
+/** Ours: upstream adopts a same-named DGD it did not create (profiler.md §1.7 "Collisions"). */
+export const REASON_DEPLOYMENT_NAME_CONFLICT = 'DeploymentNameConflict';
+/** Ours: a Job named `profile-<name>` that this request does not control. */
+export const REASON_JOB_NAME_CONFLICT = 'JobNameConflict';
+
+export const MESSAGE_DISCOVERING_HARDWARE = 'Discovering GPU hardware and preparing profiling job';
+export const MESSAGE_SPEC_GENERATED = 'DynamoGraphDeployment spec generated successfully';
+export const MESSAGE_SPEC_IN_ANNOTATION = `Generated spec is available in annotation ${ANNOTATION_GENERATED_DGD_SPEC}`;
+
+const SUCCEEDED_BY_PHASE: Readonly<Record<DgdrPhase, { status: 'True' | 'False'; reason: string; message: string }>> = {
+  Pending: { status: 'False', reason: 'Pending', message: 'DGDR is pending' },
+  Profiling: { status: 'False', reason: 'Profiling', message: 'Profiling is in progress' },
+  Ready: { status: 'True', reason: 'SpecGenerated', message: 'Profiling complete, spec available' },
+  Deploying: { status: 'False', reason: 'Deploying', message: 'Deployment is in progress' },
+  Deployed: { status: 'True', reason: 'Deployed', message: 'Deployment is healthy' },
+  Failed: { status: 'False', reason: 'Failed', message: 'DGDR has failed' },
+};
+
+const FAILURE_PREFIXES: readonly (readonly [string, string])[] = [
+  [CONDITION_VALIDATION, 'Validation failed: '],
+  [CONDITION_PROFILING, 'Profiling failed: '],
+  [CONDITION_SPEC_GENERATED, 'Spec generation failed: '],
+  [CONDITION_DEPLOYMENT_READY, 'Deployment failed: '],
+];
+
+/** A condition as the decision writes it (lastTransitionTime is filled by {@link withCondition}). */
+interface ConditionIntent {
+  readonly type: string;
+  readonly status: 'True' | 'False';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * Sets a condition in a list keyed by `type`, keeping `lastTransitionTime` when the status did not
+ * change (apimeta.SetStatusCondition). `DeploymentReady` carries no observedGeneration (upstream). Pure.
+ */
+function withCondition(conditions: readonly Condition[], intent: ConditionIntent, generation: number, now: Date): Condition[] {
+  const previous = conditions.find((c) => c.type === intent.type);
+  const lastTransitionTime = previous !== undefined && previous.status === intent.status ? previous.lastTransitionTime : now.toISOString();
+  const condition: Condition = {
+    ...intent,
+    lastTransitionTime,
+    ...(intent.type === CONDITION_DEPLOYMENT_READY ? {} : { observedGeneration: generation }),
+  };
+  const out = conditions.filter((c) => c.type !== intent.type);
+  out.push(condition);
+  return out.sort((a, b) => a.type.localeCompare(b.type));
+}
+
+/**
+ * The aggregate `Succeeded` condition for a phase; for Failed, the first of Validation, Profiling,
+ * SpecGenerated, DeploymentReady that is False with a message gives its reason and the prefixed message.
+ * Source: upstream `setSucceededCondition` (upstream-notes/dgdr.md §1.3, table word for word). Pure.
+ */
+export function succeededCondition(phase: DgdrPhase, conditions: readonly Condition[]): ConditionIntent {
+  const base = SUCCEEDED_BY_PHASE[phase];
+  if (phase === 'Failed') {
+    for (const [type, prefix] of FAILURE_PREFIXES) {
+      const failed = conditions.find((c) => c.type === type && c.status === 'False' && c.message !== '');
+      if (failed !== undefined) return { type: CONDITION_SUCCEEDED, status: 'False', reason: failed.reason, message: `${prefix}${failed.message}` };
+    }
+  }
+  return { type: CONDITION_SUCCEEDED, ...base };
+}
+
+/** A status builder over the observed status: each step sets what it changes, then `build` adds Succeeded. */
+class StatusDraft {
+  private status: DgdrStatus;
+  private conditions: Condition[];
+  constructor(
+    observed: DgdrStatus | undefined,
+    private readonly generation: number,
+    private readonly now: Date,
+  ) {
+    this.status = { ...(observed ?? {}) };
+    this.conditions = [...(observed?.conditions ?? [])];
+  }
+  set(fields: Partial<DgdrStatus>): this {
+    this.status = { ...this.status, ...fields };
+    return this;
+  }
+  clear(...keys: (keyof DgdrStatus)[]): this {
+    const next: Record<string, unknown> = { ...this.status };
+    for (const key of keys) delete next[key];
+    this.status = next as DgdrStatus;
+    return this;
+  }
+  condition(type: string, status: 'True' | 'False', reason: string, message: string): this {
+    this.conditions = withCondition(this.conditions, { type, status, reason, message }, this.generation, this.now);
+    return this;
+  }
+  reasonOf(type: string): string | undefined {
+    return this.conditions.find((c) => c.type === type)?.reason;
+  }
+  build(phase: DgdrPhase): DgdrStatus {
+    const conditions = withCondition(this.conditions, succeededCondition(phase, this.conditions), this.generation, this.now);
+    return { ...this.status, phase, observedGeneration: this.generation, conditions };
+  }
+}
+
+const NOTHING: DgdrDesired = { hardware: undefined, deleteStaleOutput: false, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, status: undefined, events: [] };
+
+function only(status: DgdrStatus, events: readonly DgdrEventIntent[] = [], extra: Partial<DgdrDesired> = {}): DgdrDesired {
+  return { ...NOTHING, ...extra, status, events };
+}
+
+/** The phase, with `""`/absent as Pending (upstream-notes/dgdr.md §1.1). Pure. */
+export function currentPhase(status: DgdrStatus | undefined): DgdrPhase {
+  return status?.phase ?? 'Pending';
+}
+
+/** Whether `child` is controlled by the DGDR with `uid` (an owner reference with controller: true). Pure. */
+export function isControlledBy(child: ChildFacts, uid: string | undefined): boolean {
+  return uid !== undefined && child.ownerReferences.some((r) => r.uid === uid && r.controller === true);
+}
+
+/** Whether a DGD carries this request's labels `dgdr.nvidia.com/name` and `dgdr.nvidia.com/namespace` (dgdr-reference "Resource ownership"). Pure. */
+export function isCreatedByRequest(dgd: ChildFacts, dgdr: Dgdr): boolean {
+  return dgd.labels[LABEL_DGDR_NAME] === dgdr.metadata.name && dgd.labels[LABEL_DGDR_NAMESPACE] === dgdr.metadata.namespace;
+}
+
+/**
+ * Decides one step of a DGDR's lifecycle.
+ * In: the observed DGDR and children (see {@link DgdrObserved}), the Job config, the time.
+ * Out: the writes ({@link DgdrDesired}); `status` undefined means the status stays as it is.
+ * Failures: none thrown; every failure is a `Failed` phase with its condition and a Warning Event.
+ * Source: see the module docstring. Pure.
+ */
+export function decideDgdr(observed: DgdrObserved, config: ProfilingJobConfig, now: Date): DgdrDesired {
+  const { dgdr } = observed;
+  const generation = dgdr.metadata.generation ?? 0;
+  const phase = currentPhase(dgdr.status);
+  const draft = new StatusDraft(dgdr.status, generation, now);
+  if (dgdr.status?.phase !== undefined && !(['Pending', 'Profiling', 'Ready', 'Deploying', 'Deployed', 'Failed'] as const).includes(dgdr.status.phase)) {
+    return only(draft.condition(CONDITION_VALIDATION, 'False', REASON_VALIDATION_FAILED, 'Invalid state').build('Failed'));
+  }
+  if (phase === 'Failed') return decideFailed(dgdr, draft);
+  const rejected = decideSpecChangeRejected(dgdr, phase);
+  if (rejected !== undefined) return rejected;
+  switch (phase) {
+    case 'Pending':
+      return decidePending(observed, config, draft);
+    case 'Profiling':
+      return decideProfiling(observed, draft);
+    case 'Ready':
+      return decideReady(observed, draft);
+    case 'Deploying':
+      return decideDeploying(observed, draft);
+    case 'Deployed':
+      return decideDeployed(observed, draft);
+    default: {
+      const unreachable: never = phase;
+      return unreachable;
+    }
+  }
+}
+
+/** Failed is terminal: only `Succeeded` is re-derived (upstream-notes/dgdr.md §1.2 step 9). */
+function decideFailed(dgdr: Dgdr, draft: StatusDraft): DgdrDesired {
+  const status = draft.set({ observedGeneration: dgdr.status?.observedGeneration ?? dgdr.metadata.generation }).build('Failed');
+  return isDeepEqual(status.conditions, dgdr.status?.conditions) ? NOTHING : only({ ...status, observedGeneration: dgdr.status?.observedGeneration ?? status.observedGeneration });
+}
+
+/**
+ * A spec changed after profiling started (generation ahead of observedGeneration) and it is not one
+ * of the deferred runtime-version / auto-apply updates: Warning `SpecChangeRejected`, status untouched.
+ * Source: upstream-notes/dgdr.md §1.4 "Controller guard" (message word for word). Pure.
+ */
+function decideSpecChangeRejected(dgdr: Dgdr, phase: DgdrPhase): DgdrDesired | undefined {
+  if (phase === 'Pending') return undefined;
+  const observedGeneration = dgdr.status?.observedGeneration;
+  if (observedGeneration === undefined || observedGeneration === dgdr.metadata.generation) return undefined;
+  const autoApply = dgdr.spec.autoApply;
+  const isDeferredRuntimeVersionUpdate = autoApply === false && (phase === 'Profiling' || phase === 'Ready');
+  const isReadyAutoApplyActivation = phase === 'Ready' && autoApply !== false;
+  if (isDeferredRuntimeVersionUpdate || isReadyAutoApplyActivation) return undefined;
+  return {
+    ...NOTHING,
+    events: [
+      {
+        type: 'Warning',
+        reason: 'SpecChangeRejected',
+        action: 'Validate',
+        note: `Cannot modify spec in phase '${phase}'. DynamoGraphDeploymentRequest is immutable once profiling starts. Create a new resource with a different name instead.`,
+      },
+    ],
+  };
+}
+
+function failWith(draft: StatusDraft, type: string, reason: string, message: string, event: { reason: string; action: string }): DgdrDesired {
+  return only(draft.condition(type, 'False', reason, message).build('Failed'), [{ type: 'Warning', reason: event.reason, action: event.action, note: message }]);
+}
+
+/**
+ * Pending: validate (thorough+auto, the model-cache PVC, hardware discovery), persist discovered
+ * hardware, create the Job; once the Job is observed, enter Profiling. A Job of that name this
+ * request does not control is a conflict (never adopted). Source: upstream-notes/dgdr.md §1.2 steps 1-2.
+ */
+function decidePending(observed: DgdrObserved, config: ProfilingJobConfig, draft: StatusDraft): DgdrDesired {
+  const { dgdr, job } = observed;
+  const name = dgdr.metadata.name ?? '';
+  const jobName = profilingJobName(name);
+  if (job !== undefined) {
+    if (!isControlledBy(job, dgdr.metadata.uid)) {
+      return failWith(draft, CONDITION_PROFILING, REASON_JOB_NAME_CONFLICT, `Job ${jobName} already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name`, { reason: 'ProfilingJobFailed', action: 'Create' });
+    }
+    const status = draft
+      .set({ profilingJobName: jobName, profilingPhase: 'Initializing' })
+      .condition(CONDITION_PROFILING, 'False', REASON_INITIALIZING, MESSAGE_DISCOVERING_HARDWARE)
+      .build('Profiling');
+    return only(status, [{ type: 'Normal', reason: 'ProfilingJobCreated', action: 'Create', note: 'Profiling job created' }]);
+  }
+  const problems: string[] = [];
+  const spec = dgdr.spec;
+  if (spec.searchStrategy === 'thorough' && (spec.backend ?? 'auto') === 'auto') {
+    problems.push('spec.searchStrategy "thorough" is incompatible with spec.backend "auto": set spec.backend to a specific backend (sglang, trtllm, or vllm)');
+  }
+  if (observed.modelCachePvcExists === false) problems.push(`model cache PVC ${spec.modelCache?.pvcName ?? ''} not found in namespace ${dgdr.metadata.namespace ?? ''}`);
+  let hardware = spec.hardware;
+  if (needsHardwareDiscovery(spec.hardware)) {
+    const discovered = discoverHardware(spec.hardware, observed.nodes ?? []);
+    if (discovered.ok) hardware = discovered.hardware;
+    else problems.push(`GPU hardware discovery failed: ${discovered.message}`);
+  }
+  if (problems.length > 0) return failWith(draft, CONDITION_VALIDATION, REASON_VALIDATION_FAILED, problems.join('; '), { reason: 'ValidationFailed', action: 'Validate' });
+  const enriched: Dgdr = { ...dgdr, spec: { ...spec, ...(hardware === undefined ? {} : { hardware }) } };
+  const built = buildProfilingJob(enriched, config);
+  if (!built.ok) return failWith(draft, CONDITION_PROFILING, REASON_JOB_CREATION_FAILED, built.message, { reason: 'ProfilingJobFailed', action: 'Create' });
+  const status = draft
+    .set({ profilingJobName: jobName })
+    .condition(CONDITION_VALIDATION, 'True', REASON_VALIDATION_PASSED, 'DGDR spec validation passed')
+    .condition(CONDITION_PROFILING, 'False', REASON_DISCOVERING_HARDWARE, MESSAGE_DISCOVERING_HARDWARE)
+    .build('Pending');
+  return {
+    ...NOTHING,
+    hardware: isDeepEqual(hardware, spec.hardware) ? undefined : hardware,
+    deleteStaleOutput: true,
+    job: built.job,
+    status,
+    events: [{ type: 'Normal', reason: 'Initialized', action: 'Validate', note: 'DGDR initialized successfully' }],
+  };
+}
+
+/** `<Phase>Failed`, or `ProfilingFailed` when no sub-phase was reached (upstream-notes/dgdr.md §1.2 step 3). Pure. */
+export function profilingFailureReason(profilingPhase: ProfilingPhase | undefined): string {
+  return profilingPhase === undefined ? REASON_PROFILING_FAILED : `${profilingPhase}Failed`;
+}
+
+/** Profiling: follow the sub-phase, then the Job's outcome; generate the DGD from the output. Source: upstream-notes/dgdr.md §1.2 step 3. */
+function decideProfiling(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
+  const { dgdr, job } = observed;
+  const output = readProfilerOutput(observed.outputData);
+  if (output?.phase !== undefined && output.phase !== dgdr.status?.profilingPhase) {
+    draft.set({ profilingPhase: output.phase }).condition(CONDITION_PROFILING, 'False', output.phase === 'Done' ? 'Completed' : output.phase, output.message);
+  }
+  const profilingPhase = output?.phase ?? dgdr.status?.profilingPhase;
+  const failureReason = profilingFailureReason(profilingPhase);
+  if (job === undefined) {
+    return failWith(draft, CONDITION_PROFILING, failureReason, `profiling job ${profilingJobName(dgdr.metadata.name ?? '')} not found`, { reason: 'ProfilingCheckFailed', action: 'Get' });
+  }
+  const outcome = readJobOutcome(job.conditions);
+  if (outcome.kind === 'failed') {
+    const message = output?.status === 'failed' ? `profiling failed: ${output.error}` : describeJobFailure(outcome.message, observed.jobPods);
+    return failWith(draft, CONDITION_PROFILING, failureReason, message, { reason: 'ProfilingCheckFailed', action: 'Get' });
+  }
+  if (outcome.kind === 'running') {
+    if (draft.reasonOf(CONDITION_PROFILING) === REASON_INITIALIZING) draft.condition(CONDITION_PROFILING, 'False', REASON_PROFILING_RUNNING, 'Profiling is in progress');
+    return only(draft.build('Profiling'));
+  }
+  if (output?.status === 'failed') {
+    return failWith(draft, CONDITION_PROFILING, failureReason, `profiling failed: ${output.error}`, { reason: 'ProfilingCheckFailed', action: 'Get' });
+  }
+  if (output?.finalConfig === undefined) return only(draft.build('Profiling')); // The output is not relayed yet: wait.
+  return decideGenerated(observed, output.finalConfig, draft);
+}
+
+function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: StatusDraft): DgdrDesired {
+  const { dgdr } = observed;
+  const name = dgdr.metadata.name ?? '';
+  const namespace = dgdr.metadata.namespace ?? '';
+  const dgdName = generatedDgdName(name, dgdr.spec);
+  const generated = splitGeneratedOutput(finalConfig, dgdName);
+  draft.clear('profilingPhase');
+  if (!generated.ok) return failWith(draft, CONDITION_SPEC_GENERATED, REASON_GENERATION_FAILED, generated.message, { reason: 'GenerationFailed', action: 'Create' });
+  const additionalYaml = generated.additional.map((d) => stringifyYaml(d)).join('---\n');
+  if (Buffer.byteLength(additionalYaml) > MAX_ADDITIONAL_RESOURCES_BYTES) {
+    const message = `additional resources YAML size (${Buffer.byteLength(additionalYaml)} bytes) exceeds maximum annotation size (${MAX_ADDITIONAL_RESOURCES_BYTES} bytes); consider reducing the number of resources or storing them separately`;
+    return failWith(draft, CONDITION_SPEC_GENERATED, REASON_GENERATION_FAILED, message, { reason: 'GenerationFailed', action: 'Create' });
+  }
+  const dgd = applyRuntimeVersionOverride(generated.dgd, dgdr.spec.runtimeVersionOverride);
+  const isAutoApply = dgdr.spec.autoApply !== false;
+  const status = draft
+    .set({ dgdName, profilingResults: { ...dgdr.status?.profilingResults, selectedConfig: dgd } })
+    .condition(CONDITION_PROFILING, 'True', REASON_PROFILING_COMPLETED, 'Profiling job completed successfully')
+    .condition(CONDITION_SPEC_GENERATED, 'True', REASON_SPEC_GENERATED, isAutoApply ? MESSAGE_SPEC_GENERATED : MESSAGE_SPEC_IN_ANNOTATION)
+    .build(isAutoApply ? 'Deploying' : 'Ready');
+  const configMaps = generated.additional
+    .filter((d) => d['kind'] === 'ConfigMap' && d['apiVersion'] === 'v1')
+    .map((cm) => ({ ...cm, metadata: { ...(isObject(cm['metadata']) ? cm['metadata'] : {}), namespace, labels: { ...labelsOf(cm), ...trackingLabels(dgdr) } } }));
+  return {
+    ...NOTHING,
+    annotations: { [ANNOTATION_GENERATED_DGD_SPEC]: stringifyYaml(dgd), ...(additionalYaml === '' ? {} : { [ANNOTATION_ADDITIONAL_RESOURCES]: additionalYaml }) },
+    configMaps,
+    status,
+    events: [{ type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: MESSAGE_SPEC_GENERATED }],
+  };
+}
+
+function labelsOf(object: Obj): Record<string, string> {
+  const metadata = object['metadata'];
+  const labels = isObject(metadata) ? metadata['labels'] : undefined;
+  return isObject(labels) ? (labels as Record<string, string>) : {};
+}
+
+/** The labels tying children to the request: `dgdr.nvidia.com/name`, `dgdr.nvidia.com/namespace`, `nvidia.com/managed-by` (dgdr-reference "Resource ownership"). Pure. */
+export function trackingLabels(dgdr: Dgdr): Record<string, string> {
+  return { [LABEL_DGDR_NAME]: dgdr.metadata.name ?? '', [LABEL_DGDR_NAMESPACE]: dgdr.metadata.namespace ?? '', [LABEL_MANAGED_BY]: LABEL_VALUE_DYNAMO_OPERATOR };
+}
+
+/** Ready: wait for autoApply; once it is on, Deploying (upstream-notes/dgdr.md §1.2 step 4). */
+function decideReady(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
+  const { dgdr } = observed;
+  if (dgdr.spec.autoApply === false) {
+    const status = draft.build('Ready');
+    return isDeepEqual(status, dgdr.status) ? NOTHING : only(status);
+  }
+  return only(draft.condition(CONDITION_SPEC_GENERATED, 'True', REASON_SPEC_GENERATED, MESSAGE_SPEC_GENERATED).build('Deploying'));
+}
+
+/**
+ * The DGD to create from the stored annotation: the current `runtimeVersionOverride` applied, the
+ * request's labels, namespace = the DGDR's, and no owner reference (the DGD outlives the request).
+ * Source: upstream-notes/dgdr.md §1.2 step 6; dgdr-reference "Resource ownership". Pure.
+ */
+export function dgdToCreate(dgdr: Dgdr, annotation: string): { readonly ok: true; readonly dgd: Obj } | { readonly ok: false; readonly message: string } {
+  const generated = splitGeneratedOutput(annotation, dgdr.status?.dgdName ?? generatedDgdName(dgdr.metadata.name ?? '', dgdr.spec));
+  if (!generated.ok) return generated;
+  const dgd = applyRuntimeVersionOverride(generated.dgd, dgdr.spec.runtimeVersionOverride);
+  const metadata = dgd['metadata'] as Obj;
+  return {
+    ok: true,
+    dgd: { ...dgd, apiVersion: DGD_V1BETA1, kind: DGD_KIND, metadata: { ...metadata, namespace: dgdr.metadata.namespace, labels: { ...labelsOf(dgd), ...trackingLabels(dgdr) } } },
+  };
+}
+
+function deploymentInfo(dgd: NonNullable<DgdrObserved['dgd']>): NonNullable<DgdrStatus['deploymentInfo']> {
+  return {
+    replicas: dgd.components.reduce((sum, c) => sum + (c.replicas ?? 0), 0),
+    availableReplicas: dgd.components.reduce((sum, c) => sum + (c.availableReplicas ?? 0), 0),
+  };
+}
+
+function deploymentDeleted(draft: StatusDraft, dgdName: string): DgdrDesired {
+  const status = draft
+    .clear('dgdName', 'deploymentInfo')
+    .condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_DELETED, 'Deployment was deleted by user. Create a new DGDR to redeploy.')
+    .build('Failed');
+  return only(status, [{ type: 'Warning', reason: 'DeploymentDeleted', action: 'Delete', note: `DGD ${dgdName} was deleted. DGDR will not recreate it. Delete this DGDR and create a new one to redeploy.` }]);
+}
+
+function nameConflict(draft: StatusDraft, dgdName: string): DgdrDesired {
+  const message = `DynamoGraphDeployment ${dgdName} already exists and was not created by this DynamoGraphDeploymentRequest (labels ${LABEL_DGDR_NAME}/${LABEL_DGDR_NAMESPACE} do not name it); it is left untouched. Delete it, or create a new request with another spec.overrides.dgd.metadata.name`;
+  return failWith(draft, CONDITION_DEPLOYMENT_READY, REASON_DEPLOYMENT_NAME_CONFLICT, message, { reason: 'DeploymentCreationFailed', action: 'Create' });
+}
+
+/** Deploying: create the DGD once, then follow its state (upstream-notes/dgdr.md §1.2 steps 5-6, 8). */
+function decideDeploying(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
+  const { dgdr, dgd } = observed;
+  if (dgdr.spec.autoApply === false) return only(draft.build('Ready'));
+  const dgdName = dgdr.status?.dgdName ?? generatedDgdName(dgdr.metadata.name ?? '', dgdr.spec);
+  const annotation = dgdr.metadata.annotations?.[ANNOTATION_GENERATED_DGD_SPEC] ?? '';
+  if (dgd === undefined) {
+    if (annotation === '') return deploymentDeleted(draft, dgdName);
+    const created = dgdToCreate(dgdr, annotation);
+    if (!created.ok) return failWith(draft, CONDITION_SPEC_GENERATED, REASON_GENERATION_FAILED, created.message, { reason: 'GenerationFailed', action: 'Create' });
+    const status = draft.set({ dgdName }).condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_IN_PROGRESS, `DGD ${dgdName} is being created`).build('Deploying');
+    return { ...NOTHING, dgd: created.dgd, status, events: [{ type: 'Normal', reason: 'DeploymentCreated', action: 'Create', note: `DynamoGraphDeployment ${dgdName} created successfully` }] };
+  }
+  if (!isCreatedByRequest(dgd, dgdr)) return nameConflict(draft, dgdName);
+  // Observed: the stored copy is no longer needed to create it (upstream clears the annotation).
+  const additional = dgdr.metadata.annotations?.[ANNOTATION_ADDITIONAL_RESOURCES];
+  const annotations: Record<string, string> | undefined = annotation === '' ? undefined : additional === undefined ? {} : { [ANNOTATION_ADDITIONAL_RESOURCES]: additional };
+  draft.set({ deploymentInfo: deploymentInfo(dgd) });
+  if (dgd.state === 'successful') {
+    const status = draft.condition(CONDITION_DEPLOYMENT_READY, 'True', REASON_DEPLOYMENT_READY, `DynamoGraphDeployment ${dgdName} is ready`).build('Deployed');
+    return { ...only(status, [{ type: 'Normal', reason: 'DeploymentReady', action: 'Update', note: `DynamoGraphDeployment ${dgdName} is ready` }]), annotations };
+  }
+  const status = draft.condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_IN_PROGRESS, `DGD ${dgdName} is in ${dgd.state ?? 'unknown'} state`).build('Deploying');
+  return { ...only(status), annotations };
+}
+
+/** Deployed: follow the DGD; degraded goes back to Deploying, deleted fails (upstream-notes/dgdr.md §1.2 steps 7-8). */
+function decideDeployed(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
+  const { dgdr, dgd } = observed;
+  const dgdName = dgdr.status?.dgdName ?? '';
+  if (dgd === undefined) return deploymentDeleted(draft, dgdName);
+  if (!isCreatedByRequest(dgd, dgdr)) return nameConflict(draft, dgdName);
+  draft.set({ deploymentInfo: deploymentInfo(dgd) });
+  if (dgd.state !== 'successful') {
+    const state = dgd.state ?? 'unknown';
+    const status = draft.condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_DEGRADED, `Deployment degraded to ${state}`).build('Deploying');
+    return only(status, [{ type: 'Warning', reason: 'DeploymentDegraded', action: 'Update', note: `DynamoGraphDeployment ${dgdName} degraded from Ready to ${state}` }]);
+  }
+  const status = draft.build('Deployed');
+  return isDeepEqual(status, dgdr.status) ? NOTHING : only(status);
+}
+
+/**
+ * The API server rejected the DGD (400/403/422): Failed, `DeploymentReady=False` reason
+ * `DeploymentRejected` with the API error, Warning `DeploymentCreationFailed`.
+ * Source: upstream-notes/profiler.md §1.7 `createDGD`. Pure.
+ */
+export function decideDgdRejected(dgdr: Dgdr, message: string, now: Date): DgdrDesired {
+  const draft = new StatusDraft(dgdr.status, dgdr.metadata.generation ?? 0, now);
+  return failWith(draft, CONDITION_DEPLOYMENT_READY, REASON_DEPLOYMENT_REJECTED, message, { reason: 'DeploymentCreationFailed', action: 'Create' });
+}
+

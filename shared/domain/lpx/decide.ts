@@ -1,0 +1,278 @@
+/**
+ * The LPXGraphDeployment reconcile decision: given the LPXGD, its owning DGD, its LPX
+ * PodCliqueSet, the scaling groups and the pipeline requests observed now, what to write.
+ *
+ * Source: ../shared/upstream-notes/lpx.md §5.3 (status flow per reconcile, design D), §2.3
+ * (ownership, foreign objects), §3.2 (publication, matching, deletion), §6.2 (capacity, layout
+ * changes and the known follow-up), §3.4 (publication blocked after a deadline failure);
+ * ../shared/reference/dgd-reference.txt ("Grove rejects replica changes throughout an active
+ * Coherent rollout"; LPX budget edits keep the PCS identity and existing requests);
+ * ../shared/reference/lpx-integration-review.txt, "Known follow-ups" (external engine count kept
+ * across PodCliqueSet replacement: beyond upstream, see {@link seedFor}).
+ * @module
+ */
+import {
+  CONDITION_READY,
+  CONDITION_SCALING_DEFERRED,
+  DGD_KIND,
+  LPX_REASON_FAILED,
+  LPX_REASON_PENDING,
+  MESSAGE_GROVE_UPDATE_PENDING,
+  MESSAGE_LPX_DEADLINE_EXCEEDED,
+  MESSAGE_SCALING_ALLOWED,
+  REASON_GROVE_UPDATE_PENDING,
+  REASON_SCALING_ALLOWED,
+  LpxConfigSchema,
+  type Condition,
+  type Dgd,
+  type LpuPipelineRequest,
+  type LpxComponentStatus,
+  type LpxGraphDeployment,
+  type PodCliqueScalingGroup,
+} from '../../api/index.js';
+import type { RenderConfig, RenderedObject } from '../render.js';
+import { isSchedulingFailureCurrent } from './deadline.js';
+import { decideLpxHandoff } from './handoff.js';
+import { resolveBuildUrl, type BuildRef } from './model-registry.js';
+import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
+import { desiredPipelineRequests, evaluateReceipts, isRequestControlledBy } from './pipeline-requests.js';
+import { evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
+import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, scalingGroupObjectName } from './render-pcs.js';
+import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
+
+/** An observed PodCliqueSet: the fields the decision reads. */
+export interface ObservedPodCliqueSet {
+  readonly metadata: { readonly name?: string; readonly uid?: string; readonly generation?: number; readonly deletionTimestamp?: string; readonly ownerReferences?: readonly Readonly<Record<string, unknown>>[] };
+  readonly spec: unknown;
+  readonly status?: { readonly observedGeneration?: number; readonly updateProgress?: { readonly updateEndedAt?: string } | undefined } | undefined;
+}
+
+export interface LpxObserved {
+  readonly lpxgd: LpxGraphDeployment;
+  /** The owning DGD parsed, or undefined when it is gone or cannot be parsed. */
+  readonly dgd: Dgd | undefined;
+  readonly podCliqueSet: ObservedPodCliqueSet | undefined;
+  /** Scaling groups by object name (`<pcs>-0-<group>`). */
+  readonly scalingGroups: ReadonlyMap<string, PodCliqueScalingGroup>;
+  /** Every LpuPipelineRequest in the namespace (foreign ones included, to refuse name collisions). */
+  readonly requests: readonly LpuPipelineRequest[];
+}
+
+export interface LpxConfig {
+  readonly registry: BuildRef | undefined;
+  readonly render: Pick<RenderConfig, 'terminationDelay'>;
+}
+
+export interface LpxDesired {
+  readonly applyPodCliqueSet: RenderedObject | undefined;
+  /** A whole-PCS replacement: foreground delete with a uid precondition (written after the status). */
+  readonly deletePodCliqueSet: { readonly name: string; readonly uid: string } | undefined;
+  /** Scaling-group `spec.replicas` writes (resourceVersion precondition). */
+  readonly scale: readonly { readonly name: string; readonly replicas: number; readonly resourceVersion: string | undefined }[];
+  readonly createRequests: readonly RenderedObject[];
+  readonly deleteRequests: readonly { readonly name: string; readonly uid: string | undefined; readonly resourceVersion: string | undefined }[];
+  readonly status: { readonly observedGeneration: number; readonly conditions: Condition[]; readonly components: Record<string, LpxComponentStatus> };
+}
+
+function pending(message: string): LpxVerdict {
+  return { kind: 'pending', reason: LPX_REASON_PENDING, message };
+}
+function failed(message: string): LpxVerdict {
+  return { kind: 'failed', reason: LPX_REASON_FAILED, message };
+}
+
+/** True while Grove runs a Coherent update of the PCS (`updateProgress` without `updateEndedAt`), or has not yet acknowledged its generation under Coherent (dgd-reference). Pure. */
+export function isCoherentUpdateBlocking(pcs: ObservedPodCliqueSet | undefined): boolean {
+  const strategy = (pcs?.spec as { updateStrategy?: { type?: string } } | undefined)?.updateStrategy?.type;
+  if (pcs === undefined || strategy !== 'Coherent') return false;
+  const progress = pcs.status?.updateProgress;
+  if (progress !== undefined && (progress.updateEndedAt ?? '') === '') return true;
+  return pcs.status?.observedGeneration !== pcs.metadata.generation;
+}
+
+/**
+ * seedFor (beyond upstream): the template `replicas` of a scaling group. An existing PCS keeps
+ * its observed seed (the template is immutable in practice). A new PCS seeds an explicit-replica
+ * workload with its minAvailable (the controller then scales it), and an omitted-replica workload
+ * with the retained external count, at least minAvailable. Upstream seeds from minAvailable and
+ * loses the external count on replacement ("falls back to one", lpx-integration-review, Known
+ * follow-ups); retaining it fixes that follow-up. Pure.
+ */
+export function seedFor(workload: LpxWorkload, observedSeed: number | undefined, retained: number | undefined): number {
+  if (observedSeed !== undefined) return observedSeed;
+  if (workload.explicitReplicas === undefined && retained !== undefined) return Math.max(retained, workload.minAvailable);
+  return workload.minAvailable;
+}
+
+function controllerOwner(lpxgd: LpxGraphDeployment): Readonly<Record<string, unknown>> | undefined {
+  return (lpxgd.metadata.ownerReferences ?? []).find((ref) => ref['controller'] === true);
+}
+
+function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undefined {
+  return (lpxgd.status?.conditions ?? []).find((c) => c.type === type);
+}
+
+/**
+ * decideLpxGraphDeployment. Steps (lpx.md §5.3, in order), each stopping with `Ready=False` and
+ * its message where upstream does:
+ * 1. the controller owner must be a DynamoGraphDeployment ("LPXGraphDeployment requires a
+ *    DynamoGraphDeployment controller owner") with the same uid;
+ * 2. the DGD must exist, not be deleting, select LPX and hash to `spec.inputRevision`, else
+ *    Pending "Waiting for the matching DynamoGraphDeployment";
+ * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>");
+ * 4. the PCS: foreign -> Failed "PodCliqueSet %q is not controlled by this LPXGraphDeployment";
+ *    deleting -> Pending "Waiting for PodCliqueSet garbage collection"; a changed layout ->
+ *    foreground delete, Pending "Waiting for the previous PodCliqueSet and its requests to be
+ *    deleted"; otherwise apply it (Pending "Waiting for the PodCliqueSet cache observation"
+ *    until it exists);
+ * 5. capacity: explicit replicas are written to each scaling group (never while a Coherent
+ *    update blocks, `ScalingDeferred=True`; never up while a deadline failure is current);
+ *    omitted replicas follow the live scaling group and are never written;
+ * 6. requests: missing ones are created for the published capacity (not while a deadline
+ *    failure is current), removed ordinals are deleted with preconditions, a foreign request at
+ *    a desired name is never touched;
+ * 7. readiness: every workload ready, every desired request bound, no deferred scaling.
+ * Status: observedGeneration, `Ready`, `ScalingDeferred` once needed, per component status
+ * with `retainedReplicas` for omitted-replica workloads. Pure.
+ */
+export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfig, now: Date): LpxDesired {
+  const { lpxgd } = observed;
+  const generation = lpxgd.metadata.generation ?? 0;
+  const previousComponents = lpxgd.status?.components ?? {};
+  const result = (verdict: LpxVerdict, extra: Partial<Omit<LpxDesired, 'status'>> = {}, components: Record<string, LpxComponentStatus> = { ...previousComponents }, isDeferred = false): LpxDesired => {
+    const conditions = [lpxReadyCondition(verdict, generation, conditionOf(lpxgd, CONDITION_READY), now)];
+    const previousDeferred = conditionOf(lpxgd, CONDITION_SCALING_DEFERRED);
+    if (isDeferred || previousDeferred !== undefined) {
+      const status = isDeferred ? 'True' : 'False';
+      conditions.push({
+        type: CONDITION_SCALING_DEFERRED,
+        status,
+        reason: isDeferred ? REASON_GROVE_UPDATE_PENDING : REASON_SCALING_ALLOWED,
+        message: isDeferred ? MESSAGE_GROVE_UPDATE_PENDING : MESSAGE_SCALING_ALLOWED,
+        lastTransitionTime: previousDeferred?.status === status ? previousDeferred.lastTransitionTime : now.toISOString(),
+        observedGeneration: generation,
+      });
+    }
+    return {
+      applyPodCliqueSet: undefined,
+      deletePodCliqueSet: undefined,
+      scale: [],
+      createRequests: [],
+      deleteRequests: [],
+      ...extra,
+      status: { observedGeneration: generation, conditions, components },
+    };
+  };
+
+  const owner = controllerOwner(lpxgd);
+  if (owner?.['kind'] !== DGD_KIND) return result(failed('LPXGraphDeployment requires a DynamoGraphDeployment controller owner'));
+  const { dgd } = observed;
+  if (dgd !== undefined && dgd.metadata.uid !== owner['uid']) return result(failed(`LPXGraphDeployment controller owner uid ${JSON.stringify(owner['uid'])} does not match DynamoGraphDeployment ${JSON.stringify(dgd.metadata.name)}`));
+  const waitingForDgd = pending('Waiting for the matching DynamoGraphDeployment');
+  if (dgd === undefined || dgd.metadata.deletionTimestamp !== undefined || !dgd.spec.components.some((c) => c.type === 'lpx')) return result(waitingForDgd);
+  const handoff = decideLpxHandoff(dgd, { ownerReferences: lpxgd.metadata.ownerReferences ?? [], annotations: lpxgd.metadata.annotations ?? {} });
+  if (!handoff.ok || handoff.inputRevision !== lpxgd.spec.inputRevision) return result(waitingForDgd);
+
+  for (const component of dgd.spec.components.filter((c) => c.type === 'lpx')) {
+    const buildId = LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '';
+    const url = resolveBuildUrl(config.registry, buildId);
+    if (!url.ok) return result(failed(`resolve LPX build URL ${JSON.stringify(buildId)}: ${url.error}`));
+  }
+
+  const id: LpxIdentity = { namespace: lpxgd.metadata.namespace ?? 'default', name: lpxgd.metadata.name ?? '', uid: lpxgd.metadata.uid ?? '' };
+  const workloads = resolveLpxWorkloads(dgd);
+  const pcsName = lpxPodCliqueSetName(id);
+  const pcs = observed.podCliqueSet;
+  const groupOf = (w: LpxWorkload) => observed.scalingGroups.get(scalingGroupObjectName(pcsName, w));
+
+  // The external count, recorded before any replacement (issue 11 part 7).
+  const components: Record<string, LpxComponentStatus> = {};
+  const retainedOf = (w: LpxWorkload): number | undefined => {
+    if (w.explicitReplicas !== undefined) return undefined;
+    return groupOf(w)?.spec.replicas ?? previousComponents[w.serving.name]?.retainedReplicas;
+  };
+  const carry = (): Record<string, LpxComponentStatus> => {
+    const out: Record<string, LpxComponentStatus> = {};
+    for (const w of workloads) {
+      const retained = retainedOf(w);
+      out[w.serving.name] = { ...(previousComponents[w.serving.name] ?? { componentKind: 'PodCliqueScalingGroup' }), ...(retained === undefined ? {} : { retainedReplicas: retained }) };
+    }
+    return out;
+  };
+
+  if (pcs !== undefined && !(pcs.metadata.ownerReferences ?? []).some((ref) => ref['controller'] === true && ref['uid'] === id.uid)) {
+    return result(failed(`PodCliqueSet ${JSON.stringify(pcsName)} is not controlled by this LPXGraphDeployment`));
+  }
+  if (pcs?.metadata.deletionTimestamp !== undefined) return result(pending('Waiting for PodCliqueSet garbage collection'), {}, carry());
+
+  const seeds = observedSeeds(pcs?.spec);
+  const desiredSeeds = new Map(workloads.map((w) => [w.scalingGroup, seedFor(w, pcs === undefined ? undefined : seeds.get(w.scalingGroup), retainedOf(w))]));
+  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render);
+  if (pcs !== undefined && lpxLayoutKey(pcs.spec) !== lpxLayoutKey(desiredPcs['spec'])) {
+    return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, carry());
+  }
+  if (pcs === undefined || pcs.metadata.uid === undefined) {
+    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs }, carry());
+  }
+
+  const isBlocked = isCoherentUpdateBlocking(pcs);
+  const isFailureCurrent = isSchedulingFailureCurrent(generation, lpxgd.status?.conditions ?? []);
+  const scale: { name: string; replicas: number; resourceVersion: string | undefined }[] = [];
+  const publishCapacity = new Map<string, number>();
+  let isDeferred = false;
+  let missingGroup = false;
+  for (const w of workloads) {
+    const group = groupOf(w);
+    if (group === undefined) {
+      missingGroup = true;
+      continue;
+    }
+    const live = group.spec.replicas;
+    const explicit = w.explicitReplicas;
+    if (explicit !== undefined && explicit !== live) {
+      const isScaleUp = explicit > live;
+      if (isBlocked) isDeferred = true;
+      else if (!(isScaleUp && isFailureCurrent)) scale.push({ name: group.metadata.name ?? '', replicas: explicit, resourceVersion: group.metadata.resourceVersion });
+    }
+    // Publish only for capacity the scaling group already has (lpx.md §6.2: scale before publishing).
+    publishCapacity.set(w.scalingGroup, explicit === undefined ? live : Math.min(explicit, live));
+  }
+
+  const desiredRequests = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, publishCapacity, { name: pcsName, uid: pcs.metadata.uid });
+  const ours = observed.requests.filter((r) => isRequestControlledBy(r, pcs.metadata.uid ?? ''));
+  const oursByName = new Map(ours.map((r) => [r.metadata.name ?? '', r]));
+  const foreignNames = new Set(observed.requests.filter((r) => !isRequestControlledBy(r, pcs.metadata.uid ?? '')).map((r) => r.metadata.name ?? ''));
+  const desiredNames = new Set(desiredRequests.map((r) => r.name));
+  const foreign = desiredRequests.find((r) => foreignNames.has(r.name));
+  const createRequests = isFailureCurrent || missingGroup ? [] : desiredRequests.filter((r) => !oursByName.has(r.name) && !foreignNames.has(r.name)).map((r) => r.object);
+  const deleteRequests = ours
+    .filter((r) => !desiredNames.has(r.metadata.name ?? '') && r.metadata.deletionTimestamp === undefined && !missingGroup)
+    .map((r) => ({ name: r.metadata.name ?? '', uid: r.metadata.uid, resourceVersion: r.metadata.resourceVersion }));
+
+  // Readiness (lpx.md §5.2): workloads, then receipts, then deferral.
+  let verdict: LpxVerdict = { kind: 'ready' };
+  const fold = (next: LpxVerdict) => {
+    if (verdict.kind === 'failed') return;
+    if (next.kind === 'failed' || verdict.kind === 'ready') verdict = next;
+  };
+  for (const w of workloads) {
+    const group = groupOf(w);
+    const desired = w.explicitReplicas ?? group?.spec.replicas ?? 0;
+    const evaluated = evaluateWorkloadReadiness(true, group, desired);
+    const retained = retainedOf(w);
+    components[w.serving.name] = { ...evaluated.status, ...(retained === undefined ? {} : { retainedReplicas: retained }) };
+    for (const draft of w.components.filter((c) => c !== w.serving)) {
+      components[draft.name] = { componentKind: 'PodClique', componentNames: w.models.filter((m) => m.component === draft).map((m) => m.agentClique), replicas: draft.replicas ?? 1 };
+    }
+    fold(evaluated.verdict);
+  }
+  if (foreign !== undefined) fold(failed(`LpuPipelineRequest ${JSON.stringify(foreign.name)} is not controlled by PodCliqueSet ${JSON.stringify(pcsName)}`));
+  const fullCapacity = new Map(workloads.map((w) => [w.scalingGroup, w.explicitReplicas ?? groupOf(w)?.spec.replicas ?? 0]));
+  const allDesired = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, fullCapacity, { name: pcsName, uid: pcs.metadata.uid });
+  const receipts = evaluateReceipts(allDesired.map((r) => r.name), oursByName);
+  if (receipts.kind !== 'bound') fold(receipts.kind === 'failed' ? failed(receipts.message) : pending(receipts.message));
+  if (isDeferred) fold(pending('Replica changes are deferred until the Grove coherent update completes'));
+  if (isFailureCurrent) verdict = failed(MESSAGE_LPX_DEADLINE_EXCEEDED);
+
+  return result(verdict, { applyPodCliqueSet: desiredPcs, scale, createRequests, deleteRequests }, components, isDeferred);
+}

@@ -1,0 +1,16 @@
+/**
+ * The LPX decisions: workloads, names, input revision, the LPX PodCliqueSet, pipeline requests,
+ * readiness and its merge into the DGD, scheduling deadlines, the model registry.
+ * @module
+ */
+export * from './model-registry.js';
+export * from './workloads.js';
+export * from './names.js';
+export * from './input-revision.js';
+export * from './render-pcs.js';
+export * from './pipeline-requests.js';
+export * from './readiness.js';
+export * from './handoff.js';
+export * from './deadline.js';
+export * from './decide.js';
+export * from './dgd-part.js';

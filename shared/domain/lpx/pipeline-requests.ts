@@ -1,0 +1,154 @@
+/**
+ * LpuPipelineRequests: which requests an LPX PodCliqueSet needs, and what their receipts (the
+ * scheduler's status) say about readiness.
+ *
+ * Source: ../shared/upstream-notes/lpx.md §3.1 (API, phases), §3.2 (the LPX controller creates
+ * one request per workload, model and scaling-group replica ordinal; names; labels and
+ * annotations; the PodCliqueSet is the controller owner with blockOwnerDeletion), §3.3
+ * (readiness from receipts, messages, diagnostics, failures outrank pending, name order).
+ * @module
+ */
+import {
+  ANNOTATION_LPX_DEPLOYMENT_NAME,
+  ANNOTATION_LPX_DYNAMO_MODEL,
+  ANNOTATION_LPX_WORKLOAD_DIGEST,
+  GROVE_API_VERSION,
+  LABEL_GRAPH_DEPLOYMENT_NAME,
+  LABEL_LPX_DEPLOYMENT_UID,
+  LPR_API_VERSION,
+  LPR_KIND,
+  PODCLIQUESET_KIND,
+  type LpuPipelineRequest,
+} from '../../api/index.js';
+import { labelValue } from '../pod-template.js';
+import type { RenderedObject } from '../render.js';
+import { pipelineRequestName, type LpxIdentity } from './names.js';
+import { scalingGroupCliqueName, scalingGroupObjectName, workloadDigest } from './render-pcs.js';
+import type { LpxWorkload } from './workloads.js';
+
+/** One desired request, with the keys deadlines and cleanup use. */
+export interface DesiredPipelineRequest {
+  readonly name: string;
+  readonly scalingGroup: string;
+  readonly model: string;
+  readonly replicaIndex: number;
+  readonly object: RenderedObject;
+}
+
+/** The controlling PodCliqueSet of the requests: its name and uid (lpx.md §2.3: the PCS owns every LPR). */
+export interface OwningPodCliqueSet {
+  readonly name: string;
+  readonly uid: string;
+}
+
+/**
+ * desiredPipelineRequests: for each workload, each PCSG replica ordinal in [0, capacity) and each
+ * model, one request, in workload / ordinal / model order (upstream's publication order).
+ * Spec: `executionBackend: nodeLocal`, `materializationTarget{podCliqueSetReplicaIndex: 0,
+ * podCliqueScalingGroupRef{name, replicaIndex}}`, `nodeLocal{agentPodCliqueRef{name}, model}`,
+ * `repairPolicy.mode: samePlacement`. The build-derived fields (allocationMetadata, partitions,
+ * targetFamily, workloadMode) need the compiled build, which this control plane does not read.
+ * In: identity, DGD name, workloads, capacity per scaling group, the owning PCS. Pure.
+ */
+export function desiredPipelineRequests(
+  id: LpxIdentity,
+  dgdName: string,
+  workloads: readonly LpxWorkload[],
+  capacity: ReadonlyMap<string, number>,
+  pcs: OwningPodCliqueSet,
+): DesiredPipelineRequest[] {
+  const out: DesiredPipelineRequest[] = [];
+  for (const workload of workloads) {
+    const count = capacity.get(workload.scalingGroup) ?? 0;
+    const digest = workloadDigest(workload);
+    for (let replicaIndex = 0; replicaIndex < count; replicaIndex += 1) {
+      for (const model of workload.models) {
+        const name = pipelineRequestName(id, { workload: workload.scalingGroup, workloadCount: workloads.length, model: model.model, replicaIndex });
+        const object: RenderedObject = {
+          apiVersion: LPR_API_VERSION,
+          kind: LPR_KIND,
+          metadata: {
+            name,
+            namespace: id.namespace,
+            labels: { [LABEL_GRAPH_DEPLOYMENT_NAME]: labelValue(dgdName), [LABEL_LPX_DEPLOYMENT_UID]: id.uid },
+            annotations: { [ANNOTATION_LPX_DEPLOYMENT_NAME]: id.name, [ANNOTATION_LPX_DYNAMO_MODEL]: model.model, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest },
+            ownerReferences: [{ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, name: pcs.name, uid: pcs.uid, controller: true, blockOwnerDeletion: true }],
+          },
+          spec: {
+            executionBackend: 'nodeLocal',
+            materializationTarget: { podCliqueSetReplicaIndex: 0, podCliqueScalingGroupRef: { name: scalingGroupObjectName(pcs.name, workload), replicaIndex } },
+            nodeLocal: { agentPodCliqueRef: { name: scalingGroupCliqueName(pcs.name, workload.scalingGroup, replicaIndex, model.agentClique) }, model: model.model },
+            repairPolicy: { mode: 'samePlacement' },
+          },
+        };
+        out.push({ name, scalingGroup: workload.scalingGroup, model: model.model, replicaIndex, object });
+      }
+    }
+  }
+  return out;
+}
+
+/** True when the request is controlled by the given PodCliqueSet (never adopt: lpx.md §2.3). Pure. */
+export function isRequestControlledBy(request: Pick<LpuPipelineRequest, 'metadata'>, pcsUid: string): boolean {
+  return (request.metadata.ownerReferences ?? []).some((ref) => ref['controller'] === true && ref['kind'] === PODCLIQUESET_KIND && ref['uid'] === pcsUid);
+}
+
+/** The scaling-group replica a request targets (`spec.materializationTarget.podCliqueScalingGroupRef`), or undefined. Pure. */
+export function requestTarget(request: Pick<LpuPipelineRequest, 'spec'>): { readonly scalingGroupObject: string; readonly replicaIndex: number } | undefined {
+  const ref = ((request.spec['materializationTarget'] as { podCliqueScalingGroupRef?: { name?: unknown; replicaIndex?: unknown } } | undefined)?.podCliqueScalingGroupRef);
+  if (typeof ref?.name !== 'string' || typeof ref.replicaIndex !== 'number') return undefined;
+  return { scalingGroupObject: ref.name, replicaIndex: ref.replicaIndex };
+}
+
+/** Receipt messages per phase (lpx.md §3.3). */
+const PHASE_MESSAGES: Readonly<Record<string, string>> = {
+  pending: 'LPX scheduler is waiting to plan the current request',
+  noFit: 'LPX scheduler found no placement for the current request',
+  unsupported: 'LPX scheduler cannot support the current request',
+  planned: 'LPX scheduler committed a placement plan for the current request',
+  reserving: 'LPX scheduler is reserving the planned LPU allocation',
+  binding: 'LPX scheduler is binding the planned workload Pods',
+  degraded: 'LPX scheduler is repairing or releasing a degraded placement',
+  releasing: 'LPX scheduler is releasing the current plan',
+  released: 'LPX scheduler released the current plan',
+};
+export const MESSAGE_LPR_PUBLISHED = 'LPUPipelineRequest is published';
+
+export type ReceiptVerdict =
+  | { readonly kind: 'bound' }
+  | { readonly kind: 'pending' | 'failed'; readonly message: string };
+
+/**
+ * receiptVerdict: one request's receipt. Only a receipt with `status.observedGeneration ==
+ * metadata.generation` counts; `bound` is ready; `unsupported` and unknown phases fail ("LPX
+ * scheduler reported unknown phase %q"); other phases are pending with their message; no or a
+ * stale receipt is pending "LPUPipelineRequest is published". Diagnostics are appended as
+ * ". LPX diagnostics: code [subject]: detail; ...". Source: lpx.md §3.3. Pure.
+ */
+export function receiptVerdict(request: Pick<LpuPipelineRequest, 'metadata' | 'status'>): ReceiptVerdict {
+  const status = request.status ?? undefined;
+  if (status === undefined || status === null || status.observedGeneration === undefined || status.observedGeneration !== request.metadata.generation) {
+    return { kind: 'pending', message: MESSAGE_LPR_PUBLISHED };
+  }
+  const phase = status.phase ?? '';
+  if (phase === 'bound') return { kind: 'bound' };
+  const diagnostics = (status.diagnostics ?? []).map((d) => `${d.code ?? ''} [${d.subject ?? ''}]: ${d.detail ?? ''}`);
+  const suffix = diagnostics.length === 0 ? '' : `. LPX diagnostics: ${diagnostics.join('; ')}`;
+  const known = PHASE_MESSAGES[phase];
+  if (known === undefined) return { kind: 'failed', message: `LPX scheduler reported unknown phase ${JSON.stringify(phase)}${suffix}` };
+  return { kind: phase === 'unsupported' ? 'failed' : 'pending', message: `${known}${suffix}` };
+}
+
+/**
+ * evaluateReceipts: all desired requests bound means the scheduler part is ready; otherwise the
+ * first failure in name order, else the first pending request in name order, names the reason.
+ * A desired request not yet observed is pending "LPUPipelineRequest is published".
+ * In: desired names; observed requests by name. Pure.
+ */
+export function evaluateReceipts(desiredNames: readonly string[], observed: ReadonlyMap<string, Pick<LpuPipelineRequest, 'metadata' | 'status'>>): ReceiptVerdict {
+  const verdicts = [...desiredNames].sort().map((name) => {
+    const request = observed.get(name);
+    return request === undefined ? ({ kind: 'pending', message: MESSAGE_LPR_PUBLISHED } as const) : receiptVerdict(request);
+  });
+  return verdicts.find((v) => v.kind === 'failed') ?? verdicts.find((v) => v.kind === 'pending') ?? { kind: 'bound' };
+}

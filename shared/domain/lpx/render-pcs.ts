@@ -1,0 +1,203 @@
+/**
+ * Renders the LPX PodCliqueSet: one per LPXGraphDeployment, separate from the DGD's ordinary
+ * PodCliqueSet (a hybrid graph has two and they roll independently), owned by the LPXGD.
+ *
+ * Source: ../shared/reference/dgd-reference.txt ("Grove update strategy": the annotation applies
+ * to LPX deployments too; "Separate PCSes ... roll independently"; "Configure native minimum
+ * availability": a shared draft has none of its own, omitted LPX replicas seed the scaling group;
+ * "Grove rollout budget overrides"); ../shared/upstream-notes/lpx.md §1.1, §2.3, §6.2 ("PCS
+ * top-level replicas are always 1. Capacity lives on each PCSG"; the seed); upstream fixture
+ * `internal/dynamo/lpx/testdata/from_dgd_yaml/node-local-v2-hybrid.yaml` (explicit clique
+ * startup, the conductor starting after the agents, `schedulerName: lpx-scheduler`, role and
+ * model annotations, the serving label).
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import {
+  ANNOTATION_LPX_DEPLOYMENT_NAME,
+  ANNOTATION_LPX_POD_MODEL,
+  ANNOTATION_LPX_POD_ROLE,
+  ANNOTATION_LPX_WORKLOAD_DIGEST,
+  GROVE_API_VERSION,
+  LABEL_GRAPH_DEPLOYMENT_NAME,
+  LABEL_LPX_DEPLOYMENT_UID,
+  LABEL_LPX_SERVING,
+  LPXGD_API_VERSION,
+  LPXGD_KIND,
+  LPX_ROLE_AGENT,
+  LPX_ROLE_CONDUCTOR,
+  LPX_SCHEDULER_NAME,
+  PODCLIQUESET_KIND,
+  type Dgd,
+  type PodCliqueScalingGroupConfig,
+  type PodCliqueTemplateSpec,
+  type PodTemplateSpec,
+} from '../../api/index.js';
+import { maxUnavailable, resolveUpdateStrategy } from '../availability.js';
+import { buildPodSpec, cliqueAnnotations, cliqueLabels, labelValue, type CliqueContext } from '../pod-template.js';
+import type { RenderConfig, RenderedObject } from '../render.js';
+import { sortedKeysJson } from './input-revision.js';
+import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
+import type { LpxWorkload } from './workloads.js';
+
+/** Per scaling group, the template `replicas` to render (the immutable seed). */
+export type ScalingGroupSeeds = ReadonlyMap<string, number>;
+
+/** The workload digest (`scheduling.lpu.nvidia.com/dynamo-workload-digest`): sha256 of the workload's components. Pure. */
+export function workloadDigest(workload: LpxWorkload): string {
+  return `sha256:${createHash('sha256').update(sortedKeysJson(workload.components)).digest('hex')}`;
+}
+
+function lpxPodSpec(ctx: CliqueContext, template: PodTemplateSpec | undefined): Record<string, unknown> {
+  // LPX owns role scheduler selection (lpx.md §1.3): admission refuses any other value.
+  return { ...buildPodSpec(ctx, template), schedulerName: LPX_SCHEDULER_NAME };
+}
+
+function roleClique(
+  ctx: CliqueContext,
+  name: string,
+  replicas: number,
+  template: PodTemplateSpec | undefined,
+  annotations: Record<string, string>,
+  extraLabels: Record<string, string>,
+  startsAfter: readonly string[] | undefined,
+): PodCliqueTemplateSpec {
+  const merged = { ...(cliqueAnnotations(ctx, template) ?? {}), ...annotations };
+  return {
+    name,
+    labels: { ...cliqueLabels(ctx, template), ...extraLabels },
+    annotations: Object.fromEntries(Object.entries(merged).sort(([a], [b]) => (a < b ? -1 : 1))),
+    spec: {
+      roleName: name,
+      replicas,
+      // Every pod of a role is needed for the engine replica to count (lpx.md §5.2: a clique
+      // counts only at its full build width).
+      minAvailable: replicas,
+      ...(startsAfter === undefined ? {} : { startsAfter: [...startsAfter] }),
+      podSpec: lpxPodSpec(ctx, template),
+    },
+  };
+}
+
+/**
+ * renderLpxPodCliqueSet.
+ * In: the DGD (metadata, spec), the LPXGD identity (namespace, name, uid), its workloads, the
+ * seed per scaling group (see {@link ScalingGroupSeeds}; absent: the workload's minAvailable),
+ * the render config. Out: one apply intent, owned by the LPXGD (controller, blockOwnerDeletion).
+ * - `spec.replicas: 1`; `updateStrategy.type` from the DGD's strategy annotation, absent without one;
+ * - per workload a scaling group: cliques (agents, then the conductor), `minAvailable` from the
+ *   serving (target) component, `replicas` the seed, `rollingUpdate.maxUnavailable` from the
+ *   serving component's providerOverride budget;
+ * - per model an Agent clique (role `agent`, annotation `scheduling.lpu.nvidia.com/model`);
+ *   the conductor clique (role `conductor`, label `lpx.nvidia.com/serving: "true"`) starts after
+ *   the agents; every pod uses the `lpx-scheduler`.
+ * Deterministic. Pure.
+ */
+export function renderLpxPodCliqueSet(
+  dgd: Dgd,
+  id: LpxIdentity,
+  workloads: readonly LpxWorkload[],
+  seeds: ScalingGroupSeeds,
+  config: Pick<RenderConfig, 'terminationDelay'>,
+): RenderedObject {
+  const name = lpxPodCliqueSetName(id);
+  const cliques: PodCliqueTemplateSpec[] = [];
+  const scalingGroups: PodCliqueScalingGroupConfig[] = [];
+  const routing = { [ANNOTATION_LPX_DEPLOYMENT_NAME]: id.name };
+  for (const workload of workloads) {
+    const digest = workloadDigest(workload);
+    const agentNames: string[] = [];
+    for (const model of workload.models) {
+      const ctx: CliqueContext = { dgd, namespace: id.namespace, component: model.component, workerHash: undefined };
+      agentNames.push(model.agentClique);
+      cliques.push(
+        roleClique(ctx, model.agentClique, model.agentReplicas, model.agentRole?.podTemplate, {
+          ...routing,
+          [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest,
+          [ANNOTATION_LPX_POD_ROLE]: LPX_ROLE_AGENT,
+          [ANNOTATION_LPX_POD_MODEL]: model.model,
+        }, {}, undefined),
+      );
+    }
+    const cliqueNames = [...agentNames];
+    if (workload.conductorClique !== undefined) {
+      const ctx: CliqueContext = { dgd, namespace: id.namespace, component: workload.serving, workerHash: undefined };
+      cliqueNames.push(workload.conductorClique);
+      cliques.push(
+        roleClique(
+          ctx,
+          workload.conductorClique,
+          workload.conductorRole?.replicas ?? 1,
+          workload.conductorRole?.podTemplate,
+          { ...routing, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest, [ANNOTATION_LPX_POD_ROLE]: LPX_ROLE_CONDUCTOR },
+          { [LABEL_LPX_SERVING]: 'true' },
+          agentNames,
+        ),
+      );
+    }
+    const group: PodCliqueScalingGroupConfig = {
+      name: workload.scalingGroup,
+      cliqueNames,
+      annotations: { ...routing, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest },
+      replicas: seeds.get(workload.scalingGroup) ?? workload.minAvailable,
+      minAvailable: workload.minAvailable,
+    };
+    const budget = maxUnavailable(workload.serving);
+    if (typeof budget === 'number') group.rollingUpdate = { maxUnavailable: budget };
+    scalingGroups.push(group);
+  }
+
+  const template: Record<string, unknown> = {
+    cliqueStartupType: 'CliqueStartupTypeExplicit',
+    headlessServiceConfig: { publishNotReadyAddresses: true },
+    terminationDelay: config.terminationDelay,
+    cliques,
+    podCliqueScalingGroups: scalingGroups,
+  };
+  if (dgd.spec.priorityClassName !== undefined) template['priorityClassName'] = dgd.spec.priorityClassName;
+  const spec: Record<string, unknown> = { replicas: 1, template };
+  const strategy = resolveUpdateStrategy(dgd);
+  if (strategy.ok && strategy.strategy !== undefined) spec['updateStrategy'] = { type: strategy.strategy };
+
+  const metadata: Record<string, unknown> = {
+    name,
+    namespace: id.namespace,
+    labels: { ...(dgd.spec.labels ?? {}), [LABEL_GRAPH_DEPLOYMENT_NAME]: labelValue(dgd.metadata.name ?? ''), [LABEL_LPX_DEPLOYMENT_UID]: id.uid },
+    annotations: { ...(dgd.spec.annotations ?? {}), ...routing },
+    ownerReferences: [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, name: id.name, uid: id.uid, controller: true, blockOwnerDeletion: true }],
+  };
+  return { apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, metadata: metadata as RenderedObject['metadata'], spec };
+}
+
+/** Grove's name of a workload's scaling group under PCS replica 0 (grove.md §A.8). Pure. */
+export function scalingGroupObjectName(pcsName: string, workload: Pick<LpxWorkload, 'scalingGroup'>): string {
+  return `${pcsName}-0-${workload.scalingGroup}`;
+}
+
+/** Grove's name of a clique inside scaling-group replica `replicaIndex` (grove.md §A.8). Pure. */
+export function scalingGroupCliqueName(pcsName: string, scalingGroup: string, replicaIndex: number, clique: string): string {
+  return `${pcsName}-0-${scalingGroup}-${replicaIndex}-${clique}`;
+}
+
+/**
+ * The layout of a rendered or observed LPX PodCliqueSet that cannot change in place: clique
+ * names, scaling groups (their cliques and minAvailable). A change means a whole-PCS replacement
+ * (lpx.md §6.2 "Layout changes"). Pure.
+ */
+export function lpxLayoutKey(spec: unknown): string {
+  const template = ((spec as { template?: unknown } | undefined)?.template ?? {}) as {
+    cliques?: { name?: string }[];
+    podCliqueScalingGroups?: { name?: string; cliqueNames?: string[]; minAvailable?: number }[];
+  };
+  return sortedKeysJson({
+    cliques: (template.cliques ?? []).map((c) => c.name).sort(),
+    groups: (template.podCliqueScalingGroups ?? []).map((g) => ({ name: g.name, cliqueNames: [...(g.cliqueNames ?? [])].sort(), minAvailable: g.minAvailable })),
+  });
+}
+
+/** The template seed of each scaling group in an observed PodCliqueSet spec. Pure. */
+export function observedSeeds(spec: unknown): Map<string, number> {
+  const groups = ((spec as { template?: { podCliqueScalingGroups?: { name?: string; replicas?: number }[] } } | undefined)?.template?.podCliqueScalingGroups ?? []);
+  return new Map(groups.flatMap((g) => (g.name !== undefined && typeof g.replicas === 'number' ? [[g.name, g.replicas] as [string, number]] : [])));
+}
+

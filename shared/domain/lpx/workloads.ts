@@ -1,0 +1,116 @@
+/**
+ * LPX workloads: how a DGD's LPX components group into independently scheduled engines, the
+ * runtime models of each, and the Grove names they render to.
+ *
+ * Source: ../shared/upstream-notes/lpx.md §1.1 (independent components, the shared
+ * speculative-decoding pair, runtime model names `default` / `draft0..` / `target`, replicas,
+ * minAvailable), §3.2 (one LPR per workload, model and scaling-group replica), §3.4 (the
+ * deadline of a model comes from the component that owns it); upstream render fixtures
+ * `internal/dynamo/lpx/testdata/from_dgd_yaml/node-local-v2-hybrid.yaml` and
+ * `node-local-v2-specdecode.yaml` (scaling group `lpx`, cliques `agt`, `agt0..agtN`, `cond`).
+ * @module
+ */
+import { LPX_ROLE_AGENT, LPX_ROLE_CONDUCTOR, LpxConfigSchema, type Component, type Dgd, type Role } from '../../api/index.js';
+import { findLpxPair } from '../admission/lpx.js';
+import { effectiveMinAvailable } from '../availability.js';
+
+/** One runtime model of a workload: its Agent clique and the component that owns it. */
+export interface LpxModel {
+  /** `default`, `draft0..draft{n-1}` or `target` (lpx.md §1.1). */
+  readonly model: string;
+  readonly component: Component;
+  /** Name of the Agent clique template in the LPX PodCliqueSet. */
+  readonly agentClique: string;
+  /** Agent pods per engine replica: the agent role's replicas, else 1 (see {@link agentReplicas}). */
+  readonly agentReplicas: number;
+  readonly agentRole: Role | undefined;
+  /** `lpx.scheduling.attemptDeadlineSeconds` of the owning component; undefined: no deadline. */
+  readonly attemptDeadlineSeconds: number | undefined;
+}
+
+/** One independently scheduled LPX engine: one Grove scaling group. */
+export interface LpxWorkload {
+  /** The scaling group name in the LPX PodCliqueSet. */
+  readonly scalingGroup: string;
+  /** The component that owns the serving endpoint, replicas and availability (the target of a pair). */
+  readonly serving: Component;
+  /** Every component of the workload (a pair has two). */
+  readonly components: readonly Component[];
+  readonly models: readonly LpxModel[];
+  /** The conductor clique name, when the serving component declares a conductor role. */
+  readonly conductorClique: string | undefined;
+  readonly conductorRole: Role | undefined;
+  /** Explicit engine replicas; undefined means the capacity is managed externally (lpx.md §1.1). */
+  readonly explicitReplicas: number | undefined;
+  /** The immutable template seed and Grove minAvailable: the serving component's effective minimum. */
+  readonly minAvailable: number;
+}
+
+function roleOf(component: Component, name: string): Role | undefined {
+  return (component.roles ?? []).find((r) => r.name === name);
+}
+
+/**
+ * Agent pods per engine replica. Upstream derives the count from the compiled build's partitions
+ * (and `localPartitions`) and requires an explicit agent count to equal it; this control plane
+ * cannot read builds, so it takes the explicit agent role replicas, else 1. Pure.
+ */
+export function agentReplicas(role: Role | undefined): number {
+  return role?.replicas ?? 1;
+}
+
+/** The component's `lpx.scheduling.attemptDeadlineSeconds`, or undefined (lpx.md §3.4 "Which deadline applies"). Pure. */
+export function attemptDeadlineSeconds(component: Component): number | undefined {
+  const parsed = LpxConfigSchema.safeParse(component.lpx ?? {});
+  return parsed.success ? parsed.data.scheduling?.attemptDeadlineSeconds : undefined;
+}
+
+/**
+ * resolveLpxWorkloads: the DGD's LPX components as workloads, in component order.
+ * - a shared draft/target pair is one workload (scaling group `lpx`): draft models `draft0..`
+ *   (one per draft replica) on cliques `agt0..`, then `target` on the next `agt<n>`, and the
+ *   target's `cond`;
+ * - otherwise each LPX component is its own workload with model `default`: a single one renders
+ *   as upstream's fixture (`lpx`, cliques `agt`, `cond`); with several, workload i uses scaling
+ *   group `lpx<i>` and cliques `lpx<i>-agt`, `lpx<i>-cond` (upstream does not record its
+ *   multi-workload names; ours keep clique names unique within the PodCliqueSet).
+ * In: dgd.spec.components (admission has validated them). Out: workloads, empty without LPX. Pure.
+ */
+export function resolveLpxWorkloads(dgd: Pick<Dgd, 'spec'>): LpxWorkload[] {
+  const lpx = dgd.spec.components.filter((c) => c.type === 'lpx');
+  if (lpx.length === 0) return [];
+  const pair = findLpxPair(dgd);
+  if (pair !== undefined) {
+    const target = dgd.spec.components[pair.targetIndex] as Component;
+    const draft = dgd.spec.components[pair.draftIndex] as Component;
+    const drafts = draft.replicas ?? 1;
+    const models: LpxModel[] = [];
+    for (let i = 0; i < drafts; i += 1) models.push(model(`draft${i}`, draft, `agt${i}`));
+    models.push(model('target', target, `agt${drafts}`));
+    return [workload('lpx', target, [draft, target], models, 'cond')];
+  }
+  if (lpx.length === 1) {
+    const only = lpx[0] as Component;
+    return [workload('lpx', only, [only], [model('default', only, 'agt')], 'cond')];
+  }
+  return lpx.map((component, i) => workload(`lpx${i}`, component, [component], [model('default', component, `lpx${i}-agt`)], `lpx${i}-cond`));
+}
+
+function model(name: string, component: Component, agentClique: string): LpxModel {
+  const agentRole = roleOf(component, LPX_ROLE_AGENT);
+  return { model: name, component, agentClique, agentReplicas: agentReplicas(agentRole), agentRole, attemptDeadlineSeconds: attemptDeadlineSeconds(component) };
+}
+
+function workload(scalingGroup: string, serving: Component, components: Component[], models: LpxModel[], conductorName: string): LpxWorkload {
+  const conductorRole = roleOf(serving, LPX_ROLE_CONDUCTOR);
+  return {
+    scalingGroup,
+    serving,
+    components,
+    models,
+    conductorClique: conductorRole === undefined ? undefined : conductorName,
+    conductorRole,
+    explicitReplicas: serving.replicas,
+    minAvailable: effectiveMinAvailable(serving),
+  };
+}

@@ -1,0 +1,294 @@
+/**
+ * The DGDR lifecycle on the real control plane: kube-apiserver with our CRDs, the admission
+ * webhooks for DynamoGraphDeploymentRequests over TLS, the profile function behind the local event
+ * bridge, kube-scheduler, the job controller and kwok with simulated GPU nodes
+ * (test/harness/kwok/stages.yaml moves the profiling pods to Succeeded or Failed).
+ *
+ * What does not run here, said where it matters:
+ * - the profiler itself (its contract test belongs to the real-profiler suite): kwok completes or
+ *   fails the profiler pod, and each test writes the output ConfigMap `dgdr-output-<name>` exactly
+ *   as the Job's output-copier sidecar would (labels, owner reference, data keys);
+ * - the reconcile function and Grove: a test that needs a Ready DGD writes the DGD status they
+ *   would write (`state: successful`).
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
+import { startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
+import profile from '../../functions/profile/index.js';
+import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
+import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+import { sharedDir } from '../support/paths.js';
+
+type Obj = Record<string, unknown>;
+
+const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
+const kubeConfig = testKubeConfig();
+const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
+const LABEL = 'dynamo-fn.test/dgdr-admission';
+const MUTATING = 'dgdr-defaulting-test';
+const VALIDATING = 'dgdr-validation-test';
+const DGDR = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest' };
+const DGD = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment' };
+const OUT1 = readFileSync(resolve(sharedDir, 'fixtures', 'profiler', 'out1.final_config.yaml'), 'utf8');
+const OUT8_FAILED_STATUS = readFileSync(resolve(sharedDir, 'fixtures', 'profiler', 'out8-without-tool.profiler_status.yaml'), 'utf8');
+const HARDWARE = { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8 };
+const NODE_PREFIX = 'profile-test-gpu';
+
+let admission: AdmissionServer;
+let server: FunctionServer;
+let bridge: EventBridge;
+let namespace = '';
+let nodeNames: string[] = [];
+
+function webhookConfiguration(kind: 'Mutating' | 'Validating', name: string, url: string, caBundle: string): Obj {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: `${kind}WebhookConfiguration`,
+    metadata: { name },
+    webhooks: [
+      {
+        name: `${kind === 'Mutating' ? 'default' : 'validate'}.dynamographdeploymentrequests.nvidia.com`,
+        clientConfig: { url, caBundle },
+        rules: [{ apiGroups: ['nvidia.com'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['dynamographdeploymentrequests'], scope: 'Namespaced' }],
+        namespaceSelector: { matchLabels: { [LABEL]: 'true' } },
+        admissionReviewVersions: ['v1'],
+        sideEffects: 'None',
+        failurePolicy: 'Fail',
+        timeoutSeconds: 10,
+      },
+    ],
+  };
+}
+
+beforeAll(async () => {
+  const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
+  admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, log, shutdownDelaySeconds: 0 });
+  namespace = await createTestNamespace(kubeConfig, 'profile');
+  await user.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [LABEL]: 'true' } } }, { force: true });
+  // The profiling Job's service account, which the install provides in every request namespace.
+  await user.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'dgdr-profiling-job', namespace } });
+  const caBundle = Buffer.from(certs.caPem).toString('base64');
+  const base = `https://127.0.0.1:${admission.port}`;
+  await user.apply(webhookConfiguration('Mutating', MUTATING, `${base}/mutate/nvidia.com/v1beta1/dynamographdeploymentrequests`, caBundle) as Parameters<Kube['apply']>[0], { force: true });
+  await user.apply(webhookConfiguration('Validating', VALIDATING, `${base}/validate/nvidia.com/v1beta1/dynamographdeploymentrequests`, caBundle) as Parameters<Kube['apply']>[0], { force: true });
+  nodeNames = await createGpuNodes(user, parseGpuFleet('2xNVIDIA-H100-80GB-HBM3-SXM:8:81559'), NODE_PREFIX);
+  server = await startFunctionServer(profile, { config: defaultConfig({ port: 0, kubeconfigPath: process.env['KUBECONFIG'] }), log, host: '127.0.0.1' });
+  bridge = await startEventBridge({
+    kubeConfig,
+    log,
+    resyncIntervalSeconds: 0,
+    retry: { retries: 5, backoffDelayMs: 100 },
+    subscriptions: [{ name: 'profile', url: server.url, kinds: [DGDR, { apiVersion: 'batch/v1', kind: 'Job' }, { apiVersion: 'v1', kind: 'ConfigMap' }, DGD], mode: 'Reference' }],
+  });
+  // The API server picks webhook configurations up asynchronously: wait until a bad request is refused.
+  await eventually('the DGDR validating webhook to be active', async () => {
+    try {
+      await user.create({ ...DGDR, metadata: { name: 'probe', namespace }, spec: { model: ' ' } });
+      await user.delete({ ...DGDR, namespace, name: 'probe' });
+      return undefined;
+    } catch {
+      return true;
+    }
+  });
+});
+
+afterAll(async () => {
+  await bridge?.stop();
+  await server?.close();
+  await user.delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: VALIDATING });
+  await user.delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', name: MUTATING });
+  await admission?.close();
+  for (const name of nodeNames) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
+});
+
+/** Creates a DGDR as `kubectl create` would (through both webhooks). */
+async function createDgdr(name: string, spec: Obj): Promise<KubeObject> {
+  const created = await user.create({ ...DGDR, metadata: { name, namespace }, spec: { model: 'Qwen/Qwen3-0.6B', backend: 'vllm', ...spec } });
+  if (created === undefined) throw new Error(`DGDR ${name} already exists`);
+  return created;
+}
+
+async function getDgdr(name: string): Promise<KubeObject | undefined> {
+  return user.get({ ...DGDR, namespace, name });
+}
+
+function statusOf(dgdr: KubeObject | undefined): { phase?: string; profilingPhase?: string; dgdName?: string; profilingJobName?: string; conditions?: { type: string; status: string; reason: string; message: string }[]; profilingResults?: { selectedConfig?: Obj }; deploymentInfo?: Obj; observedGeneration?: number } {
+  return (dgdr?.['status'] ?? {}) as ReturnType<typeof statusOf>;
+}
+
+const condition = (dgdr: KubeObject | undefined, type: string) => statusOf(dgdr).conditions?.find((c) => c.type === type);
+
+async function waitForPhase(name: string, phase: string, timeoutMs = 60_000): Promise<KubeObject> {
+  return eventually(`DGDR ${name} phase ${phase}`, async () => {
+    const dgdr = await getDgdr(name);
+    return statusOf(dgdr).phase === phase ? dgdr : undefined;
+  }, timeoutMs);
+}
+
+/** Writes `dgdr-output-<name>` as the output-copier sidecar does (profiler.md §1.3): tracking labels, controller owner reference to the DGDR. */
+async function writeOutput(dgdr: KubeObject, data: Record<string, string>): Promise<void> {
+  const name = dgdr.metadata.name;
+  await user.apply(
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: `dgdr-output-${name}`,
+        namespace,
+        labels: { 'dgdr.nvidia.com/name': name, 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' },
+        ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name, uid: dgdr.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      data,
+    },
+    { force: true },
+  );
+}
+
+const SUCCESS = (finalConfig: string): Record<string, string> => ({
+  phase: 'Done',
+  message: 'Profiler completed successfully',
+  profiler_status: 'success',
+  'final_config.yaml': finalConfig,
+  'profiler_status.yaml': "status: success\ntimestamp: '2026-12-01T06:55:15Z'\nmessage: Profiler completed successfully\noutputs:\n  final_config: final_config.yaml\nphase: Done\n",
+});
+
+/** Pod annotations for the kwok Stages, set through the request's own `overrides.profilingJob` (upstream merges template annotations). */
+const podAnnotations = (annotations: Record<string, string>): Obj => ({ overrides: { profilingJob: { template: { metadata: { annotations } } } } });
+
+describe('DGDR lifecycle with kwok', () => {
+  it('success: Pending -> Profiling (profilingPhase from the output ConfigMap) -> Deploying -> Deployed, the DGD labelled and without an owner reference', async () => {
+    const created = await createDgdr('ok', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/run-duration': '2s' }) });
+    expect((created['spec'] as Obj)['image']).toBe('nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1');
+    const profiling = await waitForPhase('ok', 'Profiling');
+    expect(statusOf(profiling).profilingJobName).toBe('profile-ok');
+    const job = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
+    expect((job?.['spec'] as Obj)['backoffLimit']).toBe(0);
+    expect(job?.metadata['ownerReferences']).toEqual([{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'ok', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    await writeOutput(created, { phase: 'SweepingPrefill', message: 'Sweeping parallelization strategies' });
+    const sweeping = await eventually('profilingPhase SweepingPrefill', async () => {
+      const dgdr = await getDgdr('ok');
+      return statusOf(dgdr).profilingPhase === 'SweepingPrefill' ? dgdr : undefined;
+    });
+    expect(condition(sweeping, 'Profiling')).toMatchObject({ status: 'False', reason: 'SweepingPrefill', message: 'Sweeping parallelization strategies' });
+    // kwok completes the pod (2 s); the job controller marks the Job Complete.
+    await eventually('Job profile-ok Complete', async () => {
+      const j = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
+      return ((j?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True') ? true : undefined;
+    });
+    await writeOutput(created, SUCCESS(OUT1));
+    const deploying = await waitForPhase('ok', 'Deploying');
+    expect(statusOf(deploying).dgdName).toBe('ok-dgd');
+    expect(statusOf(deploying).profilingPhase).toBeUndefined();
+    expect(condition(deploying, 'Profiling')).toMatchObject({ status: 'True', reason: 'ProfilingCompleted', message: 'Profiling job completed successfully' });
+    const dgd = await eventually('DGD ok-dgd', () => user.get({ ...DGD, namespace, name: 'ok-dgd' }));
+    expect(dgd.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': 'ok', 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' });
+    expect(dgd.metadata['ownerReferences']).toBeUndefined();
+    expect((statusOf(deploying).profilingResults?.selectedConfig?.['spec'] as Obj)).toEqual(dgd['spec']);
+    // The reconcile function and Grove do not run in this file: write the status they would write.
+    await user.applyStatus({ ...DGD, metadata: { name: 'ok-dgd', namespace }, status: { state: 'successful', components: { Frontend: { replicas: 1, availableReplicas: 1 }, worker: { replicas: 1, availableReplicas: 1 } } } }, { force: true });
+    const deployed = await waitForPhase('ok', 'Deployed');
+    expect(condition(deployed, 'DeploymentReady')).toMatchObject({ status: 'True', reason: 'DeploymentReady', message: 'DynamoGraphDeployment ok-dgd is ready' });
+    expect(condition(deployed, 'Succeeded')).toMatchObject({ status: 'True', reason: 'Deployed', message: 'Deployment is healthy' });
+    expect(statusOf(deployed).deploymentInfo).toEqual({ replicas: 2, availableReplicas: 2 });
+    expect(deployed.metadata.annotations?.['nvidia.com/generated-dgd-spec']).toBeUndefined();
+    // Deleting the request leaves the DGD serving ("Deleting a DGDR does not delete the DGD").
+    await user.delete({ ...DGDR, namespace, name: 'ok' });
+    await eventually('DGDR ok gone', async () => ((await getDgdr('ok')) === undefined ? true : undefined));
+    expect(await user.get({ ...DGD, namespace, name: 'ok-dgd' })).toBeDefined();
+  });
+
+  it('hardware discovery from the GPU nodes: gpuSku restricts discovery, the budget is persisted in the spec', async () => {
+    await createDgdr('discover', { hardware: { gpuSku: 'h100_sxm' } });
+    const profiling = await waitForPhase('discover', 'Profiling');
+    expect((profiling['spec'] as Obj)['hardware']).toEqual({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 16, rdma: false });
+    const job = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-discover' });
+    const args = ((((job?.['spec'] as Obj)['template'] as Obj)['spec'] as { containers: { args: string[] }[] }).containers[0]?.args ?? []);
+    expect(JSON.parse(args[1] ?? '{}').hardware).toEqual({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 16, rdma: false });
+  });
+
+  it('"every mismatch ... moves the DGDR to Failed before any Job exists": numGpusPerNode differs from the nodes without totalGpus', async () => {
+    await createDgdr('mismatch', { hardware: { gpuSku: 'h100_sxm', numGpusPerNode: 4 } });
+    const failed = await waitForPhase('mismatch', 'Failed');
+    expect(condition(failed, 'Validation')).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
+    expect(condition(failed, 'Validation')?.message).toContain('spec.hardware.numGpusPerNode 4 differs from the 8 GPUs per node of the auto-selected h100_sxm shape');
+    expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-mismatch' })).toBeUndefined();
+  });
+
+  it('profiler failure: the profiler container fails and the output names the whole error', async () => {
+    const created = await createDgdr('profiler-fails', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'fail', 'kwok.dynamo-fn.dev/container-name': 'profiler', 'kwok.dynamo-fn.dev/run-duration': '2s' }) });
+    await waitForPhase('profiler-fails', 'Profiling');
+    // As the sidecar relays a failed status file (it exits 0; the profiler container exits 1).
+    await writeOutput(created, { phase: 'GeneratingDGD', message: 'Profiler failed with exception: DGDOverrideError', profiler_status: 'failed', profiler_error: "could not find dgd-apply-overrides; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or", 'profiler_status.yaml': OUT8_FAILED_STATUS });
+    const failed = await waitForPhase('profiler-fails', 'Failed');
+    expect(condition(failed, 'Profiling')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed', message: "profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
+    expect(statusOf(failed).profilingPhase).toBe('GeneratingDGD');
+    expect(condition(failed, 'Succeeded')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed' });
+  });
+
+  it('Job failure: the pod fails with no output; the message carries the pod, exit code and reason', async () => {
+    await createDgdr('job-fails', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'fail', 'kwok.dynamo-fn.dev/container-name': 'profiler', 'kwok.dynamo-fn.dev/exit-code': '137', 'kwok.dynamo-fn.dev/reason': 'OOMKilled', 'kwok.dynamo-fn.dev/message': 'out of memory', 'kwok.dynamo-fn.dev/run-duration': '1s' }) });
+    const failed = await waitForPhase('job-fails', 'Failed');
+    const message = condition(failed, 'Profiling')?.message ?? '';
+    expect(condition(failed, 'Profiling')?.reason).toBe('InitializingFailed');
+    expect(message).toMatch(/^profiling job failed: .+\. Details: Pod: profile-job-fails-[a-z0-9]+, Container: profiler, ExitCode: 137, Reason: OOMKilled, Message: out of memory$/);
+  });
+
+  it('"When false, the generated spec is stored in status": autoApply false -> Ready, no DGD; enabling it later creates the DGD with the current runtimeVersionOverride', async () => {
+    const created = await createDgdr('review', { hardware: HARDWARE, autoApply: false });
+    await waitForPhase('review', 'Profiling');
+    await writeOutput(created, SUCCESS(OUT1));
+    const ready = await waitForPhase('review', 'Ready');
+    expect(condition(ready, 'SpecGenerated')?.message).toBe('Generated spec is available in annotation nvidia.com/generated-dgd-spec');
+    expect(parseYaml(ready.metadata.annotations?.['nvidia.com/generated-dgd-spec'] ?? '')).toEqual(statusOf(ready).profilingResults?.selectedConfig);
+    expect(await user.get({ ...DGD, namespace, name: 'review-dgd' })).toBeUndefined();
+    // As `kubectl edit` does: the latest version, retried on a conflict with the function's own writes.
+    await eventually('autoApply enabled', async () => {
+      const latest = await getDgdr('review');
+      if (latest === undefined) return undefined;
+      return user.replace({ ...latest, spec: { ...(latest['spec'] as Obj), autoApply: true, runtimeVersionOverride: '1.6.1' } }).catch(() => undefined);
+    });
+    const dgd = await eventually('DGD review-dgd', () => user.get({ ...DGD, namespace, name: 'review-dgd' }));
+    const components = (dgd['spec'] as { components: Obj[] }).components;
+    expect(components.map((c) => c['runtimeVersionOverride'])).toEqual(components.map(() => '1.6.1'));
+    expect(statusOf(await getDgdr('review')).phase).toBe('Deploying');
+  });
+
+  it('override errors: an override of another kind is refused at admission; an override with no dgd-apply-overrides image to install fails the request with upstream\'s message', async () => {
+    await expect(createDgdr('bad-override', { overrides: { dgd: { apiVersion: 'apps/v1', kind: 'Deployment', spec: {} } } })).rejects.toThrow(
+      /spec\.overrides\.dgd\.apiVersion: Unsupported value: "apps\/v1": supported values: "nvidia\.com\/v1beta1", "nvidia\.com\/v1alpha1"/,
+    );
+    // With an override the Job needs the operator image for dgd-apply-overrides; none is configured in this file.
+    await createDgdr('override-no-tool', { hardware: HARDWARE, overrides: { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: { components: [{ name: 'decode' }] } } } });
+    const failed = await waitForPhase('override-no-tool', 'Failed');
+    expect(condition(failed, 'Profiling')).toMatchObject({ reason: 'JobCreationFailed', message: 'operator image must be configured when a DGD override is present' });
+  });
+
+  it('a name collision is reported, not adopted: an existing DGD named <dgdr>-dgd stays untouched', async () => {
+    const theirs = await user.create({ ...DGD, metadata: { name: 'taken-dgd', namespace, labels: { owner: 'someone-else' } }, spec: { components: [{ name: 'Frontend', type: 'frontend' }] } });
+    const created = await createDgdr('taken', { hardware: HARDWARE });
+    await waitForPhase('taken', 'Profiling');
+    await writeOutput(created, SUCCESS(OUT1));
+    const failed = await waitForPhase('taken', 'Failed');
+    expect(condition(failed, 'DeploymentReady')).toMatchObject({ status: 'False', reason: 'DeploymentNameConflict' });
+    const after = await user.get({ ...DGD, namespace, name: 'taken-dgd' });
+    expect(after?.metadata.resourceVersion).toBe(theirs?.metadata.resourceVersion);
+    expect(after?.metadata.labels).toEqual({ owner: 'someone-else' });
+  });
+
+  it('"The DGDR spec becomes immutable during profiling": a spec edit is refused with the field path', async () => {
+    await createDgdr('frozen', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'run' }) });
+    const profiling = await waitForPhase('frozen', 'Profiling');
+    await expect(user.replace({ ...profiling, spec: { ...(profiling['spec'] as Obj), model: 'Qwen/Qwen3-32B' } })).rejects.toThrow(
+      /spec: Forbidden: updates are forbidden while the resource is in phase "Profiling"; delete and recreate the resource to change its spec/,
+    );
+    expect(((await getDgdr('frozen'))?.['spec'] as Obj)['model']).toBe('Qwen/Qwen3-0.6B');
+  });
+});
