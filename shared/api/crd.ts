@@ -97,7 +97,7 @@ function structural(node: JsonSchema): JsonSchema {
 
 /**
  * Where the API server sends ConversionReviews for our multi-version kinds: the admission
- * function's `/convert` endpoint behind its Service (infra/admission/), over TLS. `caBundle` is
+ * function's `/convert` endpoint behind its Service (infra/chart/templates/admission/), over TLS. `caBundle` is
  * injected by cert-manager from the CRD's `cert-manager.io/inject-ca-from` annotation, as for the
  * webhook configurations; tests and `dev` replace the whole clientConfig with a loopback URL.
  */
