@@ -6,9 +6,10 @@
  *
  * The servers run in a child process (one core) and the client in this one (the other), so
  * neither steals the other's event loop. Request counts are bounded; the run stops by itself.
- * Aim: at least half the bare server's throughput and p99 under 5 ms.
+ * Aims (issue 12): validate at least 0.7x and mutate at least 0.85x the bare server's reviews/s
+ * at concurrency 16; p99 under 1 ms at concurrency 1.
  *
- * Usage: npm run bench [-- --requests N --warmup N --concurrency N --log-level L]
+ * Usage: npm run bench:admission [-- --requests N --warmup N --concurrency N --log-level L]
  * (BENCH_CPU_PROF=DIR writes a CPU profile of the server process into DIR.)
  * @module
  */
@@ -208,13 +209,21 @@ async function measure(target: Target, ca: string, options: { requests: number; 
   return { target, perSecond: options.requests / elapsedSeconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
 }
 
-function table(results: readonly Measurement[], aim: { ratio: number; p99Ms: number }): string {
-  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', `>= ${aim.ratio} x bare`, `p99 < ${aim.p99Ms} ms`];
+/**
+ * Aims (issue 12): at concurrency 16, validate reviews at least 0.7x and mutate reviews at least
+ * 0.85x the bare server's reviews/s; at concurrency 1, p99 under 1 ms.
+ */
+export const THROUGHPUT_AIM: Readonly<Record<string, number>> = { validate: 0.7, mutate: 0.85 };
+export const SERIAL_P99_AIM_MS = 1;
+
+function table(results: readonly Measurement[], aim: { readonly isSerial: boolean }): string {
+  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', aim.isSerial ? '-' : 'aim (x bare)', aim.isSerial ? `p99 < ${SERIAL_P99_AIM_MS} ms` : '-'];
   const rows = results.map((m) => {
     const bare = results.find((b) => b.target.isBaseline && b.target.transport === m.target.transport && b.target.bodyKind === m.target.bodyKind);
     const ratio = bare === undefined ? Number.NaN : m.perSecond / bare.perSecond;
-    const isThroughputMet = m.target.isBaseline ? '' : ratio >= aim.ratio ? 'met' : 'MISSED';
-    const isLatencyMet = m.p99Ms < aim.p99Ms ? 'met' : 'MISSED';
+    const wanted = THROUGHPUT_AIM[m.target.request.split(' ')[0] ?? ''] ?? 0.7;
+    const isThroughputMet = m.target.isBaseline || aim.isSerial ? '' : `>= ${wanted}: ${ratio >= wanted ? 'met' : 'MISSED'}`;
+    const isLatencyMet = !aim.isSerial || m.target.isBaseline ? '' : m.p99Ms < SERIAL_P99_AIM_MS ? 'met' : 'MISSED';
     return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), isThroughputMet, isLatencyMet];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -286,10 +295,9 @@ async function main(): Promise<number> {
       serialResults.push(await measure(target, certs.caPem, serial));
       process.stderr.write(`bench: ${target.transport} ${target.server} ${target.request} done (concurrency 1)\n`);
     }
-    const aim = { ratio: 0.5, p99Ms: 5 };
     process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, loopback, server log level ${values['log-level']}\n\n`);
-    process.stdout.write(`${table(results, aim)}\n\naim: at least ${aim.ratio} x the reviews/s of the bare server parsing the same bodies over the same transport, and p99 under ${aim.p99Ms} ms\n`);
-    process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing\n\n${table(serialResults, aim)}\n`);
+    process.stdout.write(`${table(results, { isSerial: false })}\n\naim: validate at least ${THROUGHPUT_AIM['validate']} x and mutate at least ${THROUGHPUT_AIM['mutate']} x the reviews/s of the bare server parsing the same bodies over the same transport\n`);
+    process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing; aim p99 under ${SERIAL_P99_AIM_MS} ms\n\n${table(serialResults, { isSerial: true })}\n`);
     return [...results, ...serialResults].some((m) => m.errors > 0) ? 1 : 0;
   } finally {
     // Disconnecting lets the server process exit by itself (writing a CPU profile if asked); kill it if it lingers.
@@ -301,5 +309,9 @@ async function main(): Promise<number> {
   }
 }
 
-const code = await main();
-if (code >= 0) process.exitCode = code;
+if (import.meta.url === `file://${process.argv[1]}` || process.argv.includes('--server-child')) {
+  const code = await main();
+  if (code >= 0) process.exitCode = code;
+}
+
+export { main as runAdmissionBench };

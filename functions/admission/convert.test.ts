@@ -50,6 +50,13 @@ describe('answerConversionReview', () => {
     expect(answer.review.response.result).toEqual({ status: 'Failure', message: 'DynamoGraphDeployment ns/a: the converter changed metadata other than labels and annotations, or gave another apiVersion' });
   });
 
+  it('answers a Failure, not an error, when a converter throws', () => {
+    const throwing: Converter = { group: 'nvidia.com', kind: 'DynamoGraphDeployment', convert: () => { throw new Error('boom'); } };
+    const answer = answerConversionReview(review([alpha('a')]), createConverterRegistry([throwing]));
+    if (answer.status !== 200) throw new Error(answer.message);
+    expect(answer.review.response.result).toEqual({ status: 'Failure', message: 'DynamoGraphDeployment ns/a: conversion failed: boom' });
+  });
+
   it('refuses a conversion to another group', () => {
     const answer = answerConversionReview(review([alpha('a')], 'grove.io/v1alpha1'), createConverterRegistry());
     if (answer.status !== 200) throw new Error(answer.message);

@@ -16,12 +16,14 @@
  * A converter may change only `apiVersion`, the body and `metadata.labels`/`annotations`; the
  * API server refuses any other metadata change, so the answer is checked for that here too.
  * Source: Kubernetes "Versions in CustomResourceDefinitions" (webhook request and response);
- * upstream internal/webhook/dynamographdeployment_conversion.go (the operator's conversion webhook).
+ * upstream's operator serves conversion through controller-runtime's webhook at the same path,
+ * `/convert`, with v1beta1 as the hub (internal/webhook/dynamographdeployment_conversion.go,
+ * api/v1alpha1/*_conversion.go).
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { DGD_KIND, DYNAMO_GROUP, convertDgd } from '../../shared/api/index.js';
+import { DGDR_KIND, DGD_KIND, DYNAMO_GROUP, convertDgd, convertDgdr } from '../../shared/api/index.js';
 import { MAX_NESTING_DEPTH, exceedsNestingDepth } from './review.js';
 
 type Obj = Record<string, unknown>;
@@ -48,6 +50,7 @@ export interface Converter {
  */
 export const CONVERTERS: readonly Converter[] = [
   { group: DYNAMO_GROUP, kind: DGD_KIND, convert: convertDgd },
+  { group: DYNAMO_GROUP, kind: DGDR_KIND, convert: convertDgdr },
 ];
 
 /** Converters keyed `<group>/<Kind>`. */
@@ -112,7 +115,13 @@ function convertOne(object: unknown, desiredApiVersion: string, registry: Conver
   if (group !== groupOf(desiredApiVersion)) return { ok: false, message: `${describe(object)}: cannot convert ${object['apiVersion']} to another group's ${desiredApiVersion}` };
   const converter = registry.get(`${group}/${object['kind']}`);
   if (converter === undefined) return { ok: false, message: `${describe(object)}: no converter is registered for ${group}/${object['kind']}` };
-  const result = converter.convert(object, desiredApiVersion);
+  let result: ConverterResult;
+  try {
+    result = converter.convert(object, desiredApiVersion);
+  } catch (error) {
+    // A converter bug must not take the endpoint down: the API server gets a Failure naming the object.
+    return { ok: false, message: `${describe(object)}: conversion failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
   if (!result.ok) return { ok: false, message: `${describe(object)}: ${result.message}` };
   const before = isObj(object['metadata']) ? object['metadata'] : {};
   const after = isObj(result.object['metadata']) ? result.object['metadata'] : {};

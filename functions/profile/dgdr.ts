@@ -11,7 +11,8 @@
  * needed); the model-cache PVC when set.
  * Decides: `decideDgdr` (shared/domain/dgdr, pure).
  * Writes, in order: the discovered `spec.hardware` (update with the resourceVersion precondition),
- * delete of a stale output ConfigMap, create of the Job, server-side apply of the request's
+ * delete of a stale output ConfigMap, create (when missing) of the Job's service account
+ * `dgdr-profiling-job` and its RoleBinding, create of the Job, server-side apply of the request's
  * annotations, create of planner ConfigMaps and of the DGD (never taking over an existing object),
  * the status through the status subresource, then Events. Field manager `dynamo-profile`.
  * Answers: Done; Permanent when the request failed (reported on its status); Transient on API
@@ -38,6 +39,7 @@ import {
   needsHardwareDiscovery,
   outputConfigMapName,
   profilingJobName,
+  profilingJobRbac,
   trackingLabels,
   type ChildFacts,
   type DgdrDesired,
@@ -150,6 +152,8 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
   }
   if (desired.deleteStaleOutput) await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: outputConfigMapName(stored.metadata.name) });
   if (desired.job !== undefined) {
+    // The Job's service account and its binding, created when missing; existing ones are left as they are.
+    for (const object of profilingJobRbac(namespace)) await deps.kube.create(object as Parameters<Kube['create']>[0]);
     const job = desired.job as Parameters<Kube['create']>[0];
     const created = await deps.kube.create(job);
     if (created === undefined) throw new TransientError(`Job ${namespace}/${job.metadata.name} already exists; reconciling again to inspect it`);
@@ -158,7 +162,7 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
   if (desired.annotations !== undefined) {
     // Only the annotations this function owns; an empty set is sent as none, so server-side apply removes ours.
     const annotations = Object.keys(desired.annotations).length === 0 ? {} : { annotations: desired.annotations };
-    await deps.kube.apply({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, ...annotations } }, { force: true });
+    current = await deps.kube.apply({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, resourceVersion: current.metadata.resourceVersion, ...annotations } }, { force: true });
   }
   const events = [...desired.events];
   for (const configMap of desired.configMaps) {
@@ -185,7 +189,9 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
   }
   if (result.status !== undefined) {
     await deps.kube.applyStatus(
-      { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace }, status: result.status },
+      // The resourceVersion precondition: a decision made on a stale read (two events for one request
+      // handled at once) gets 409, a TransientError, and is decided again on a fresh read.
+      { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, resourceVersion: current.metadata.resourceVersion }, status: result.status },
       { force: true },
     );
   }

@@ -15,7 +15,7 @@
  */
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
-import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_RUN } from '../../shared/api/index.js';
+import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN } from '../../shared/api/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
@@ -24,6 +24,8 @@ import { claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type 
 /** The profile function's dependencies: the DGDR ones, and the Runs' client (its own field manager). */
 export interface ProfileFunctionDeps extends ProfileDeps {
   readonly runKube: Kube;
+  /** The Candidate publisher's client (field manager `dynamo-profile-publisher`: it owns the Run's Published condition). */
+  readonly publisherKube: Kube;
 }
 
 /** Environment variables copied into the profiler container when set (upstream `AddStandardEnvVars`). */
@@ -93,6 +95,7 @@ export async function initProfile(base: HandlerDeps, env: Readonly<Record<string
   return {
     ...depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE, now: base.now }), env),
     runKube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN, now: base.now }),
+    publisherKube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_PUBLISHER, now: base.now }),
   };
 }
 

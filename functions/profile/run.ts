@@ -11,7 +11,7 @@
  * resourceVersion precondition), then the Job (create by server-side apply, never over a Job
  * the Run does not control), or a Job stop (foreground deletion); then the Run status through
  * the status subresource (phase, jobRef, times, the `Completed` condition); then Events on
- * Completed transitions. Field manager `dynamo-profile-run`.
+ * Completed transitions. Field manager `dynamo-profile-run` (the profile function gives Runs their own client).
  * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
  * @module
  */
@@ -34,6 +34,7 @@ import {
   controllerOf,
   controllerUidOf,
   decideRun,
+  isRunComplete,
   jobStateOf,
   renderRunJob,
   runJobName,
@@ -43,9 +44,10 @@ import {
   type RunObserved,
 } from '../../shared/domain/index.js';
 import type { Kube, KubeObject } from '../../shared/kube/index.js';
-import { DONE, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import { publishCandidates, type PublisherDeps } from './publisher.js';
+import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
-export interface RunDeps extends HandlerDeps {
+export interface RunDeps extends PublisherDeps {
   readonly kube: Kube;
   /** Events' `reportingInstance` (the pod or revision name). */
   readonly instance: string;
@@ -73,7 +75,14 @@ function conditionOf(conditions: readonly Condition[] | undefined, type: string)
 async function isSuperseded(deps: RunDeps, run: Run, object: KubeObject): Promise<boolean> {
   const owner = controllerOf(object);
   if (owner === undefined || owner.kind !== DGDR_V1BETA2_KIND) return false;
-  const request = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, namespace: run.metadata.namespace ?? '', name: owner.name });
+  let request: KubeObject | undefined;
+  try {
+    request = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, namespace: run.metadata.namespace ?? '', name: owner.name });
+  } catch (error) {
+    // The request API is not served (its CRD lacks v1beta2): no newer spec can exist.
+    if (error instanceof PermanentError && error.reason === 'UnknownKind') return false;
+    throw error;
+  }
   if (request === undefined || request.metadata.uid !== owner.uid) return true;
   return String(request.metadata.generation ?? '') !== (run.metadata.labels?.[LABEL_DGDR_GENERATION] ?? String(request.metadata.generation ?? ''));
 }
@@ -165,11 +174,21 @@ export async function write(deps: RunDeps, loaded: RunLoaded, desired: RunDesire
   }
 }
 
-/** load -> decideRun -> write. Does nothing while the `dgdrV1Beta2.enabled` gate is off. */
+/** The publisher runs once the Run's own Job completed, until it published (and never for a superseded or finished Run). */
+function shouldPublish(observed: RunObserved): boolean {
+  const { job } = observed;
+  return job !== undefined && job.outcome === 'Complete' && !job.isDeleting && !observed.isSuperseded && !observed.publication.isPublished && !isRunComplete(observed.run);
+}
+
+/** load -> (publish Candidates) -> decideRun -> write. Does nothing while the `dgdrV1Beta2.enabled` gate is off. */
 export async function handle(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  const loaded = await load(deps, event.key);
+  let loaded = await load(deps, event.key);
   if (loaded === undefined) return DONE; // Gone: its Job and Candidates go with it (owner references).
+  if (shouldPublish(loaded.observed) && (await publishCandidates(deps, loaded.observed.run))) {
+    loaded = await load(deps, event.key);
+    if (loaded === undefined) return DONE;
+  }
   const desired = decideRun(loaded.observed, deps.now());
   if (desired === undefined) return DONE;
   await write(deps, loaded, desired);

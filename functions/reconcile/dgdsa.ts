@@ -17,6 +17,7 @@
  * Event says so; the next resync or DGD event retries); Transient on API errors that may pass.
  * @module
  */
+import { isDeepStrictEqual } from 'node:util';
 import {
   DGD_KIND,
   DGD_V1BETA1,
@@ -28,9 +29,9 @@ import {
   type Dgd,
   type Dgdsa,
 } from '../../shared/api/index.js';
-import { decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter } from '../../shared/domain/index.js';
+import { REASON_UPDATE_FAILED, decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter, type ScalingAdapterDesired } from '../../shared/domain/index.js';
 import type { KubeObject } from '../../shared/kube/index.js';
-import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { ReconcileDeps } from './dgd.js';
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
@@ -38,7 +39,7 @@ const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
 /** The binding: DGDSA events (either served version; they name the same object) and the DGDSA resync. */
 export const route: Route<ReconcileDeps> = { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, handle, listKeys };
 
-interface AdapterObserved {
+export interface AdapterObserved {
   readonly adapter: Dgdsa;
   readonly raw: KubeObject;
   readonly dgdRaw: KubeObject | undefined;
@@ -69,34 +70,53 @@ async function emit(deps: ReconcileDeps, namespace: string, event: AdapterEvent,
   });
 }
 
-/** load -> decideScalingAdapter -> write (DGD replicas, adapter status, Events). */
+/**
+ * Performs one adapter decision: the DGD component's replicas (PUT, resourceVersion precondition),
+ * then the adapter status, then Events. Out: Done, or Permanent when the DGD update is refused
+ * for good (reported as an `UpdateFailed` Warning on the adapter, upstream's Event).
+ */
+export async function write(deps: ReconcileDeps, observed: AdapterObserved, desired: ScalingAdapterDesired): Promise<Outcome> {
+  const name = observed.raw.metadata.name;
+  const namespace = observed.raw.metadata.namespace ?? '';
+  const uid = observed.raw.metadata.uid;
+  if (desired.problem !== undefined) {
+    await emit(deps, namespace, { type: 'Warning', reason: desired.problem.reason, note: desired.problem.message, regarding: { kind: DGDSA_KIND, name } }, uid);
+    deps.log.warn({ reason: desired.problem.reason }, 'Skipped DynamoGraphDeploymentScalingAdapter');
+    return { kind: 'Permanent', ...desired.problem };
+  }
+  const scale = desired.componentReplicas;
+  if (scale !== undefined && observed.dgdRaw !== undefined) {
+    // The DGD as the decision read it; the resourceVersion precondition makes the PUT fail
+    // (409, retried) if it changed since.
+    const dgd = structuredClone(observed.dgdRaw) as KubeObject & { spec: { components: Record<string, unknown>[] } };
+    const component = dgd.spec.components.find((c) => c['name'] === scale.componentName);
+    if (component !== undefined) component['replicas'] = scale.to;
+    try {
+      await deps.kube.replace(dgd);
+    } catch (error) {
+      if (!(error instanceof PermanentError)) throw error;
+      // Refused for good (admission, validation, RBAC): say so on the adapter and do not make
+      // the broker retry; the next adapter or DGD change, or the resync, tries again.
+      const message = `Failed to update DGD ${observed.dgdRaw.metadata.name}: ${error.message}`;
+      await emit(deps, namespace, { type: 'Warning', reason: REASON_UPDATE_FAILED, note: message, regarding: { kind: DGDSA_KIND, name } }, uid);
+      deps.log.warn({ err: error }, 'Failed to scale DynamoGraphDeployment component');
+      return { kind: 'Permanent', reason: REASON_UPDATE_FAILED, message };
+    }
+    deps.log.info({ component: scale.componentName, from: scale.from, to: scale.to }, 'Scaled DynamoGraphDeployment component');
+  }
+  if (desired.status !== undefined && !isDeepStrictEqual(desired.status, observed.adapter.status ?? {})) {
+    await deps.kube.applyStatus({ apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, metadata: { name, namespace }, status: desired.status }, { force: true });
+  }
+  for (const intent of desired.events) await emit(deps, namespace, intent, uid);
+  return DONE;
+}
+
+/** load -> decideScalingAdapter (pure) -> write. Never branches on the event type. */
 export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
   const observed = await load(deps, event.key);
   if (observed === undefined) return DONE;
   if ('invalid' in observed) return { kind: 'Permanent', reason: 'InvalidSpec', message: observed.invalid };
-  const { adapter, raw, dgdRaw } = observed;
-  const namespace = event.key.namespace;
-  const desired = decideScalingAdapter(adapter, observed.dgd, deps.now());
-  if (desired.problem !== undefined) {
-    await emit(deps, namespace, { type: 'Warning', reason: desired.problem.reason, note: desired.problem.message, regarding: { kind: DGDSA_KIND, name: event.key.name } }, raw.metadata.uid);
-    deps.log.warn({ reason: desired.problem.reason }, 'Skipped DynamoGraphDeploymentScalingAdapter');
-    return { kind: 'Permanent', ...desired.problem };
-  }
-  if (desired.componentReplicas !== undefined && dgdRaw !== undefined) {
-    const { index, componentName, to } = desired.componentReplicas;
-    const dgd = structuredClone(dgdRaw) as KubeObject & { spec: { components: Record<string, unknown>[] } };
-    const component = dgd.spec.components[index];
-    // The decision read this list; the resourceVersion precondition makes the PUT fail (409,
-    // retried) if it changed since.
-    if (component?.['name'] === componentName) component['replicas'] = to;
-    await deps.kube.replace(dgd);
-    deps.log.info({ component: componentName, from: desired.componentReplicas.from, to }, 'Scaled DynamoGraphDeployment component');
-  }
-  if (desired.status !== undefined && JSON.stringify(desired.status) !== JSON.stringify(adapter.status ?? {})) {
-    await deps.kube.applyStatus({ apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, metadata: { name: event.key.name, namespace }, status: desired.status }, { force: true });
-  }
-  for (const intent of desired.events) await emit(deps, namespace, intent, raw.metadata.uid);
-  return DONE;
+  return write(deps, observed, decideScalingAdapter(observed.adapter, observed.dgd, deps.now()));
 }
 
 /** Every adapter in the cluster, for the periodic resync. */
@@ -129,7 +149,9 @@ export async function reconcileDgdAdapters(event: KubeEvent, deps: ReconcileDeps
     .map(({ object, adapter }) => ({ name: object.metadata.name, controllerUid: controllerUidOf(object), componentName: adapter.spec.dgdRef.serviceName }));
   const desired = decideScalingAdapters(parsed.dgd, observed);
   for (const adapter of desired.create) {
-    await deps.kube.apply(adapter as unknown as Parameters<ReconcileDeps['kube']['apply']>[0]);
+    // Server-side apply creates it; it is applied only while absent, so `spec.replicas` is
+    // written once and the autoscaler owns it afterwards.
+    await deps.kube.apply({ apiVersion: adapter.apiVersion, kind: adapter.kind, metadata: { ...adapter.metadata, name: adapter.metadata.name ?? '' }, spec: adapter.spec });
     deps.log.info({ adapter: adapter.metadata.name }, 'Created DynamoGraphDeploymentScalingAdapter');
   }
   for (const name of desired.delete) {

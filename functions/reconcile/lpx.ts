@@ -9,16 +9,19 @@
  * `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
  * Writes: server-side apply of the LPX PodCliqueSet; scaling-group `spec.replicas` by
- * replace with a resourceVersion precondition; pipeline requests created by apply and deleted
+ * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
  * with resourceVersion preconditions; the LPXGD status through the status subresource; a
  * foreground delete of a PodCliqueSet whose layout changed, after the status that retains the
- * external engine count. Then the owning DGD is reconciled, so its status follows the child.
+ * external engine count; an Event on Ready transitions. Then the owning DGD is reconciled, so
+ * its status follows the child.
  * Field manager `dynamo-reconcile`.
- * Answers: Done; Transient on API errors that may pass (the broker retries).
+ * Answers: Done (a write the API server refuses is reported as Ready=False, reason Failed);
+ * Transient on API errors that may pass (the broker retries).
  * @module
  */
 import {
   ANNOTATION_LPX_DEPLOYMENT_NAME,
+  CONDITION_READY,
   DGD_KIND,
   DGD_V1BETA1,
   GROVE_API_VERSION,
@@ -26,6 +29,7 @@ import {
   LPR_KIND,
   LPXGD_API_VERSION,
   LPXGD_KIND,
+  LPX_REASON_FAILED,
   LpuPipelineRequestSchema,
   LpxGraphDeploymentSchema,
   PODCLIQUESET_KIND,
@@ -34,7 +38,7 @@ import {
   type LpuPipelineRequest,
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
-import { decideLpxGraphDeployment, lpxPodCliqueSetName, parseModelRegistryUrl, type LpxDesired, type LpxObserved, type ObservedPodCliqueSet } from '../../shared/domain/index.js';
+import { decideLpxGraphDeployment, lpxPodCliqueSetName, lpxReadyCondition, parseModelRegistryUrl, type LpxDesired, type LpxObserved, type ObservedPodCliqueSet } from '../../shared/domain/index.js';
 import type { KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import { handle as handleDgd, type ReconcileDeps } from './dgd.js';
@@ -104,8 +108,10 @@ export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded,
     deps.log.info({ kind: 'PodCliqueScalingGroup', namespace, name: scale.name, replicas: scale.replicas }, 'Scaled PodCliqueScalingGroup');
   }
   for (const request of desired.createRequests) {
-    await deps.kube.apply(request);
-    deps.log.info({ kind: LPR_KIND, namespace, name: request.metadata.name }, `Created ${LPR_KIND}`);
+    // Create, never apply: an object that appeared at the name meanwhile is not adopted (lpx.md §3.2 "AlreadyExists means wait").
+    const created = await deps.kube.create(request);
+    if (created === undefined) deps.log.info({ kind: LPR_KIND, namespace, name: request.metadata.name }, `Found existing ${LPR_KIND}; waiting`);
+    else deps.log.info({ kind: LPR_KIND, namespace, name: request.metadata.name }, `Created ${LPR_KIND}`);
   }
   for (const request of desired.deleteRequests) {
     await deps.kube.delete({ apiVersion: LPR_API_VERSION, kind: LPR_KIND, namespace, name: request.name }, request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion });
@@ -132,10 +138,44 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
     const loaded = await load(deps, event.key);
     if (loaded === undefined) return DONE;
     const desired = decideLpxGraphDeployment(loaded.observed, { registry: registry.registry, render: deps.render }, deps.now());
-    await write(deps, event.key, loaded, desired);
+    try {
+      await write(deps, event.key, loaded, desired);
+    } catch (error) {
+      if (!(error instanceof PermanentError)) throw error;
+      // The API server refused what we rendered: report it on the LPXGD, never retry a bad spec.
+      await writeFailure(deps, event.key, loaded, error.message);
+      deps.log.warn({ err: error }, 'Reported write failure on LPXGraphDeployment');
+      break;
+    }
+    await emitReadyTransition(deps, event.key, loaded, desired);
     if (!hasWrites(desired) || desired.deletePodCliqueSet !== undefined) break;
   }
   return handleDgd({ ...event, key: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: event.key.namespace, name: event.key.name }, object: undefined }, deps);
+}
+
+const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
+
+/** `Ready=False`, reason `Failed`, with the API server's refusal as message (lpx.md §2.2: "Errors set Failed with the error text"). */
+async function writeFailure(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded, message: string): Promise<void> {
+  const previous = (loaded.observed.lpxgd.status?.conditions ?? []).find((c) => c.type === CONDITION_READY);
+  const condition = lpxReadyCondition({ kind: 'failed', reason: LPX_REASON_FAILED, message }, loaded.observed.lpxgd.metadata.generation ?? 0, previous, deps.now());
+  await deps.kube.applyStatus({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, metadata: { name: key.name, namespace: key.namespace }, status: { conditions: [condition] } }, { force: true });
+}
+
+/** An Event on the LPXGD when its Ready condition changes status or reason (what `kubectl describe lpxgd` shows). */
+async function emitReadyTransition(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded, desired: LpxDesired): Promise<void> {
+  const before = (loaded.observed.lpxgd.status?.conditions ?? []).find((c) => c.type === CONDITION_READY);
+  const after = desired.status.conditions.find((c) => c.type === CONDITION_READY);
+  if (after === undefined || (before?.status === after.status && before.reason === after.reason)) return;
+  await deps.kube.createEvent({
+    regarding: { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name, ...(loaded.observed.lpxgd.metadata.uid === undefined ? {} : { uid: loaded.observed.lpxgd.metadata.uid }) },
+    type: after.reason === LPX_REASON_FAILED ? 'Warning' : 'Normal',
+    reason: after.status === 'True' ? 'LPXReady' : `LPX${after.reason}`,
+    note: after.message.slice(0, 1024),
+    action: 'Reconcile',
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: deps.instance,
+  });
 }
 
 /** A request names its LPXGD by annotation; unannotated or foreign requests are not ours. */

@@ -38,6 +38,23 @@ export const LABEL_COMPONENT_TYPE = 'nvidia.com/dynamo-component-type';
 export const LABEL_DYNAMO_NAMESPACE = 'nvidia.com/dynamo-namespace';
 export const LABEL_WORKER_HASH = 'nvidia.com/dynamo-worker-hash';
 export const LABEL_METRICS_ENABLED = 'nvidia.com/metrics-enabled';
+/** Rendering labels and annotations of upstream `internal/consts/consts.go` (issue 7). */
+export const LABEL_COMPONENT_CLASS = 'nvidia.com/dynamo-component-class';
+export const LABEL_SUB_COMPONENT_TYPE = 'nvidia.com/dynamo-sub-component-type';
+export const LABEL_DISCOVERY_BACKEND = 'nvidia.com/dynamo-discovery-backend';
+export const LABEL_DISCOVERY_ENABLED = 'nvidia.com/dynamo-discovery-enabled';
+export const LABEL_KAI_QUEUE = 'kai.scheduler/queue';
+export const ANNOTATION_DISCOVERY_BACKEND = 'nvidia.com/dynamo-discovery-backend';
+export const ANNOTATION_KUBE_DISCOVERY_MODE = 'nvidia.com/dynamo-kube-discovery-mode';
+export const ANNOTATION_OPERATOR_ORIGIN_VERSION = 'nvidia.com/dynamo-operator-origin-version';
+export const ANNOTATION_VLLM_DISTRIBUTED_EXECUTOR_BACKEND = 'nvidia.com/vllm-distributed-executor-backend';
+export const ANNOTATION_KAI_QUEUE = 'nvidia.com/kai-scheduler-queue';
+export const ANNOTATION_VOLCANO_QUEUE = 'nvidia.com/volcano-queue';
+/** The PodCliqueSet annotation Grove reads the Volcano queue from. */
+export const GROVE_ANNOTATION_VOLCANO_QUEUE = 'scheduling.grove.io/volcano-queue';
+export const DEFAULT_KAI_QUEUE = 'dynamo';
+export const KAI_SCHEDULER_NAME = 'kai-scheduler';
+export const VOLCANO_SCHEDULER_NAME = 'volcano';
 
 export const ENV_DYN_NAMESPACE = 'DYN_NAMESPACE';
 export const ENV_DYN_COMPONENT = 'DYN_COMPONENT';
@@ -87,11 +104,11 @@ export const LABEL_DYNAMO_COMPONENT = LABEL_COMPONENT;
 /**
  * Reserved DGD annotations that carry what one served version cannot express, so a
  * v1alpha1 <-> v1beta1 round trip loses nothing (upstream api/v1alpha1/dynamographdeployment_conversion.go:
- * `nvidia.com/dgd-spec`, `nvidia.com/dgd-status`; the `nvidia.com/dgd-` prefix is operator-owned).
+ * `nvidia.com/dgd-spec`; the whole `nvidia.com/dgd-` prefix is operator-owned and consumed by
+ * every conversion, `nvidia.com/dgd-status` included, which our status renaming never needs).
  */
 export const DGD_CONVERSION_ANNOTATION_PREFIX = 'nvidia.com/dgd-';
 export const ANNOTATION_DGD_SPEC = 'nvidia.com/dgd-spec';
-export const ANNOTATION_DGD_STATUS = 'nvidia.com/dgd-status';
 
 /** The Planner's service account name, allowed to change adapter-managed replicas in any namespace (upstream `consts.PlannerServiceAccountName`). */
 export const PLANNER_SERVICE_ACCOUNT_NAME = 'planner-serviceaccount';

@@ -74,6 +74,10 @@ function structural(node: JsonSchema): JsonSchema {
       out[key] = true;
     } else if (key === 'const') {
       out['enum'] = [value];
+    } else if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'number') {
+      // JSON Schema 2020-12 gives the bound; OpenAPI v3.0 (CRDs) a boolean beside minimum/maximum.
+      out[key === 'exclusiveMinimum' ? 'minimum' : 'maximum'] = value;
+      out[key] = true;
     } else if (key === 'additionalProperties') {
       const additional = value as JsonSchema | boolean;
       const isAny = additional === true || (typeof additional === 'object' && Object.keys(additional).length === 0);
@@ -111,12 +115,12 @@ const DGD_PRINTER_COLUMNS = [
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
 
-function objectSchema(description: string, spec: JsonSchema, status: JsonSchema): JsonSchema {
+function objectSchema(description: string, spec: JsonSchema, status: JsonSchema, isSpecRequired = true): JsonSchema {
   return {
     type: 'object',
     description,
     properties: { ...TYPE_META_PROPERTIES, spec, status },
-    required: ['spec'],
+    ...(isSpecRequired ? { required: ['spec'] } : {}),
   };
 }
 
@@ -184,7 +188,8 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
 export function dynamoGraphDeploymentScalingAdapterCrd(): Record<string, unknown> {
   const description =
     'DynamoGraphDeploymentScalingAdapter provides a scaling interface for one component of a DynamoGraphDeployment. It implements the Kubernetes scale subresource, so HPA, KEDA and custom autoscalers can drive the component\'s replicas; the adapter is the source of truth for them.';
-  const schema = objectSchema(description, toStructuralSchema(DgdsaSpecSchema), toStructuralSchema(DgdsaStatusSchema));
+  // Upstream's root schema does not require `spec` (its fields are required inside it).
+  const schema = objectSchema(description, toStructuralSchema(DgdsaSpecSchema), toStructuralSchema(DgdsaStatusSchema), false);
   const version = (name: string, storage: boolean): Record<string, unknown> => ({
     name,
     served: true,

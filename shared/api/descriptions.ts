@@ -22,7 +22,7 @@ import {
   PodSpecSchema,
   PodTemplateSpecSchema,
 } from './core.js';
-import { ComponentReplicaStatusSchema, ComponentSchema, DgdSpecSchema, DgdStatusSchema, ProviderOverrideSchema, RoleSchema } from './dgd.js';
+import { ComponentReplicaStatusSchema, ComponentSchema, DgdSpecSchema, DgdStatusSchema, KvTransferPolicySchema, ProviderOverrideSchema, RoleSchema } from './dgd.js';
 import { CandidateStatusSchema } from './dgdr-v1beta2.js';
 import { LpxGraphDeploymentStatusSchema } from './lpx.js';
 
@@ -109,6 +109,12 @@ export function describeDgdFields(registry: DescriptionRegistry): void {
     [graphTopology.clusterTopologyName, 'The name of the Grove ClusterTopology to place against.'],
     [graphTopology.packDomain, 'The topology domain the whole graph is packed into (e.g. rack, zone).'],
     [spec.experimental, 'Experimental graph-wide settings; may change without notice.'],
+    [spec.experimental.unwrap().shape.kvTransferPolicy, 'Where KV cache transfers between prefill and decode workers may go, by topology domain.'],
+    [KvTransferPolicySchema.shape.clusterTopologyName, 'The Grove ClusterTopology the domain is read from (exactly one of clusterTopologyName and labelKey).'],
+    [KvTransferPolicySchema.shape.labelKey, 'The node label the domain is read from (exactly one of clusterTopologyName and labelKey).'],
+    [KvTransferPolicySchema.shape.domain, 'The topology domain KV transfers are kept within (e.g. rack).'],
+    [KvTransferPolicySchema.shape.enforcement, 'required (never cross the domain) or preferred (weighted by preferredWeight).'],
+    [KvTransferPolicySchema.shape.preferredWeight, 'How strongly a preferred domain is favoured, in [0, 1].'],
 
     [component.name, 'The stable logical identifier of the component, 1-63 characters, alphanumeric or "-", starting and ending with an alphanumeric character. Used in status keys, labels and generated names.'],
     [component.type, 'The component type: frontend, worker, prefill, decode, planner, epp or lpx. Immutable once set. lpx is experimental and requires lpx.enabled.'],

@@ -124,6 +124,15 @@ describe('DGD conversion keeps edits made in the other version', () => {
     expect((spoke['metadata'] as Obj)['annotations']).toEqual({ team: 'a' });
   });
 
+  it('reserved nvidia.com/dgd-* annotations a user set are consumed; an unreadable payload is ignored (upstream: "parsed best-effort and consumed")', () => {
+    const alpha = alphaDgd();
+    (alpha['metadata'] as Obj)['annotations'] = { team: 'a', 'nvidia.com/dgd-spec': '{not json', 'nvidia.com/dgd-status': 'x' };
+    const hub = ok(convertDgd(alpha, 'nvidia.com/v1beta1'));
+    const annotations = (hub['metadata'] as { annotations: Record<string, string> }).annotations;
+    expect(Object.keys(annotations).sort()).toEqual([ANNOTATION_DGD_SPEC, 'team']);
+    expect(hub['spec']).toEqual(ok(convertDgd(alphaDgd(), 'nvidia.com/v1beta1'))['spec']);
+  });
+
   it('a v1beta1 component order that is not sorted survives the v1alpha1 map', () => {
     const hub: Obj = {
       apiVersion: 'nvidia.com/v1beta1',
@@ -157,5 +166,84 @@ describe('DGD conversion keeps edits made in the other version', () => {
       ok: false,
       message: 'cannot convert DynamoGraphDeployment from "nvidia.com/v2" to "nvidia.com/v1beta1": served versions are nvidia.com/v1beta1 and nvidia.com/v1alpha1',
     });
+  });
+});
+
+/** A small seeded PRNG (mulberry32), so a failing case can be replayed from its seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+
+describe('DGD conversion round trip under random edits (as upstream api/roundtrip_fuzz_test.go)', () => {
+  const ITERATIONS = 300;
+
+  it(`v1alpha1 -> v1beta1 -> v1alpha1 is the identity for ${ITERATIONS} randomly edited corpus manifests`, () => {
+    const random = prng(8);
+    const edits: ((service: Obj, spec: Obj) => void)[] = [
+      (service) => void (service['replicas'] = Math.floor(random() * 9)),
+      (service) => void (service['dynamoNamespace'] = `ns-${Math.floor(random() * 100)}`),
+      (service) => void (service['x-unknown'] = { nested: [1, 'two'] }),
+      (service) => void delete service['extraPodSpec'],
+      (service) => void (service['scalingAdapter'] = { enabled: random() < 0.5 }),
+      (service) => void (service['sharedMemory'] = random() < 0.5 ? { disabled: true } : { size: '16Gi' }),
+      (service) => void (service['envs'] = [{ name: 'A', value: String(random()) }]),
+      (_service, spec) => void (spec['pvcs'] = [{ name: 'p', create: true, size: '1Gi' }]),
+      (_service, spec) => void (spec['envs'] = [{ name: 'G', value: 'x' }]),
+      (service) => void (service['componentType'] = pick(random, ['frontend', 'worker', 'planner', 'default', 'main'])),
+    ];
+    for (let i = 0; i < ITERATIONS; i += 1) {
+      const alpha = structuredClone(pick(random, alphas).object);
+      const spec = alpha['spec'] as Obj;
+      const services = spec['services'] as Record<string, Obj>;
+      for (let e = 0; e < 3; e += 1) pick(random, edits)(services[pick(random, Object.keys(services))] as Obj, spec);
+      const hub = ok(convertDgdToHub(alpha));
+      expect(ok(convertDgdFromHub(hub)), `iteration ${i}`).toEqual(alpha);
+    }
+  });
+
+  it(`v1beta1 -> v1alpha1 -> v1beta1 is the identity for ${ITERATIONS} randomly edited corpus manifests`, () => {
+    const random = prng(9);
+    const edits: ((component: Obj, spec: Obj) => void)[] = [
+      (component) => void (component['replicas'] = Math.floor(random() * 9)),
+      (component) => void (component['runtimeVersionOverride'] = '1.6.1'),
+      (component) => void (component['compilationCache'] = { pvcName: 'cache', mountPath: '/c' }),
+      (component) => void (component['experimental'] = { grove: { forceScalingGroup: true } }),
+      (component) => void delete component['podTemplate'],
+      (component) => void (component['podTemplate'] = { spec: { containers: [{ name: 'side', image: 's:1' }, { name: 'main', image: 'm:1' }] } }),
+      (component) => void (component['type'] = pick(random, ['frontend', 'worker', 'prefill', 'decode', 'planner', 'epp'])),
+      (component) => void (component['sharedMemorySize'] = pick(random, ['0', '8Gi'])),
+      (_component, spec) => void (spec['components'] = [...(spec['components'] as Obj[])].reverse()),
+      (_component, spec) => void (spec['env'] = [{ name: 'G', value: 'x' }]),
+    ];
+    for (let i = 0; i < ITERATIONS; i += 1) {
+      const beta = structuredClone(pick(random, betas).object);
+      const spec = beta['spec'] as Obj;
+      for (let e = 0; e < 3; e += 1) pick(random, edits)(pick(random, spec['components'] as Obj[]), spec);
+      const spoke = ok(convertDgdFromHub(beta));
+      expect(ok(convertDgdToHub(spoke)), `iteration ${i}`).toEqual(beta);
+    }
+  });
+
+  it(`an edit of a field both versions share, made in v1beta1, reads back in v1alpha1 and converts back unchanged (${ITERATIONS} cases)`, () => {
+    const random = prng(10);
+    for (let i = 0; i < ITERATIONS; i += 1) {
+      const hub = ok(convertDgdToHub(structuredClone(pick(random, alphas).object)));
+      const components = (hub['spec'] as { components: Obj[] }).components;
+      const component = pick(random, components);
+      const replicas = Math.floor(random() * 50);
+      component['replicas'] = replicas;
+      const spoke = ok(convertDgdFromHub(hub));
+      expect(((spoke['spec'] as { services: Record<string, Obj> }).services[component['name'] as string] as Obj)['replicas'], `iteration ${i}`).toBe(replicas);
+      expect(ok(convertDgdToHub(spoke))['spec'], `iteration ${i}`).toEqual(hub['spec']);
+    }
   });
 });

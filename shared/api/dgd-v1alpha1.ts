@@ -7,12 +7,17 @@
  * (+ `subComponentType` prefill/decode) -> `type`, `extraPodSpec` + `mainContainer` ->
  * `podTemplate` with a container named `main`, service `resources`/`envs`/`envFromSecret`/
  * probes/`volumeMounts` -> the main container, `sharedMemory` -> `sharedMemorySize`,
- * `gpuMemoryService`/`failover` -> `experimental`. Fields with no v1beta1 home
+ * `gpuMemoryService`/`failover` -> `experimental`; every `volumeMounts`/`pvc` mount gets a PVC
+ * volume named after it (`spec.pvcs` declares claims, it does not name the volume), a
+ * `useAsCompilationCache` mount becomes `compilationCache`, `subComponentType` also becomes
+ * the pod label `nvidia.com/dynamo-sub-component-type`, and the `frontendSidecar` object form
+ * (`{image, args, envFromSecret, envs}`) becomes a `sidecar-frontend` container the component
+ * names. Fields with no v1beta1 home
  * (`dynamoNamespace`, `autoscaling`, `ingress`) are dropped with a note. Pure.
  * @module
  */
 import { z } from 'zod';
-import { DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, MAIN_CONTAINER_NAME } from './constants.js';
+import { DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, LABEL_SUB_COMPONENT_TYPE, MAIN_CONTAINER_NAME } from './constants.js';
 import { ObjectMetaSchema, looseObject } from './core.js';
 import { fromZodIssues, type FieldIssue } from './issues.js';
 
@@ -52,6 +57,13 @@ export const ServiceV1Alpha1Schema = z
     failover: looseObject().optional(),
     checkpoint: looseObject().optional(),
     dynamoNamespace: z.string().optional(),
+    /** The object form (upstream v1alpha1 `FrontendSidecarSpec`); v1beta1 names a container instead. */
+    frontendSidecar: z
+      .union([
+        z.string(),
+        z.object({ image: z.string().min(1), args: z.array(z.string()).optional(), envFromSecret: z.string().optional(), envs: z.array(looseObject()).optional() }).loose(),
+      ])
+      .optional(),
     globalDynamoNamespace: z.boolean().optional(),
   })
   .loose();
@@ -100,10 +112,9 @@ export function convertDgdV1Alpha1(input: unknown): ConversionResult {
   if (!parsed.success) return { ok: false, issues: fromZodIssues(parsed.error.issues) };
   const alpha = parsed.data;
   const notes: string[] = [];
-  const pvcNames = new Set((alpha.spec.pvcs ?? []).map((p) => p.name));
   const components = Object.keys(alpha.spec.services)
     .sort()
-    .map((name) => convertService(name, alpha.spec.services[name] ?? {}, pvcNames, notes));
+    .map((name) => convertService(name, alpha.spec.services[name] ?? {}, new Set(), notes));
 
   const spec: Record<string, unknown> = { components };
   for (const field of SPEC_FIELDS_KEPT) {
@@ -121,18 +132,25 @@ export function convertDgdV1Alpha1(input: unknown): ConversionResult {
 
 /**
  * Converts one v1alpha1 service (the `spec.services` entry `name`) to a v1beta1 component.
- * In: the service, the names in `spec.pvcs` (their mounts get a PVC volume). Out: a fresh component;
- * notes for dropped fields are appended to `notes`. Pure.
+ * In: the service and the names in `spec.pvcs`. Every mount gets a PVC volume named after it
+ * whether or not `spec.pvcs` lists it (upstream `appendMissingPVCVolumesForMounts`), so
+ * `pvcNames` no longer changes the result; it stays in the signature for the conversion
+ * webhook's callers. Out: a fresh component; notes for dropped fields are appended to
+ * `notes`. Pure.
  */
-export function convertService(name: string, service: ServiceV1Alpha1, pvcNames: ReadonlySet<string>, notes: string[]): Record<string, unknown> {
+export function convertService(name: string, service: ServiceV1Alpha1, _pvcNames: ReadonlySet<string>, notes: string[]): Record<string, unknown> {
   const at = `spec.services[${name}]`;
   const component: Record<string, unknown> = { name };
   const type = resolveType(service);
   if (type !== undefined) component['type'] = type;
   else if (service.componentType !== undefined) notes.push(`${at}.componentType: "${service.componentType}" has no v1beta1 component type; the component is converted without a type`);
-  for (const field of ['replicas', 'minAvailable', 'multinode', 'globalDynamoNamespace', 'modelRef', 'eppConfig', 'frontendSidecar', 'topologyConstraint', 'providerOverride', 'lpx', 'roles'] as const) {
+  for (const field of ['replicas', 'minAvailable', 'multinode', 'globalDynamoNamespace', 'modelRef', 'eppConfig', 'topologyConstraint', 'providerOverride', 'lpx', 'roles'] as const) {
     if (service[field] !== undefined) component[field] = structuredClone(service[field]);
   }
+  if (typeof service.frontendSidecar === 'string') component['frontendSidecar'] = service.frontendSidecar;
+  else if (service.frontendSidecar !== undefined) component['frontendSidecar'] = FRONTEND_SIDECAR_CONTAINER_NAME;
+  const cache = (service.volumeMounts ?? []).find((m) => m.useAsCompilationCache === true);
+  if (cache !== undefined) component['compilationCache'] = { pvcName: cache.name, ...(cache.mountPoint === undefined ? {} : { mountPath: cache.mountPoint }) };
   if (service.scalingAdapter?.enabled === true) component['scalingAdapter'] = {};
   if (service.sharedMemory?.disabled === true) component['sharedMemorySize'] = '0';
   else if (service.sharedMemory?.size !== undefined) component['sharedMemorySize'] = service.sharedMemory.size;
@@ -145,7 +163,7 @@ export function convertService(name: string, service: ServiceV1Alpha1, pvcNames:
     if (service[dropped] !== undefined) notes.push(`${at}.${dropped}: deprecated v1alpha1 field has no v1beta1 equivalent and was dropped`);
   }
   // LPX pod templates live on roles (upstream-notes/lpx.md §1.1); synthesize none unless authored.
-  if (type !== 'lpx' || service.extraPodSpec !== undefined) component['podTemplate'] = buildPodTemplate(service, pvcNames);
+  if (type !== 'lpx' || service.extraPodSpec !== undefined) component['podTemplate'] = buildPodTemplate(service);
   return component;
 }
 
@@ -155,7 +173,7 @@ function resolveType(service: ServiceV1Alpha1): string | undefined {
   return service.componentType === undefined ? undefined : TYPE_BY_COMPONENT_TYPE[service.componentType];
 }
 
-function buildPodTemplate(service: ServiceV1Alpha1, pvcNames: ReadonlySet<string>): Record<string, unknown> {
+function buildPodTemplate(service: ServiceV1Alpha1): Record<string, unknown> {
   const { mainContainer, ...podSpecFields } = structuredClone(service.extraPodSpec ?? {}) as Record<string, unknown> & { mainContainer?: Record<string, unknown> };
   const podSpec: Record<string, unknown> = podSpecFields;
   const authoredContainers = Array.isArray(podSpec['containers']) ? (podSpec['containers'] as Record<string, unknown>[]) : [];
@@ -170,14 +188,16 @@ function buildPodTemplate(service: ServiceV1Alpha1, pvcNames: ReadonlySet<string
   if (service.livenessProbe !== undefined && main['livenessProbe'] === undefined) main['livenessProbe'] = structuredClone(service.livenessProbe);
   if (service.readinessProbe !== undefined && main['readinessProbe'] === undefined) main['readinessProbe'] = structuredClone(service.readinessProbe);
 
-  const mounts = [...(service.volumeMounts ?? []), ...(service.pvc === undefined ? [] : [service.pvc])];
+  // A compilation-cache mount becomes `compilationCache`, which rendering mounts (upstream
+  // v1alpha1 conversion); every other mount names a PVC and gets its volume here.
+  const mounts = [...(service.volumeMounts ?? []).filter((m) => m.useAsCompilationCache !== true), ...(service.pvc === undefined ? [] : [service.pvc])];
   if (mounts.length > 0) {
     const volumes = asList(podSpec['volumes']);
     const volumeNames = new Set(volumes.map((v) => v['name']));
     const volumeMounts = asList(main['volumeMounts']);
     for (const mount of mounts) {
       if (mount.mountPoint !== undefined) volumeMounts.push({ name: mount.name, mountPath: mount.mountPoint });
-      if (!volumeNames.has(mount.name) && (pvcNames.has(mount.name) || mount === service.pvc)) {
+      if (!volumeNames.has(mount.name)) {
         volumes.push({ name: mount.name, persistentVolumeClaim: { claimName: mount.name } });
         volumeNames.add(mount.name);
       }
@@ -185,14 +205,29 @@ function buildPodTemplate(service: ServiceV1Alpha1, pvcNames: ReadonlySet<string
     if (volumeMounts.length > 0) main['volumeMounts'] = volumeMounts;
     if (volumes.length > 0) podSpec['volumes'] = volumes;
   }
-  podSpec['containers'] = [main, ...authoredContainers.filter((c) => c['name'] !== MAIN_CONTAINER_NAME)];
+  const sidecar = typeof service.frontendSidecar === 'object' ? frontendSidecarContainer(service.frontendSidecar) : undefined;
+  podSpec['containers'] = [main, ...authoredContainers.filter((c) => c['name'] !== MAIN_CONTAINER_NAME && c['name'] !== sidecar?.['name']), ...(sidecar === undefined ? [] : [sidecar])];
 
-  const labels = { ...(service.labels ?? {}), ...(service.extraPodMetadata?.labels ?? {}) };
+  const labels: Record<string, string> = { ...(service.labels ?? {}), ...(service.extraPodMetadata?.labels ?? {}) };
+  // Upstream renders the alpha `subComponentType` as this pod label (graph.go `generateLabels`).
+  if (service.subComponentType !== undefined && service.subComponentType !== '') labels[LABEL_SUB_COMPONENT_TYPE] = service.subComponentType;
   const annotations = { ...(service.annotations ?? {}), ...(service.extraPodMetadata?.annotations ?? {}) };
   const metadata: Record<string, unknown> = {};
   if (Object.keys(labels).length > 0) metadata['labels'] = labels;
   if (Object.keys(annotations).length > 0) metadata['annotations'] = annotations;
   return Object.keys(metadata).length > 0 ? { metadata, spec: podSpec } : { spec: podSpec };
+}
+
+/** The container name of a converted frontend sidecar (upstream `FrontendSidecarContainerName`). */
+export const FRONTEND_SIDECAR_CONTAINER_NAME = 'sidecar-frontend';
+
+/** The v1alpha1 frontend sidecar object as a container: image, args, envFrom secret, env. */
+function frontendSidecarContainer(spec: { image: string; args?: string[] | undefined; envFromSecret?: string | undefined; envs?: Record<string, unknown>[] | undefined }): Record<string, unknown> {
+  const container: Record<string, unknown> = { name: FRONTEND_SIDECAR_CONTAINER_NAME, image: spec.image };
+  if (spec.args !== undefined) container['args'] = [...spec.args];
+  if (spec.envFromSecret !== undefined) container['envFrom'] = [{ secretRef: { name: spec.envFromSecret } }];
+  if (spec.envs !== undefined) container['env'] = structuredClone(spec.envs);
+  return container;
 }
 
 type ResourceItem = z.infer<typeof ResourceItemSchema>;

@@ -71,6 +71,26 @@ export const ComponentSchema = z.object({
 });
 export type Component = z.infer<typeof ComponentSchema>;
 
+/**
+ * `spec.experimental.kvTransferPolicy` (upstream-notes/dgd.md §2.2): exactly one topology
+ * source (`clusterTopologyName` or `labelKey`), the `domain` the router enforces,
+ * `enforcement` required|preferred and `preferredWeight` in [0, 1].
+ */
+export const KvTransferPolicySchema = z
+  .object({
+    clusterTopologyName: z.string().min(1).optional(),
+    labelKey: z.string().min(1).optional(),
+    domain: z.string().min(1),
+    enforcement: z.enum(['required', 'preferred']).optional(),
+    preferredWeight: z.number().min(0).max(1).optional(),
+  })
+  .superRefine((policy, ctx) => {
+    if ((policy.clusterTopologyName === undefined) === (policy.labelKey === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'exactly one of clusterTopologyName or labelKey must be set', input: 'object' });
+    }
+  });
+export type KvTransferPolicy = z.infer<typeof KvTransferPolicySchema>;
+
 export const DgdSpecSchema = z
   .object({
     components: z
@@ -97,7 +117,7 @@ export const DgdSpecSchema = z
       })
       .optional(),
     topologyConstraint: z.object({ clusterTopologyName: z.string().min(1), packDomain: z.string().optional() }).optional(),
-    experimental: looseObject().optional(),
+    experimental: z.object({ kvTransferPolicy: KvTransferPolicySchema.optional() }).loose().meta({ 'x-kubernetes-preserve-unknown-fields': true }).optional(),
   })
   .superRefine((spec, ctx) => {
     // The CRD's CEL rules (upstream-notes/dgd.md §2.2), repeated here so that `render` of a

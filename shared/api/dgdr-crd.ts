@@ -1,14 +1,15 @@
 /**
  * The DynamoGraphDeploymentRequest CRD, generated from the zod schemas of ./dgdr.ts.
- * Served and stored version `v1beta1`, short name `dgdr`, status subresource, printer columns
- * Model, Backend, Phase, Profiling, (Reason, Message at -o wide), DGD, Age.
+ * Served and stored version `v1beta1`, and `v1alpha1` served through the admission function's
+ * conversion webhook (`/convert`, converter shared/api/dgdr-v1alpha1.ts); short name `dgdr`, status
+ * subresource, printer columns Model, Backend, Phase, Profiling, (Reason, Message at -o wide), DGD, Age.
  *
  * Source: upstream deploy/operator/api/v1beta1/dynamographdeploymentrequest_types.go
  * (`+kubebuilder:resource:shortName=dgdr`, `+kubebuilder:printcolumn`); dgdr-reference "Spec reference".
  * @module
  */
 import { CRD_CATEGORY, DYNAMO_GROUP } from './constants.js';
-import { toStructuralSchema } from './crd.js';
+import { CONVERSION_WEBHOOK_SERVICE, toStructuralSchema } from './crd.js';
 import { DGDR_KIND, DGDR_PLURAL, DGDR_PRINTER_COLUMNS, DGDR_SHORT_NAME, DgdrSpecSchema, DgdrStatusSchema } from './dgdr.js';
 
 /** The DGDR CRD as a plain object (apiextensions.k8s.io/v1). Pure. */
@@ -25,11 +26,15 @@ export function dynamoGraphDeploymentRequestCrd(): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${DGDR_PLURAL}.${DYNAMO_GROUP}` },
+    metadata: { name: `${DGDR_PLURAL}.${DYNAMO_GROUP}`, annotations: { 'cert-manager.io/inject-ca-from': `${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name}` } },
     spec: {
       group: DYNAMO_GROUP,
       names: { kind: DGDR_KIND, listKind: `${DGDR_KIND}List`, plural: DGDR_PLURAL, singular: DGDR_KIND.toLowerCase(), shortNames: [DGDR_SHORT_NAME], categories: [CRD_CATEGORY] },
       scope: 'Namespaced',
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { ...CONVERSION_WEBHOOK_SERVICE } } },
+      },
       versions: [
         {
           name: 'v1beta1',
@@ -47,6 +52,33 @@ export function dynamoGraphDeploymentRequestCrd(): Record<string, unknown> {
                 metadata: { type: 'object' },
                 spec: spec,
                 status: toStructuralSchema(DgdrStatusSchema),
+              },
+              required: ['spec'],
+            },
+          },
+        },
+        {
+          // The legacy shape (profilingConfig blob, deploymentOverrides); kept as authored and
+          // checked by the v1beta1 rules after conversion (upstream serves it the same way).
+          name: 'v1alpha1',
+          served: true,
+          storage: false,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Model', type: 'string', jsonPath: '.spec.model' },
+            { name: 'Backend', type: 'string', jsonPath: '.spec.backend' },
+            { name: 'State', type: 'string', jsonPath: '.status.state' },
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: { type: 'object', required: ['model'], properties: { model: { type: 'string', minLength: 1 } }, 'x-kubernetes-preserve-unknown-fields': true },
+                status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
               },
               required: ['spec'],
             },

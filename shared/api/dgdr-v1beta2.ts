@@ -11,7 +11,6 @@
  * type (`deploy/operator/api/v1beta2`, described in profiler.md §4).
  * @module
  */
-import { ANNOTATION_ADDITIONAL_RESOURCES, LABEL_DGDR_NAME } from './dgdr.js';
 import { z } from 'zod';
 import { ConditionSchema, ObjectMetaSchema, int32, looseObject } from './core.js';
 import { BACKEND_FRAMEWORKS } from './dgd.js';
@@ -27,7 +26,7 @@ export const CANDIDATE_PLURAL = 'dynamographdeploymentcandidates';
 /** Short name of the Candidate (upstream `dgdc`, profiler.md §4). */
 export const CANDIDATE_SHORT_NAME = 'dgdc';
 
-/** Field managers of the v1beta2 writers (DESIGN.md "Writes": one per function, two owners of Run status). */
+/** Field managers of the v1beta2 writers (DESIGN.md "Writes": the publisher owns Published, the Run logic Completed). */
 export const FIELD_MANAGER_PROFILE_RUN = 'dynamo-profile-run';
 export const FIELD_MANAGER_PROFILE_PUBLISHER = 'dynamo-profile-publisher';
 export const FIELD_MANAGER_CLEANUP = 'dynamo-cleanup';
@@ -38,7 +37,9 @@ export const TRACE_CLAIM_FINALIZER_PREFIX = 'nvidia.com/dgdr-run-';
 /** Reserved Candidate labels and annotations (reference "v1beta2 DGD Overrides"). */
 export const LABEL_DGDR_RUN_UID = 'nvidia.com/dgdr-run-uid';
 export const LABEL_DGDR_CANDIDATE_ID = 'nvidia.com/dgdr-candidate-id';
+// `dgdr.nvidia.com/additional-resources` (ANNOTATION_ADDITIONAL_RESOURCES) is reserved too; defined in ./dgdr.ts.
 export const ANNOTATION_PREFIX_DGD_CONVERSION = 'nvidia.com/dgd-';
+/** The request generation a Run evaluates (upstream docs name `nvidia.com/dgdr-generation`, dgdr.md §5). */
 export const LABEL_DGDR_GENERATION = 'nvidia.com/dgdr-generation';
 
 /** Where the Job mounts the trace file (reference "Replay a recorded trace"). */
@@ -47,6 +48,14 @@ export const TRACE_MOUNT_DIR = '/var/run/aisimulate/trace';
 export const TRACE_SUPPLEMENTAL_GROUP = 65532;
 /** The AISimulate container of a Run's Job: the only container the trace is mounted into. */
 export const AISIMULATE_CONTAINER_NAME = 'aisimulate';
+
+/**
+ * Where a Run's Job leaves AISimulate's `recommendation.json` for the publisher: the ConfigMap
+ * `<run>-aisimulate-output`, key `recommendation.json` (as the v1beta1 Job's output-copier
+ * leaves `dgdr-output-<name>`, upstream-notes/dgdr.md §7).
+ */
+export const RUN_OUTPUT_CONFIGMAP_SUFFIX = '-aisimulate-output';
+export const RUN_OUTPUT_RECOMMENDATION_KEY = 'recommendation.json';
 
 /** How many finished Runs per request are kept (reference "Trace claim lifecycle", last paragraph). */
 export const RUN_RETENTION_FINISHED = 5;

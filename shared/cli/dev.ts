@@ -8,7 +8,7 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
+import { DGD_KIND, DGD_V1BETA1, DGDSA_KIND, DGDSA_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
@@ -18,13 +18,17 @@ import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
+import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
+import { lpxCrdFiles } from '../../test/harness/lpx-crds.js';
 import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type GpuNodeGroup } from '../../test/harness/gpu-nodes.js';
 import { createLineLog } from '../../test/harness/log.js';
+import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
 import { DEV_CHART_NAMESPACE, installDevChart } from './dev-chart.js';
 import { REPO_ROOT } from '../../test/harness/binaries.js';
 import path from 'node:path';
 import { readdir } from 'node:fs/promises';
+import { startDevProfile } from './dev-profile.js';
 
 export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
 
@@ -33,12 +37,14 @@ export const usage = `Usage: dynamo-fn dev [options]
 Starts everything the product needs on this machine, on 127.0.0.1 only:
   1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
      (npm run kube:build);
-  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/chart/files/crds),
+  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/chart/files/crds,
+     DGD v1alpha1 converted by the admission function's /convert, served on 127.0.0.1 over TLS),
      Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
      Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
-  3. starts the reconcile function's CloudEvents host;
-  4. starts the event bridge, which delivers API events to it as Knative's ApiServerSource
-     would, with a resync every --resync-seconds.
+  3. starts the reconcile and profile functions' CloudEvents hosts, and the admission webhooks
+     over TLS, registered for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
+  4. starts the event bridge, which delivers API events (DGDs and DGDSAs among them) to them as
+     Knative's ApiServerSource would, with a resync every --resync-seconds.
 Then prints the kubeconfig path and a kubectl line to try, and logs each reconcile.
 Ctrl-C stops all of it and removes the temporary files.
 
@@ -48,13 +54,21 @@ Options:
   --wait              with --apply: exit 0 once every applied DGD has its PodCliqueSet and a
                       Ready condition, instead of running on; exit 1 when one cannot be
                       reconciled (Ready=False InvalidSpec) or after --timeout-seconds
+  --lenient           with --apply: report unknown or misspelled fields as warnings (by default
+                      they stop dev before anything starts, as strict field validation would)
   --timeout-seconds N for --wait (default 120)
   --resync-seconds N  resync interval of the bridge (default 30; 0 disables)
   --capture FILE      append every event the bridge emits to FILE (structured CloudEvents,
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
                       comma separated (default ${DEFAULT_GPU_FLEET}: 2 nodes of 8 H200)
-  --lpx-enabled       run with the feature gate lpx.enabled=true
+  --profiler local    each profiling Job the profile function creates runs the real Dynamo
+                      1.6.1 profiler on this machine (offline; installs the venv once), which
+                      writes its output ConfigMap; --apply then also applies
+                      DynamoGraphDeploymentRequests (checked by our DGDR admission first), and
+                      --wait waits until each is Deploying or Failed
+  --lpx-enabled       run with the feature gate lpx.enabled=true (installs a test-only
+                      LpuPipelineRequest CRD in place of the LPX scheduler's)
   --chart             install through the Helm chart (infra/chart) as on a cluster: its
                       RBAC, Knative objects and webhook configurations; the admission
                       webhooks call an admission server on loopback, and the reconcile
@@ -68,9 +82,10 @@ interface Applied {
 }
 
 /** DGDs to apply, read and checked before anything starts (a cold build takes minutes). */
-async function readDgdFiles(files: readonly string[]): Promise<{ dgds: Dgd[]; errors: string[] }> {
+async function readDgdFiles(files: readonly string[], lenient: boolean): Promise<{ dgds: Dgd[]; errors: string[]; warnings: string[] }> {
   const dgds: Dgd[] = [];
   const errors: string[] = [];
+  const warnings: string[] = [];
   for (const file of files) {
     let text: string;
     try {
@@ -83,12 +98,15 @@ async function readDgdFiles(files: readonly string[]): Promise<{ dgds: Dgd[]; er
     errors.push(...input.errors);
     for (const { where, object } of input.objects) {
       if (object['kind'] !== DGD_KIND) continue;
+      const unknown = unknownDgdFields(object).map((path) => `${where}: ${formatUnknownField(path)}`);
+      (lenient ? warnings : errors).push(...unknown);
+      if (!lenient && unknown.length > 0) continue;
       const parsed = parseDgd(object);
       if (parsed.ok) dgds.push(parsed.dgd);
       else errors.push(...parsed.issues.map((issue) => `${where}: ${formatIssue(issue)}`));
     }
   }
-  return { dgds, errors };
+  return { dgds, errors, warnings };
 }
 
 async function applyDgds(dgds: readonly Dgd[], kube: Kube, log: ReturnType<typeof createLineLog>): Promise<Applied[]> {
@@ -121,12 +139,14 @@ export async function run(argv: readonly string[]): Promise<number> {
       options: {
         apply: { type: 'string', multiple: true, default: [] },
         wait: { type: 'boolean', default: false },
+        lenient: { type: 'boolean', default: false },
         'timeout-seconds': { type: 'string', default: '120' },
         'resync-seconds': { type: 'string', default: '30' },
         'lpx-enabled': { type: 'boolean', default: false },
         chart: { type: 'boolean', default: false },
         'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
+        profiler: { type: 'string' },
         verbose: { type: 'boolean', default: false },
       },
     }));
@@ -150,12 +170,20 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
 
-  const input = await readDgdFiles(values.apply);
+  if (values.profiler !== undefined && !(DEV_PROFILERS as readonly string[]).includes(values.profiler)) {
+    process.stderr.write(`dynamo-fn dev: --profiler: unsupported value "${values.profiler}": supported values: ${DEV_PROFILERS.map((p) => `"${p}"`).join(', ')}\n`);
+    return 1;
+  }
+  const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
+  for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
+  const input = await readDgdFiles(values.apply, values.lenient);
+  process.stderr.write(input.warnings.map((w) => `warning: ${w}\n`).join(''));
+  input.errors.push(...requests.errors);
   if (input.errors.length > 0) {
     process.stderr.write(input.errors.map((e) => `error: ${e}\n`).join(''));
     return 1;
   }
-  if (values.wait && input.dgds.length === 0) {
+  if (values.wait && input.dgds.length === 0 && requests.requests.length === 0) {
     process.stderr.write('dynamo-fn dev: --wait needs --apply with at least one DynamoGraphDeployment\n');
     return 1;
   }
@@ -169,8 +197,12 @@ export async function run(argv: readonly string[]): Promise<number> {
   const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
   const plane = await startControlPlane({
     binaries,
-    // With --chart our CRDs come from the chart, as on a cluster.
-    crdFiles: (await defaultCrdFiles()).filter((file) => !values.chart || !file.startsWith(path.join(REPO_ROOT, 'infra', 'chart', 'files', 'crds'))),
+    // With --chart our CRDs come from the chart, as on a cluster; with --lpx-enabled, the
+    // test-only LpuPipelineRequest CRD stands in for the LPX scheduler's.
+    crdFiles: [
+      ...(await defaultCrdFiles()).filter((file) => !values.chart || !file.startsWith(path.join(REPO_ROOT, 'infra', 'chart', 'files', 'crds'))),
+      ...(values['lpx-enabled'] ? await lpxCrdFiles() : []),
+    ],
     conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
@@ -208,11 +240,30 @@ export async function run(argv: readonly string[]): Promise<number> {
     });
     parts.push(server);
     log.info({ url: server.url }, 'Started function reconcile');
+    // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
+    if (profiler !== undefined) parts.push(profiler);
+    const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled']);
+    parts.push(devProfile);
+    log.info({ url: devProfile.profileUrl, admission: devProfile.admissionUrl }, 'Started function profile and the admission webhooks');
     const bridge = await startEventBridge({
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
-      subscriptions: [{ name: 'reconcile', url: server.url, kinds: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND }, { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND }], mode: 'Reference' }],
+      subscriptions: [
+        {
+          name: 'reconcile',
+          url: server.url,
+          kinds: [
+            { apiVersion: DGD_V1BETA1, kind: DGD_KIND },
+            { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND },
+            // LPX (infra/lpx/ in a cluster): the LPXGD and the scheduler's receipts.
+            ...(values['lpx-enabled'] ? [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND }, { apiVersion: LPR_API_VERSION, kind: LPR_KIND }] : []),
+          ],
+          mode: 'Reference',
+        },
+        devProfile.subscription,
+      ],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
@@ -230,8 +281,9 @@ export async function run(argv: readonly string[]): Promise<number> {
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
     }
     const applied = await applyDgds(input.dgds, kube, log);
+    const appliedRequests = await applyDevRequests(requests.requests, kube, log);
     if (values.wait) {
-      const ok = await waitForReconciled(applied, kube, timeoutSeconds, log);
+      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log)) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
       await stopAll(parts);
       return ok ? 0 : 1;
     }

@@ -27,9 +27,12 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   status: () => import('./status.js'),
   dev: () => import('./dev.js'),
   replay: () => import('./replay.js'),
+  'py-setup': () => import('./py-setup.js'),
+  'dgd-apply-overrides': () => import('./dgd-apply-overrides.js'),
+  profile: () => import('./profile.js'),
 };
 
-const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'install', 'status', 'kube-build', 'helm-build'] as const;
+const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'install', 'status', 'kube-build', 'helm-build', 'py-setup', 'profile', 'dgd-apply-overrides'] as const;
 
 async function topLevelHelp(): Promise<string> {
   const lines = ['Usage: dynamo-fn <command> [options]', '', 'Commands:'];
@@ -37,7 +40,7 @@ async function topLevelHelp(): Promise<string> {
     const load = COMMANDS[name];
     if (load === undefined) continue;
     try {
-      lines.push(`  ${name.padEnd(12)}${(await load()).summary}`);
+      lines.push(`  ${name.padEnd(12)}${name.length >= 12 ? '  ' : ''}${(await load()).summary}`);
     } catch {
       // A command whose module is not present in this build is simply not listed.
     }

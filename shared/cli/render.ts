@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { DGD_KIND, formatIssue, parseDgd } from '../api/index.js';
-import { DEFAULT_RENDER_CONFIG, isDns1123Label, renderDgd, type RenderedObject } from '../domain/index.js';
+import { DEFAULT_RENDER_CONFIG, isDns1123Label, isDns1123Subdomain, renderDgd, type RenderConfig, type RenderedObject } from '../domain/index.js';
+import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
 
 export const summary = 'Render DynamoGraphDeployments (v1beta1 or v1alpha1) into Grove PodCliqueSets and Services';
@@ -24,10 +25,19 @@ Options:
   --lpx-enabled      render as with the operator setting lpx.enabled=true
   --termination-delay D
                      PodCliqueSet template.terminationDelay (default "${DEFAULT_RENDER_CONFIG.terminationDelay}")
+  --scheduler S      gang scheduler integration of the installation: none (default), kai
+                     (schedulerName kai-scheduler, kai.scheduler/queue label) or volcano
+  --mpi-ssh-secret NAME
+                     Secret with the TensorRT-LLM multinode SSH keys (default "mpi-run-ssh-secret")
+  --discovery-backend B
+                     operator default discovery backend: kubernetes (default) or etcd
+  --lenient          report unknown or misspelled fields as warnings instead of errors
+                     (by default they fail as the API server's strict field validation would)
   -h, --help         show this help
 
-Exit status: 0 when every DynamoGraphDeployment rendered; 1 when any was invalid (each
-error names the file, the object and the field path), or on a usage error.`;
+Exit status: 0 when every DynamoGraphDeployment rendered; 1 when any was invalid or had an
+unknown field (each error names the file, the object and the field path, e.g.
+unknown field "spec.components[0].replcas"), or on a usage error.`;
 
 interface Output {
   readonly objects: RenderedObject[];
@@ -36,7 +46,11 @@ interface Output {
 }
 
 /** Renders every DGD document of one YAML text; `source` names it in messages. */
-export function renderYaml(text: string, source: string, options: { namespace: string; lpxEnabled: boolean; terminationDelay: string }): Output {
+export function renderYaml(
+  text: string,
+  source: string,
+  options: { namespace: string; lpxEnabled: boolean; terminationDelay: string; lenient?: boolean; config?: Partial<RenderConfig> },
+): Output {
   const out: Output = { objects: [], errors: [], notes: [] };
   const input = readKubeObjects(text, source);
   out.errors.push(...input.errors);
@@ -47,13 +61,19 @@ export function renderYaml(text: string, source: string, options: { namespace: s
     }
     const name = String((object as { metadata?: { name?: unknown } }).metadata?.name ?? '') || '<unnamed>';
     const label = `${where}: ${DGD_KIND} "${name}"`;
+    const unknown = unknownDgdFields(object).map(formatUnknownField);
+    if (options.lenient === true) for (const field of unknown) out.notes.push(`${label}: warning: ${field}`);
+    else if (unknown.length > 0) {
+      for (const field of unknown) out.errors.push(`${label}: ${field}`);
+      continue;
+    }
     const parsed = parseDgd(object);
     if (!parsed.ok) {
       for (const issue of parsed.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
       continue;
     }
     for (const note of parsed.notes) out.notes.push(`${label}: ${note}`);
-    const rendered = renderDgd(parsed.dgd, { namespace: options.namespace, config: { lpxEnabled: options.lpxEnabled, terminationDelay: options.terminationDelay } });
+    const rendered = renderDgd(parsed.dgd, { namespace: options.namespace, config: { ...options.config, lpxEnabled: options.lpxEnabled, terminationDelay: options.terminationDelay } });
     if (!rendered.ok) {
       for (const issue of rendered.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
       continue;
@@ -82,6 +102,10 @@ export async function run(argv: readonly string[]): Promise<number> {
         namespace: { type: 'string', default: 'default' },
         'lpx-enabled': { type: 'boolean', default: false },
         'termination-delay': { type: 'string', default: DEFAULT_RENDER_CONFIG.terminationDelay },
+        lenient: { type: 'boolean', default: false },
+        scheduler: { type: 'string', default: 'none' },
+        'mpi-ssh-secret': { type: 'string' },
+        'discovery-backend': { type: 'string', default: 'kubernetes' },
       },
     });
   } catch (error) {
@@ -96,6 +120,22 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`dynamo-fn render: --namespace must be a lowercase RFC 1123 label, got "${parsed.values.namespace}"\n`);
     return 1;
   }
+  const scheduler = parsed.values.scheduler;
+  if (scheduler !== 'none' && scheduler !== 'kai' && scheduler !== 'volcano') {
+    process.stderr.write(`dynamo-fn render: --scheduler must be none, kai or volcano, got "${scheduler}"\n`);
+    return 1;
+  }
+  const discoveryBackend = parsed.values['discovery-backend'];
+  if (discoveryBackend !== 'kubernetes' && discoveryBackend !== 'etcd') {
+    process.stderr.write(`dynamo-fn render: --discovery-backend must be kubernetes or etcd, got "${discoveryBackend}"\n`);
+    return 1;
+  }
+  const mpiSshSecretName = parsed.values['mpi-ssh-secret'];
+  if (mpiSshSecretName !== undefined && !isDns1123Subdomain(mpiSshSecretName)) {
+    process.stderr.write(`dynamo-fn render: --mpi-ssh-secret must be a Secret name (a lowercase RFC 1123 subdomain), got "${mpiSshSecretName}"\n`);
+    return 1;
+  }
+  const config: Partial<RenderConfig> = { scheduler, discoveryBackend, ...(mpiSshSecretName === undefined ? {} : { mpiSshSecretName }) };
   if (parsed.positionals.length === 0) {
     process.stderr.write(`dynamo-fn render: no FILE given\n\n${usage}\n`);
     return 1;
@@ -111,7 +151,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       failed = true;
       continue;
     }
-    const out = renderYaml(text, file, { namespace: parsed.values.namespace, lpxEnabled: parsed.values['lpx-enabled'], terminationDelay: parsed.values['termination-delay'] });
+    const out = renderYaml(text, file, { namespace: parsed.values.namespace, lpxEnabled: parsed.values['lpx-enabled'], terminationDelay: parsed.values['termination-delay'], lenient: parsed.values.lenient, config });
     for (const note of out.notes) process.stderr.write(`${note}\n`);
     for (const error of out.errors) process.stderr.write(`error: ${error}\n`);
     if (out.errors.length > 0) failed = true;

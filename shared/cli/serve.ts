@@ -102,6 +102,17 @@ export function isMissingModule(error: unknown, moduleUrl: URL): boolean {
 }
 
 /**
+ * Function modules compiled into a bundle (dist/dynamo-fn.mjs, see ./bundle-entry.ts), which
+ * has no functions/ folder to import from. Empty when running from the sources.
+ */
+const bundledFunctions = new Map<string, unknown>();
+
+/** Called once by the bundle's entry, before `main`: the function modules it carries. */
+export function useBundledFunctions(modules: Readonly<Partial<Record<FunctionName, unknown>>>): void {
+  for (const [name, module] of Object.entries(modules)) bundledFunctions.set(name, module);
+}
+
+/**
  * The real process: env, stdout help, stderr, stdout logs, SIGTERM/SIGINT (a second one exits 1).
  * `functionsUrl` is the folder holding `<name>/index.js`; tests point it elsewhere.
  */
@@ -109,6 +120,8 @@ export function processServeDeps(functionsUrl: URL = new URL('../../functions/',
   return {
     env: process.env,
     importFunction: async (name) => {
+      const bundled = bundledFunctions.get(name);
+      if (bundled !== undefined) return bundled;
       const moduleUrl = new URL(`${name}/index.js`, functionsUrl);
       try {
         return (await import(moduleUrl.href)) as unknown;

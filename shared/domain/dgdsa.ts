@@ -34,6 +34,8 @@ import {
 export const REASON_ADAPTER_CREATED = 'AdapterCreated';
 export const REASON_ADAPTER_DELETED = 'AdapterDeleted';
 export const REASON_SCALED = 'Scaled';
+/** The DGD refused the adapter's replicas (upstream Event `UpdateFailed`, "Failed to update DGD <name>: <error>"). */
+export const REASON_UPDATE_FAILED = 'UpdateFailed';
 /** Why an adapter cannot drive its component now (our reasons; upstream only logs these). */
 export const REASON_DGD_NOT_FOUND = 'DGDNotFound';
 export const REASON_COMPONENT_NOT_FOUND = 'ComponentNotFound';

@@ -207,13 +207,16 @@ describe('renderDgd: pod templates (upstream-notes/dgd.md §4.4-§4.5)', () => {
     ]);
   });
 
-  it('gives the frontend its HTTP port 8000 and workers their system port 9090', () => {
+  it('gives the frontend its HTTP port 8000 and workers their system 9090 and nixl 19090 ports (upstream component_frontend.go, component_worker.go)', () => {
     const frontend = cliqueOf(dgd, 'frontend');
     const decode = cliqueOf(dgd, 'decode');
     expect(envOf(frontend)['DYN_HTTP_PORT']?.value).toBe('8000');
     expect(frontend.spec.podSpec.containers[0]?.ports).toEqual([{ name: 'http', containerPort: 8000, protocol: 'TCP' }]);
     expect(envOf(decode)['DYN_SYSTEM_PORT']?.value).toBe('9090');
-    expect(decode.spec.podSpec.containers[0]?.ports).toEqual([{ name: 'system', containerPort: 9090, protocol: 'TCP' }]);
+    expect(decode.spec.podSpec.containers[0]?.ports).toEqual([
+      { name: 'system', containerPort: 9090, protocol: 'TCP' },
+      { name: 'nixl', containerPort: 19090, protocol: 'TCP' },
+    ]);
   });
 
   it('applies graph env at low priority: the component pod template wins over spec.env, spec.env over nothing', () => {
@@ -231,10 +234,12 @@ describe('renderDgd: pod templates (upstream-notes/dgd.md §4.4-§4.5)', () => {
     expect(envOf(frontend)['DYN_NAMESPACE_WORKER_SUFFIX']).toBeUndefined();
   });
 
-  it('sets the system labels after user labels, so they cannot be overridden', () => {
+  it('sets the system labels after user labels, so they cannot be overridden, with the Kubernetes discovery labels (upstream generateLabels)', () => {
     expect(cliqueOf(dgd, 'decode').labels).toEqual({
       'nvidia.com/dynamo-component': 'decode',
       'nvidia.com/dynamo-component-type': 'decode',
+      'nvidia.com/dynamo-discovery-backend': 'kubernetes',
+      'nvidia.com/dynamo-discovery-enabled': 'true',
       'nvidia.com/dynamo-graph-deployment-name': 'qwen.small',
       'nvidia.com/dynamo-namespace': 'inference-qwen-small',
       'nvidia.com/dynamo-worker-hash': computeWorkerHash(dgd),

@@ -10,6 +10,10 @@
 import {
   ANNOTATION_ENABLE_GROVE,
   ANNOTATION_GROVE_UPDATE_STRATEGY,
+  ANNOTATION_VOLCANO_QUEUE,
+  GROVE_ANNOTATION_VOLCANO_QUEUE,
+  KAI_SCHEDULER_NAME,
+  VOLCANO_SCHEDULER_NAME,
   DGD_KIND,
   DGD_V1BETA1,
   EPP_GRPC_PORT,
@@ -44,7 +48,7 @@ import {
   usesScalingGroup,
   workerCliqueName,
 } from './names.js';
-import { buildPodSpec, cliqueAnnotations, cliqueLabels, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext } from './pod-template.js';
+import { buildPodSpec, cliqueAnnotations, cliqueLabels, DEFAULT_POD_SETTINGS, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
 
 /** Settings rendering depends on, from the operator configuration. */
@@ -53,6 +57,24 @@ export interface RenderConfig {
   readonly lpxEnabled: boolean;
   /** PodCliqueSet `template.terminationDelay` (upstream default 15m). */
   readonly terminationDelay: string;
+  /** Operator version a DGD without an origin-version annotation renders as (default 1.6.1). */
+  readonly defaultOriginVersion?: string;
+  /** TensorRT-LLM SSH key Secret (upstream operator config `mpi.sshSecretName`; default `mpi-run-ssh-secret`). */
+  readonly mpiSshSecretName?: string;
+  /** Default discovery backend (`kubernetes`, or `etcd`). */
+  readonly discoveryBackend?: PodSettings['discoveryBackend'];
+  /** Gang scheduler integration: `kai` (schedulerName kai-scheduler + queue label), `volcano`, or `none` (default). */
+  readonly scheduler?: PodSettings['scheduler'];
+}
+
+/** The pod settings of a render config, defaults filled in. Pure. */
+export function podSettings(config: RenderConfig): PodSettings {
+  return {
+    defaultOriginVersion: config.defaultOriginVersion ?? DEFAULT_POD_SETTINGS.defaultOriginVersion,
+    mpiSshSecretName: config.mpiSshSecretName ?? DEFAULT_POD_SETTINGS.mpiSshSecretName,
+    discoveryBackend: config.discoveryBackend ?? DEFAULT_POD_SETTINGS.discoveryBackend,
+    scheduler: config.scheduler ?? DEFAULT_POD_SETTINGS.scheduler,
+  };
 }
 
 export const DEFAULT_RENDER_CONFIG: RenderConfig = Object.freeze({ lpxEnabled: false, terminationDelay: '15m' });
@@ -93,6 +115,7 @@ export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; read
         : `spec.components[${index}] ("${component.name}"): not rendered: LPX components require lpx.enabled=true`,
     );
   });
+  warnings.push(...unrenderedExperimentalWarnings(dgd));
 
   const workerHash = computeWorkerHash(dgd);
   const objects: RenderedObject[] = [];
@@ -100,6 +123,24 @@ export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; read
   const services = ordinary.map((component) => renderComponentService(dgd, namespace, component));
   objects.push(...services.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0)));
   return { ok: true, objects, warnings, workerHash };
+}
+
+/**
+ * Warnings for the experimental component features this renderer does not lay out yet:
+ * GPU memory service (the GMS weight-server cliques or sidecar and their DRA claims) and
+ * failover engines (upstream `gms.go`, `failover.go`). The component still renders as a
+ * plain engine, so the user is told rather than silently given a different pod. Pure.
+ */
+export function unrenderedExperimentalWarnings(dgd: Dgd): string[] {
+  const warnings: string[] = [];
+  dgd.spec.components.forEach((component, index) => {
+    for (const feature of ['gpuMemoryService', 'failover'] as const) {
+      if (component.type !== 'lpx' && component.experimental?.[feature] !== undefined) {
+        warnings.push(`spec.components[${index}].experimental.${feature} ("${component.name}"): not rendered by this control plane yet; the component renders without it`);
+      }
+    }
+  });
+  return warnings;
 }
 
 /** Checks that a DGD can be rendered at all; admission runs the same checks earlier. */
@@ -177,11 +218,37 @@ function objectMeta(dgd: Dgd, name: string, namespace: string, extra: { labels?:
   return meta as RenderedObject['metadata'];
 }
 
-/** A Grove topology constraint from a typed `packDomain` (pack.required), inheriting the graph's topology name. */
-function typedTopology(dgd: Dgd, packDomain: string | undefined): Record<string, unknown> | undefined {
-  if (packDomain === undefined) return undefined;
-  const topologyName = dgd.spec.topologyConstraint?.clusterTopologyName;
-  return { ...(topologyName === undefined ? {} : { topologyName }), pack: { required: packDomain } };
+/**
+ * A clique or scaling-group topology constraint from a typed `packDomain`: only
+ * `pack.required`, because Grove inherits `topologyName` from the PodCliqueSet template
+ * (grove.md §A.2 "It is inherited downward"); upstream `toGroveTopologyConstraint`. Pure.
+ */
+export function typedComponentTopology(packDomain: string | undefined): Record<string, unknown> | undefined {
+  return packDomain === undefined ? undefined : { pack: { required: packDomain } };
+}
+
+/**
+ * The PodCliqueSet template topology from `spec.topologyConstraint`: `topologyName` (the
+ * ClusterTopologyBinding) and `pack.required` when a packDomain is set. Upstream
+ * `specToGroveTopologyConstraint`. Pure.
+ */
+export function typedGraphTopology(dgd: Dgd): Record<string, unknown> | undefined {
+  const typed = dgd.spec.topologyConstraint;
+  if (typed === undefined) return undefined;
+  return { topologyName: typed.clusterTopologyName, ...(typed.packDomain === undefined ? {} : { pack: { required: typed.packDomain } }) };
+}
+
+/**
+ * Whether a component's replicas are held at 0 until its checkpoint is ready:
+ * `experimental.checkpoint.enabled` with `startupPolicy: WaitForCheckpoint` and
+ * `status.checkpoints[<name>].ready` not true. Source: upstream `buildCliqueForRole`,
+ * `shouldGateGroveScalingGroupReplicas`. Pure.
+ */
+export function isCheckpointGated(dgd: Dgd, component: Component): boolean {
+  const checkpoint = component.experimental?.checkpoint as { enabled?: unknown; startupPolicy?: unknown } | undefined;
+  if (checkpoint?.enabled !== true || checkpoint.startupPolicy !== 'WaitForCheckpoint') return false;
+  const observed = (dgd.status as { checkpoints?: Record<string, { ready?: unknown }> } | undefined)?.checkpoints?.[component.name];
+  return observed?.ready !== true;
 }
 
 function overrideValue(value: Record<string, unknown> | undefined, ...path: string[]): unknown {
@@ -194,11 +261,11 @@ function overrideValue(value: Record<string, unknown> | undefined, ...path: stri
 }
 
 /** The budget and topology a component's providerOverride puts on its owning clique or scaling group. */
-function ownedOverrides(dgd: Dgd, component: Component): Pick<PodCliqueTemplateSpec, 'rollingUpdate' | 'topologyConstraint'> {
+function ownedOverrides(component: Component): Pick<PodCliqueTemplateSpec, 'rollingUpdate' | 'topologyConstraint'> {
   const out: Pick<PodCliqueTemplateSpec, 'rollingUpdate' | 'topologyConstraint'> = {};
   const budget = maxUnavailable(component);
   if (typeof budget === 'number') out.rollingUpdate = { maxUnavailable: budget };
-  const topology = (overrideValue(component.providerOverride?.value, 'topologyConstraint') as PodCliqueTemplateSpec['topologyConstraint']) ?? typedTopology(dgd, component.topologyConstraint?.packDomain);
+  const topology = (overrideValue(component.providerOverride?.value, 'topologyConstraint') as PodCliqueTemplateSpec['topologyConstraint']) ?? typedComponentTopology(component.topologyConstraint?.packDomain);
   if (topology !== undefined) out.topologyConstraint = topology;
   return out;
 }
@@ -217,8 +284,21 @@ function clique(
     labels: cliqueLabels(ctx, template),
     ...(annotations === undefined ? {} : { annotations }),
     ...extra,
-    spec: { roleName: name, replicas, minAvailable, podSpec: buildPodSpec(ctx, template) },
+    spec: { roleName: name, replicas, minAvailable, podSpec: withSchedulerName(buildPodSpec(ctx, template), ctx.settings?.scheduler ?? 'none') },
   };
+}
+
+/**
+ * The gang scheduler of a clique: `kai-scheduler` under KAI, `volcano` under Volcano, unless
+ * the pod template names another scheduler (upstream `injectKaiSchedulerIfEnabled`,
+ * `injectVolcanoSchedulerIfEnabled`). Pure.
+ */
+export function withSchedulerName(podSpec: Record<string, unknown>, scheduler: PodSettings['scheduler']): Record<string, unknown> {
+  if (scheduler === 'none') return podSpec;
+  const name = scheduler === 'kai' ? KAI_SCHEDULER_NAME : VOLCANO_SCHEDULER_NAME;
+  const authored = podSpec['schedulerName'];
+  if (typeof authored === 'string' && authored !== '' && authored !== name) return podSpec;
+  return { ...podSpec, schedulerName: name };
 }
 
 /**
@@ -238,11 +318,12 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
   const scalingGroups: PodCliqueScalingGroupConfig[] = [];
   let explicitStartup = false;
 
+  const settings = podSettings(config);
   for (const component of components) {
-    const ctx: CliqueContext = { dgd, namespace, component, workerHash: isWorkerClass(component) ? workerHash : undefined };
-    const replicas = component.replicas ?? 1;
+    const ctx: CliqueContext = { dgd, namespace, component, workerHash: isWorkerClass(component) ? workerHash : undefined, settings };
+    const replicas = isCheckpointGated(dgd, component) ? 0 : (component.replicas ?? 1);
     const minimum = effectiveMinAvailable(component);
-    const owned = ownedOverrides(dgd, component);
+    const owned = ownedOverrides(component);
     const base = componentBaseName(component);
     if (!usesScalingGroup(component)) {
       cliques.push(clique(ctx, base, replicas, minimum, component.podTemplate, owned));
@@ -261,9 +342,9 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
         const topology = overrideValue(role?.providerOverride?.value, 'topologyConstraint') as PodCliqueTemplateSpec['topologyConstraint'];
         return topology === undefined ? {} : { topologyConstraint: topology };
       };
-      const leader = clique(ctx, leaderName, 1, 1, leaderRole?.podTemplate ?? component.podTemplate, roleTopology(leaderRole));
+      const leader = clique({ ...ctx, role: 'leader' }, leaderName, 1, 1, leaderRole?.podTemplate ?? component.podTemplate, roleTopology(leaderRole));
       if (leaderStartsAfter !== undefined) leader.spec.startsAfter = leaderStartsAfter;
-      cliques.push(leader, clique(ctx, workerName, nodeCount - 1, nodeCount - 1, workerRole?.podTemplate ?? component.podTemplate, roleTopology(workerRole)));
+      cliques.push(leader, clique({ ...ctx, role: 'worker' }, workerName, nodeCount - 1, nodeCount - 1, workerRole?.podTemplate ?? component.podTemplate, roleTopology(workerRole)));
       scalingGroups.push({ name: base, cliqueNames: [leaderName, workerName], replicas, minAvailable: minimum, ...owned });
     } else {
       cliques.push(clique(ctx, base, 1, 1, component.podTemplate));
@@ -279,7 +360,7 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
   };
   if (scalingGroups.length > 0) template['podCliqueScalingGroups'] = scalingGroups;
   if (dgd.spec.priorityClassName !== undefined) template['priorityClassName'] = dgd.spec.priorityClassName;
-  const rootTopology = overrideValue(dgd.spec.providerOverride?.value, 'spec', 'template', 'topologyConstraint') ?? typedTopology(dgd, dgd.spec.topologyConstraint?.packDomain);
+  const rootTopology = overrideValue(dgd.spec.providerOverride?.value, 'spec', 'template', 'topologyConstraint') ?? typedGraphTopology(dgd);
   if (rootTopology !== undefined) template['topologyConstraint'] = rootTopology;
 
   const spec: Record<string, unknown> = { replicas: 1, template };
@@ -288,7 +369,11 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
 
   const name = podCliqueSetName(dgd.metadata.name ?? '', components);
   const labels = { ...(dgd.spec.labels ?? {}), [LABEL_GRAPH_DEPLOYMENT_NAME]: labelValue(dgd.metadata.name ?? '') };
-  return { apiVersion: GROVE_API_VERSION, kind: 'PodCliqueSet', metadata: objectMeta(dgd, name, namespace, { labels, annotations: dgd.spec.annotations }), spec };
+  const annotations = { ...(dgd.spec.annotations ?? {}) };
+  const volcanoQueue = dgd.metadata.annotations?.[ANNOTATION_VOLCANO_QUEUE]?.trim() ?? '';
+  // Grove's Volcano backend reads the queue from the PodCliqueSet (upstream `injectVolcanoQueueAnnotation`).
+  if (settings.scheduler === 'volcano' && volcanoQueue !== '') annotations[GROVE_ANNOTATION_VOLCANO_QUEUE] = volcanoQueue;
+  return { apiVersion: GROVE_API_VERSION, kind: 'PodCliqueSet', metadata: objectMeta(dgd, name, namespace, { labels, annotations }), spec };
 }
 
 /**

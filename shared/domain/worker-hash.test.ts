@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { aComponent, aDgd, deepFreeze } from '../../test/support/builders.js';
-import { canonicalJson, computeWorkerHash, workerHashInput } from './worker-hash.js';
+import { canonicalJson, computeWorkerHash, withGraphDefaults, workerHashInput } from './worker-hash.js';
 
 const golden = aDgd({
   spec: {
@@ -39,6 +39,23 @@ describe('worker-generation hash (upstream-notes/dgd.md §4.3)', () => {
   it('changes for every worker when one worker pod template changes ("a pod-template edit to one worker can therefore roll every worker component")', () => {
     const edited = decode({ podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.5.0' }] } } });
     expect(computeWorkerHash(edited)).not.toBe(computeWorkerHash(base));
+  });
+
+  it.each([
+    { name: 'spec.annotations', spec: { annotations: { rollout: 'annotation' } } },
+    { name: 'spec.labels', spec: { labels: { rollout: 'label' } } },
+    { name: 'spec.env', spec: { env: [{ name: 'ROLLOUT', value: 'env' }] } },
+    { name: 'an EPP component (nvidia.com/dynamo-component-class=worker)', spec: { components: [...base.spec.components, aComponent('epp', 'epp')] } },
+  ])('changes with graph metadata that reaches the worker pods: $name (TestComputeDGDWorkersSpecHashTracksDGDSpecMetadata)', ({ spec }) => {
+    expect(computeWorkerHash(aDgd({ spec: { ...base.spec, ...spec } }))).not.toBe(computeWorkerHash(base));
+  });
+
+  it('folds graph values at low priority: a worker label of the same key wins (upstream mergeLowPriorityWorkerHashMetadata)', () => {
+    const authored = decode({ podTemplate: { metadata: { labels: { team: 'a' } }, spec: { containers: [{ name: 'main', image: 'i:1' }] } } });
+    const withGraph = aDgd({ spec: { ...authored.spec, labels: { team: 'b' } } });
+    const folded = authored.spec.components.find((c) => c.name === 'decode');
+    expect(computeWorkerHash(withGraph)).not.toBe(computeWorkerHash(authored));
+    expect(withGraphDefaults(folded ?? aComponent('x', 'worker'), withGraph).podTemplate?.metadata?.labels).toEqual({ team: 'a' });
   });
 
   it('orders map keys and unknown struct fields by name, as Go does for maps', () => {

@@ -12,11 +12,15 @@
  * providerOverride, scalingAdapter, modelRef, eppConfig and topology, so moving a minimum,
  * changing a budget, replicas or the strategy annotation never rolls the workers. The
  * component `type` is not hashed either (it is immutable), which keeps the upstream golden
- * value `2bc34b39`.
+ * value `2bc34b39`. As upstream does today (`applyDGDSpecDefaultsToWorkerHashInput`,
+ * `TestComputeDGDWorkersSpecHashTracksDGDSpecMetadata`), the graph's `spec.annotations`,
+ * `spec.labels` and `spec.env` are folded into each worker pod template at low priority, and
+ * `nvidia.com/dynamo-component-class: worker` is added when the graph has an EPP, so graph
+ * metadata that reaches the worker pods rolls them.
  * @module
  */
 import { createHash } from 'node:crypto';
-import { WORKER_CLASS_TYPES, type Component, type Dgd } from '../api/index.js';
+import { LABEL_COMPONENT_CLASS, MAIN_CONTAINER_NAME, WORKER_CLASS_TYPES, type Component, type Dgd, type EnvVar, type PodTemplateSpec } from '../api/index.js';
 
 export const WORKER_HASH_VERSION = 'dgd-worker-rollout-v2';
 
@@ -111,9 +115,42 @@ export function workerComponents(dgd: Pick<Dgd, 'spec'>): Component[] {
 export function workerHashInput(dgd: Pick<Dgd, 'spec'>): string {
   const workers = workerComponents(dgd)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((c) => `${JSON.stringify(c.name)}:${canonicalJson(c, 'WorkerComponent')}`);
+    .map((c) => `${JSON.stringify(c.name)}:${canonicalJson(withGraphDefaults(c, dgd), 'WorkerComponent')}`);
   const backend = dgd.spec.backendFramework === undefined ? '' : `"backendFramework":${JSON.stringify(dgd.spec.backendFramework)},`;
   return `{"version":${JSON.stringify(WORKER_HASH_VERSION)},${backend}"workers":{${workers.join(',')}}}`;
+}
+
+/**
+ * A worker component with the graph's pod metadata and env folded into its pod template at
+ * low priority (authored values win; env merged by name and sorted), plus the EPP component
+ * class label. Source: upstream `api/v1beta1/worker_hash.go` `applyDGDSpecDefaultsToWorkerHashInput`. Pure.
+ */
+export function withGraphDefaults(component: Component, dgd: Pick<Dgd, 'spec'>): Component {
+  const { annotations, labels, env } = dgd.spec;
+  const hasEpp = dgd.spec.components.some((c) => c.type === 'epp');
+  if (Object.keys(annotations ?? {}).length === 0 && Object.keys(labels ?? {}).length === 0 && (env ?? []).length === 0 && !hasEpp) return component;
+  const template: PodTemplateSpec = structuredClone(component.podTemplate ?? {});
+  const metadata = { ...(template.metadata ?? {}) };
+  if (Object.keys(annotations ?? {}).length > 0) metadata.annotations = { ...annotations, ...(metadata.annotations ?? {}) };
+  if (Object.keys(labels ?? {}).length > 0) metadata.labels = { ...labels, ...(metadata.labels ?? {}) };
+  if (hasEpp) metadata.labels = { ...(metadata.labels ?? {}), [LABEL_COMPONENT_CLASS]: 'worker' };
+  template.metadata = metadata;
+  if ((env ?? []).length > 0) {
+    const spec = { ...(template.spec ?? {}) };
+    const containers = [...(spec.containers ?? [])];
+    let index = containers.findIndex((c) => c.name === MAIN_CONTAINER_NAME);
+    if (index < 0) {
+      containers.unshift({ name: MAIN_CONTAINER_NAME });
+      index = 0;
+    }
+    const main = containers[index] ?? { name: MAIN_CONTAINER_NAME };
+    const byName = new Map<string, EnvVar>();
+    for (const item of [...(env ?? []), ...(main.env ?? [])]) byName.set(item.name, item);
+    containers[index] = { ...main, env: [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
+    spec.containers = containers;
+    template.spec = spec;
+  }
+  return { ...component, podTemplate: template };
 }
 
 /**

@@ -119,9 +119,10 @@ export interface Kube {
   /**
    * Creates the object (POST, `fieldValidation=Strict`); returns it, or undefined when an object of
    * that name already exists (409 AlreadyExists): callers that must never take over an existing
-   * object create instead of applying.
+   * object create instead of applying. With `dryRun`, the API server runs every admission step
+   * (defaults, schema, CEL, webhooks) and stores nothing (`dryRun=All`).
    */
-  create(obj: ApplyObject): Promise<KubeObject | undefined>;
+  create(obj: ApplyObject, options?: { readonly dryRun?: boolean }): Promise<KubeObject | undefined>;
   /** PUT with the object's metadata.resourceVersion as precondition: a stale version is a TransientError (409). */
   replace(obj: KubeObject): Promise<KubeObject>;
   /** Deletes the object; resolves when it was deleted or was already gone (404). */
@@ -294,11 +295,12 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
       return applyTo(obj, '/status', applyOptions.force);
     },
 
-    async create(obj) {
-      const what = `create ${obj.kind} ${keyOf(obj.metadata)}`;
+    async create(obj, createOptions = {}) {
+      const what = `${createOptions.dryRun === true ? 'dry-run ' : ''}create ${obj.kind} ${keyOf(obj.metadata)}`;
       const path = await transport.pathOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace }, what);
       try {
-        return asKubeObject(await transport.send(HttpMethod.POST, path, { query: { fieldManager, fieldValidation: 'Strict' }, body: obj }), what);
+        const query = { fieldManager, fieldValidation: 'Strict', dryRun: createOptions.dryRun === true ? 'All' : undefined };
+        return asKubeObject(await transport.send(HttpMethod.POST, path, { query, body: obj }), what);
       } catch (error) {
         const status = kubeStatusOf(error);
         if (status?.code === 409 && status.reason === 'AlreadyExists') return undefined;

@@ -188,8 +188,14 @@ describe('operator-managed adapters', () => {
       const a = await api('GET', adapterPath());
       return (a.body['status'] as Obj | undefined)?.['selector'] !== undefined ? true : undefined;
     });
-    // Opting out again must not delete it either: it is not ours.
-    await serverSideApply(api, pathOf({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'auto' }), dgd(false, 4), 'kubectl');
+    // Opting out again must not delete it either: it is not ours. Wait until the reconcile of
+    // that generation has run (its status says so), and its delivery has been answered.
+    const optedOut = await serverSideApply(api, pathOf({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'auto' }), dgd(false, 4), 'kubectl');
+    const generation = (optedOut.body['metadata'] as Obj)['generation'];
+    await eventually('the opt-out reconciled', async () => {
+      const object = await api('GET', pathOf({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'auto' }));
+      return (object.body['status'] as Obj | undefined)?.['observedGeneration'] === generation ? true : undefined;
+    });
     await bridge.idle();
     const adapter = await api('GET', adapterPath());
     expect(adapter.status).toBe(200);

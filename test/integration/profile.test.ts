@@ -21,7 +21,7 @@ import { startAdmissionServer, type AdmissionServer } from '../../functions/admi
 import profile from '../../functions/profile/index.js';
 import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
+import { TransientError, defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
@@ -73,8 +73,6 @@ beforeAll(async () => {
   admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, log, shutdownDelaySeconds: 0 });
   namespace = await createTestNamespace(kubeConfig, 'profile');
   await user.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [LABEL]: 'true' } } }, { force: true });
-  // The profiling Job's service account, which the install provides in every request namespace.
-  await user.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'dgdr-profiling-job', namespace } });
   const caBundle = Buffer.from(certs.caPem).toString('base64');
   const base = `https://127.0.0.1:${admission.port}`;
   await user.apply(webhookConfiguration('Mutating', MUTATING, `${base}/mutate/nvidia.com/v1beta1/dynamographdeploymentrequests`, caBundle) as Parameters<Kube['apply']>[0], { force: true });
@@ -124,6 +122,19 @@ function statusOf(dgdr: KubeObject | undefined): { phase?: string; profilingPhas
   return (dgdr?.['status'] ?? {}) as ReturnType<typeof statusOf>;
 }
 
+/** Edits the spec as `kubectl edit` does: on the latest version, again after a 409 from the function's own status writes. */
+async function replaceLatest(name: string, edit: (spec: Obj) => Obj): Promise<KubeObject> {
+  for (let attempt = 0; ; attempt += 1) {
+    const latest = await getDgdr(name);
+    if (latest === undefined) throw new Error(`DGDR ${name} not found`);
+    try {
+      return await user.replace({ ...latest, spec: edit(latest['spec'] as Obj) });
+    } catch (error) {
+      if (!(error instanceof TransientError) || attempt >= 20) throw error;
+    }
+  }
+}
+
 const condition = (dgdr: KubeObject | undefined, type: string) => statusOf(dgdr).conditions?.find((c) => c.type === type);
 
 async function waitForPhase(name: string, phase: string, timeoutMs = 60_000): Promise<KubeObject> {
@@ -169,8 +180,12 @@ describe('DGDR lifecycle with kwok', () => {
     expect((created['spec'] as Obj)['image']).toBe('nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1');
     const profiling = await waitForPhase('ok', 'Profiling');
     expect(statusOf(profiling).profilingJobName).toBe('profile-ok');
+    expect(condition(profiling, 'Validation')).toMatchObject({ status: 'True', reason: 'ValidationPassed', message: 'DGDR spec validation passed' });
     const job = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
     expect((job?.['spec'] as Obj)['backoffLimit']).toBe(0);
+    // The Job's service account and its binding, created by the function in the request's namespace.
+    expect(await user.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace, name: 'dgdr-profiling-job' })).toBeDefined();
+    expect((await user.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', namespace, name: 'dgdr-profiling-job' }))?.['roleRef']).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'dynamo-dgdr-profiling-job' });
     expect(job?.metadata['ownerReferences']).toEqual([{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'ok', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     await writeOutput(created, { phase: 'SweepingPrefill', message: 'Sweeping parallelization strategies' });
     const sweeping = await eventually('profilingPhase SweepingPrefill', async () => {
@@ -249,12 +264,7 @@ describe('DGDR lifecycle with kwok', () => {
     expect(condition(ready, 'SpecGenerated')?.message).toBe('Generated spec is available in annotation nvidia.com/generated-dgd-spec');
     expect(parseYaml(ready.metadata.annotations?.['nvidia.com/generated-dgd-spec'] ?? '')).toEqual(statusOf(ready).profilingResults?.selectedConfig);
     expect(await user.get({ ...DGD, namespace, name: 'review-dgd' })).toBeUndefined();
-    // As `kubectl edit` does: the latest version, retried on a conflict with the function's own writes.
-    await eventually('autoApply enabled', async () => {
-      const latest = await getDgdr('review');
-      if (latest === undefined) return undefined;
-      return user.replace({ ...latest, spec: { ...(latest['spec'] as Obj), autoApply: true, runtimeVersionOverride: '1.6.1' } }).catch(() => undefined);
-    });
+    await replaceLatest('review', (spec) => ({ ...spec, autoApply: true, runtimeVersionOverride: '1.6.1' }));
     const dgd = await eventually('DGD review-dgd', () => user.get({ ...DGD, namespace, name: 'review-dgd' }));
     const components = (dgd['spec'] as { components: Obj[] }).components;
     expect(components.map((c) => c['runtimeVersionOverride'])).toEqual(components.map(() => '1.6.1'));
@@ -285,10 +295,27 @@ describe('DGDR lifecycle with kwok', () => {
 
   it('"The DGDR spec becomes immutable during profiling": a spec edit is refused with the field path', async () => {
     await createDgdr('frozen', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'run' }) });
-    const profiling = await waitForPhase('frozen', 'Profiling');
-    await expect(user.replace({ ...profiling, spec: { ...(profiling['spec'] as Obj), model: 'Qwen/Qwen3-32B' } })).rejects.toThrow(
+    await waitForPhase('frozen', 'Profiling');
+    await expect(replaceLatest('frozen', (spec) => ({ ...spec, model: 'Qwen/Qwen3-32B' }))).rejects.toThrow(
       /spec: Forbidden: updates are forbidden while the resource is in phase "Profiling"; delete and recreate the resource to change its spec/,
     );
     expect(((await getDgdr('frozen'))?.['spec'] as Obj)['model']).toBe('Qwen/Qwen3-0.6B');
+  });
+
+  it('v1alpha1 through the conversion webhook: a corpus v1alpha1 request is checked by the v1beta1 rules, admitted as v1beta1 and reads back in both versions', async () => {
+    const alpha = parseYaml(readFileSync(resolve(sharedDir, 'corpus', 'dgdr', 'v1alpha1-online-profiling-no-autoapply.yaml'), 'utf8')) as Obj;
+    // Its profiler image tag 0.7.0.post2 is not a semantic version: refused with the v1beta1 field path.
+    await expect(user.create({ ...(alpha as Parameters<Kube['create']>[0]), metadata: { name: 'legacy-bad', namespace } })).rejects.toThrow(
+      /spec\.runtimeVersionOverride: Required value: is required when spec\.image has no parseable semantic-version tag/,
+    );
+    const alphaSpec = alpha['spec'] as Obj;
+    const { profilerImage: _image, ...profilingConfig } = alphaSpec['profilingConfig'] as Obj;
+    const created = await user.create({ ...(alpha as Parameters<Kube['create']>[0]), metadata: { name: 'legacy', namespace }, spec: { ...alphaSpec, profilingConfig } });
+    expect(created?.apiVersion).toBe('nvidia.com/v1alpha1');
+    const beta = await getDgdr('legacy');
+    // Converted (blob sla -> workload and sla, autoApply false), then defaulted by the v1beta1 webhook.
+    expect(beta?.['spec']).toMatchObject({ model: 'Qwen/Qwen3-32B', backend: 'trtllm', autoApply: false, image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', workload: { isl: 2048, osl: 256 }, sla: { ttft: 500, itl: 50 } });
+    const readAlpha = await user.get({ apiVersion: 'nvidia.com/v1alpha1', kind: 'DynamoGraphDeploymentRequest', namespace, name: 'legacy' });
+    expect((readAlpha?.['spec'] as Obj)['profilingConfig']).toMatchObject({ profilerImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', config: (alphaSpec['profilingConfig'] as Obj)['config'] });
   });
 });

@@ -7,11 +7,13 @@ import { GROVE_PCS_CRD, crdValidator } from '../support/grove-schema.js';
 import { repoRoot } from '../support/paths.js';
 
 const dir = resolve(repoRoot, 'examples');
-const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+// The DGDR examples (dgdr-*.yaml) are requests, not graphs: `profile --local` and dev take them.
+const files = readdirSync(dir).filter((f) => f.endsWith('.yaml') && !f.startsWith('dgdr-')).sort();
 
 describe('examples/', () => {
-  it('ships the four documented examples', () => {
+  it('ships the four documented DGD examples and the DGDR examples', () => {
     expect(files).toEqual(['sglang-multinode.yaml', 'trtllm-planner.yaml', 'vllm-aggregated.yaml', 'vllm-disaggregated-coherent.yaml']);
+    expect(readdirSync(dir).filter((f) => f.startsWith('dgdr-'))).toEqual(['dgdr-qwen3-vllm.yaml']);
   });
 
   it.each(files)('%s renders without errors or warnings into a valid PodCliqueSet', (file) => {
@@ -21,5 +23,18 @@ describe('examples/', () => {
     const pcs = out.objects.filter((o) => o.kind === 'PodCliqueSet');
     expect(pcs).toHaveLength(1);
     expect(validate(pcs[0]) ? [] : validate.errors).toEqual([]);
+  });
+});
+
+describe('README worked example', () => {
+  it('shows the worker hash and the worker defaults that render prints for vllm-disaggregated-coherent.yaml', () => {
+    const readme = readFileSync(resolve(repoRoot, 'README.md'), 'utf8');
+    const out = renderYaml(readFileSync(resolve(dir, 'vllm-disaggregated-coherent.yaml'), 'utf8'), 'f', { namespace: 'default', lpxEnabled: false, terminationDelay: '15m' });
+    const pcs = out.objects.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { template: { cliques: { name: string; labels: Record<string, string>; spec: { podSpec: { containers: { livenessProbe?: unknown }[] } } }[] } } };
+    const decode = pcs.spec.template.cliques.find((c) => c.name === 'decode');
+    const hash = decode?.labels['nvidia.com/dynamo-worker-hash'] ?? 'missing';
+    expect(readme).toContain(`nvidia.com/dynamo-worker-hash: ${hash}`);
+    expect(decode?.spec.podSpec.containers[0]?.livenessProbe).toEqual({ httpGet: { path: '/live', port: 'system' }, periodSeconds: 5, timeoutSeconds: 4, failureThreshold: 1 });
+    expect(readme).toContain('livenessProbe:  {httpGet: {path: /live, port: system}, periodSeconds: 5, timeoutSeconds: 4, failureThreshold: 1}');
   });
 });

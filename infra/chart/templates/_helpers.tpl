@@ -12,7 +12,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 
-{{/* The configuration every function reads from its environment (shared/runtime/config.ts). */}}
+{{/*
+The configuration every function reads from its environment (shared/runtime/config.ts):
+LOG_LEVEL, LPX_ENABLED, LPX_MODEL_REGISTRY_URL, AISIMULATE_IMAGE; and the settings the chart
+forwards for the functions that take them: DGDR_V1BETA2_ENABLED, OPERATOR_VERSION (DGDR
+admission's version rules; its default is the same 1.6.1).
+*/}}
 {{- define "dynamo-fn.env" -}}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
@@ -22,11 +27,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
   value: {{ .Values.dgdrV1Beta2.enabled | quote }}
 - name: OPERATOR_VERSION
   value: {{ .Values.operatorVersion | quote }}
-- name: MODEL_REGISTRY_URL
-  value: {{ .Values.modelRegistryURL | quote }}
-{{- range $name, $image := .Values.images }}
-- name: DEFAULT_{{ $name | snakecase | upper }}_IMAGE
-  value: {{ $image | quote }}
+{{- with .Values.modelRegistryURL }}
+- name: LPX_MODEL_REGISTRY_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.images.aisimulate }}
+- name: AISIMULATE_IMAGE
+  value: {{ . | quote }}
 {{- end }}
 {{- end -}}
 

@@ -311,3 +311,26 @@ export function ensureDgdOverrideTool(podSpec: Obj, operatorImage: string): void
     profiler['env'] = mergeByName(profiler['env'], [{ name: 'DYNAMO_DGD_APPLY_OVERRIDES_BIN', value: OVERRIDE_TOOL_PATH }]);
   }
 }
+
+/** The ClusterRole a profiling Job's service account is bound to (infra/profile/rbac.yaml). */
+export const PROFILING_JOB_CLUSTER_ROLE = 'dynamo-dgdr-profiling-job';
+
+/**
+ * The service account `dgdr-profiling-job` and its RoleBinding to the ClusterRole
+ * `dynamo-dgdr-profiling-job` in a request's namespace, which the profile function creates when
+ * missing (never changing existing ones), as upstream's cluster-wide mode does with
+ * `EnsureServiceAccountWithRBAC(ns, "dgdr-profiling-job", ...)`.
+ * Source: upstream-notes/profiler.md §1.1; dgdr.md §2.1 "RBAC". Pure.
+ */
+export function profilingJobRbac(namespace: string): readonly Obj[] {
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: PROFILING_SERVICE_ACCOUNT, namespace, labels: { [LABEL_MANAGED_BY]: LABEL_VALUE_DYNAMO_OPERATOR } } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: PROFILING_SERVICE_ACCOUNT, namespace, labels: { [LABEL_MANAGED_BY]: LABEL_VALUE_DYNAMO_OPERATOR } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: PROFILING_JOB_CLUSTER_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: PROFILING_SERVICE_ACCOUNT, namespace }],
+    },
+  ];
+}

@@ -31,7 +31,7 @@ import {
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
-import { isSchedulingFailureCurrent } from './deadline.js';
+import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
@@ -229,13 +229,26 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     }
     const live = group.spec.replicas;
     const explicit = w.explicitReplicas;
+    let isGroupDeferred = false;
     if (explicit !== undefined && explicit !== live) {
       const isScaleUp = explicit > live;
-      if (isBlocked) isDeferred = true;
+      if (isBlocked) isGroupDeferred = true;
       else if (!(isScaleUp && isFailureCurrent)) scale.push({ name: group.metadata.name ?? '', replicas: explicit, resourceVersion: group.metadata.resourceVersion });
     }
-    // Publish only for capacity the scaling group already has (lpx.md §6.2: scale before publishing).
-    publishCapacity.set(w.scalingGroup, explicit === undefined ? live : Math.min(explicit, live));
+    isDeferred ||= isGroupDeferred;
+    // Publish only for capacity the scaling group already has (lpx.md §6.2: scale before
+    // publishing); a deferred scale-in keeps the live replicas' requests until capacity drops.
+    publishCapacity.set(w.scalingGroup, explicit === undefined || isGroupDeferred ? live : Math.min(explicit, live));
+  }
+
+  // Expired requests of an explicit-replica workload need capacity reduced; during a Coherent
+  // update that is deferred too (lpx.md §3.4: "Expiry with explicit replicas sets scalingRequired").
+  if (isBlocked) {
+    const deadlineWorkloads = workloads
+      .filter((w) => w.explicitReplicas !== undefined)
+      .map((w) => ({ scalingGroupObject: scalingGroupObjectName(pcsName, w), secondsByModel: new Map(w.models.map((m) => [m.model, m.attemptDeadlineSeconds])), hasExplicitReplicas: true, liveReplicas: groupOf(w)?.spec.replicas }));
+    const controlled = observed.requests.filter((r) => isRequestControlledBy(r, pcs.metadata.uid ?? ''));
+    if (findExpiredRequests({ workloads: deadlineWorkloads, requests: controlled }, now).expired.length > 0) isDeferred = true;
   }
 
   const desiredRequests = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, publishCapacity, { name: pcsName, uid: pcs.metadata.uid });
@@ -260,7 +273,10 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     const desired = w.explicitReplicas ?? group?.spec.replicas ?? 0;
     const evaluated = evaluateWorkloadReadiness(true, group, desired);
     const retained = retainedOf(w);
-    components[w.serving.name] = { ...evaluated.status, ...(retained === undefined ? {} : { retainedReplicas: retained }) };
+    const previousReady = (previousComponents[w.serving.name]?.conditions ?? []).find((c) => c.type === CONDITION_READY);
+    // The component's own Ready condition (lpx.md §2.2 "Plus per-component conditions").
+    const componentReady = lpxReadyCondition(evaluated.verdict, generation, previousReady, now);
+    components[w.serving.name] = { ...evaluated.status, ...(retained === undefined ? {} : { retainedReplicas: retained }), conditions: [componentReady] };
     for (const draft of w.components.filter((c) => c !== w.serving)) {
       components[draft.name] = { componentKind: 'PodClique', componentNames: w.models.filter((m) => m.component === draft).map((m) => m.agentClique), replicas: draft.replicas ?? 1 };
     }

@@ -62,11 +62,27 @@ export function evaluateWorkloadReadiness(
   return { verdict: { kind: 'ready' }, status: { ...status, ready: true } };
 }
 
+/** Largest condition message in bytes (upstream `maxConditionMessageSize`). */
+export const MAX_CONDITION_MESSAGE_BYTES = 32_768;
+
+/**
+ * truncateConditionMessage: at most 32768 UTF-8 bytes; a longer message is cut at a character
+ * boundary and ends in `...`. Source: lpx.md §2.2 (upstream `truncateConditionMessage`). Pure.
+ */
+export function truncateConditionMessage(message: string): string {
+  const bytes = Buffer.from(message, 'utf8');
+  if (bytes.length <= MAX_CONDITION_MESSAGE_BYTES) return message;
+  let last = MAX_CONDITION_MESSAGE_BYTES - 3;
+  // Step back over UTF-8 continuation bytes (10xxxxxx) so no character is split.
+  while (last > 0 && ((bytes[last] ?? 0) & 0xc0) === 0x80) last -= 1;
+  return `${bytes.subarray(0, last).toString('utf8')}...`;
+}
+
 /** The LPXGD `Ready` condition for a verdict (reasons Ready / Pending / Failed, lpx.md §2.2). Pure. */
 export function lpxReadyCondition(verdict: LpxVerdict, generation: number, previous: Condition | undefined, now: Date): Condition {
   const status = verdict.kind === 'ready' ? 'True' : 'False';
   const reason = verdict.kind === 'ready' ? LPX_REASON_READY : verdict.reason;
-  const message = verdict.kind === 'ready' ? 'LPX engine is ready' : verdict.message;
+  const message = truncateConditionMessage(verdict.kind === 'ready' ? 'LPX engine is ready' : verdict.message);
   // lastTransitionTime changes only when the boolean changes (lpx.md §2.2).
   const lastTransitionTime = previous !== undefined && previous.status === status ? previous.lastTransitionTime : now.toISOString();
   return { type: CONDITION_READY, status, reason, message, lastTransitionTime, observedGeneration: generation };

@@ -9,3 +9,5 @@ export * from './run-lifecycle.js';
 export * from './run-job.js';
 export * from './trace-claim.js';
 export * from './retention.js';
+export * from './candidate.js';
+export * from './recommendation.js';

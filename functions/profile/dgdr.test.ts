@@ -1,0 +1,94 @@
+/**
+ * The profile function's DGDR handler over an in-memory client (shared/dev/memory-kube.ts, the one
+ * `dynamo-fn replay` uses): which events name a request, the answer for each outcome, and the
+ * writes it makes. The same paths against the real API server are in test/integration/profile.test.ts.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createMemoryKube } from '../../shared/dev/memory-kube.js';
+import type { KubeObject } from '../../shared/kube/index.js';
+import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { configMapRoute, handle, jobRoute, type ProfileDeps } from './dgdr.js';
+
+const NOW = new Date('2026-12-01T09:00:00Z');
+const HARDWARE = { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false };
+
+function aDgdr(spec: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: 'nvidia.com/v1beta1',
+    kind: 'DynamoGraphDeploymentRequest',
+    metadata: { name: 'qwen', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '1' },
+    spec: { model: 'Qwen/Qwen3-0.6B', image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', backend: 'vllm', autoApply: true, hardware: HARDWARE, ...spec },
+  };
+}
+
+function depsWith(objects: readonly KubeObject[]) {
+  const kube = createMemoryKube(objects, 'dynamo-profile');
+  const deps: ProfileDeps = { kube, log: pino({ level: 'silent' }), now: () => NOW, config: defaultConfig(), profilingJob: { operatorImage: undefined, standardEnv: [] }, instance: 'test' };
+  return { kube, deps };
+}
+
+function eventFor(kind: string, apiVersion: string, name: string, object?: Record<string, unknown>): KubeEvent {
+  return { id: 'e1', type: 'dev.knative.apiserver.ref.update', source: 'test', key: { apiVersion, kind, namespace: 'ns', name }, object };
+}
+
+describe('profile function: DGDR handler', () => {
+  it('a request that is gone is Done, with no write', async () => {
+    const { kube, deps } = depsWith([]);
+    expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });
+    expect(kube.takeWrites()).toEqual([]);
+  });
+
+  it('Pending with explicit hardware: the Job, its service account and RoleBinding are created, the status written, Initialized emitted', async () => {
+    const { kube, deps } = depsWith([aDgdr()]);
+    expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });
+    const stored = await kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: 'ns', name: 'profile-qwen' });
+    expect(stored?.metadata.labels).toEqual({ app: 'dynamo-profiler', dgdr: 'qwen', 'nvidia.com/managed-by': 'dynamo-operator' });
+    expect(await kube.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: 'ns', name: 'dgdr-profiling-job' })).toBeDefined();
+    expect(await kube.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', namespace: 'ns', name: 'dgdr-profiling-job' })).toBeDefined();
+    const dgdr = await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'qwen' });
+    expect((dgdr?.['status'] as { phase: string }).phase).toBe('Pending');
+    expect(kube.takeWrites().filter((w) => w.verb === 'createEvent').map((w) => (w.verb === 'createEvent' ? w.event.reason : ''))).toEqual(['Initialized']);
+  });
+
+  it('a failed validation is Permanent with the Succeeded reason and message, after the status write', async () => {
+    const { kube, deps } = depsWith([aDgdr({ searchStrategy: 'thorough', backend: 'auto' })]);
+    expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({
+      kind: 'Permanent',
+      reason: 'ValidationFailed',
+      message: 'Validation failed: spec.searchStrategy "thorough" is incompatible with spec.backend "auto": set spec.backend to a specific backend (sglang, trtllm, or vllm)',
+    });
+    const dgdr = await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'qwen' });
+    expect((dgdr?.['status'] as { phase: string }).phase).toBe('Failed');
+    expect(await kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: 'ns', name: 'profile-qwen' })).toBeUndefined();
+  });
+
+  it('a DGD that appears between read and create is a TransientError (decided again, never adopted)', async () => {
+    const annotation = 'apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata:\n  name: qwen-dgd\nspec:\n  components:\n  - name: Frontend\n    type: frontend\n';
+    const dgdr = { ...aDgdr(), metadata: { ...aDgdr().metadata, annotations: { 'nvidia.com/generated-dgd-spec': annotation } }, status: { phase: 'Deploying', dgdName: 'qwen-dgd', observedGeneration: 1 } };
+    const { kube, deps } = depsWith([dgdr]);
+    // Someone else's DGD of that name, created after the handler's read.
+    const theirs: KubeObject = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'qwen-dgd', namespace: 'ns' }, spec: {} };
+    const get = kube.get.bind(kube);
+    let reads = 0;
+    kube.get = async (ref) => {
+      const found = await get(ref);
+      if (ref.kind === 'DynamoGraphDeployment' && (reads += 1) === 1) await kube.create(theirs);
+      return ref.kind === 'DynamoGraphDeployment' && reads === 1 ? undefined : found;
+    };
+    await expect(handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).rejects.toBeInstanceOf(TransientError);
+    expect((await get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' }))?.['spec']).toEqual({});
+  });
+
+  it('child events name their request: a profiling Job by its dgdr label, a ConfigMap by its tracking labels; others are Done with no write', async () => {
+    const { kube, deps } = depsWith([aDgdr()]);
+    const unrelatedJob = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'backup', namespace: 'ns', labels: { app: 'backup' } } };
+    expect(await jobRoute.handle(eventFor('Job', 'batch/v1', 'backup', unrelatedJob), deps)).toEqual({ kind: 'Done' });
+    const unrelatedConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'ns' } };
+    expect(await configMapRoute.handle(eventFor('ConfigMap', 'v1', 'settings', unrelatedConfigMap), deps)).toEqual({ kind: 'Done' });
+    expect(kube.takeWrites()).toEqual([]);
+    const output = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dgdr-output-qwen', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns' } } };
+    expect(await configMapRoute.handle(eventFor('ConfigMap', 'v1', 'dgdr-output-qwen', output), deps)).toEqual({ kind: 'Done' });
+    expect(await kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: 'ns', name: 'profile-qwen' })).toBeDefined();
+  });
+});

@@ -1,0 +1,21 @@
+// `npm run build`: bundles the CLI (shared/cli/bundle-entry.ts) with its dependencies into
+// dist/dynamo-fn.mjs for images and cold starts (no TypeScript transpile at start). esbuild is
+// the bundler tsx already runs on. CommonJS dependencies need `require`, so the banner makes one.
+import { build } from 'esbuild';
+
+const started = Date.now();
+const result = await build({
+  entryPoints: ['shared/cli/bundle-entry.ts'],
+  outfile: 'dist/dynamo-fn.mjs',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  sourcemap: 'linked',
+  legalComments: 'linked',
+  metafile: true,
+  logLevel: 'warning',
+  banner: { js: "import { createRequire as __dynamoFnCreateRequire } from 'node:module'; const require = __dynamoFnCreateRequire(import.meta.url);" },
+});
+const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
+process.stdout.write(`Built dist/dynamo-fn.mjs (${(bytes / 1024 / 1024).toFixed(1)} MiB with map) in ${Date.now() - started} ms\n`);

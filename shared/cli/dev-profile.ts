@@ -1,0 +1,88 @@
+/**
+ * What `dynamo-fn dev` adds for DynamoGraphDeploymentRequests: the admission webhooks over TLS on
+ * 127.0.0.1 (a generated CA, registered for DGDs and DGDRs by a Mutating- and a
+ * ValidatingWebhookConfiguration), and the profile function's CloudEvents host with the kinds the
+ * event bridge must deliver to it (DGDRs, Jobs, ConfigMaps, DGDs).
+ * @module
+ */
+import type { Logger } from 'pino';
+import { DGDR_KIND, DGDR_PLURAL, DGDR_V1BETA1, DGD_KIND, DGD_PLURAL, DGD_V1BETA1 } from '../api/index.js';
+import type { BridgeSubscription } from '../dev/bridge.js';
+import type { ApplyObject, Kube } from '../kube/index.js';
+import { defaultConfig, startFunctionServer } from '../runtime/index.js';
+import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
+import { startAdmissionServer, webhookPath } from '../../functions/admission/index.js';
+import profile from '../../functions/profile/index.js';
+
+/** Names of the webhook configurations dev registers (cluster-scoped, removed on stop). */
+export const DEV_WEBHOOK_CONFIGURATION = 'dynamo-fn-dev-admission';
+
+export interface DevProfile {
+  /** The profile function's subscription for the event bridge. */
+  readonly subscription: BridgeSubscription;
+  readonly profileUrl: string;
+  readonly admissionUrl: string;
+  /** Removes the webhook configurations, then stops both servers. */
+  close(): Promise<void>;
+}
+
+function webhook(kind: 'mutate' | 'validate', resource: typeof DGD_PLURAL | typeof DGDR_PLURAL, base: string, caBundle: string): Record<string, unknown> {
+  const path = webhookPath({ kind, version: 'v1beta1', ...(resource === DGDR_PLURAL ? { resource } : {}) });
+  return {
+    name: `${kind === 'mutate' ? 'default' : 'validate'}.${resource}.nvidia.com`,
+    clientConfig: { url: `${base}${path}`, caBundle },
+    rules: [{ apiGroups: ['nvidia.com'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: [resource], scope: 'Namespaced' }],
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    timeoutSeconds: 10,
+    ...(kind === 'mutate' ? { reinvocationPolicy: 'Never' } : {}),
+  };
+}
+
+/**
+ * Starts the admission webhooks and the profile function, and registers the webhooks.
+ * In: a client with the admin kubeconfig, its path, the functions' logger, `lpxEnabled`.
+ * Failures: whatever starting a server or registering a configuration throws (dev stops then).
+ */
+export async function startDevProfile(kube: Kube, kubeconfigPath: string, log: Logger, lpxEnabled: boolean): Promise<DevProfile> {
+  const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
+  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled }, log, shutdownDelaySeconds: 0 });
+  const server = await startFunctionServer(profile, { config: defaultConfig({ port: 0, kubeconfigPath, lpxEnabled }), log, host: '127.0.0.1' });
+  const caBundle = Buffer.from(certs.caPem).toString('base64');
+  const base = `https://127.0.0.1:${admission.port}`;
+  for (const [kind, webhookKind] of [
+    ['MutatingWebhookConfiguration', 'mutate'],
+    ['ValidatingWebhookConfiguration', 'validate'],
+  ] as const) {
+    const configuration: ApplyObject = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind,
+      metadata: { name: DEV_WEBHOOK_CONFIGURATION },
+      webhooks: [webhook(webhookKind, DGD_PLURAL, base, caBundle), webhook(webhookKind, DGDR_PLURAL, base, caBundle)],
+    };
+    await kube.apply(configuration, { force: true });
+  }
+  return {
+    subscription: {
+      name: 'profile',
+      url: server.url,
+      kinds: [
+        { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND },
+        { apiVersion: 'batch/v1', kind: 'Job' },
+        { apiVersion: 'v1', kind: 'ConfigMap' },
+        { apiVersion: DGD_V1BETA1, kind: DGD_KIND },
+      ],
+      mode: 'Reference',
+    },
+    profileUrl: server.url,
+    admissionUrl: base,
+    async close() {
+      for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+        await kube.delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name: DEV_WEBHOOK_CONFIGURATION }).catch(() => undefined);
+      }
+      await server.close();
+      await admission.close();
+    },
+  };
+}

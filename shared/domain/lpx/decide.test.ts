@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import type { Dgd, LpuPipelineRequest, LpxGraphDeployment, PodCliqueScalingGroup } from '../../api/index.js';
+import { decideLpxGraphDeployment, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
+import { decideLpxHandoff } from './handoff.js';
+import { parseModelRegistryUrl } from './model-registry.js';
+import { desiredPipelineRequests } from './pipeline-requests.js';
+import { lpxPodCliqueSetName } from './names.js';
+import { resolveLpxWorkloads } from './workloads.js';
+
+const NOW = new Date('2026-12-01T10:00:00Z');
+const role = (name: string) => ({ name, podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1` }] } } });
+
+function aDgd(engine: Record<string, unknown> = { replicas: 2 }, annotations: Record<string, string> = {}): Dgd {
+  return {
+    apiVersion: 'nvidia.com/v1beta1',
+    kind: 'DynamoGraphDeployment',
+    metadata: { name: 'llama', namespace: 'ns', uid: 'dgd-uid', annotations },
+    spec: { components: [{ name: 'engine', type: 'lpx', lpx: { buildId: '/models/b' }, roles: [role('agent'), role('conductor')], ...engine }] as Dgd['spec']['components'] },
+  };
+}
+function anLpxgd(dgd: Dgd, overrides: Partial<LpxGraphDeployment['metadata']> = {}): LpxGraphDeployment {
+  const handoff = decideLpxHandoff(dgd, undefined);
+  if (!handoff.ok) throw new Error('handoff');
+  return {
+    apiVersion: 'nvidia.com/v1alpha1',
+    kind: 'LPXGraphDeployment',
+    metadata: { name: 'llama', namespace: 'ns', uid: 'lpx-uid', generation: 1, annotations: { 'lpx.nvidia.com/restart-id': '' }, ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'llama', uid: 'dgd-uid', controller: true }], ...overrides },
+    spec: { inputRevision: handoff.inputRevision },
+  };
+}
+const PCS = lpxPodCliqueSetName({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' });
+function aPcs(dgd: Dgd, overrides: Partial<ObservedPodCliqueSet['metadata']> = {}): ObservedPodCliqueSet {
+  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), requests: [] }, config, NOW).applyPodCliqueSet;
+  return { metadata: { name: PCS, uid: 'pcs-uid', generation: 1, ownerReferences: [{ uid: 'lpx-uid', controller: true }], ...overrides }, spec: rendered?.['spec'], status: { observedGeneration: 1 } };
+}
+function aGroup(replicas: number, available = 0): PodCliqueScalingGroup {
+  return {
+    apiVersion: 'grove.io/v1alpha1',
+    kind: 'PodCliqueScalingGroup',
+    metadata: { name: `${PCS}-0-lpx`, generation: 1, resourceVersion: '5' },
+    spec: { replicas, cliqueNames: ['agt', 'cond'] },
+    status: { observedGeneration: 1, replicas, scheduledReplicas: available, updatedReplicas: available, availableReplicas: available },
+  };
+}
+const registry = parseModelRegistryUrl(undefined);
+const config = { registry: registry.ok ? registry.registry : undefined, render: { terminationDelay: '15m' } };
+
+function observedWith(dgd: Dgd, extra: Partial<LpxObserved> = {}): LpxObserved {
+  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), requests: [], ...extra };
+}
+const readyOf = (observed: LpxObserved) => decideLpxGraphDeployment(observed, config, NOW).status.conditions.find((c) => c.type === 'Ready');
+
+describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
+  it.each([
+    { name: 'an owner that is not a DGD fails', reason: '"LPXGraphDeployment requires a DynamoGraphDeployment controller owner"', observed: { ...observedWith(aDgd()), lpxgd: anLpxgd(aDgd(), { ownerReferences: [] }) }, want: { reason: 'Failed', message: 'LPXGraphDeployment requires a DynamoGraphDeployment controller owner' } },
+    { name: 'a scaling group not yet scheduled is pending with Grove\'s counts', reason: 'lpx.md §5.2 "insufficient scheduled replicas: scheduled=%d/%d"', observed: observedWith(aDgd()), want: { reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' } },
+    { name: 'a DGD at another input revision is waited for', reason: '"a stale inputRevision ... gives Pending Waiting for the matching DynamoGraphDeployment"', observed: { ...observedWith(aDgd()), dgd: aDgd({ replicas: 3 }) }, want: { reason: 'Pending', message: 'Waiting for the matching DynamoGraphDeployment' } },
+    { name: 'a foreign PodCliqueSet at the LPX name is never adopted', reason: '"PodCliqueSet %q is not controlled by this LPXGraphDeployment"', observed: observedWith(aDgd(), { podCliqueSet: aPcs(aDgd(), { ownerReferences: [{ uid: 'other', controller: true }] }) }), want: { reason: 'Failed', message: `PodCliqueSet "${PCS}" is not controlled by this LPXGraphDeployment` } },
+    { name: 'a relative build id without a registry fails', reason: 'lpx.md §4 BuildURL "model registry URL is not configured"; §5.1 "resolve LPX build URL %q: %w"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'resolve LPX build URL "model/build": model registry URL is not configured' } },
+    { name: 'an available engine whose requests have no receipt yet is pending', reason: 'lpx.md §3.3 "no or stale receipt: LPUPipelineRequest is published"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]) }), want: { reason: 'Pending', message: 'LPUPipelineRequest is published' } },
+  ])('$name', ({ observed, want }) => {
+    expect(readyOf(observed)).toMatchObject({ status: 'False', ...want });
+  });
+
+  it('explicit replicas are written to the scaling group, and requests are published only for the capacity it has', () => {
+    const desired = decideLpxGraphDeployment(observedWith(aDgd({ replicas: 3 }), { lpxgd: anLpxgd(aDgd({ replicas: 3 })), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]) }), config, NOW);
+    expect(desired.scale).toEqual([{ name: `${PCS}-0-lpx`, replicas: 3, resourceVersion: '5' }]);
+    expect(desired.createRequests.map((r) => (r['spec'] as { materializationTarget: { podCliqueScalingGroupRef: { replicaIndex: number } } }).materializationTarget.podCliqueScalingGroupRef.replicaIndex)).toEqual([0, 1]);
+  });
+
+  it('"Grove rejects replica changes throughout an active Coherent rollout": the scale is deferred and ScalingDeferred=True', () => {
+    const dgd = aDgd({ replicas: 3 }, { 'nvidia.com/grove-update-strategy': 'Coherent' });
+    const pcs = aPcs(dgd);
+    const desired = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: { ...pcs, status: { observedGeneration: 1, updateProgress: {} } } }), config, NOW);
+    expect(desired.scale).toEqual([]);
+    expect(desired.status.conditions.find((c) => c.type === 'ScalingDeferred')).toMatchObject({ status: 'True', reason: 'GroveUpdatePending', message: 'Replica changes are deferred until Grove observes the desired PodCliqueSet and any coherent update completes' });
+  });
+
+  it('a scale-in deferred by a Coherent update keeps the live replicas\' requests', () => {
+    const dgd = aDgd({ replicas: 1 }, { 'nvidia.com/grove-update-strategy': 'Coherent' });
+    const pcs = aPcs(dgd);
+    const ours = desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(dgd), new Map([['lpx', 2]]), { name: PCS, uid: 'pcs-uid' }).map((r) => r.object as unknown as LpuPipelineRequest);
+    const desired = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: { ...pcs, status: { observedGeneration: 1, updateProgress: {} } }, requests: ours }), config, NOW);
+    expect(desired.scale).toEqual([]);
+    expect(desired.deleteRequests).toEqual([]);
+    // Once the update ends, the scale-in is written and the removed replica's request goes.
+    const after = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: { ...pcs, status: { observedGeneration: 1, updateProgress: { updateEndedAt: NOW.toISOString() } } }, requests: ours }), config, NOW);
+    expect(after.scale).toEqual([{ name: `${PCS}-0-lpx`, replicas: 1, resourceVersion: '5' }]);
+    expect(after.deleteRequests.map((r) => r.name)).toEqual([ours[1]?.metadata.name]);
+  });
+
+  it('a current SchedulingFailed blocks publication and scale-up and fails Ready', () => {
+    const dgd = aDgd({ replicas: 3 });
+    const lpxgd = { ...anLpxgd(dgd), status: { conditions: [{ type: 'SchedulingFailed', status: 'True' as const, reason: 'LPXSchedulingDeadlineExceeded', message: 'x', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 }] } };
+    const desired = decideLpxGraphDeployment(observedWith(dgd, { lpxgd, scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(1)]]) }), config, NOW);
+    expect(desired.scale).toEqual([]);
+    expect(desired.createRequests).toEqual([]);
+    expect(desired.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message: 'An LPX request exceeded its scheduling deadline' });
+  });
+
+  it('a changed layout replaces the PodCliqueSet, recording the live external count first', () => {
+    const before = aDgd({});
+    const after = aDgd({ minAvailable: 2 });
+    const desired = decideLpxGraphDeployment({ ...observedWith(before, { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(3)]]) }), dgd: after, lpxgd: anLpxgd(after) }, config, NOW);
+    expect(desired.deletePodCliqueSet).toEqual({ name: PCS, uid: 'pcs-uid' });
+    expect(desired.status.components['engine']?.retainedReplicas).toBe(3);
+  });
+
+  it('seedFor: a new PodCliqueSet seeds omitted replicas from the retained count, explicit ones from minAvailable; an existing one keeps its seed', () => {
+    const [omitted] = resolveLpxWorkloads(aDgd({ minAvailable: 2 }));
+    const [explicit] = resolveLpxWorkloads(aDgd({ replicas: 4 }));
+    if (omitted === undefined || explicit === undefined) throw new Error('no workload');
+    expect(seedFor(omitted, undefined, 5)).toBe(5);
+    expect(seedFor(omitted, undefined, 1)).toBe(2);
+    expect(seedFor(omitted, undefined, undefined)).toBe(2);
+    expect(seedFor(explicit, undefined, 5)).toBe(1);
+    expect(seedFor(omitted, 7, 5)).toBe(7);
+  });
+
+  it('is deterministic, does not throw on frozen input, and deciding again after its writes writes nothing new', () => {
+    const dgd = aDgd();
+    const observed = observedWith(dgd);
+    const first = decideLpxGraphDeployment(Object.freeze(observed), config, NOW);
+    expect(decideLpxGraphDeployment(observed, config, NOW)).toEqual(first);
+    const created = first.createRequests.map((r) => ({ ...r, metadata: { ...r.metadata, uid: `u-${r.metadata.name}`, generation: 1 } }) as unknown as LpuPipelineRequest);
+    const again = decideLpxGraphDeployment({ ...observed, requests: created, lpxgd: { ...observed.lpxgd, status: first.status } }, config, NOW);
+    expect(again.createRequests).toEqual([]);
+    expect(again.deleteRequests).toEqual([]);
+    expect(again.scale).toEqual([]);
+    expect(again.status).toEqual(first.status);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * The real-profiler contract (issue 13 part 7): a DynamoGraphDeploymentRequest goes through our
+ * admission (defaults and validation, in-process: the test API server has no webhooks
+ * registered) to the API server; the profile function, driven by the event bridge, creates the
+ * profiling Job; the job controller runs it on a fake GPU node (kwok completes the pod at once);
+ * the local profiler runner takes that Job, runs its `profiler` container with the real Dynamo
+ * 1.6.1 profiler offline and writes the output ConfigMap as the Job's output-copier would; the
+ * profile function then creates the generated DGD, which must pass our DGD admission chain and
+ * the API server, and the reconcile function renders it to a PodCliqueSet.
+ *
+ * No Grove operator runs here: the test acts as Grove by creating each PodClique of the
+ * PodCliqueSet and writing the status Grove writes when all pods are ready. The request must then
+ * reach Deployed. Cases: vLLM aggregated (spec1), planner + kvRouter disaggregated (spec3),
+ * mocker (spec4), the recorded specs of ../shared/fixtures/profiler/.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import profileFunction from '../../functions/profile/index.js';
+import reconcileFunction from '../../functions/reconcile/index.js';
+import { DGDR_KIND, DGDR_V1BETA1, DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
+import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
+import { podCliqueSetName } from '../../shared/domain/index.js';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { FIELD_MANAGER_OUTPUT_COPIER, startLocalProfilerRunner, type LocalProfilerRunner } from '../../shared/profiler/cluster-runner.js';
+import { ensureVenv } from '../../shared/profiler/venv.js';
+import { defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
+import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
+import { createLineLog } from '../harness/log.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+import { sharedDir } from '../support/paths.js';
+import { admitThroughChain } from '../unit/admission-chain.js';
+import { admitDgdrThroughChain } from '../unit/dgdr-admission-chain.js';
+
+const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
+const kubeConfig = testKubeConfig();
+const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
+/** The test's stand-in for Grove's controllers (PodClique objects and their status). */
+const grove: Kube = createKube(kubeConfig, { fieldManager: 'grove-operator' });
+const NODE_PREFIX = 'profiler-contract-gpu';
+const PROFILE_TIMEOUT_MS = 240_000;
+
+let profileServer: FunctionServer;
+let reconcileServer: FunctionServer;
+let bridge: EventBridge;
+let runner: LocalProfilerRunner;
+let namespace = '';
+let nodeNames: string[] = [];
+
+beforeAll(async () => {
+  await ensureVenv({ log: createLineLog() });
+  namespace = await createTestNamespace(kubeConfig, 'profiler-contract');
+  nodeNames = await createGpuNodes(user, parseGpuFleet('1xNVIDIA-H200:8'), NODE_PREFIX);
+  const config = defaultConfig({ port: 0, kubeconfigPath: process.env['KUBECONFIG'] });
+  profileServer = await startFunctionServer(profileFunction, { config, log, host: '127.0.0.1' });
+  reconcileServer = await startFunctionServer(reconcileFunction, { config, log, host: '127.0.0.1' });
+  const dgdr = { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND };
+  const dgd = { apiVersion: DGD_V1BETA1, kind: DGD_KIND };
+  bridge = await startEventBridge({
+    kubeConfig,
+    log,
+    resyncIntervalSeconds: 2,
+    retry: { retries: 3, backoffDelayMs: 50 },
+    subscriptions: [
+      { name: 'profile', url: profileServer.url, kinds: [dgdr, { apiVersion: 'batch/v1', kind: 'Job' }, { apiVersion: 'v1', kind: 'ConfigMap' }, dgd], mode: 'Reference' },
+      { name: 'reconcile', url: reconcileServer.url, kinds: [dgd], mode: 'Reference' },
+    ],
+  });
+  runner = startLocalProfilerRunner({ kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_OUTPUT_COPIER }), log, namespace });
+}, 900_000);
+
+afterAll(async () => {
+  await runner?.stop();
+  await bridge?.stop();
+  await profileServer?.close();
+  await reconcileServer?.close();
+  for (const name of nodeNames) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
+});
+
+async function fixtureSpec(name: string): Promise<Record<string, unknown>> {
+  return JSON.parse(await readFile(path.join(sharedDir, 'fixtures', 'profiler', name), 'utf8')) as Record<string, unknown>;
+}
+
+async function getDgdr(name: string): Promise<KubeObject | undefined> {
+  return user.get({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace, name });
+}
+
+function phaseOf(object: KubeObject | undefined): string | undefined {
+  return (object?.['status'] as { phase?: string } | undefined)?.phase;
+}
+
+/** Acts as Grove: one PodClique per clique of the PodCliqueSet, all pods ready. */
+async function actAsGrove(pcs: KubeObject): Promise<void> {
+  const cliques = ((pcs['spec'] as { template: { cliques: { name: string; spec: Record<string, unknown> }[] } }).template.cliques);
+  for (const clique of cliques) {
+    const name = `${pcs.metadata.name}-0-${clique.name}`;
+    const replicas = Number(clique.spec['replicas'] ?? 1);
+    const stored = await grove.apply(
+      { apiVersion: 'grove.io/v1alpha1', kind: 'PodClique', metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcs.metadata.name } }, spec: clique.spec },
+      { force: true },
+    );
+    await grove.applyStatus(
+      {
+        apiVersion: 'grove.io/v1alpha1',
+        kind: 'PodClique',
+        metadata: { name, namespace },
+        status: { observedGeneration: stored.metadata.generation ?? 1, replicas, updatedReplicas: replicas, readyReplicas: replicas, scheduledReplicas: replicas, scheduleGatedReplicas: 0 },
+      },
+      { force: true },
+    );
+  }
+}
+
+type Component = { name: string; type?: string; podTemplate?: { spec?: { containers?: { name: string; command?: string[]; args?: string[]; env?: { name: string; value?: string }[] }[] } } };
+
+interface Case {
+  readonly name: string;
+  readonly fixture: string;
+  /** Component names the real profiler generates for this request (dgdr-reference "Generated component names"). */
+  readonly components: readonly string[];
+  readonly check?: (dgd: KubeObject, components: Component[]) => Promise<void>;
+}
+
+const cases: Case[] = [
+  { name: 'vLLM aggregated (spec1)', fixture: 'spec1.json', components: ['Frontend', 'worker'] },
+  {
+    name: 'planner + kvRouter disaggregated (spec3)',
+    fixture: 'spec3.json',
+    components: ['Frontend', 'Planner', 'decode', 'prefill'],
+    check: async (_dgd, components) => {
+      // dgdr-reference "features.kvRouter": DYN_ROUTER_MODE=kv on the Frontend.
+      const frontend = components.find((c) => c.name === 'Frontend')?.podTemplate?.spec?.containers?.find((c) => c.name === 'main');
+      expect(frontend?.env).toContainEqual({ name: 'DYN_ROUTER_MODE', value: 'kv' });
+      // The planner ConfigMap is created in the request's namespace, labelled for the request.
+      const configMaps = await user.list('v1', 'ConfigMap', namespace, { labelSelector: 'dgdr.nvidia.com/name=qwen-disagg' });
+      expect(configMaps.map((c) => c.metadata.name).some((n) => n.startsWith('planner-config-'))).toBe(true);
+    },
+  },
+  {
+    name: 'mocker (spec4)',
+    fixture: 'spec4.json',
+    components: ['Frontend', 'decode', 'prefill'],
+    check: async (_dgd, components) => {
+      const decode = components.find((c) => c.name === 'decode')?.podTemplate?.spec?.containers?.find((c) => c.name === 'main');
+      expect([...(decode?.command ?? []), ...(decode?.args ?? [])].join(' ')).toContain('dynamo.mocker');
+    },
+  },
+];
+
+const dgdrNames: Record<string, string> = { 'spec1.json': 'qwen-agg', 'spec3.json': 'qwen-disagg', 'spec4.json': 'qwen-mocker' };
+
+describe('the real profiler, from the Job our profile function created to a Deployed request', () => {
+  it.each(cases)('$name: the generated DGD passes our admission and the API server, reconciles to a PodCliqueSet, and the request reaches Deployed', async ({ fixture, components, check }) => {
+    const name = dgdrNames[fixture] ?? 'qwen';
+    const admitted = admitDgdrThroughChain({ object: { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name, namespace }, spec: await fixtureSpec(fixture) } });
+    expect(admitted.issues).toEqual([]);
+    expect(admitted.allowed).toBe(true);
+    await user.apply(admitted.object as Parameters<Kube['apply']>[0], { force: true });
+
+    const job = await eventually('the profiling Job', () => user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: `profile-${name}` }), 60_000);
+    expect(job.metadata.labels).toMatchObject({ app: 'dynamo-profiler', dgdr: name });
+
+    const deploying = await eventually(
+      'the request past Profiling',
+      async () => {
+        const dgdr = await getDgdr(name);
+        const phase = phaseOf(dgdr);
+        if (phase === 'Failed') throw new Error(`request failed: ${JSON.stringify((dgdr?.['status'] as { conditions?: unknown })?.conditions)}`);
+        return phase === 'Deploying' || phase === 'Deployed' ? dgdr : undefined;
+      },
+      PROFILE_TIMEOUT_MS,
+      500,
+    );
+    const dgdName = (deploying['status'] as { dgdName: string }).dgdName;
+    expect(dgdName).toBe(`${name}-dgd`);
+
+    const dgd = await eventually('the generated DGD', () => user.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: dgdName }));
+    expect(dgd.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': name, 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' });
+    const spec = dgd['spec'] as { components: Component[] };
+    expect(spec.components.map((c) => c.name).sort()).toEqual([...components].sort());
+    // The stored DGD as a user would submit it: through our CRD schema, defaulting and validation.
+    const chain = admitThroughChain({ object: { apiVersion: dgd.apiVersion, kind: dgd.kind, metadata: { name: dgd.metadata.name, namespace, labels: dgd.metadata.labels ?? {} }, spec } });
+    expect(chain.issues).toEqual([]);
+    expect(chain.allowed).toBe(true);
+    await check?.(dgd, spec.components);
+
+    const pcsName = podCliqueSetName(dgdName, spec.components.filter((c) => c.type !== 'lpx') as never);
+    const pcs = await eventually('the PodCliqueSet', () => user.get({ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', namespace, name: pcsName }), 60_000);
+    await actAsGrove(pcs);
+
+    const deployed = await eventually('the request Deployed', async () => {
+      const dgdr = await getDgdr(name);
+      return phaseOf(dgdr) === 'Deployed' ? dgdr : undefined;
+    }, 90_000, 500);
+    const conditions = (deployed['status'] as { conditions: { type: string; status: string }[] }).conditions;
+    expect(conditions.find((c) => c.type === 'Succeeded')).toMatchObject({ status: 'True' });
+    expect(conditions.find((c) => c.type === 'DeploymentReady')).toMatchObject({ status: 'True' });
+  }, 400_000);
+});

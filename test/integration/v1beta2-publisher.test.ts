@@ -1,0 +1,183 @@
+/**
+ * The Candidate publisher of a v1beta2 Run against the real kube-apiserver (kwok runs the
+ * Run's Job to completion): Candidates from AISimulate's recommendation, strict server-side
+ * dry-run of each DGD, `Valid`, `Published`, and the Run's outcome. Source:
+ * ../shared/reference/dgdr-reference.txt "v1beta2 DGD Overrides" and "Candidate status".
+ *
+ * The Job's output step (which leaves `recommendation.json` in the Run's output ConfigMap) is
+ * played by the test with a real AISimulate output: ../shared/fixtures/aisimulate/
+ * rec1.recommendation.first-candidate.json (`aisimulate recommend` over a Dynamo trace,
+ * upstream-notes/profiler.md §3.5). The publisher's client impersonates a service account whose
+ * Role first lacks `create` on DynamoGraphDeployments (the dry-run needs it), then gets it.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import pino from 'pino';
+import { beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { CANDIDATE_KIND, DGDR_V1BETA2, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
+import { KubeConfig, createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
+import { handle as handleRun } from '../../functions/profile/run.js';
+import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+import { sharedDir } from '../support/paths.js';
+
+const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
+const kubeConfig = testKubeConfig();
+const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
+const base = { log, now: () => new Date(), config: defaultConfig({ dgdrV1Beta2Enabled: true, aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1' }) };
+const RUN = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
+const RECOMMENDATION = readFileSync(resolve(sharedDir, 'fixtures', 'aisimulate', 'rec1.recommendation.first-candidate.json'), 'utf8');
+const SERVICE_ACCOUNT = 'dynamo-profile-publisher';
+
+let namespace = '';
+let nodes: string[] = [];
+let deps: ReturnType<typeof profileDeps> & { publisherKube: Kube };
+
+/** A client acting as the publisher's service account (admin impersonation), under the publisher's field manager. */
+function publisherClient(): Kube {
+  const impersonating = new KubeConfig();
+  impersonating.loadFromString(kubeConfig.exportConfig());
+  const current = impersonating.getCurrentUser();
+  if (current === null) throw new Error('no current user in the test kubeconfig');
+  (current as { impersonateUser?: string }).impersonateUser = `system:serviceaccount:${namespace}:${SERVICE_ACCOUNT}`;
+  return createKube(impersonating, { fieldManager: FIELD_MANAGER_PROFILE_PUBLISHER });
+}
+
+const PUBLISHER_RULES = [
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+  { apiGroups: ['nvidia.com'], resources: ['dynamographdeploymentcandidates'], verbs: ['get', 'list', 'create'] },
+  { apiGroups: ['nvidia.com'], resources: ['dynamographdeploymentcandidates/status', 'dynamographdeploymentruns/status'], verbs: ['patch'] },
+];
+
+async function setPublisherRole(canDryRunDgds: boolean): Promise<void> {
+  const rules = canDryRunDgds ? [...PUBLISHER_RULES, { apiGroups: ['nvidia.com'], resources: ['dynamographdeployments'], verbs: ['create'] }] : PUBLISHER_RULES;
+  await user.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: SERVICE_ACCOUNT, namespace }, rules }, { force: true });
+}
+
+beforeAll(async () => {
+  namespace = await createTestNamespace(kubeConfig, 'v1beta2-pub');
+  nodes = await createGpuNodes(user, parseGpuFleet('1xNVIDIA-H200:8'), 'v1beta2-pub-node');
+  await user.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace } });
+  await user.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: SERVICE_ACCOUNT, namespace },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: SERVICE_ACCOUNT },
+    subjects: [{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace }],
+  });
+  await setPublisherRole(true);
+  deps = { ...profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN })), publisherKube: publisherClient() };
+});
+
+afterAll(async () => {
+  for (const name of nodes) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
+});
+
+function event(name: string): KubeEvent {
+  return { id: randomUUID(), type: 'dev.knative.apiserver.ref.update', source: 'test', key: { ...RUN, namespace, name }, object: undefined };
+}
+
+async function createRun(name: string, dgdOverride?: Record<string, unknown>): Promise<void> {
+  await user.apply({
+    ...RUN,
+    metadata: { name, namespace },
+    spec: {
+      model: { name: 'Qwen/Qwen3-0.6B' },
+      hardware: { gpu: { sku: 'h200_sxm', budget: 8, numGpusPerNode: 8 } },
+      workload: { static: { isl: 4000, osl: 1000 } },
+      ...(dgdOverride === undefined ? {} : { overrides: { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', ...dgdOverride } } }),
+    },
+  });
+}
+
+/** Runs the Run's Job to completion (kwok), then leaves AISimulate's output where the Job's output step would. */
+async function completeJob(name: string): Promise<void> {
+  await eventually(`Job ${name}-aisimulate complete`, async () => {
+    await handleRun(event(name), deps).catch(() => undefined);
+    const job = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: `${name}-aisimulate` });
+    return (job?.['status'] as { succeeded?: number } | undefined)?.succeeded === 1 ? job : undefined;
+  });
+  await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-aisimulate-output`, namespace }, data: { 'recommendation.json': RECOMMENDATION } });
+}
+
+function condition(object: KubeObject | undefined, type: string): Condition | undefined {
+  return (object?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === type);
+}
+
+const getRun = (name: string) => user.get({ ...RUN, namespace, name });
+const getCandidate = (run: string) => user.get({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, namespace, name: `${run}-candidate-000001` });
+
+describe('Published: "Retryable Candidate preparation errors are visible on the Run as Published=False, reason PublicationBlocked, with the error"', () => {
+  it('an RBAC role that forbids the DGD dry-run blocks publication (HTTP 403) while retrying; once fixed, PublicationSucceeded and the Run succeeds with a Valid Candidate', async () => {
+    await setPublisherRole(false);
+    await createRun('blocked');
+    await completeJob('blocked');
+    const blocked = await eventually('Published=False PublicationBlocked', async () => {
+      await expect(handleRun(event('blocked'), deps)).rejects.toBeInstanceOf(TransientError);
+      const run = await getRun('blocked');
+      return condition(run, 'Published')?.reason === 'PublicationBlocked' ? run : undefined;
+    });
+    const published = condition(blocked, 'Published');
+    expect(published).toMatchObject({ status: 'False', observedGeneration: 1 });
+    expect(published?.message).toMatch(/^DGD dry-run forbidden: .*dynamographdeployments/);
+    // The Run logic owns Completed and keeps the Run open while the publisher retries.
+    expect(condition(blocked, 'Completed')).toMatchObject({ status: 'False', reason: 'EvaluatingCandidates' });
+    // The Candidate is stored, but not yet checked: no Valid condition (its absence is not success).
+    expect(condition(await getCandidate('blocked'), 'Valid')).toBeUndefined();
+
+    await setPublisherRole(true);
+    const succeeded = await eventually('the Run to succeed after the RBAC fix', async () => {
+      await handleRun(event('blocked'), deps).catch(() => undefined);
+      const run = await getRun('blocked');
+      return condition(run, 'Completed')?.status === 'True' ? run : undefined;
+    });
+    expect(condition(succeeded, 'Published')).toMatchObject({ status: 'True', reason: 'PublicationSucceeded' });
+    expect(condition(succeeded, 'Completed')).toMatchObject({ reason: 'RunSucceeded', message: '1 of 1 Candidates are Valid' });
+    expect(succeeded['status']).toMatchObject({ phase: 'Succeeded', candidateRefs: [{ name: 'blocked-candidate-000001', candidateId: 'candidate-000001' }], progress: { candidates: { published: 1 } } });
+    const candidate = await getCandidate('blocked');
+    expect(condition(candidate, 'Valid')).toMatchObject({ status: 'True', reason: 'ValidationSucceeded', message: 'Strict DGD dry-run succeeded' });
+    expect(candidate?.metadata.labels).toEqual({ 'nvidia.com/dgdr-run-uid': succeeded.metadata.uid, 'nvidia.com/dgdr-candidate-id': 'candidate-000001' });
+    expect(candidate?.['status']).toMatchObject({ rank: 1, parameters: { backend: 'vllm', deployment_mode: 'agg', tp: 2, pp: 1, used_gpus: 2 } });
+    expect((candidate?.['spec'] as { backendFramework: string }).backendFramework).toBe('vllm');
+    // The dry-run stored nothing.
+    expect(await user.list('nvidia.com/v1beta1', 'DynamoGraphDeployment', namespace)).toEqual([]);
+  });
+});
+
+describe('Candidate status: Valid reasons and the Run outcome', () => {
+  it('"a decode override can fail for an aggregated Candidate": Valid=False OverrideTargetNotFound, the generated spec kept, and a Run with no Valid Candidate fails and keeps it', async () => {
+    await createRun('no-decode', { metadata: { labels: { workload: 'customized' } }, spec: { components: [{ name: 'decode', replicas: 2 }] } });
+    await completeJob('no-decode');
+    const failed = await eventually('the Run to finish', async () => {
+      await handleRun(event('no-decode'), deps).catch(() => undefined);
+      const run = await getRun('no-decode');
+      return condition(run, 'Completed')?.status === 'True' ? run : undefined;
+    });
+    expect(condition(failed, 'Completed')).toMatchObject({ reason: 'NoValidCandidates', message: 'none of the 1 Candidates is Valid' });
+    expect(failed['status']).toMatchObject({ phase: 'Failed' });
+    const candidate = await getCandidate('no-decode');
+    expect(condition(candidate, 'Valid')).toMatchObject({ status: 'False', reason: 'OverrideTargetNotFound' });
+    expect(candidate?.metadata.labels?.['workload']).toBeUndefined();
+    expect((candidate?.['spec'] as { components: { name: string }[] }).components.map((c) => c.name)).toEqual(['Frontend', 'worker']);
+  });
+
+  it('"If the merge succeeds but dry-run validation fails, the override\'s labels and annotations remain on the invalid Candidate"; the rejected value stays visible on the Candidate', async () => {
+    // The merge applies (restart.id is a DGD field), the CRD's CEL rule refuses it on create: the strict dry-run answers 422.
+    await createRun('bad-type', { metadata: { labels: { workload: 'customized' } }, spec: { restart: { id: 'restart-1' } } });
+    await completeJob('bad-type');
+    await eventually('the Run to finish', async () => {
+      await handleRun(event('bad-type'), deps).catch(() => undefined);
+      return condition(await getRun('bad-type'), 'Completed')?.status === 'True' ? true : undefined;
+    });
+    const candidate = await getCandidate('bad-type');
+    const valid = condition(candidate, 'Valid');
+    expect(valid).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
+    expect(valid?.message).toContain('spec.restart must be unset on create');
+    expect(candidate?.metadata.labels?.['workload']).toBe('customized');
+    expect((candidate?.['spec'] as { restart?: unknown }).restart).toEqual({ id: 'restart-1' });
+  });
+});

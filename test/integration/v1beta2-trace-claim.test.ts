@@ -1,0 +1,338 @@
+/**
+ * The trace-claim lifecycle of ../shared/reference/dgdr-reference.txt ("Trace claim lifecycle"),
+ * bullet by bullet, against the real kube-apiserver with kube-scheduler, the job and
+ * garbage-collector controllers and kwok (fake nodes; Job pods that complete, fail, run or
+ * wait by the pod annotations of test/harness/kwok/stages.yaml, set here through
+ * `spec.overrides.profilingJob`). Also Run retention (five most recent finished Runs).
+ *
+ * The real `handle` of functions/profile (Runs) and functions/cleanup (claims, Runs) run with
+ * the v1beta2 gate on; the test calls them after each change in the world, as events would
+ * (level-triggered, so each call reads everything again). No PersistentVolume controller runs
+ * here: a test binds its claim to a hostPath PersistentVolume and writes the Bound phase to
+ * both, as that controller would. No pvc-protection controller runs either, so a deleted claim
+ * stays Terminating (kubernetes.io/pvc-protection), which is what the rules read.
+ */
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
+import { handle as handleRun } from '../../functions/profile/run.js';
+import { depsWithKube as cleanupDeps } from '../../functions/cleanup/index.js';
+import { reconcileClaim } from '../../functions/cleanup/trace-claim.js';
+import { handle as handleRunCleanup } from '../../functions/cleanup/run-retention.js';
+import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+
+const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
+const kubeConfig = testKubeConfig();
+const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
+const base = { log, now: () => new Date(), config: defaultConfig({ dgdrV1Beta2Enabled: true, aisimulateImage: 'registry.invalid/aisimulate:test' }) };
+const profile = { ...profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN })), publisherKube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_PUBLISHER }) };
+const cleanup = cleanupDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_CLEANUP }));
+const RUN = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
+const CLAIM = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' } as const;
+const NODE_PREFIX = 'v1beta2-node';
+const TRACE = 'windows/2026-10-27T10-00.jsonl.gz';
+
+let namespace = '';
+let nodes: string[] = [];
+
+beforeAll(async () => {
+  namespace = await createTestNamespace(kubeConfig, 'v1beta2');
+  nodes = await createGpuNodes(user, parseGpuFleet('1xNVIDIA-H200:8'), NODE_PREFIX);
+});
+
+afterAll(async () => {
+  for (const name of nodes) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
+});
+
+function event(kind: string, apiVersion: string, name: string, object?: KubeObject): KubeEvent {
+  return { id: randomUUID(), type: 'dev.knative.apiserver.ref.update', source: 'test', key: { apiVersion, kind, namespace, name }, object };
+}
+
+/** One round of what the events would trigger: the Run in profile, then the claim in cleanup. */
+async function reconcile(run: string, claim?: string): Promise<void> {
+  await handleRun(event(RUN_KIND, DGDR_V1BETA2, run), profile);
+  if (claim !== undefined) await reconcileClaim(cleanup, namespace, claim);
+}
+
+/** Reconciles until `check` holds (bounded). */
+async function settle<T>(what: string, run: string, claim: string | undefined, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  return eventually(what, async () => {
+    await reconcile(run, claim);
+    return check();
+  }, timeoutMs, 250);
+}
+
+/** A filesystem claim bound to a hostPath PersistentVolume (Bound written as the PV controller would). */
+async function createClaim(name: string, options: { bound?: boolean; volumeMode?: 'Block' | 'Filesystem' } = {}): Promise<void> {
+  const bound = options.bound ?? true;
+  const pv = `${namespace}-${name}`;
+  if (bound) {
+    await user.apply({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: pv },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteMany'], hostPath: { path: `/tmp/${pv}` }, storageClassName: '', volumeMode: options.volumeMode ?? 'Filesystem', claimRef: { namespace, name } },
+    });
+  }
+  await user.apply({
+    ...CLAIM,
+    // The PV controller's bind annotation: the scheduler treats only such a claim as bound.
+    metadata: { name, namespace, ...(bound ? { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } : {}) },
+    spec: { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '1Gi' } }, storageClassName: '', volumeMode: options.volumeMode ?? 'Filesystem', ...(bound ? { volumeName: pv } : {}) },
+  });
+  if (bound) {
+    await user.applyStatus({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: pv }, status: { phase: 'Bound' } }, { force: true });
+    await user.applyStatus({ ...CLAIM, metadata: { name, namespace }, status: { phase: 'Bound', accessModes: ['ReadWriteMany'], capacity: { storage: '1Gi' } } }, { force: true });
+  }
+}
+
+/** A Run reading `claim`; `outcome` is the kwok pod annotation (see test/harness/kwok/stages.yaml). */
+async function createRun(name: string, claim: string | undefined, outcome?: { outcome: 'fail' | 'run' | 'wait'; reason?: string; message?: string }, owner?: { readonly ref: Record<string, unknown>; readonly generation: number }): Promise<KubeObject> {
+  const annotations: Record<string, string> = {};
+  if (outcome !== undefined) {
+    annotations['kwok.dynamo-fn.dev/outcome'] = outcome.outcome;
+    if (outcome.reason !== undefined) annotations['kwok.dynamo-fn.dev/reason'] = outcome.reason;
+    if (outcome.message !== undefined) annotations['kwok.dynamo-fn.dev/message'] = outcome.message;
+  }
+  return user.apply({
+    ...RUN,
+    metadata: { name, namespace, ...(owner === undefined ? {} : { ownerReferences: [owner.ref], labels: { 'nvidia.com/dgdr-generation': String(owner.generation) } }) },
+    spec: {
+      model: { name: 'Qwen/Qwen3-0.6B' },
+      hardware: { gpu: { sku: 'h200_sxm', budget: 8, numGpusPerNode: 8 } },
+      workload: claim === undefined ? { static: { isl: 4000, osl: 1000 } } : { trace: { source: { persistentVolumeClaim: { claimName: claim, subPath: TRACE } } } },
+      ...(outcome === undefined ? {} : { overrides: { profilingJob: { template: { metadata: { annotations } } } } }),
+    },
+  });
+}
+
+const getRun = (name: string) => user.get({ ...RUN, namespace, name });
+const getClaim = (name: string) => user.get({ ...CLAIM, namespace, name });
+const getJob = (name: string) => user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: `${name}-aisimulate` });
+
+function completed(run: KubeObject | undefined): Condition | undefined {
+  return (run?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === 'Completed');
+}
+
+function finalizersOf(object: KubeObject | undefined): string[] {
+  return (object?.metadata['finalizers'] as string[] | undefined) ?? [];
+}
+
+const runFinalizer = (run: KubeObject) => `nvidia.com/dgdr-run-${run.metadata.uid ?? ''}`;
+
+/** Waits for the Run's Completed reason (and status, when given), reconciling meanwhile. */
+function reasonOf(run: string, claim: string | undefined, reason: string, status?: 'True' | 'False'): Promise<KubeObject> {
+  return settle(`Run ${run} reason ${reason}`, run, claim, async () => {
+    const got = await getRun(run);
+    const condition = completed(got);
+    return condition?.reason === reason && (status === undefined || condition.status === status) ? got : undefined;
+  });
+}
+
+async function setPodAnnotation(run: string, outcome: string): Promise<void> {
+  const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: `job-name=${run}-aisimulate` });
+  if (pod === undefined) throw new Error(`no pod for ${run}`);
+  await user.replace({ ...pod, metadata: { ...pod.metadata, annotations: { ...(pod.metadata.annotations ?? {}), 'kwok.dynamo-fn.dev/outcome': outcome } } });
+}
+
+describe('Protection: "Before a Run creates its Job, the operator adds the finalizer nvidia.com/dgdr-run-<run-uid> to the claim"', () => {
+  it('adds the finalizer, then creates the Job mounting only the trace file read-only into the AISimulate container; releases it once the Run is complete and its Job no longer runs', async () => {
+    await createClaim('protect');
+    const run = await createRun('protect-1', 'protect', { outcome: 'fail', reason: 'Error', message: 'aisimulate exited 2' });
+    await reconcile('protect-1', 'protect');
+    expect(finalizersOf(await getClaim('protect'))).toContain(runFinalizer(run));
+    const job = await getJob('protect-1');
+    const podSpec = (job?.['spec'] as { template: { spec: Record<string, unknown> } }).template.spec;
+    expect(podSpec['securityContext']).toEqual({ supplementalGroups: [65532] });
+    expect(podSpec['volumes']).toContainEqual({ name: 'trace', persistentVolumeClaim: { claimName: 'protect', readOnly: true } });
+    expect((podSpec['containers'] as { name: string; volumeMounts: unknown[] }[]).map((c) => [c.name, c.volumeMounts[0]])).toEqual([
+      ['aisimulate', { name: 'trace', mountPath: '/var/run/aisimulate/trace/trace.jsonl.gz', subPath: TRACE, readOnly: true }],
+    ]);
+    const failed = await reasonOf('protect-1', 'protect', 'JobFailed');
+    expect(failed['status']).toMatchObject({ phase: 'Failed', jobRef: { name: 'protect-1-aisimulate' } });
+    await reconcileClaim(cleanup, namespace, 'protect');
+    expect(finalizersOf(await getClaim('protect'))).not.toContain(runFinalizer(run));
+  });
+
+  it('"Every Run that reads the claim adds its own finalizer, so Runs ... can share a claim"; each is released on its own', async () => {
+    await createClaim('shared');
+    const first = await createRun('shared-1', 'shared', { outcome: 'fail' });
+    const second = await createRun('shared-2', 'shared', { outcome: 'run' });
+    await reconcile('shared-1', 'shared');
+    await reconcile('shared-2', 'shared');
+    expect(finalizersOf(await getClaim('shared'))).toEqual(expect.arrayContaining([runFinalizer(first), runFinalizer(second)]));
+    await reasonOf('shared-1', 'shared', 'JobFailed');
+    await reconcileClaim(cleanup, namespace, 'shared');
+    const claim = await getClaim('shared');
+    expect(finalizersOf(claim)).not.toContain(runFinalizer(first));
+    expect(finalizersOf(claim)).toContain(runFinalizer(second));
+  });
+
+  it('"or once the Run and its Jobs are deleted": a Run deleted before it completed is released once garbage collection removed its Job', async () => {
+    await createClaim('deleted-run');
+    const run = await createRun('deleted-run-1', 'deleted-run', { outcome: 'run' });
+    await reconcile('deleted-run-1', 'deleted-run');
+    expect(await getJob('deleted-run-1')).toBeDefined();
+    await user.delete({ ...RUN, namespace, name: 'deleted-run-1' });
+    await eventually('the finalizer of the deleted Run to be removed', async () => {
+      await handleRunCleanup(event(RUN_KIND, DGDR_V1BETA2, 'deleted-run-1', run), cleanup);
+      return finalizersOf(await getClaim('deleted-run')).includes(runFinalizer(run)) ? undefined : true;
+    });
+    expect(await getJob('deleted-run-1')).toBeUndefined();
+  });
+});
+
+describe('Deleting the claim cancels its Runs', () => {
+  it('stops an active Job by foreground deletion; once the Job and its pod are gone the Run fails TraceSourceDeleted and the finalizer is removed', async () => {
+    await createClaim('cancel');
+    const run = await createRun('cancel-1', 'cancel', { outcome: 'run' });
+    await settle('the Job pod to run', 'cancel-1', 'cancel', async () => {
+      const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=cancel-1-aisimulate' });
+      return (pod?.['status'] as { phase?: string } | undefined)?.phase === 'Running' ? pod : undefined;
+    });
+    await user.delete({ ...CLAIM, namespace, name: 'cancel' });
+    await reconcileClaim(cleanup, namespace, 'cancel');
+    const stopping = await getJob('cancel-1');
+    // Foreground deletion: the Job waits for its pods (or is already gone once they are).
+    if (stopping !== undefined) expect(finalizersOf(stopping)).toContain('foregroundDeletion');
+    const failed = await reasonOf('cancel-1', 'cancel', 'TraceSourceDeleted', 'True');
+    expect(failed['status']).toMatchObject({ phase: 'Failed' });
+    expect(completed(failed)).toMatchObject({ status: 'True', message: 'PersistentVolumeClaim "cancel" was deleted; Job cancel-1-aisimulate was stopped' });
+    await settle('the finalizer to be removed', 'cancel-1', 'cancel', async () => (finalizersOf(await getClaim('cancel')).includes(runFinalizer(run)) ? undefined : true));
+    expect(await getJob('cancel-1')).toBeUndefined();
+  });
+
+  it('"fails with TraceSourceDeleted even if the Job is marked failed while its pod is removed"', async () => {
+    await createClaim('marked');
+    await createRun('marked-1', 'marked', { outcome: 'run' });
+    const pod = await settle('the Job pod to run', 'marked-1', 'marked', async () => {
+      const [got] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=marked-1-aisimulate' });
+      return (got?.['status'] as { phase?: string } | undefined)?.phase === 'Running' ? got : undefined;
+    });
+    // Hold the pod in deletion, as a slow kubelet would, so the Job is seen being stopped.
+    await user.replace({ ...pod, metadata: { ...pod.metadata, finalizers: ['test.dynamo-fn.dev/hold'] } });
+    await user.delete({ ...CLAIM, namespace, name: 'marked' });
+    await reconcileClaim(cleanup, namespace, 'marked');
+    // The container is killed: the pod fails (as the kubelet reports it), and the job controller may mark the Job failed.
+    await user.applyStatus({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace }, status: { phase: 'Failed' } }, { force: true });
+    // While the held pod keeps the Job in foreground deletion, the Run stays open.
+    const open = await reasonOf('marked-1', 'marked', 'TraceSourceDeleted', 'False');
+    expect(completed(open)?.message).toBe('stopping Job marked-1-aisimulate: PersistentVolumeClaim "marked" is being deleted');
+    const held = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
+    if (held !== undefined) await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
+    const failed = await settle('the Run to fail', 'marked-1', 'marked', async () => {
+      const got = await getRun('marked-1');
+      return completed(got)?.status === 'True' ? got : undefined;
+    });
+    expect(completed(failed)?.reason).toBe('TraceSourceDeleted');
+  });
+
+  it('"A Job that already completed ... before the claim\'s deletion, and is not itself being deleted, is not stopped; its own outcome decides the Run"', async () => {
+    await createClaim('finished');
+    await createRun('finished-1', 'finished');
+    await settle('the Job to complete', 'finished-1', 'finished', async () => {
+      const job = await getJob('finished-1');
+      return (job?.['status'] as { succeeded?: number } | undefined)?.succeeded === 1 ? job : undefined;
+    });
+    await user.delete({ ...CLAIM, namespace, name: 'finished' });
+    await reconcile('finished-1', 'finished');
+    await reconcile('finished-1', 'finished');
+    const job = await getJob('finished-1');
+    expect(job?.metadata['deletionTimestamp']).toBeUndefined();
+    // Complete, waiting for its Candidates: the claim's deletion did not fail it.
+    expect(completed(await getRun('finished-1'))).toMatchObject({ status: 'False', reason: 'EvaluatingCandidates' });
+  });
+
+  it('"A Run whose claim is already being deleted before it creates its Job fails with TraceSourceDeleted without creating anything"', async () => {
+    await createClaim('gone-first');
+    await user.delete({ ...CLAIM, namespace, name: 'gone-first' });
+    const run = await createRun('gone-first-1', 'gone-first');
+    await reconcile('gone-first-1', 'gone-first');
+    expect(completed(await getRun('gone-first-1'))).toMatchObject({ status: 'True', reason: 'TraceSourceDeleted' });
+    expect(await getJob('gone-first-1')).toBeUndefined();
+    expect(finalizersOf(await getClaim('gone-first'))).not.toContain(runFinalizer(run));
+  });
+});
+
+describe('"A missing claim keeps the Run open"', () => {
+  it('stays Pending with Completed=False TraceSourceMissing and starts once the claim is created', async () => {
+    const run = await createRun('missing-1', 'missing');
+    await reconcile('missing-1');
+    const pending = await getRun('missing-1');
+    expect(pending?.['status']).toMatchObject({ phase: 'Pending' });
+    expect(completed(pending)).toMatchObject({ status: 'False', reason: 'TraceSourceMissing' });
+    expect(await getJob('missing-1')).toBeUndefined();
+    await createClaim('missing');
+    await reconcile('missing-1', 'missing');
+    expect(await getJob('missing-1')).toBeDefined();
+    expect(finalizersOf(await getClaim('missing'))).toContain(runFinalizer(run));
+  });
+});
+
+describe('"A claim no Job can mount fails the Run before it starts"', () => {
+  it('volumeMode: Block fails the Run with TraceSourceUnavailable and creates no Job', async () => {
+    await createClaim('block', { volumeMode: 'Block' });
+    await createRun('block-1', 'block');
+    await reconcile('block-1', 'block');
+    expect(completed(await getRun('block-1'))).toMatchObject({ status: 'True', reason: 'TraceSourceUnavailable' });
+    expect(await getJob('block-1')).toBeUndefined();
+  });
+
+  it('phase Lost fails the Run with TraceSourceUnavailable and creates no Job', async () => {
+    await createClaim('lost');
+    await user.applyStatus({ ...CLAIM, metadata: { name: 'lost', namespace }, status: { phase: 'Lost' } }, { force: true });
+    await createRun('lost-1', 'lost');
+    await reconcile('lost-1', 'lost');
+    expect(completed(await getRun('lost-1'))).toMatchObject({ status: 'True', reason: 'TraceSourceUnavailable', message: 'PersistentVolumeClaim "lost" is Lost' });
+    expect(await getJob('lost-1')).toBeUndefined();
+  });
+
+  it('"A Pending claim, such as one that waits for its first consumer, is accepted"', async () => {
+    await createClaim('pending', { bound: false });
+    const run = await createRun('pending-1', 'pending');
+    await reconcile('pending-1', 'pending');
+    expect(await getJob('pending-1')).toBeDefined();
+    expect(finalizersOf(await getClaim('pending'))).toContain(runFinalizer(run));
+    expect(completed(await getRun('pending-1'))?.status).toBe('False');
+  });
+});
+
+describe('"A waiting container is a diagnostic, not a failure"', () => {
+  it.each([
+    { name: 'a trace file the kubelet cannot mount', reason: 'CreateContainerConfigError', message: 'failed to prepare subPath for volumeMount "trace" of container "aisimulate"' },
+    { name: 'an image it cannot pull', reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.invalid/aisimulate:test"' },
+  ])('$name: Completed=False ContainerWaiting with container "<name>" is waiting: <reason>: <message>; the Job is kept and fixing the cause lets the same Run continue', async ({ reason, message }) => {
+    const name = reason.toLowerCase();
+    await createClaim(name);
+    await createRun(`${name}-1`, name, { outcome: 'wait', reason, message });
+    const waiting = await reasonOf(`${name}-1`, name, 'ContainerWaiting');
+    expect(completed(waiting)).toMatchObject({ status: 'False', message: `container "aisimulate" is waiting: ${reason}: ${message}` });
+    expect(waiting['status']).toMatchObject({ phase: 'Running' });
+    expect((await getJob(`${name}-1`))?.metadata['deletionTimestamp']).toBeUndefined();
+    await setPodAnnotation(`${name}-1`, 'run');
+    await reasonOf(`${name}-1`, name, 'EvaluatingCandidates');
+  });
+});
+
+describe('Run retention: "The operator keeps the Runs, Jobs, and pods of a request\'s five most recent finished Runs"', () => {
+  it('retires the finished Runs of one request beyond the five most recent; Runs of other owners and unowned Runs are untouched', async () => {
+    // The owning request: the DGDR v1beta2 kind is not served here; the owner reference is all retention reads.
+    const request = { apiVersion: DGDR_V1BETA2, kind: 'DynamoGraphDeploymentRequest', name: 'retain', uid: randomUUID(), controller: true };
+    const names = [1, 2, 3, 4, 5, 6, 7].map((g) => `retain-${g}`);
+    for (const [index, name] of names.entries()) await createRun(name, undefined, { outcome: 'fail' }, { ref: request, generation: index + 1 });
+    await createRun('unowned-1', undefined, { outcome: 'fail' });
+    for (const name of [...names, 'unowned-1']) await reasonOf(name, undefined, 'JobFailed');
+    await handleRunCleanup(event(RUN_KIND, DGDR_V1BETA2, 'retain-7'), cleanup);
+    const left = (await user.list(DGDR_V1BETA2, RUN_KIND, namespace)).filter((r) => r.metadata.deletionTimestamp === undefined).map((r) => r.metadata.name);
+    expect(left.filter((n) => n.startsWith('retain-') || n.startsWith('unowned-')).sort()).toEqual(['retain-3', 'retain-4', 'retain-5', 'retain-6', 'retain-7', 'unowned-1']);
+    // The retired Runs' Jobs and pods go with them (garbage collection); the kept ones stay.
+    await eventually('the retired Runs\' Jobs to be collected', async () => ((await getJob('retain-1')) === undefined && (await getJob('retain-2')) === undefined ? true : undefined));
+    expect(await getJob('retain-3')).toBeDefined();
+  });
+});
