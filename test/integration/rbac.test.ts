@@ -135,8 +135,10 @@ async function kubeconfigFor(serviceAccount: string): Promise<string> {
 
 /** What one run of the function did: its outcomes (from /metrics) and the writes stored. */
 interface RunResult {
+  /** Outcomes of the add and update events of this run. */
   readonly eventOutcomes: string[];
-  readonly resyncOutcomes: string[];
+  /** Whether a resync's listKeys of DGDs and of adapters succeeds. */
+  readonly resyncListed: { readonly dgd: boolean; readonly dgdsa: boolean };
   readonly podCliqueSet: boolean;
   readonly services: number;
   readonly readyCondition: boolean;
@@ -155,8 +157,8 @@ interface RunResult {
  * Runs the reconcile function (its real CloudEvents host) with the ServiceAccount's token over
  * a DGD whose worker has `scalingAdapter`: an add event (PodCliqueSet, Services, status, Event,
  * the adapter), the adapter asking for 3 replicas and its event (the DGD component scaled, the
- * adapter status), the worker opting out and its event (the adapter deleted), then a resync of
- * DGDs and of adapters. Reads the outcome counters and the stored objects.
+ * adapter status), the worker opting out and its event (the adapter deleted), then the resync
+ * listing of DGDs and of adapters. Reads the outcome counters and the stored objects.
  */
 async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
   const kubeconfigPath = await kubeconfigFor(serviceAccount);
@@ -209,19 +211,29 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     await applyDgd(false);
     await refEvent('update', DGD_KIND, DGD_V1BETA1, name);
     const adapterDeleted = adapterCreated && (await admin.get(adapterRef)) === undefined;
-    await send('dev.dynamo-fn.resync', { kind: DGD_KIND, apiversion: DGD_V1BETA1 }, {});
-    await send('dev.dynamo-fn.resync', { kind: DGDSA_KIND, apiversion: DGDSA_V1BETA1 }, {});
-
-    const metrics = await (await fetch(`${server.url.replace(/\/$/, '')}/metrics`)).text();
-    const outcomes = (metric: string) =>
-      [...metrics.matchAll(new RegExp(`^${metric}\\{[^}]*outcome="(\\w+)"[^}]*\\} (\\d+)`, 'gm'))].flatMap((m) => (Number(m[2]) > 0 ? [m[1] ?? ''] : [])).sort();
+    const scrape = async () => (await fetch(`${server.url.replace(/\/$/, '')}/metrics`)).text();
+    const outcomesIn = (metrics: string, metric: string, kind?: string) =>
+      [...metrics.matchAll(new RegExp(`^${metric}\\{([^}]*)\\} (\\d+)`, 'gm'))]
+        .filter((m) => Number(m[2]) > 0 && (kind === undefined || (m[1] ?? '').includes(`kind="${kind}"`)))
+        .map((m) => /outcome="(\w+)"/.exec(m[1] ?? '')?.[1] ?? '')
+        .sort();
+    const eventOutcomes = outcomesIn(await scrape(), 'dynamo_fn_events_total');
+    // A resync lists every object of a kind (cluster-wide, other test files' objects too) through
+    // the route's listKeys, then reconciles each as above: run the listKeys of the DGD and DGDSA
+    // routes with the same token, which is the part of a resync the role must allow.
+    const deps = await reconcile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath }) });
+    const lists = async (kind: string) => {
+      const route = reconcile.routes.find((r) => r.kind === kind);
+      return route?.listKeys === undefined ? false : route.listKeys(deps).then(() => true, () => false);
+    };
+    const resyncListed = { dgd: await lists(DGD_KIND), dgdsa: await lists(DGDSA_KIND) };
     const stored = await admin.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
     const conditions = (stored?.['status'] as { conditions?: { type: string }[] } | undefined)?.conditions ?? [];
     const services = (await admin.list('v1', 'Service', namespace)).filter((svc) => svc.metadata.name.startsWith(`${name}-`));
     const events = (await admin.list('events.k8s.io/v1', 'Event', namespace)).filter((e) => [name, adapterName].includes((e['regarding'] as { name?: string } | undefined)?.name ?? ''));
     return {
-      eventOutcomes: [...new Set(outcomes('dynamo_fn_events_total').filter((o) => o !== 'Skipped'))],
-      resyncOutcomes: [...new Set(outcomes('dynamo_fn_resync_objects_total'))],
+      eventOutcomes: [...new Set(eventOutcomes.filter((o) => o !== 'Skipped'))],
+      resyncListed,
       podCliqueSet: (await admin.get({ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', namespace, name })) !== undefined,
       services: services.length,
       readyCondition: conditions.some((c) => c.type === 'Ready'),
@@ -260,7 +272,7 @@ describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () =>
     full = await runReconcileAs(await serviceAccountWith(chartRules));
     expect(full).toEqual({
       eventOutcomes: ['Done'],
-      resyncOutcomes: ['Done'],
+      resyncListed: { dgd: true, dgdsa: true },
       podCliqueSet: true,
       services: expect.any(Number) as number,
       readyCondition: true,
