@@ -23,6 +23,11 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      // The OCI image build and entrypoint run (test/image): 1-1.5 min, so only with
+      // DYNAMO_FN_IMAGE_TEST=1 (.ci/run passes it through).
+      ...(process.env['DYNAMO_FN_IMAGE_TEST'] === '1'
+        ? [{ test: { name: 'image', include: ['test/image/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 600_000 } }]
+        : []),
     ],
   },
 });

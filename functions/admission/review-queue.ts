@@ -14,7 +14,7 @@
  * Why a queue and not a 429: under `failurePolicy: Fail` the API server fails the user's write
  * on any webhook error, 429 included (admission webhooks are not retried). Waiting a moment for
  * a slot costs latency; refusing costs the write. The wait is bounded (well under the webhook's
- * `timeoutSeconds`, infra/admission/webhooks.yaml), and so is the queue, so a burst beyond both
+ * `timeoutSeconds`, infra/chart/templates/admission/webhooks.yaml), and so is the queue, so a burst beyond both
  * still gets an answer (429) rather than the API server's own timeout.
  * @module
  */

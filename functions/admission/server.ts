@@ -45,7 +45,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdmissionConfig } from '../../shared/domain/index.js';
-import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit } from '../../shared/runtime/index.js';
+import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit, registerBuildInfo } from '../../shared/runtime/index.js';
 import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
 import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
 import { createReviewQueue } from './review-queue.js';
@@ -205,18 +205,19 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   });
   const tlsMaterial = options.tls === undefined ? undefined : await readTlsMaterial(options.tls);
   const registry = options.registry ?? new Registry();
-  const reviews = new Counter({ name: 'dynamo_admission_reviews_total', help: 'AdmissionReviews answered, by webhook, served version and verdict', labelNames: ['webhook', 'version', 'allowed'], registers: [registry] });
-  const rejected = new Counter({ name: 'dynamo_admission_rejected_requests_total', help: 'Requests refused before review (bad body, too large, too slow, queue full, unknown path)', labelNames: ['code'], registers: [registry] });
+  const reviews = new Counter({ name: 'dynamo_fn_admission_reviews_total', help: 'AdmissionReviews answered, by webhook, served version and verdict', labelNames: ['webhook', 'version', 'allowed'], registers: [registry] });
+  const rejected = new Counter({ name: 'dynamo_fn_admission_rejected_requests_total', help: 'Requests refused before review (bad body, too large, too slow, queue full, unknown path)', labelNames: ['code'], registers: [registry] });
   const duration = new Histogram({
-    name: 'dynamo_admission_review_duration_seconds',
+    name: 'dynamo_fn_admission_review_duration_seconds',
     help: 'Time from request start to answer (queue wait included), by webhook',
     labelNames: ['webhook'],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
     registers: [registry],
   });
-  new Gauge({ name: 'dynamo_admission_reviews_active', help: 'Reviews holding body bytes (reading or answering)', registers: [registry], collect() { this.set(active); } });
-  new Gauge({ name: 'dynamo_admission_reviews_queued', help: 'Reviews waiting for body bytes', registers: [registry], collect() { this.set(bodyBudget.queued); } });
-  new Gauge({ name: 'dynamo_admission_body_bytes_buffered', help: 'Request body bytes reserved (reading, queued or being answered)', registers: [registry], collect() { this.set(bodyBudget.active); } });
+  new Gauge({ name: 'dynamo_fn_admission_reviews_active', help: 'Reviews holding body bytes (reading or answering)', registers: [registry], collect() { this.set(active); } });
+  new Gauge({ name: 'dynamo_fn_admission_reviews_queued', help: 'Reviews waiting for body bytes', registers: [registry], collect() { this.set(bodyBudget.queued); } });
+  new Gauge({ name: 'dynamo_fn_admission_body_bytes_buffered', help: 'Request body bytes reserved (reading, queued or being answered)', registers: [registry], collect() { this.set(bodyBudget.active); } });
+  registerBuildInfo(registry, 'admission');
 
   let state: ServerState = 'serving';
   /** Webhook requests between arrival and answer (for the drain's log lines). */

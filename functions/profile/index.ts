@@ -3,7 +3,7 @@
  * profiling Job, the generated DynamoGraphDeployment and the request's status; for the v1beta2
  * API (behind `dgdrV1Beta2.enabled`), DynamoGraphDeploymentRuns: trace-claim protection before
  * the Job exists, the Run's AISimulate Job, and the Run's `Completed` condition (./run.ts, under
- * its own field manager). Deployed as a Knative Service that scales to zero (infra/profile/); run
+ * its own field manager). Deployed as a Knative Service that scales to zero (infra/chart/templates/profile/); run
  * locally with `dynamo-fn serve profile`.
  *
  * Configuration, besides the host's (shared/runtime): `OPERATOR_IMAGE`, the image carrying

@@ -130,8 +130,8 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(status.status.state).toBe('pending');
     expect(status.status.observedGeneration).toBe(1);
     expect(status.status.conditions).toEqual([
-      { type: 'Ready', status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: resource not found; worker: resource not found', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
-      { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
+      { type: 'Ready', status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: resource not found; worker: resource not found', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 1 },
+      { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 1 },
     ]);
     expect(calls.filter((c) => c.path.endsWith('/podcliques') || c.path.endsWith('/podcliquescalinggroups')).map((c) => c.query['labelSelector'])).toEqual([
       'app.kubernetes.io/part-of=my-graph',
@@ -179,7 +179,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(status.status.state).toBe('failed');
     expect(status.status.observedGeneration).toBeUndefined();
     expect(status.status.conditions[0]).toMatchObject({
-      reason: 'failed_to_reconcile_resources',
+      reason: 'failed_to_reconcile_the_resources',
       message: 'cannot apply Service inference/my-graph-worker: 500 InternalError: Internal error occurred: failed to allocate a serviceIP: range is full',
     });
   });
@@ -189,7 +189,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     stored = {
       ...aDgd(),
       metadata: { ...aDgd().metadata, generation: 1 },
-      status: { state: 'failed', conditions: [{ type: 'Ready', status: 'False', reason: 'failed_to_reconcile_resources', message, lastTransitionTime: NOW.toISOString() }] },
+      status: { state: 'failed', conditions: [{ type: 'Ready', status: 'False', reason: 'failed_to_reconcile_the_resources', message, lastTransitionTime: '2026-11-29T12:00:00Z' }] },
     };
     server.use(
       http.patch(`${API}/api/v1/namespaces/inference/services/my-graph-worker`, async ({ request }) => {
@@ -197,7 +197,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
         return HttpResponse.json({ kind: 'Status', code: 500, reason: 'InternalError', message: 'Internal error occurred: failed to allocate a serviceIP: range is full' }, { status: 500 });
       }),
     );
-    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Permanent', reason: 'failed_to_reconcile_resources', message });
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Permanent', reason: 'failed_to_reconcile_the_resources', message });
     expect(writes().filter((w) => w.startsWith('POST'))).toEqual([]);
   });
 
@@ -253,7 +253,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(writes()).toEqual([]);
   });
 
-  it('reports a 422 rejection of the rendered PodCliqueSet as failed_to_reconcile_resources and answers Permanent (never retried forever)', async () => {
+  it('reports a 422 rejection of the rendered PodCliqueSet as failed_to_reconcile_the_resources and answers Permanent (never retried forever)', async () => {
     stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
     server.use(
       http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, async ({ request }) => {
@@ -265,7 +265,7 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(outcome.kind).toBe('Permanent');
     const status = calls.find((c) => c.path.endsWith('/status'))?.body as { status: { state: string; conditions: { reason: string; message: string }[] } };
     expect(status.status.state).toBe('failed');
-    expect(status.status.conditions[0]?.reason).toBe('failed_to_reconcile_resources');
+    expect(status.status.conditions[0]?.reason).toBe('failed_to_reconcile_the_resources');
     expect(status.status.conditions[0]?.message).toContain('spec.updateStrategy.type: Unsupported value');
   });
 });

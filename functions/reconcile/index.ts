@@ -1,7 +1,7 @@
 /**
  * The reconcile function: DynamoGraphDeployment -> Grove PodCliqueSet, Services and status;
  * DynamoGraphDeploymentScalingAdapter -> DGD component replicas (./dgdsa.ts).
- * Deployed as a Knative Service that scales to zero (infra/reconcile.yaml); run locally with
+ * Deployed as a Knative Service that scales to zero (infra/chart/templates/reconcile/); run locally with
  * `dynamo-fn serve reconcile`.
  * @module
  */

@@ -12,6 +12,8 @@ export const DGD_V1BETA1 = 'nvidia.com/v1beta1';
 export const DGD_V1ALPHA1 = 'nvidia.com/v1alpha1';
 export const DGD_PLURAL = 'dynamographdeployments';
 export const DGD_SHORT_NAME = 'dgd';
+/** The category of all our kinds: `kubectl get dynamo` lists them (Kubernetes CRD `names.categories`). */
+export const CRD_CATEGORY = 'dynamo';
 
 export const GROVE_API_VERSION = 'grove.io/v1alpha1';
 export const PODCLIQUESET_KIND = 'PodCliqueSet';

@@ -38,8 +38,10 @@ describe('DGDSA CRD', () => {
   const upstream = parse(readFileSync(resolve(sharedDir, 'crds', 'dynamo', 'nvidia.com_dynamographdeploymentscalingadapters.yaml'), 'utf8')) as { spec: Obj & { versions: Obj[] } };
   const ours = dynamoGraphDeploymentScalingAdapterCrd() as { spec: Obj & { versions: Obj[] } };
 
-  it('has upstream names, group and scope (short name dgdsa)', () => {
-    expect({ group: ours.spec['group'], names: ours.spec['names'], scope: ours.spec['scope'] }).toEqual({ group: upstream.spec['group'], names: upstream.spec['names'], scope: upstream.spec['scope'] });
+  it('has upstream names, group and scope (short name dgdsa), plus our category dynamo', () => {
+    const { categories, ...names } = ours.spec['names'] as Record<string, unknown>;
+    expect({ group: ours.spec['group'], names, scope: ours.spec['scope'] }).toEqual({ group: upstream.spec['group'], names: upstream.spec['names'], scope: upstream.spec['scope'] });
+    expect(categories).toEqual(['dynamo']);
   });
 
   it('serves v1alpha1 and v1beta1 (storage) with the scale subresource, columns and fields upstream has', () => {
@@ -72,10 +74,10 @@ describe('DGD CRD', () => {
     expect(alpha.schema.openAPIV3Schema.properties.spec['x-kubernetes-preserve-unknown-fields']).toBe(true);
   });
 
-  it('is written to infra/crds as generated', () => {
+  it('is written to infra/chart/files/crds as generated', () => {
     for (const [file, generated] of Object.entries(ownCrds())) {
-      const written = parse(readFileSync(resolve(import.meta.dirname, '..', '..', 'infra', 'crds', file), 'utf8')) as unknown;
-      expect(written, `infra/crds/${file} is stale: run dynamo-fn crds`).toEqual(generated);
+      const written = parse(readFileSync(resolve(import.meta.dirname, '..', '..', 'infra', 'chart', 'files', 'crds', file), 'utf8')) as unknown;
+      expect(written, `infra/chart/files/crds/${file} is stale: run dynamo-fn crds`).toEqual(generated);
     }
   });
 });

@@ -10,22 +10,40 @@
  * @module
  */
 import { z } from 'zod';
-import { DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DGDSA_KIND, DGDSA_PLURAL, DGDSA_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
+import { CRD_CATEGORY, DGD_KIND, DGD_PLURAL, DGD_SHORT_NAME, DGDSA_KIND, DGDSA_PLURAL, DGDSA_SHORT_NAME, DYNAMO_GROUP } from './constants.js';
 import { DgdSpecSchema, DgdStatusSchema } from './dgd.js';
-import { dgdrV1Beta2Crds } from './dgdr-v1beta2-crd.js';
+import { dynamoGraphDeploymentCandidateCrd, dynamoGraphDeploymentRunCrd } from './dgdr-v1beta2-crd.js';
+import { lpxGraphDeploymentCrd } from './lpx-crd.js';
 import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
 import { DgdsaSpecSchema, DgdsaStatusSchema } from './dgdsa.js';
-import { DGDR_PLURAL } from './dgdr.js';
 import { dynamoGraphDeploymentRequestCrd } from './dgdr-crd.js';
+import { crdDescriptions, type DescriptionRegistry } from './descriptions.js';
 
 type JsonSchema = Record<string, unknown>;
 
 const DROPPED_KEYWORDS = new Set(['$schema', 'propertyNames', 'id', '$id']);
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
-/** Converts one zod schema to a structural OpenAPI v3 schema. Pure. */
-export function toStructuralSchema(schema: z.ZodType): JsonSchema {
-  return structural(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema);
+/**
+ * Converts one zod schema to a structural OpenAPI v3 schema. Field descriptions come from
+ * `descriptions` (default {@link crdDescriptions}) on top of the schemas' own `.meta()`.
+ * Pure.
+ */
+export function toStructuralSchema(schema: z.ZodType, descriptions: DescriptionRegistry = crdDescriptions()): JsonSchema {
+  const metadata = withGlobalMetadata(descriptions);
+  return structural(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12', metadata }) as JsonSchema);
+}
+
+/** A registry view answering a schema's `.meta()` (the global registry) merged with its description. */
+function withGlobalMetadata(descriptions: DescriptionRegistry): DescriptionRegistry {
+  const view = {
+    get: (schema: z.core.$ZodType) => {
+      const merged = { ...(z.globalRegistry.get(schema) ?? {}), ...(descriptions.get(schema) ?? {}) };
+      return Object.keys(merged).length === 0 ? undefined : merged;
+    },
+  };
+  // z.toJSONSchema only calls get() on its metadata registry.
+  return view as unknown as DescriptionRegistry;
 }
 
 function structural(node: JsonSchema): JsonSchema {
@@ -33,11 +51,13 @@ function structural(node: JsonSchema): JsonSchema {
   if (variants !== undefined) {
     const nonNull = variants.filter((v) => v['type'] !== 'null');
     const types = nonNull.map((v) => v['type']);
+    // A union's description sits on the union node (`.nullish()`, int-or-string), not its variants.
+    const described = typeof node['description'] === 'string' ? { description: node['description'] } : {};
     if (nonNull.length === 1 && nonNull[0] !== undefined) {
-      return { ...structural(nonNull[0]), ...(nonNull.length < variants.length ? { nullable: true } : {}) };
+      return { ...structural(nonNull[0]), ...described, ...(nonNull.length < variants.length ? { nullable: true } : {}) };
     }
-    if (types.every((t) => t === 'string' || t === 'number' || t === 'integer')) return { 'x-kubernetes-int-or-string': true };
-    return { 'x-kubernetes-preserve-unknown-fields': true };
+    if (types.every((t) => t === 'string' || t === 'number' || t === 'integer')) return { ...described, 'x-kubernetes-int-or-string': true };
+    return { ...described, 'x-kubernetes-preserve-unknown-fields': true };
   }
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(node)) {
@@ -48,6 +68,10 @@ function structural(node: JsonSchema): JsonSchema {
       out[key] = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([k, v]) => [k, structural(v)]));
     } else if (key === 'items') {
       out[key] = structural(value as JsonSchema);
+    } else if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'number') {
+      // JSON Schema 2020-12 gives the bound; OpenAPI v3.0 (CRDs) a boolean beside minimum/maximum.
+      out[key === 'exclusiveMinimum' ? 'minimum' : 'maximum'] = value;
+      out[key] = true;
     } else if (key === 'const') {
       out['enum'] = [value];
     } else if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && typeof value === 'number') {
@@ -77,7 +101,7 @@ function structural(node: JsonSchema): JsonSchema {
 
 /**
  * Where the API server sends ConversionReviews for our multi-version kinds: the admission
- * function's `/convert` endpoint behind its Service (infra/admission/), over TLS. `caBundle` is
+ * function's `/convert` endpoint behind its Service (infra/chart/templates/admission/), over TLS. `caBundle` is
  * injected by cert-manager from the CRD's `cert-manager.io/inject-ca-from` annotation, as for the
  * webhook configurations; tests and `dev` replace the whole clientConfig with a loopback URL.
  */
@@ -86,6 +110,7 @@ export const CONVERSION_WEBHOOK_SERVICE = { namespace: 'dynamo-system', name: 'd
 const DGD_PRINTER_COLUMNS = [
   { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
   { name: 'Backend', type: 'string', jsonPath: '.spec.backendFramework' },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
   { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
@@ -94,7 +119,7 @@ function objectSchema(description: string, spec: JsonSchema, status: JsonSchema,
   return {
     type: 'object',
     description,
-    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec, status },
+    properties: { ...TYPE_META_PROPERTIES, spec, status },
     ...(isSpecRequired ? { required: ['spec'] } : {}),
   };
 }
@@ -125,7 +150,7 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
     metadata: { name: `${DGD_PLURAL}.${DYNAMO_GROUP}`, annotations: { 'cert-manager.io/inject-ca-from': `${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name}` } },
     spec: {
       group: DYNAMO_GROUP,
-      names: { kind: DGD_KIND, listKind: `${DGD_KIND}List`, plural: DGD_PLURAL, singular: DGD_KIND.toLowerCase(), shortNames: [DGD_SHORT_NAME] },
+      names: { kind: DGD_KIND, listKind: `${DGD_KIND}List`, plural: DGD_PLURAL, singular: DGD_KIND.toLowerCase(), shortNames: [DGD_SHORT_NAME], categories: [CRD_CATEGORY] },
       scope: 'Namespaced',
       conversion: {
         strategy: 'Webhook',
@@ -184,19 +209,87 @@ export function dynamoGraphDeploymentScalingAdapterCrd(): Record<string, unknown
     metadata: { name: `${DGDSA_PLURAL}.${DYNAMO_GROUP}` },
     spec: {
       group: DYNAMO_GROUP,
-      names: { kind: DGDSA_KIND, listKind: `${DGDSA_KIND}List`, plural: DGDSA_PLURAL, singular: DGDSA_KIND.toLowerCase(), shortNames: [DGDSA_SHORT_NAME] },
+      names: { kind: DGDSA_KIND, listKind: `${DGDSA_KIND}List`, plural: DGDSA_PLURAL, singular: DGDSA_KIND.toLowerCase(), shortNames: [DGDSA_SHORT_NAME], categories: [CRD_CATEGORY] },
       scope: 'Namespaced',
       versions: [version('v1alpha1', false), version('v1beta1', true)],
     },
   };
 }
 
-/** Every CRD this project defines, by file name under infra/crds/. */
-export function ownCrds(): Readonly<Record<string, Record<string, unknown>>> {
-  return {
-    [`${DYNAMO_GROUP}_${DGD_PLURAL}.yaml`]: dynamoGraphDeploymentCrd(),
-    ...dgdrV1Beta2Crds(),
-    [`${DYNAMO_GROUP}_${DGDSA_PLURAL}.yaml`]: dynamoGraphDeploymentScalingAdapterCrd(),
-    [`${DYNAMO_GROUP}_${DGDR_PLURAL}.yaml`]: dynamoGraphDeploymentRequestCrd(),
+/**
+ * A feature gate of the Helm chart that a CRD is installed under (values `lpx.enabled`,
+ * `dgdrV1Beta2.enabled`); written as the annotation {@link ANNOTATION_CRD_FEATURE_GATE}, which
+ * `infra/chart/templates/crds.yaml` reads.
+ */
+export type CrdFeatureGate = 'lpx' | 'dgdrV1Beta2';
+
+/** The annotation naming the chart feature gate of a gated CRD. */
+export const ANNOTATION_CRD_FEATURE_GATE = 'dynamo-fn.nvidia.com/feature-gate';
+
+/** One of our CRDs: how to build it, and the chart feature gate it is installed under, if any. */
+export interface OwnCrd {
+  readonly build: () => Record<string, unknown>;
+  readonly featureGate?: CrdFeatureGate;
+}
+
+/**
+ * Every CRD this project defines. A new kind is one line here (its builder sets
+ * `names.categories: [CRD_CATEGORY]` and printer columns; its field descriptions go in
+ * ./descriptions.ts); `dynamo-fn crds` writes it and the Helm chart installs it.
+ */
+export const OWN_CRDS: readonly OwnCrd[] = [
+  { build: dynamoGraphDeploymentCrd },
+  { build: dynamoGraphDeploymentScalingAdapterCrd },
+  { build: dynamoGraphDeploymentRequestCrd },
+  { build: dynamoGraphDeploymentRunCrd, featureGate: 'dgdrV1Beta2' },
+  { build: dynamoGraphDeploymentCandidateCrd, featureGate: 'dgdrV1Beta2' },
+  { build: lpxGraphDeploymentCrd, featureGate: 'lpx' },
+];
+
+/**
+ * Fills in the standard descriptions of a CRD's top-level fields where its builder left them
+ * out: apiVersion and kind as Kubernetes describes them, spec and status as the desired and
+ * observed state of the kind. Mutates `crd` (a freshly built object).
+ */
+function describeTopLevel(crd: Record<string, unknown>): void {
+  const spec = crd['spec'] as { names: { kind: string }; versions: { schema?: { openAPIV3Schema?: { properties?: Record<string, { description?: string }> } } }[] };
+  const standard: Record<string, string> = {
+    apiVersion: TYPE_META_PROPERTIES.apiVersion.description,
+    kind: TYPE_META_PROPERTIES.kind.description,
+    spec: `The desired state of the ${spec.names.kind}.`,
+    status: `The observed state of the ${spec.names.kind}, maintained by the control plane.`,
   };
+  for (const version of spec.versions) {
+    const properties = version.schema?.openAPIV3Schema?.properties ?? {};
+    for (const [field, description] of Object.entries(standard)) {
+      const property = properties[field];
+      if (property !== undefined && property.description === undefined) property.description = description;
+    }
+  }
+}
+
+/** `apiVersion`, `kind` and `metadata` of a CRD's top-level schema, described as Kubernetes does. */
+export const TYPE_META_PROPERTIES = {
+  apiVersion: { type: 'string', description: 'The versioned schema of this representation of an object (see the Kubernetes API conventions).' },
+  kind: { type: 'string', description: 'The REST resource this object represents, in CamelCase (see the Kubernetes API conventions).' },
+  metadata: { type: 'object' },
+} as const;
+
+/**
+ * Every CRD this project defines, by file name (`<group>_<plural>.yaml`) under
+ * `infra/chart/files/crds/`, with the feature-gate annotation on gated ones. Pure.
+ */
+export function ownCrds(crds: readonly OwnCrd[] = OWN_CRDS): Readonly<Record<string, Record<string, unknown>>> {
+  const files: Record<string, Record<string, unknown>> = {};
+  for (const { build, featureGate } of crds) {
+    const crd = build();
+    const spec = crd['spec'] as { group: string; names: { plural: string } };
+    if (featureGate !== undefined) {
+      const metadata = crd['metadata'] as { annotations?: Record<string, string> };
+      metadata.annotations = { ...metadata.annotations, [ANNOTATION_CRD_FEATURE_GATE]: featureGate };
+    }
+    describeTopLevel(crd);
+    files[`${spec.group}_${spec.names.plural}.yaml`] = crd;
+  }
+  return files;
 }

@@ -8,7 +8,7 @@
  * (`+kubebuilder:resource:shortName=dgdr`, `+kubebuilder:printcolumn`); dgdr-reference "Spec reference".
  * @module
  */
-import { DYNAMO_GROUP } from './constants.js';
+import { CRD_CATEGORY, DYNAMO_GROUP } from './constants.js';
 import { CONVERSION_WEBHOOK_SERVICE, toStructuralSchema } from './crd.js';
 import { DGDR_KIND, DGDR_PLURAL, DGDR_PRINTER_COLUMNS, DGDR_SHORT_NAME, DgdrSpecSchema, DgdrStatusSchema } from './dgdr.js';
 
@@ -29,7 +29,7 @@ export function dynamoGraphDeploymentRequestCrd(): Record<string, unknown> {
     metadata: { name: `${DGDR_PLURAL}.${DYNAMO_GROUP}`, annotations: { 'cert-manager.io/inject-ca-from': `${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name}` } },
     spec: {
       group: DYNAMO_GROUP,
-      names: { kind: DGDR_KIND, listKind: `${DGDR_KIND}List`, plural: DGDR_PLURAL, singular: DGDR_KIND.toLowerCase(), shortNames: [DGDR_SHORT_NAME] },
+      names: { kind: DGDR_KIND, listKind: `${DGDR_KIND}List`, plural: DGDR_PLURAL, singular: DGDR_KIND.toLowerCase(), shortNames: [DGDR_SHORT_NAME], categories: [CRD_CATEGORY] },
       scope: 'Namespaced',
       conversion: {
         strategy: 'Webhook',

@@ -109,7 +109,7 @@ export function dynamoGraphDeploymentCandidateCrd(): Record<string, unknown> {
   );
 }
 
-/** The v1beta2-only CRDs, by file name under infra/crds/ (gated by `dgdrV1Beta2.enabled`). */
+/** The v1beta2-only CRDs, by file name under infra/chart/files/crds/ (gated by `dgdrV1Beta2.enabled`). */
 export function dgdrV1Beta2Crds(): Readonly<Record<string, Record<string, unknown>>> {
   return {
     [`${DYNAMO_GROUP}_${RUN_PLURAL}.yaml`]: dynamoGraphDeploymentRunCrd(),

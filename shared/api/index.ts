@@ -19,3 +19,4 @@ export * from './dgdr-v1beta2-crd.js';
 export * from './dgdr.js';
 export * from './dgdr-crd.js';
 export * from './dgdr-v1alpha1.js';
+export * from './descriptions.js';

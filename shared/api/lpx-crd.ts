@@ -1,6 +1,6 @@
 /**
  * The LPXGraphDeployment CRD, generated from its zod schema. Installed only with
- * `lpx.enabled=true` (`infra/crds/lpx/`, a folder the install gates), and kept when LPX is disabled
+ * `lpx.enabled=true` (the chart feature gate `lpx`, infra/chart/templates/crds.yaml), and kept when LPX is disabled
  * again (`helm.sh/resource-policy: keep`).
  *
  * Source: ../shared/upstream-notes/lpx.md §2 (v1alpha1 only, served and storage, no conversion,
@@ -56,7 +56,7 @@ export function lpxGraphDeploymentCrd(): Record<string, unknown> {
   };
 }
 
-/** The CRDs installed only with `lpx.enabled=true`, by file name under infra/crds/lpx/. */
+/** The CRDs installed only with `lpx.enabled=true`, by file name (in infra/chart/files/crds/). */
 export function lpxCrds(): Readonly<Record<string, Record<string, unknown>>> {
   return { [`${DYNAMO_GROUP}_${LPXGD_PLURAL}.yaml`]: lpxGraphDeploymentCrd() };
 }

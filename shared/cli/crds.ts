@@ -6,20 +6,20 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { lpxCrds, ownCrds } from '../api/index.js';
+import { ownCrds } from '../api/index.js';
 
 export const summary = 'Write the CRDs of our own kinds (generated from the zod schemas)';
 
-export const usage = `Usage: dynamo-fn crds [--out DIR] [--lpx-out DIR] [--stdout]
+export const usage = `Usage: dynamo-fn crds [--out DIR | --stdout]
 
 Generates the CustomResourceDefinitions of the kinds this control plane owns from their zod
 schemas (structural schema, CEL rules, short names, printer columns, status subresource).
 
 Options:
-  --out DIR    directory to write one YAML file per CRD into (default "infra/crds")
-  --lpx-out DIR
-               directory for the CRDs installed only with lpx.enabled=true (LPXGraphDeployment;
-               default "infra/crds/lpx")
+  --out DIR    directory to write one YAML file per CRD into (default "infra/chart/files/crds",
+               which the Helm chart installs; CRDs behind a feature gate (LPX: lpx.enabled,
+               Runs and Candidates: dgdrV1Beta2.enabled) carry the annotation
+               dynamo-fn.nvidia.com/feature-gate and are installed only with it on)
   --stdout     print the CRDs as a YAML stream instead of writing files
   -h, --help   show this help`;
 
@@ -31,29 +31,27 @@ export function crdFileText(crd: Record<string, unknown>): string {
 export async function run(argv: readonly string[]): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { out: { type: 'string', default: 'infra/crds' }, 'lpx-out': { type: 'string', default: 'infra/crds/lpx' }, stdout: { type: 'boolean', default: false } } }));
+    ({ values } = parseArgs({ args: [...argv], options: { out: { type: 'string', default: 'infra/chart/files/crds' }, stdout: { type: 'boolean', default: false } } }));
   } catch (error) {
     process.stderr.write(`dynamo-fn crds: ${(error as Error).message}\n\n${usage}\n`);
     return 1;
   }
   const crds = ownCrds();
   if (values.stdout) {
-    process.stdout.write([...Object.values(crds), ...Object.values(lpxCrds())].map((crd) => stringify(crd, { lineWidth: 0 })).join('---\n'));
+    process.stdout.write(Object.values(crds).map((crd) => stringify(crd, { lineWidth: 0 })).join('---\n'));
     return 0;
   }
-  for (const [out, set] of [[values.out, crds], [values['lpx-out'], lpxCrds()]] as const) {
-    const dir = resolve(out);
-    try {
-      await mkdir(dir, { recursive: true });
-      for (const [file, crd] of Object.entries(set)) {
-        await writeFile(join(dir, file), crdFileText(crd));
-        process.stderr.write(`wrote ${join(out, file)}\n`);
-      }
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      process.stderr.write(`dynamo-fn crds: cannot write to ${out}: ${code === 'EEXIST' || code === 'ENOTDIR' ? 'not a directory' : (error as Error).message}\n`);
-      return 1;
+  const dir = resolve(values.out);
+  try {
+    await mkdir(dir, { recursive: true });
+    for (const [file, crd] of Object.entries(crds)) {
+      await writeFile(join(dir, file), crdFileText(crd));
+      process.stderr.write(`wrote ${join(values.out, file)}\n`);
     }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    process.stderr.write(`dynamo-fn crds: cannot write to ${values.out}: ${code === 'EEXIST' || code === 'ENOTDIR' ? 'not a directory' : (error as Error).message}\n`);
+    return 1;
   }
   return 0;
 }

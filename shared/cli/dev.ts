@@ -24,6 +24,10 @@ import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type G
 import { createLineLog } from '../../test/harness/log.js';
 import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
+import { DEV_CHART_NAMESPACE, installDevChart } from './dev-chart.js';
+import { REPO_ROOT } from '../../test/harness/binaries.js';
+import path from 'node:path';
+import { readdir } from 'node:fs/promises';
 import { startDevProfile } from './dev-profile.js';
 
 export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
@@ -33,7 +37,7 @@ export const usage = `Usage: dynamo-fn dev [options]
 Starts everything the product needs on this machine, on 127.0.0.1 only:
   1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
      (npm run kube:build);
-  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/crds,
+  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/chart/files/crds,
      DGD v1alpha1 converted by the admission function's /convert, served on 127.0.0.1 over TLS),
      Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
      Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
@@ -65,6 +69,10 @@ Options:
                       --wait waits until each is Deploying or Failed
   --lpx-enabled       run with the feature gate lpx.enabled=true (installs a test-only
                       LpuPipelineRequest CRD in place of the LPX scheduler's)
+  --chart             install through the Helm chart (infra/chart) as on a cluster: its
+                      RBAC, Knative objects and webhook configurations; the admission
+                      webhooks call an admission server on loopback, and the reconcile
+                      function runs with the chart ServiceAccount's token
   --verbose           debug logs (every event delivery)
   -h, --help          show this help`;
 
@@ -135,6 +143,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'timeout-seconds': { type: 'string', default: '120' },
         'resync-seconds': { type: 'string', default: '30' },
         'lpx-enabled': { type: 'boolean', default: false },
+        chart: { type: 'boolean', default: false },
         'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
         profiler: { type: 'string' },
@@ -188,8 +197,12 @@ export async function run(argv: readonly string[]): Promise<number> {
   const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
   const plane = await startControlPlane({
     binaries,
-    // With --lpx-enabled, the test-only LpuPipelineRequest CRD stands in for the LPX scheduler's.
-    crdFiles: [...(await defaultCrdFiles()), ...(values['lpx-enabled'] ? await lpxCrdFiles() : [])],
+    // With --chart our CRDs come from the chart, as on a cluster; with --lpx-enabled, the
+    // test-only LpuPipelineRequest CRD stands in for the LPX scheduler's.
+    crdFiles: [
+      ...(await defaultCrdFiles()).filter((file) => !values.chart || !file.startsWith(path.join(REPO_ROOT, 'infra', 'chart', 'files', 'crds'))),
+      ...(values['lpx-enabled'] ? await lpxCrdFiles() : []),
+    ],
     conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
@@ -210,15 +223,23 @@ export async function run(argv: readonly string[]): Promise<number> {
   };
   const parts: { close: () => Promise<void> }[] = [];
   try {
+    // One client for what dev itself writes and reads, on the control plane's loaded config.
+    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    // The namespaces of the examples, so the kubectl lines below work as printed.
+    await ensureNamespaces(kube, await exampleNamespaces(), log);
+    let reconcileKubeconfigPath = plane.kubeconfigPath;
+    if (values.chart) {
+      const admission = { url: `https://127.0.0.1:${conversion.port}`, caPem: certs.caPem };
+      const chart = await installDevChart({ kubeconfigPath: plane.kubeconfigPath, kubeConfig: plane.kubeConfig, kube, dir: plane.dir, lpxEnabled: values['lpx-enabled'], admission, log });
+      reconcileKubeconfigPath = chart.reconcileKubeconfigPath;
+    }
     const server = await startFunctionServer(reconcile, {
-      config: defaultConfig({ port: 0, kubeconfigPath: plane.kubeconfigPath, lpxEnabled: values['lpx-enabled'] }),
+      config: defaultConfig({ port: 0, kubeconfigPath: reconcileKubeconfigPath, lpxEnabled: values['lpx-enabled'] }),
       log: functionLog,
       host: '127.0.0.1',
     });
     parts.push(server);
     log.info({ url: server.url }, 'Started function reconcile');
-    // One client for what dev itself writes and reads, on the control plane's loaded config.
-    const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
     // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
     const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
     if (profiler !== undefined) parts.push(profiler);
@@ -241,8 +262,10 @@ export async function run(argv: readonly string[]): Promise<number> {
 
     process.stderr.write(
       `\nThe control plane is running.\n  export KUBECONFIG=${plane.kubeconfigPath}\n` +
-        `  kubectl apply --server-side -f examples/vllm-aggregated.yaml\n` +
-        `  kubectl get dgd,podcliquesets,services -A\n${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
+        `  kubectl apply --server-side -f ${path.join(REPO_ROOT, 'examples', 'vllm-aggregated.yaml')}\n` +
+        `  kubectl get dgd,podcliquesets,services -A\n` +
+        (values.chart ? `  npx dynamo-fn status -n ${DEV_CHART_NAMESPACE}\n` : '') +
+        `${values.wait ? '' : 'Press Ctrl-C to stop.\n'}\n`,
     );
 
     if (binaries.kwok !== undefined) {
@@ -267,6 +290,29 @@ export async function run(argv: readonly string[]): Promise<number> {
     log.error({ err: error }, 'Failed to start');
     await stopAll(parts);
     return 1;
+  }
+}
+
+/** The namespaces the example DGDs (examples/*.yaml) live in. */
+async function exampleNamespaces(): Promise<string[]> {
+  const dir = path.join(REPO_ROOT, 'examples');
+  const names = new Set<string>();
+  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()) {
+    const input = readKubeObjects(await readFile(path.join(dir, file), 'utf8'), file);
+    for (const { object } of input.objects) {
+      const namespace = (object['metadata'] as { namespace?: unknown } | undefined)?.namespace;
+      if (typeof namespace === 'string' && namespace !== '') names.add(namespace);
+    }
+  }
+  return [...names].sort();
+}
+
+/** Creates each namespace that does not exist yet. */
+async function ensureNamespaces(kube: Kube, names: readonly string[], log: ReturnType<typeof createLineLog>): Promise<void> {
+  for (const name of names) {
+    if ((await kube.get({ apiVersion: 'v1', kind: 'Namespace', name })) !== undefined) continue;
+    await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    log.info({ name }, 'Created Namespace');
   }
 }
 
@@ -316,7 +362,7 @@ async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeou
       if (ready !== undefined && podCliqueSets.length > 0) {
         log.info({ dgd: key, podCliqueSets: podCliqueSets.map((p) => p.metadata.name).join(','), ready: ready.status, reason: ready.reason, message: ready.message }, 'Reconciled DynamoGraphDeployment');
         pending.delete(key);
-      } else if (ready?.reason === 'InvalidSpec' || ready?.reason === 'failed_to_reconcile_resources') {
+      } else if (ready?.reason === 'InvalidSpec' || ready?.reason === 'failed_to_reconcile_the_resources') {
         log.error({ dgd: key, reason: ready.reason, message: ready.message }, 'DynamoGraphDeployment cannot be reconciled');
         failed.push(key);
         pending.delete(key);

@@ -22,6 +22,9 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   crds: () => import('./crds.js'),
   serve: () => import('./serve.js'),
   'kube-build': () => import('./kube-build.js'),
+  'helm-build': () => import('./helm-build.js'),
+  install: () => import('./install.js'),
+  status: () => import('./status.js'),
   dev: () => import('./dev.js'),
   replay: () => import('./replay.js'),
   'py-setup': () => import('./py-setup.js'),
@@ -29,7 +32,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   profile: () => import('./profile.js'),
 };
 
-const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'kube-build', 'py-setup', 'profile', 'dgd-apply-overrides'] as const;
+const ORDER = ['render', 'crds', 'serve', 'dev', 'replay', 'install', 'status', 'kube-build', 'helm-build', 'py-setup', 'profile', 'dgd-apply-overrides'] as const;
 
 async function topLevelHelp(): Promise<string> {
   const lines = ['Usage: dynamo-fn <command> [options]', '', 'Commands:'];
@@ -42,7 +45,7 @@ async function topLevelHelp(): Promise<string> {
       // A command whose module is not present in this build is simply not listed.
     }
   }
-  lines.push('', "Run 'dynamo-fn <command> --help' for a command's options.");
+  lines.push('', "Run 'dynamo-fn <command> --help' for a command's options; 'dynamo-fn --version' for the version.");
   return lines.join('\n');
 }
 
@@ -52,6 +55,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (name === undefined) {
     process.stderr.write(`${await topLevelHelp()}\n`);
     return 1;
+  }
+  if (name === '--version' || name === 'version') {
+    const { buildInfo } = await import('../runtime/build-info.js');
+    const info = buildInfo();
+    process.stdout.write(`dynamo-fn ${info.version} (Node.js ${info.nodeVersion})\n`);
+    return 0;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${await topLevelHelp()}\n`);

@@ -15,3 +15,4 @@ export * from './lpx/index.js';
 export * from './v1beta2/index.js';
 export * from './dgdsa.js';
 export * from './dgdr/index.js';
+export { toKubeTime } from './time.js';

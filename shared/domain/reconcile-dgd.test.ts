@@ -85,10 +85,10 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
           status: 'False',
           reason: 'some_resources_are_not_ready',
           message: 'frontend: resource not found; worker: resource not found',
-          lastTransitionTime: NOW.toISOString(),
+          lastTransitionTime: '2026-11-29T12:00:00Z',
           observedGeneration: 3,
         },
-        { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 },
+        { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
       ],
       components: {
         frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 0, updatedReplicas: 0 },
@@ -260,26 +260,26 @@ describe('ScalingDeferred: "During this wait the operator continues observing wo
     expect(desired.scale).toEqual([]);
     expect(desired.status.state).toBe('pending');
     expect(desired.status.conditions).toEqual([
-      { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'frontend: updating; worker: pods_not_ready', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 },
-      { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 },
+      { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'frontend: updating; worker: pods_not_ready', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
+      { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
     ]);
     expect(desired.status.components?.['worker']).toEqual({ componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 2, updatedReplicas: 2, readyReplicas: 2 });
   });
 
   it('when the rollout completes and Grove acknowledged the generation, the scale write goes out and ScalingDeferred turns False ScalingAllowed', () => {
     const after = withWorkers(5, COHERENT);
-    const deferredBefore = { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: NOW.toISOString() };
+    const deferredBefore = { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: '2026-11-29T12:00:00Z' };
     const stored = { ...after, status: { conditions: [deferredBefore] } };
     const desired = decideDgd(observed(stored, { pcs: aStoredPcs(after, { generation: 3, observedGeneration: 3, strategy: 'Coherent', progress: ENDED }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, LATER);
     expect(desired.scale.map((s) => [s.name, s.replicas])).toEqual([['my-graph-0-worker', 5]]);
-    expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: LATER.toISOString(), observedGeneration: 3 });
+    expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: LATER.toISOString().replace('.000Z', 'Z'), observedGeneration: 3 });
   });
 
   it('without a pending replica change an active Coherent rollout defers nothing: ScalingDeferred=False ScalingAllowed', () => {
     const same = withWorkers(2, COHERENT);
     const desired = decideDgd(observed(same, { pcs: aStoredPcs(same, { generation: 3, observedGeneration: 3, strategy: 'Coherent', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.scale).toEqual([]);
-    expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: NOW.toISOString(), observedGeneration: 3 });
+    expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 });
     expect(desired.status.conditions[0]).toMatchObject({ reason: 'some_resources_are_not_ready' });
   });
 
@@ -312,7 +312,7 @@ describe('ownership: "a Service or PodCliqueSet of the same name that is not con
     expect(desired.status).toEqual({
       observedGeneration: undefined,
       state: 'failed',
-      conditions: [{ type: 'Ready', status: 'False', reason: 'OwnershipConflict', message, lastTransitionTime: NOW.toISOString(), observedGeneration: 3 }],
+      conditions: [{ type: 'Ready', status: 'False', reason: 'OwnershipConflict', message, lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 }],
     });
     expect(desired.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'OwnershipConflict']]);
     expect(desired.permanentFailure).toEqual({ reason: 'OwnershipConflict', message });
@@ -341,9 +341,9 @@ describe('failures and Events', () => {
     expect(desired.scale).toEqual([]);
     expect(desired.status.state).toBe('failed');
     expect(desired.status.observedGeneration).toBe(2);
-    expect(desired.status.conditions).toEqual([{ type: 'Ready', status: 'False', reason: 'failed_to_reconcile_resources', message, lastTransitionTime: NOW.toISOString(), observedGeneration: 3 }]);
+    expect(desired.status.conditions).toEqual([{ type: 'Ready', status: 'False', reason: 'failed_to_reconcile_the_resources', message, lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 }]);
     expect(desired.status.components?.['worker']).toMatchObject({ replicas: 2, readyReplicas: 2 });
-    expect(desired.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'failed_to_reconcile_resources']]);
+    expect(desired.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'failed_to_reconcile_the_resources']]);
   });
 
   it('one Ready transition gives one Event: deciding it twice gives the same Event name; a message-only change gives none', () => {

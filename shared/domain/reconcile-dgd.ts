@@ -35,6 +35,7 @@ import { componentChild, decideScalingGate, isGenerationAcknowledged, isRolloutA
 import { fnv32a, podCliqueSetName, usesScalingGroup } from './names.js';
 import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParent, type OwnedObject } from './ownership.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
+import { toKubeTime } from './time.js';
 import { combineReadiness } from './lpx/readiness.js';
 import { decideDgdLpx } from './lpx/dgd-part.js';
 
@@ -97,7 +98,7 @@ export interface DgdDesired {
 }
 
 /** Ready=False reason when the API server refuses a write (upstream-notes/dgd.md §2.4 failed-to-reconcile-resources). */
-export const REASON_FAILED_TO_RECONCILE = 'failed_to_reconcile_resources';
+export const REASON_FAILED_TO_RECONCILE = 'failed_to_reconcile_the_resources';
 
 type ReadyCondition = Pick<Condition, 'status' | 'reason' | 'message'>;
 
@@ -176,7 +177,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
  * API error): "Unexpected API or admission failures ... report Failed with Ready=False while
  * the failure persists" (dgd-reference "Coherent capacity and disruption"). In: the observed
  * state, the time, and the API server's message(s). Out: nothing to apply
- * or scale; state `failed`; `Ready=False`, reason `failed_to_reconcile_resources`, the message
+ * or scale; state `failed`; `Ready=False`, reason `failed_to_reconcile_the_resources`, the message
  * as given; component status still from the observed children; `observedGeneration` not
  * advanced; a `ScalingDeferred` condition already reported is kept as it is. Pure.
  */
@@ -257,7 +258,7 @@ function condition(type: string, value: ReadyCondition, before: Condition | unde
     status: value.status,
     reason: value.reason,
     message: value.message,
-    lastTransitionTime: flipped ? now.toISOString() : before.lastTransitionTime,
+    lastTransitionTime: flipped ? toKubeTime(now) : before.lastTransitionTime,
     ...(generation === undefined ? {} : { observedGeneration: generation }),
   };
 }

@@ -24,7 +24,7 @@ import type { KubeEvent, ObjectKey } from './contract.js';
 export const RESYNC_EVENT_TYPE = 'dev.dynamo-fn.resync';
 /**
  * The type Knative's PingSource gives its events; it cannot be overridden (only extensions can,
- * through `ceOverrides`), so a ping is a resync request too. infra/ sets the `kind` extension.
+ * through `ceOverrides`), so a ping is a resync request too. the chart (infra/chart/templates/_helpers.tpl) sets the `kind` extension.
  */
 export const PING_EVENT_TYPE = 'dev.knative.sources.ping';
 

@@ -56,3 +56,5 @@ export type { ServeUntilSignalOptions } from './lifecycle.js';
 export type { FunctionServer, FunctionServerOptions } from './server.js';
 
 export { MAX_LOGGED_STRING_CHARS, boundLogFields, truncateForLog } from './log-fields.js';
+export { METRIC_PREFIX, buildInfo, registerBuildInfo } from './build-info.js';
+export type { BuildInfo } from './build-info.js';

@@ -10,11 +10,13 @@
  * | `dynamo_fn_event_duration_seconds` | histogram | function, kind, outcome |
  * | `dynamo_fn_resync_objects_total` | counter | function, kind, outcome |
  * | `dynamo_fn_events_in_flight` | gauge | function |
+ * | `dynamo_fn_build_info` | gauge (1) | function, version, nodejs_version |
  *
  * `outcome` is an {@link EventResult}; `error` is an {@link EventErrorType}.
  * @module
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { registerBuildInfo } from './build-info.js';
 
 /**
  * How the host finished with one request, as logged (`outcome`) and counted:
@@ -58,6 +60,7 @@ export interface RuntimeMetrics {
  */
 export function createRuntimeMetrics(functionName: string, registry: Registry): RuntimeMetrics {
   const registers = [registry];
+  registerBuildInfo(registry, functionName);
   const events = new Counter({
     name: 'dynamo_fn_events_total',
     help: 'Events handled, by function, object kind and outcome',

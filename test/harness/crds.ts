@@ -1,5 +1,5 @@
 /**
- * Which CRD files a test or dev API server gets: ours (`infra/crds/`), Grove's and Knative's
+ * Which CRD files a test or dev API server gets: ours (`infra/chart/files/crds/`), Grove's and Knative's
  * (`../shared/crds/`), and reading CustomResourceDefinition documents out of YAML files.
  *
  * `../shared` is resolved from the repository root, never from the working directory: CI
@@ -67,13 +67,13 @@ export async function groveCrdFiles(groveDir: string = path.join(sharedDir(), 'c
 }
 
 /**
- * Every CRD file the product's API server needs: `infra/crds/**.yaml` (ours; the folder may be
+ * Every CRD file the product's API server needs: `infra/chart/files/crds/**.yaml` (ours; the folder may be
  * absent or empty), Grove (see groveCrdFiles) and Knative (`../shared/crds/knative/*.yaml`).
  */
 export async function defaultCrdFiles(repoRoot: string = REPO_ROOT): Promise<string[]> {
   const crds = path.join(sharedDir(repoRoot), 'crds');
   return [
-    ...(await yamlFilesIn(path.join(repoRoot, 'infra', 'crds'), true)),
+    ...(await yamlFilesIn(path.join(repoRoot, 'infra', 'chart', 'files', 'crds'), true)),
     ...(await groveCrdFiles(path.join(crds, 'grove'))),
     ...(await yamlFilesIn(path.join(crds, 'knative'), false)),
   ];

@@ -1,7 +1,9 @@
 /**
- * The extra CRD file an LPX-enabled API server needs in tests: the test-only LpuPipelineRequest
- * CRD from `test/crds/` (the real one is installed by the LPX scheduler and is not public). Ours
- * (`infra/crds/lpx/`) and Grove's PodGang come with defaultCrdFiles.
+ * The extra CRD files an LPX-enabled API server needs in tests: the test-only LpuPipelineRequest
+ * CRD from `test/crds/` (the real one is installed by the LPX scheduler and is not public). Our
+ * LPXGraphDeployment CRD is in infra/chart/files/crds/ with the others (defaultCrdFiles); the
+ * chart installs it only with lpx.enabled=true. Grove's PodGang CRD comes with
+ * the Grove CRDs of defaultCrdFiles.
  * @module
  */
 import { readdir } from 'node:fs/promises';

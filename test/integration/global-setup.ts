@@ -26,6 +26,10 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** The admin kubeconfig of the run's control plane. */
     kubeconfigPath: string;
+    /** The run's admission server (TLS, loopback; it serves the CRD conversion webhook), e.g. `https://127.0.0.1:PORT`. */
+    admissionUrl: string;
+    /** Base64 of the CA PEM that signed its certificate (a webhook caBundle). */
+    admissionCaBundle: string;
   }
 }
 
@@ -54,6 +58,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw error;
   }
   project.provide('kubeconfigPath', plane.kubeconfigPath);
+  project.provide('admissionUrl', `https://127.0.0.1:${conversion.port}`);
+  project.provide('admissionCaBundle', Buffer.from(certs.caPem).toString('base64'));
   process.env['KUBECONFIG'] = plane.kubeconfigPath;
   return async () => {
     tearingDown = true;

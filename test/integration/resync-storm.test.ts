@@ -103,7 +103,7 @@ describe('200 DGDs exhausting a small Service range (issue 8 part 7: "a resync t
       240_000,
       1_000,
     );
-    const failed = settled.filter((d) => readyOf(d)?.reason === 'failed_to_reconcile_resources');
+    const failed = settled.filter((d) => readyOf(d)?.reason === 'failed_to_reconcile_the_resources');
     const services = await user.list('v1', 'Service', NAMESPACE);
     // A /28 holds 16 addresses: the kubernetes Service and our few, nowhere near 400.
     expect(services.length).toBeLessThan(20);

@@ -1,6 +1,6 @@
 /**
  * The admission chain as the API server runs it, without a cluster, for table tests:
- * 1. our generated CRD schema (infra/crds, v1beta1 openAPIV3Schema) with its structural defaults,
+ * 1. our generated CRD schema (infra/chart/files/crds, v1beta1 openAPIV3Schema) with its structural defaults,
  *    through ajv (x-kubernetes-* keywords stripped; the CEL rules are mirrored by the zod schema
  *    the webhook parses with, and by the restart rule in validateRestart);
  * 2. the mutating webhook's AdmissionReview answer, its JSON Patch applied;
@@ -19,7 +19,7 @@ import { answerAdmissionReview, type AdmissionResponse, type WebhookRoute } from
 
 export type Obj = Record<string, unknown>;
 
-const CRD_FILE = resolve(import.meta.dirname, '../../infra/crds/nvidia.com_dynamographdeployments.yaml');
+const CRD_FILE = resolve(import.meta.dirname, '../../infra/chart/files/crds/nvidia.com_dynamographdeployments.yaml');
 
 /** Rewrites a CRD structural schema into plain JSON Schema ajv understands. */
 function toAjvSchema(node: unknown): unknown {

@@ -195,7 +195,7 @@ describe('admission server: answers', () => {
 
   it('counts reviews on /metrics', async () => {
     const response = await request(`${server.url}/metrics`);
-    expect(await response.body.text()).toMatch(/dynamo_admission_reviews_total\{webhook="validate",version="v1beta1",allowed="false"\} \d+/);
+    expect(await response.body.text()).toMatch(/dynamo_fn_admission_reviews_total\{webhook="validate",version="v1beta1",allowed="false"\} \d+/);
   });
 });
 
@@ -615,7 +615,7 @@ describe('admission server: slow bodies and bursts are bounded', () => {
       expect((await valid.nextResponse(1000)).status).toBe(200);
       expect(performance.now() - startedAt).toBeLessThan(1000);
       const metrics = await request(`${bounded.url}/metrics`);
-      expect(await metrics.body.text()).toMatch(/dynamo_admission_reviews_active 6/);
+      expect(await metrics.body.text()).toMatch(/dynamo_fn_admission_reviews_active 6/);
     } finally {
       for (const connection of slow) connection.socket.destroy();
       await bounded.close();
@@ -638,7 +638,7 @@ describe('admission server: slow bodies and bursts are bounded', () => {
       expect((await first.nextResponse()).status).toBe(200);
       expect((await second.nextResponse()).status).toBe(200);
       const metrics = await request(`${bounded.url}/metrics`);
-      expect(await metrics.body.text()).toMatch(/dynamo_admission_reviews_queued 0/);
+      expect(await metrics.body.text()).toMatch(/dynamo_fn_admission_reviews_queued 0/);
     } finally {
       await bounded.close();
     }

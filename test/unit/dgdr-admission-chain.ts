@@ -1,6 +1,6 @@
 /**
  * The DGDR admission chain as the API server runs it, without a cluster: our generated DGDR CRD
- * schema (infra/crds/nvidia.com_dynamographdeploymentrequests.yaml, through ajv with the
+ * schema (infra/chart/files/crds/nvidia.com_dynamographdeploymentrequests.yaml, through ajv with the
  * x-kubernetes-* keywords stripped), the mutating webhook's JSON Patch, the schema again, then the
  * validating webhook. Also the fixture builder the table uses.
  * @module
@@ -15,7 +15,7 @@ import type { DgdrAdmissionConfig } from '../../shared/domain/index.js';
 
 export type Obj = Record<string, unknown>;
 
-const CRD_FILE = resolve(import.meta.dirname, '../../infra/crds/nvidia.com_dynamographdeploymentrequests.yaml');
+const CRD_FILE = resolve(import.meta.dirname, '../../infra/chart/files/crds/nvidia.com_dynamographdeploymentrequests.yaml');
 
 function toAjvSchema(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(toAjvSchema);

@@ -1,0 +1,26 @@
+# The dynamo-fn image for users with a container engine and registry access. On a machine with
+# neither, infra/image/build.sh builds the same layout from package registries alone (Debian
+# packages, the node npm package, umoci).
+#   docker build -t REGISTRY/dynamo-fn:0.1.0 . && docker push REGISTRY/dynamo-fn:0.1.0
+# Entrypoint: dynamo-fn (e.g. `serve reconcile`); runs as 65532:65532 and writes only to /tmp,
+# so a read-only root filesystem works (the chart mounts an emptyDir on /tmp).
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only (tsx runs the TypeScript sources; there is no build step).
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY bin ./bin
+COPY shared ./shared
+COPY functions ./functions
+COPY infra/chart ./infra/chart
+RUN find . -path ./node_modules -prune -o -name '*.test.ts' -print -delete
+
+FROM gcr.io/distroless/nodejs24-debian12:nonroot
+WORKDIR /app
+COPY --from=build /app /app
+ENV NODE_ENV=production
+USER 65532:65532
+EXPOSE 8080
+ENTRYPOINT ["/nodejs/bin/node", "/app/bin/dynamo-fn.js"]
+CMD ["--help"]

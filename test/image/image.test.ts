@@ -1,0 +1,92 @@
+/**
+ * The OCI image (infra/image/build.sh): built here from package registries only, then its
+ * entrypoint run as the image's user on its root filesystem mounted read-only (with a tmpfs
+ * on /tmp, as the chart's emptyDir), through chroot in a private mount namespace (no container
+ * engine on this machine). Needs root (chroot, mount) and umoci. Runs in the `image` vitest
+ * project, which `npm test` includes when DYNAMO_FN_IMAGE_TEST=1 (the build takes 1-1.5 min).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../support/paths.js';
+
+const version = (JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+let out = '';
+
+function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(file, [...args], { env, timeout: 600_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr }),
+    );
+  });
+}
+
+interface ImageConfig {
+  readonly config: { User?: string; Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; WorkingDir?: string };
+}
+
+async function imageConfig(): Promise<ImageConfig> {
+  const layout = path.join(out, 'oci');
+  const index = JSON.parse(await readFile(path.join(layout, 'index.json'), 'utf8')) as { manifests: { digest: string; annotations?: Record<string, string> }[] };
+  const entry = index.manifests.find((m) => m.annotations?.['org.opencontainers.image.ref.name'] === version);
+  expect(entry).toBeDefined();
+  const blob = (digest: string) => path.join(layout, 'blobs', ...digest.split(':'));
+  const manifest = JSON.parse(await readFile(blob(entry?.digest ?? ''), 'utf8')) as { config: { digest: string } };
+  return JSON.parse(await readFile(blob(manifest.config.digest), 'utf8')) as ImageConfig;
+}
+
+/** Runs the image's entrypoint with `args`, as its user, on its rootfs mounted read-only. */
+async function runEntrypoint(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { config } = await imageConfig();
+  const rootfs = path.join(out, 'rootfs');
+  const [uid, gid] = (config.User ?? '').split(':');
+  const command = [
+    `mount --bind ${rootfs} ${rootfs}`,
+    `mount -o remount,bind,ro ${rootfs}`,
+    `mount -t tmpfs -o size=64m tmpfs ${rootfs}/tmp`,
+    // The image's environment only, then chroot to its root as its user.
+    `exec env -i ${(config.Env ?? []).map((e) => `'${e}'`).join(' ')} /usr/sbin/chroot --userspec=${uid}:${gid} ${rootfs} ${[...(config.Entrypoint ?? []), ...args].map((a) => `'${a}'`).join(' ')}`,
+  ].join(' && ');
+  return run('/usr/bin/unshare', ['--mount', 'sh', '-c', command]);
+}
+
+beforeAll(async () => {
+  out = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-image-'));
+  const built = await run(path.join(repoRoot, 'infra', 'image', 'build.sh'), [out, version]);
+  expect(built.stderr.split('\n').filter((line) => /error|fail/i.test(line))).toEqual([]);
+  expect(built.code).toBe(0);
+}, 600_000);
+
+afterAll(async () => {
+  await rm(out, { recursive: true, force: true });
+});
+
+describe('the OCI image', () => {
+  it('runs dynamo-fn as a non-root user: entrypoint node /app/bin/dynamo-fn.js, user 65532:65532', async () => {
+    const { config } = await imageConfig();
+    expect(config.Entrypoint).toEqual(['/usr/local/bin/node', '/app/bin/dynamo-fn.js']);
+    expect(config.User).toBe('65532:65532');
+    expect(config.WorkingDir).toBe('/app');
+  });
+
+  it('`dynamo-fn --version` runs on a read-only root filesystem and prints the package version', async () => {
+    const result = await runEntrypoint(['--version']);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(new RegExp(`^dynamo-fn ${version.replace(/\./g, '\\.')} \\(Node\\.js v24\\.\\d+\\.\\d+\\)\\n$`));
+    expect(result.code).toBe(0);
+  });
+
+  it('`dynamo-fn serve reconcile --help` prints the serve usage', async () => {
+    const result = await runEntrypoint(['serve', 'reconcile', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: dynamo-fn serve FUNCTION [--port N]');
+  });
+
+  it('cannot write outside /tmp (the root filesystem is read-only)', async () => {
+    const result = await runEntrypoint(['crds', '--out', '/app/written-by-test']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('dynamo-fn crds: cannot write to /app/written-by-test');
+  });
+});

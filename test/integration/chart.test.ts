@@ -1,0 +1,336 @@
+/**
+ * The Helm chart (infra/chart), the one source of the install manifests: `helm lint` and
+ * `helm template` over the values matrix (lpx.enabled x dgdrV1Beta2.enabled), then `helm install`
+ * and `helm upgrade` through that matrix on the real API server with Knative's and cert-manager's
+ * CRDs installed. Knative's and cert-manager's controllers do not run here: the API server checks
+ * every object against their CRD schemas, nothing more (no pods, no certificates are issued).
+ */
+import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, ownCrds } from '../../shared/api/index.js';
+import { createKube, type Kube } from '../../shared/kube/index.js';
+import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
+import { createLineLog } from '../harness/log.js';
+import { testKubeConfig } from '../harness/testing.js';
+import { adoptOwnCrds, externalAdmissionFlags, installCertManagerCrds } from '../support/helm-release.js';
+
+interface Rendered {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { name: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  readonly spec?: Record<string, unknown>;
+  readonly webhooks?: { clientConfig: { service: { path: string } } }[];
+  readonly rules?: unknown[];
+}
+
+const MATRIX = [
+  { name: 'lpx off, v1beta2 off', lpx: false, v1beta2: false },
+  { name: 'lpx on, v1beta2 off', lpx: true, v1beta2: false },
+  { name: 'lpx on, v1beta2 on', lpx: true, v1beta2: true },
+  { name: 'lpx off, v1beta2 on', lpx: false, v1beta2: true },
+] as const;
+
+const setFlags = (row: (typeof MATRIX)[number], extra: readonly string[] = []) => ['--set', [`lpx.enabled=${row.lpx}`, `dgdrV1Beta2.enabled=${row.v1beta2}`, ...extra].join(',')];
+
+const log = createLineLog();
+let helm = '';
+
+beforeAll(async () => {
+  helm = await ensureHelm({ log });
+});
+
+async function template(args: readonly string[], namespace = 'dynamo-system'): Promise<Rendered[]> {
+  const result = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, '--namespace', namespace, ...args]);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return parseAllDocuments(result.stdout)
+    .map((document) => document.toJS() as Rendered | null)
+    .filter((object): object is Rendered => object !== null);
+}
+
+const names = (objects: readonly Rendered[]) => objects.map((o) => `${o.kind} ${o.metadata.name}`).sort();
+
+const BASE_OBJECTS = [
+  'ApiServerSource dynamo-profile',
+  'ApiServerSource dynamo-reconcile',
+  'Broker dynamo',
+  'Certificate dynamo-admission',
+  'ClusterRole dynamo-dgdr-profiling-job',
+  'ClusterRole dynamo-profile',
+  'ClusterRole dynamo-profile-source',
+  'ClusterRole dynamo-reconcile',
+  'ClusterRole dynamo-reconcile-source',
+  'ClusterRoleBinding dynamo-profile',
+  'ClusterRoleBinding dynamo-profile-source',
+  'ClusterRoleBinding dynamo-reconcile',
+  'ClusterRoleBinding dynamo-reconcile-source',
+  'CustomResourceDefinition dynamographdeploymentrequests.nvidia.com',
+  'CustomResourceDefinition dynamographdeployments.nvidia.com',
+  'CustomResourceDefinition dynamographdeploymentscalingadapters.nvidia.com',
+  'Deployment dynamo-admission',
+  'Issuer dynamo-admission-selfsigned',
+  'MutatingWebhookConfiguration dynamo-admission',
+  'NetworkPolicy dynamo-admission',
+  'NetworkPolicy dynamo-functions',
+  'PingSource dynamo-profile-dynamographdeploymentrequest-resync',
+  'PingSource dynamo-reconcile-dynamographdeployment-resync',
+  'PingSource dynamo-reconcile-dynamographdeploymentscalingadapter-resync',
+  'PodDisruptionBudget dynamo-admission',
+  'Service dynamo-admission',
+  'Service dynamo-profile',
+  'Service dynamo-reconcile',
+  'ServiceAccount dynamo-admission',
+  'ServiceAccount dynamo-profile',
+  'ServiceAccount dynamo-profile-source',
+  'ServiceAccount dynamo-reconcile',
+  'ServiceAccount dynamo-reconcile-source',
+  'Trigger dynamo-profile-configmap',
+  'Trigger dynamo-profile-dynamographdeployment',
+  'Trigger dynamo-profile-dynamographdeploymentrequest',
+  'Trigger dynamo-profile-job',
+  'Trigger dynamo-reconcile-dynamographdeployment',
+  'Trigger dynamo-reconcile-dynamographdeploymentscalingadapter',
+  'ValidatingWebhookConfiguration dynamo-admission',
+];
+
+describe('helm lint and template', () => {
+  it.each(MATRIX)('$name: helm lint --strict passes', async (row) => {
+    const result = await runHelm(helm, ['lint', '--strict', CHART_DIR, ...setFlags(row, ['profile.enabled=true', 'cleanup.enabled=true'])]);
+    expect(result.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(result.code).toBe(0);
+  });
+
+  it('renders the admission Deployment, the reconcile and profile functions and their wiring by default, one copy of each', async () => {
+    expect(names(await template([]))).toEqual(BASE_OBJECTS);
+  });
+
+  it.each(MATRIX)('$name: every function gets the feature gates as LPX_ENABLED and DGDR_V1BETA2_ENABLED', async (row) => {
+    const objects = await template(setFlags(row, ['profile.enabled=true', 'cleanup.enabled=true']));
+    const containers = workloads(objects).flatMap((w) => w.containers);
+    expect(containers.length).toBeGreaterThanOrEqual(3);
+    for (const container of containers) {
+      const env = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
+      expect(env).toEqual(expect.objectContaining({ LPX_ENABLED: String(row.lpx), DGDR_V1BETA2_ENABLED: String(row.v1beta2) }));
+    }
+  });
+
+  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs and Candidates under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
+    const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
+    expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
+    const on = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
+    expect(sourceKinds(on, 'dynamo-profile')).toEqual(['ConfigMap', 'DynamoGraphDeployment', 'DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun', 'Job']);
+    const source = on.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-profile');
+    expect((source?.spec?.['resources'] as { kind: string; selector?: unknown }[]).find((r) => r.kind === 'Job')?.selector).toEqual({ matchLabels: { app: 'dynamo-profiler' } });
+    expect(sourceKinds(on, 'dynamo-cleanup')).toEqual(['DynamoGraphDeploymentRun', 'LPXGraphDeployment']);
+    expect(names(on)).toEqual(expect.arrayContaining(['PingSource dynamo-cleanup-run-retention', 'PingSource dynamo-cleanup-lpx-deadlines', 'Service dynamo-profile', 'Service dynamo-cleanup']));
+    // Only kinds with a resync route get a resync PingSource.
+    expect(names(on).filter((n) => n.startsWith('PingSource dynamo-profile'))).toEqual([
+      'PingSource dynamo-profile-dynamographdeploymentcandidate-resync',
+      'PingSource dynamo-profile-dynamographdeploymentrequest-resync',
+      'PingSource dynamo-profile-dynamographdeploymentrun-resync',
+    ]);
+    // With neither gate there is nothing for cleanup to do.
+    const bare = names(await template(['--set', 'cleanup.enabled=true']));
+    expect(bare.filter((n) => n.includes('cleanup'))).toEqual([]);
+  });
+
+  it("the reconcile ApiServerSource watches only the kinds the reconcile function's routes take (the LPX ones with lpx.enabled)", async () => {
+    const { default: reconcile } = await import('../../functions/reconcile/index.js');
+    expect(sourceKinds(await template(['--set', 'lpx.enabled=true']), 'dynamo-reconcile')).toEqual(reconcile.routes.map((route) => route.kind).sort());
+    expect(sourceKinds(await template([]), 'dynamo-reconcile')).toEqual(['DynamoGraphDeployment', 'DynamoGraphDeploymentScalingAdapter']);
+  });
+
+  it('each Trigger filters on its kind and function and calls that function; the Broker has the class and delivery of the values', async () => {
+    const objects = await template(['--set', 'broker.class=Kafka']);
+    const trigger = objects.find((o) => o.kind === 'Trigger' && o.metadata.name === 'dynamo-reconcile-dynamographdeployment');
+    expect(trigger?.spec).toEqual({
+      broker: 'dynamo',
+      filter: { attributes: { kind: 'DynamoGraphDeployment', dynamofunction: 'reconcile' } },
+      subscriber: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'dynamo-reconcile' } },
+    });
+    const broker = objects.find((o) => o.kind === 'Broker');
+    expect(broker?.metadata.annotations).toEqual({ 'eventing.knative.dev/broker.class': 'Kafka' });
+    expect(broker?.spec).toEqual({ delivery: { retry: 10, backoffPolicy: 'exponential', backoffDelay: 'PT0.2S', timeout: 'PT30S' } });
+  });
+
+  it('the reconcile Knative Service scales to zero with concurrency and timeout set', async () => {
+    const service = (await template([])).find((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1' && o.metadata.name === 'dynamo-reconcile');
+    const revision = (service?.spec as { template: { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> } }).template;
+    expect(revision.metadata.annotations).toEqual({
+      'autoscaling.knative.dev/class': 'kpa.autoscaling.knative.dev',
+      'autoscaling.knative.dev/min-scale': '0',
+      'autoscaling.knative.dev/max-scale': '10',
+      'autoscaling.knative.dev/target': '8',
+    });
+    expect(revision.spec).toEqual(expect.objectContaining({ containerConcurrency: 16, timeoutSeconds: 120, serviceAccountName: 'dynamo-reconcile' }));
+  });
+
+  it('every workload runs non-root, without privilege escalation, on a read-only root filesystem, with seccomp RuntimeDefault and no capabilities', async () => {
+    const objects = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
+    for (const { name, containers } of workloads(objects)) {
+      for (const container of containers) {
+        expect(container.securityContext, name).toEqual(
+          expect.objectContaining({
+            runAsNonRoot: true,
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+            seccompProfile: { type: 'RuntimeDefault' },
+          }),
+        );
+      }
+    }
+  });
+
+  it('the webhook configurations point at the paths the admission function serves, with the CA injected from the admission Certificate', async () => {
+    const { webhookPath } = await import('../../functions/admission/index.js');
+    const configs = (await template([], 'ns-x')).filter((o) => o.kind.endsWith('WebhookConfiguration'));
+    expect(configs.flatMap((c) => c.webhooks?.map((w) => w.clientConfig.service.path) ?? []).sort()).toEqual(
+      (['mutate', 'validate'] as const).flatMap((kind) => [webhookPath({ kind, version: 'v1beta1' }), webhookPath({ kind, version: 'v1beta1', resource: 'dynamographdeploymentrequests' })]).sort(),
+    );
+    for (const config of configs) expect(config.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('ns-x/dynamo-admission');
+  });
+
+  it('installs our CRDs exactly as `dynamo-fn crds` generates them (all of them with both gates on), kept on uninstall (helm.sh/resource-policy: keep)', async () => {
+    const crds = (await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true'])).filter((o) => o.kind === 'CustomResourceDefinition');
+    const generated = Object.values(ownCrds()) as unknown as Rendered[];
+    expect(crds.map((crd) => crd.metadata.name).sort()).toEqual(generated.map((crd) => crd.metadata.name).sort());
+    expect(OWN_CRDS.length).toBe(generated.length);
+    for (const crd of crds) {
+      const source = generated.find((g) => g.metadata.name === crd.metadata.name);
+      expect(crd.spec).toEqual(source?.spec);
+      expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    }
+  });
+});
+
+describe('chart CRD template (templates/crds.yaml), on a copy of the chart with extra CRD files', () => {
+  // Stand-ins for kinds other branches add: one with a conversion webhook (DGD v1alpha1 served
+  // through functions/admission /convert), one behind the lpx gate (ANNOTATION_CRD_FEATURE_GATE).
+  const conversionCrd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'converteds.nvidia.com' },
+    spec: {
+      group: 'nvidia.com',
+      names: { kind: 'Converted', plural: 'converteds' },
+      scope: 'Namespaced',
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { name: 'placeholder', namespace: 'placeholder', path: '/convert' } } } },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+    },
+  };
+  const gatedCrd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gateds.nvidia.com', annotations: { [ANNOTATION_CRD_FEATURE_GATE]: 'lpx' } },
+    spec: { group: 'nvidia.com', names: { kind: 'Gated', plural: 'gateds' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+  };
+  let chartCopy = '';
+
+  beforeAll(async () => {
+    chartCopy = path.join(await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-chart-')), 'chart');
+    await cp(CHART_DIR, chartCopy, { recursive: true });
+    await writeFile(path.join(chartCopy, 'files', 'crds', 'nvidia.com_converteds.yaml'), stringify(conversionCrd));
+    await writeFile(path.join(chartCopy, 'files', 'crds', 'nvidia.com_gateds.yaml'), stringify(gatedCrd));
+  });
+  afterAll(async () => {
+    await rm(path.dirname(chartCopy), { recursive: true, force: true });
+  });
+
+  const crdsOf = async (args: readonly string[]) => {
+    const result = await runHelm(helm, ['template', 'dynamo-fn', chartCopy, '--namespace', 'ns-y', '--show-only', 'templates/crds.yaml', ...args]);
+    expect(result.code).toBe(0);
+    return parseAllDocuments(result.stdout).map((d) => d.toJS() as Rendered).filter((o) => o !== null);
+  };
+
+  it("a CRD's conversion webhook calls this release's admission Service, with the CA injected from its Certificate", async () => {
+    const crd = (await crdsOf([])).find((o) => o.metadata.name === 'converteds.nvidia.com');
+    expect(crd?.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('ns-y/dynamo-admission');
+    expect((crd?.spec?.['conversion'] as { webhook: { clientConfig: unknown } }).webhook.clientConfig).toEqual({ service: { name: 'dynamo-admission', namespace: 'ns-y', path: '/convert' } });
+  });
+
+  it('a CRD behind a feature gate is installed only when the gate is on', async () => {
+    expect((await crdsOf(['--set', 'lpx.enabled=false'])).map((o) => o.metadata.name)).not.toContain('gateds.nvidia.com');
+    expect((await crdsOf(['--set', 'lpx.enabled=true'])).map((o) => o.metadata.name)).toContain('gateds.nvidia.com');
+  });
+});
+
+describe('helm install and upgrade on the real API server', () => {
+  const kubeConfig = testKubeConfig();
+  const kube: Kube = createKube(kubeConfig, { fieldManager: 'chart-test' });
+  const namespace = `dynamo-chart-${randomBytes(3).toString('hex')}`;
+  const release = 'dynamo-fn';
+  let kubeconfig = '';
+  let installed = false;
+
+  beforeAll(async () => {
+    kubeconfig = process.env['KUBECONFIG'] ?? '';
+    // cert-manager's CRDs (from its Go module's deploy/crds), as a cluster with cert-manager has them.
+    await installCertManagerCrds(kube, log);
+    await adoptOwnCrds(kube, release, namespace);
+  });
+
+  afterAll(async () => {
+    // The release's webhooks (failurePolicy Fail, no pods behind them here) would deny every DGD
+    // write of later test files: uninstall.
+    if (installed) {
+      const result = await runHelm(helm, ['uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s'], { kubeconfig });
+      expect(result.stderr).toBe('');
+    }
+  });
+
+  it.each(MATRIX)('$name: helm upgrade --install applies every object in one step, and each is stored', async (row) => {
+    const result = await runHelm(
+      helm,
+      ['upgrade', '--install', release, CHART_DIR, '--namespace', namespace, '--create-namespace', ...setFlags(row, ['profile.enabled=true', 'cleanup.enabled=true']), ...externalAdmissionFlags(inject('admissionUrl'), inject('admissionCaBundle')), '--timeout', '90s'],
+      { kubeconfig },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    installed = true;
+    const manifest = await runHelm(helm, ['get', 'manifest', release, '--namespace', namespace], { kubeconfig });
+    const objects = parseAllDocuments(manifest.stdout)
+      .map((d) => d.toJS() as Rendered | null)
+      .filter((o): o is Rendered => o !== null);
+    expect(objects.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual(expect.arrayContaining(BASE_OBJECTS));
+    const missing: string[] = [];
+    for (const object of objects) {
+      const stored = await kube.get({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name, ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) });
+      if (stored === undefined) missing.push(`${object.kind} ${object.metadata.name}`);
+    }
+    expect(missing).toEqual([]);
+    const lpxEnv = objects.filter((o) => o.kind === 'Deployment').flatMap((o) => JSON.stringify(o)).join('');
+    expect(lpxEnv).toContain(`"name":"LPX_ENABLED","value":"${row.lpx}"`);
+  });
+
+  it('helm uninstall removes the release but keeps the CRDs (and so every DGD)', async () => {
+    const result = await runHelm(helm, ['uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s'], { kubeconfig });
+    expect(result.code).toBe(0);
+    installed = false;
+    expect(await kube.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: 'dynamo-admission' })).toBeUndefined();
+    expect(await kube.get({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', namespace, name: 'dynamo-reconcile' })).toBeUndefined();
+    expect(await kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'dynamographdeployments.nvidia.com' })).toBeDefined();
+  });
+});
+
+interface Container {
+  readonly name: string;
+  readonly env: { name: string; value?: string }[];
+  readonly securityContext?: Record<string, unknown>;
+}
+
+/** The containers of every Deployment and Knative Service in a rendering. */
+function workloads(objects: readonly Rendered[]): { name: string; containers: Container[] }[] {
+  return objects
+    .filter((o) => o.kind === 'Deployment' || (o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1'))
+    .map((o) => ({ name: `${o.kind} ${o.metadata.name}`, containers: (o.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers }));
+}
+
+function sourceKinds(objects: readonly Rendered[], name: string): string[] {
+  const source = objects.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === name);
+  return ((source?.spec?.['resources'] as { kind: string }[] | undefined) ?? []).map((r) => r.kind).sort();
+}
