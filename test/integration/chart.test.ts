@@ -57,16 +57,19 @@ const names = (objects: readonly Rendered[]) => objects.map((o) => `${o.kind} ${
 const BASE_OBJECTS = [
   'ApiServerSource dynamo-profile',
   'ApiServerSource dynamo-reconcile',
+  'ApiServerSource dynamo-reconcile-children',
   'Broker dynamo',
   'Certificate dynamo-admission',
   'ClusterRole dynamo-dgdr-profiling-job',
   'ClusterRole dynamo-profile',
   'ClusterRole dynamo-profile-source',
   'ClusterRole dynamo-reconcile',
+  'ClusterRole dynamo-reconcile-children-source',
   'ClusterRole dynamo-reconcile-source',
   'ClusterRoleBinding dynamo-profile',
   'ClusterRoleBinding dynamo-profile-source',
   'ClusterRoleBinding dynamo-reconcile',
+  'ClusterRoleBinding dynamo-reconcile-children-source',
   'ClusterRoleBinding dynamo-reconcile-source',
   'CustomResourceDefinition dynamographdeploymentrequests.nvidia.com',
   'CustomResourceDefinition dynamographdeployments.nvidia.com',
@@ -87,6 +90,7 @@ const BASE_OBJECTS = [
   'ServiceAccount dynamo-profile',
   'ServiceAccount dynamo-profile-source',
   'ServiceAccount dynamo-reconcile',
+  'ServiceAccount dynamo-reconcile-children-source',
   'ServiceAccount dynamo-reconcile-source',
   'Trigger dynamo-profile-configmap',
   'Trigger dynamo-profile-dynamographdeployment',
@@ -94,6 +98,10 @@ const BASE_OBJECTS = [
   'Trigger dynamo-profile-job',
   'Trigger dynamo-reconcile-dynamographdeployment',
   'Trigger dynamo-reconcile-dynamographdeploymentscalingadapter',
+  'Trigger dynamo-reconcile-podclique',
+  'Trigger dynamo-reconcile-podcliquescalinggroup',
+  'Trigger dynamo-reconcile-podcliqueset',
+  'Trigger dynamo-reconcile-service',
   'ValidatingWebhookConfiguration dynamo-admission',
 ];
 
@@ -140,7 +148,10 @@ describe('helm lint and template', () => {
 
   it("the reconcile ApiServerSource watches only the kinds the reconcile function's routes take (the LPX ones with lpx.enabled)", async () => {
     const { default: reconcile } = await import('../../functions/reconcile/index.js');
-    expect(sourceKinds(await template(['--set', 'lpx.enabled=true']), 'dynamo-reconcile')).toEqual(reconcile.routes.map((route) => route.kind).sort());
+    // The DGD's children come in through their own Resource-mode source (templates/reconcile/children.yaml).
+    const withLpx = await template(['--set', 'lpx.enabled=true']);
+    expect([...sourceKinds(withLpx, 'dynamo-reconcile'), ...sourceKinds(withLpx, 'dynamo-reconcile-children')].sort()).toEqual(reconcile.routes.map((route) => route.kind).sort());
+    expect(sourceKinds(await template([]), 'dynamo-reconcile-children')).toEqual(['PodClique', 'PodCliqueScalingGroup', 'PodCliqueSet', 'Service']);
     expect(sourceKinds(await template([]), 'dynamo-reconcile')).toEqual(['DynamoGraphDeployment', 'DynamoGraphDeploymentScalingAdapter']);
   });
 

@@ -265,7 +265,12 @@ describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () =>
     const all = grants(chartRules);
     expect(all.length).toBeGreaterThan(0);
     expect(all.filter((g) => g.group === '*' || g.resource === '*' || g.verb === '*' || ['watch', 'deletecollection'].includes(g.verb)).map(label)).toEqual([]);
-    expect(all.filter((g) => g.verb === 'update' || g.verb === 'delete').map(label).sort()).toEqual(['delete nvidia.com/dynamographdeploymentscalingadapters', 'update nvidia.com/dynamographdeployments']);
+    expect(all.filter((g) => g.verb === 'update' || g.verb === 'delete').map(label).sort()).toEqual([
+      'delete core/services',
+      'delete grove.io/podcliquesets',
+      'delete nvidia.com/dynamographdeploymentscalingadapters',
+      'update nvidia.com/dynamographdeployments',
+    ]);
   });
 
   it('is enough: with a TokenRequest token of the chart role, DGD and adapter events and resyncs are Done and every write lands', async () => {
@@ -286,9 +291,18 @@ describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () =>
     expect(full.events).toBeGreaterThan(2);
   });
 
+  /**
+   * Grants this run does not reach, each needed on a path another test proves under the admin
+   * token: a replica change through Grove's scale subresources needs PodCliques, which only
+   * Grove creates (test/integration/lifecycle.test.ts acts as Grove), and deleting a child the
+   * DGD no longer renders needs a rendered component removed (lifecycle.test.ts). Running them
+   * under this role is the next step; until then they are listed, not assumed.
+   */
+  const NOT_EXERCISED_HERE = ['patch grove.io/podcliques/scale', 'patch grove.io/podcliquescalinggroups/scale', 'delete grove.io/podcliquesets', 'delete core/services'];
+
   it('grants no verb beyond what the function uses: without any one grant, the same run comes out differently', async () => {
     const unneeded: string[] = [];
-    for (const grant of grants(chartRules)) {
+    for (const grant of grants(chartRules).filter((g) => !NOT_EXERCISED_HERE.includes(label(g)))) {
       const result = await runReconcileAs(await serviceAccountWith(without(chartRules, grant)));
       if (JSON.stringify(result) === JSON.stringify(full)) unneeded.push(label(grant));
     }
