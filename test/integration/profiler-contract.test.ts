@@ -93,8 +93,14 @@ function phaseOf(object: KubeObject | undefined): string | undefined {
   return (object?.['status'] as { phase?: string } | undefined)?.phase;
 }
 
-/** Acts as Grove: one PodClique per clique of the PodCliqueSet, all pods ready. */
+/**
+ * Acts as Grove: acknowledges the PodCliqueSet's generation (dgd-reference "Coherent capacity
+ * and disruption": until Grove does, ready cliques read as still updating), then one PodClique
+ * per clique, all pods ready.
+ */
 async function actAsGrove(pcs: KubeObject): Promise<void> {
+  const namespaceOfPcs = pcs.metadata.namespace ?? namespace;
+  await grove.applyStatus({ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', metadata: { name: pcs.metadata.name, namespace: namespaceOfPcs }, status: { observedGeneration: pcs.metadata.generation ?? 1 } }, { force: true });
   const cliques = ((pcs['spec'] as { template: { cliques: { name: string; spec: Record<string, unknown> }[] } }).template.cliques);
   for (const clique of cliques) {
     const name = `${pcs.metadata.name}-0-${clique.name}`;
