@@ -1,7 +1,7 @@
 /**
  * Reconcile benchmark (not a test): 500 DGDs on the real API server (etcd + kube-apiserver on
  * loopback, as the integration tests run them) converged by the reconcile function in one
- * resync (`RESYNC_CONCURRENCY` 8: list, then per DGD get, list children, apply PodCliqueSet and
+ * resync, repeated until all converge (`RESYNC_CONCURRENCY` 8: list, then per DGD get, list children, apply PodCliqueSet and
  * Services, status, Event), beside 500 bare server-side applies of the same rendered objects at
  * the same concurrency, measured in one run.
  * Aim (issue 12): at most 1.3x the bare applies' time.
@@ -41,7 +41,8 @@ function aGraph(namespace: string, index: number): ApplyObject {
 
 export async function runReconcileBench(dgds: number): Promise<string> {
   const log = createLineLog({ verbose: false });
-  const plane = await startControlPlane({ crdFiles: await defaultCrdFiles(), log, withControllerManager: false });
+  // 500 DGDs with two Services each, twice (bare and ours): more than a /24 holds.
+  const plane = await startControlPlane({ crdFiles: await defaultCrdFiles(), log, withControllerManager: false, serviceClusterIpRange: '10.0.0.0/16' });
   try {
     const kube = createKube(plane.kubeConfig, { fieldManager: 'bench' });
     for (const namespace of ['bare', 'ours']) await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
@@ -68,21 +69,28 @@ export async function runReconcileBench(dgds: number): Promise<string> {
       host: '127.0.0.1',
     });
     try {
+      // A resync reconciles and reports each DGD on its own (a failure goes on that DGD's status
+      // and waits for the next resync), so converging may take more than one: send resyncs, as
+      // the PingSource would, until every DGD has its PodCliqueSet (at most 5).
       const started = performance.now();
-      const answer = await request(`${server.url}/`, {
-        method: 'POST',
-        headers: { 'ce-id': 'bench-resync', 'ce-specversion': '1.0', 'ce-type': RESYNC_EVENT_TYPE, 'ce-source': '/bench', 'content-type': 'application/json' },
-        body: '{}',
-        headersTimeout: 600_000,
-        bodyTimeout: 600_000,
-      });
-      await answer.body.text();
+      let resyncs = 0;
+      for (let pcsCount = 0; pcsCount < dgds; ) {
+        if (resyncs === 5) throw new Error(`after 5 resyncs ${pcsCount} PodCliqueSets of ${dgds}`);
+        resyncs += 1;
+        const answer = await request(`${server.url}/`, {
+          method: 'POST',
+          headers: { 'ce-id': `bench-resync-${resyncs}`, 'ce-specversion': '1.0', 'ce-type': RESYNC_EVENT_TYPE, 'ce-source': '/bench', 'content-type': 'application/json' },
+          body: '{}',
+          headersTimeout: 600_000,
+          bodyTimeout: 600_000,
+        });
+        await answer.body.text();
+        if (answer.statusCode !== 204) throw new Error(`resync answered ${answer.statusCode}`);
+        pcsCount = (await kube.list('grove.io/v1alpha1', 'PodCliqueSet', 'ours')).length;
+      }
       const oursSeconds = (performance.now() - started) / 1000;
-      if (answer.statusCode !== 204) throw new Error(`resync answered ${answer.statusCode}`);
-      const pcs = await kube.list('grove.io/v1alpha1', 'PodCliqueSet', 'ours');
-      if (pcs.length !== dgds) throw new Error(`resync left ${pcs.length} PodCliqueSets of ${dgds}`);
-      return renderTable(`Reconcile (${dgds} DGDs, one resync, concurrency ${CONCURRENCY}, real API server on loopback)`, [
-        { name: `converge ${dgds} DGDs`, value: oursSeconds, unit: 's', baseline: { name: `${dgds} bare applies of the rendered objects`, value: bareSeconds }, aim: { text: '<= 1.3x', isMet: oursSeconds <= 1.3 * bareSeconds } },
+      return renderTable(`Reconcile (${dgds} DGDs by resync, concurrency ${CONCURRENCY}, real API server on loopback)`, [
+        { name: `converge ${dgds} DGDs (${resyncs} resync${resyncs === 1 ? '' : 's'})`, value: oursSeconds, unit: 's', baseline: { name: `${dgds} bare applies of the rendered objects`, value: bareSeconds }, aim: { text: '<= 1.3x', isMet: oursSeconds <= 1.3 * bareSeconds } },
       ]);
     } finally {
       await server.close();

@@ -1,7 +1,10 @@
 // `npm run build`: bundles the CLI (shared/cli/bundle-entry.ts) with its dependencies into
 // dist/dynamo-fn.mjs for images and cold starts (no TypeScript transpile at start). esbuild is
 // the bundler tsx already runs on. CommonJS dependencies need `require`, so the banner makes one.
+import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
+
+const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 
 const started = Date.now();
 const result = await build({
@@ -14,6 +17,8 @@ const result = await build({
   sourcemap: 'linked',
   legalComments: 'linked',
   metafile: true,
+  // The version the sources read from package.json (shared/runtime/build-info.ts).
+  define: { __DYNAMO_FN_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
   banner: { js: "import { createRequire as __dynamoFnCreateRequire } from 'node:module'; const require = __dynamoFnCreateRequire(import.meta.url);" },
 });

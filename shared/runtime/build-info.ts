@@ -26,7 +26,11 @@ let cached: BuildInfo | undefined;
  * Reads the version from the package.json two folders up from this file (the repository root,
  * or /app in the image). Failures: throws when package.json is missing or has no version.
  */
+/** Set by `npm run build` (scripts/build.mjs, esbuild `define`): a bundle has no package.json beside it. */
+declare const __DYNAMO_FN_VERSION__: string | undefined;
+
 export function buildInfo(): BuildInfo {
+  if (cached === undefined && typeof __DYNAMO_FN_VERSION__ === 'string') cached = { version: __DYNAMO_FN_VERSION__, nodeVersion: process.version };
   if (cached === undefined) {
     const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json');
     const version = (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version;
