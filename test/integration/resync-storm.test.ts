@@ -41,8 +41,8 @@ beforeAll(async () => {
   plane = await startControlPlane({
     binaries: await ensureKubeBinaries({ log: lineLog }),
     crdFiles: [
-      path.join(repoRoot, 'infra', 'crds', 'nvidia.com_dynamographdeployments.yaml'),
-      path.join(repoRoot, 'infra', 'crds', 'nvidia.com_dynamographdeploymentscalingadapters.yaml'),
+      path.join(repoRoot, 'infra', 'chart', 'files', 'crds', 'nvidia.com_dynamographdeployments.yaml'),
+      path.join(repoRoot, 'infra', 'chart', 'files', 'crds', 'nvidia.com_dynamographdeploymentscalingadapters.yaml'),
       ...(await groveCrdFiles()),
     ],
     log: lineLog,

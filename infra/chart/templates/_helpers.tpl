@@ -114,6 +114,10 @@ spec:
             {{- include "dynamo-fn.env" $root | nindent 12 }}
             - name: RESYNC_CONCURRENCY
               value: {{ $cfg.resyncConcurrency | quote }}
+            # The V8 heap pinned as admission's, so RSS stays under the memory limit
+            # (test/integration/memory.test.ts).
+            - name: NODE_OPTIONS
+              value: {{ $root.Values.functionNodeOptions | quote }}
             {{- with .env }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
