@@ -144,19 +144,7 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
   ];
   const alpha = toStructuralSchema(DgdV1Alpha1Schema) as { properties: Record<string, JsonSchema> };
   const description = 'DynamoGraphDeployment is the canonical description of a running Dynamo inference graph.';
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${DGD_PLURAL}.${DYNAMO_GROUP}`, annotations: { 'cert-manager.io/inject-ca-from': `${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name}` } },
-    spec: {
-      group: DYNAMO_GROUP,
-      names: { kind: DGD_KIND, listKind: `${DGD_KIND}List`, plural: DGD_PLURAL, singular: DGD_KIND.toLowerCase(), shortNames: [DGD_SHORT_NAME], categories: [CRD_CATEGORY] },
-      scope: 'Namespaced',
-      conversion: {
-        strategy: 'Webhook',
-        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { ...CONVERSION_WEBHOOK_SERVICE } } },
-      },
-      versions: [
+  return webhookConvertedCrd({ kind: DGD_KIND, plural: DGD_PLURAL, shortName: DGD_SHORT_NAME }, [
         {
           name: 'v1beta1',
           served: true,
@@ -173,7 +161,31 @@ export function dynamoGraphDeploymentCrd(): Record<string, unknown> {
           additionalPrinterColumns: structuredClone(DGD_PRINTER_COLUMNS),
           schema: { openAPIV3Schema: objectSchema(description, alpha.properties['spec'] ?? { type: 'object' }, { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }) },
         },
-      ],
+  ]);
+}
+
+/**
+ * The envelope of a namespaced CRD of ours served in several versions through the conversion
+ * webhook of the admission function (`/convert`, CA injected by cert-manager): names, the
+ * `dynamo` category, scope and `conversion`, around the given versions. Pure.
+ */
+export function webhookConvertedCrd(
+  names: { readonly kind: string; readonly plural: string; readonly shortName: string },
+  versions: readonly Record<string, unknown>[],
+): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${names.plural}.${DYNAMO_GROUP}`, annotations: { 'cert-manager.io/inject-ca-from': `${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name}` } },
+    spec: {
+      group: DYNAMO_GROUP,
+      names: { kind: names.kind, listKind: `${names.kind}List`, plural: names.plural, singular: names.kind.toLowerCase(), shortNames: [names.shortName], categories: [CRD_CATEGORY] },
+      scope: 'Namespaced',
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { ...CONVERSION_WEBHOOK_SERVICE } } },
+      },
+      versions,
     },
   };
 }

@@ -8,8 +8,7 @@
  * (`+kubebuilder:resource:shortName=dgdr`, `+kubebuilder:printcolumn`); dgdr-reference "Spec reference".
  * @module
  */
-import { CRD_CATEGORY, DYNAMO_GROUP } from './constants.js';
-import { CONVERSION_WEBHOOK_SERVICE, toStructuralSchema } from './crd.js';
+import { toStructuralSchema, webhookConvertedCrd } from './crd.js';
 import { DGDR_KIND, DGDR_PLURAL, DGDR_PRINTER_COLUMNS, DGDR_SHORT_NAME, DgdrSpecSchema, DgdrStatusSchema } from './dgdr.js';
 
 /** The DGDR CRD as a plain object (apiextensions.k8s.io/v1). Pure. */
@@ -23,19 +22,7 @@ export function dynamoGraphDeploymentRequestCrd(): Record<string, unknown> {
     dgd['x-kubernetes-embedded-resource'] = true;
     dgd['x-kubernetes-preserve-unknown-fields'] = true;
   }
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${DGDR_PLURAL}.${DYNAMO_GROUP}`, annotations: { 'cert-manager.io/inject-ca-from': `${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name}` } },
-    spec: {
-      group: DYNAMO_GROUP,
-      names: { kind: DGDR_KIND, listKind: `${DGDR_KIND}List`, plural: DGDR_PLURAL, singular: DGDR_KIND.toLowerCase(), shortNames: [DGDR_SHORT_NAME], categories: [CRD_CATEGORY] },
-      scope: 'Namespaced',
-      conversion: {
-        strategy: 'Webhook',
-        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { ...CONVERSION_WEBHOOK_SERVICE } } },
-      },
-      versions: [
+  return webhookConvertedCrd({ kind: DGDR_KIND, plural: DGDR_PLURAL, shortName: DGDR_SHORT_NAME }, [
         {
           name: 'v1beta1',
           served: true,
@@ -84,7 +71,5 @@ export function dynamoGraphDeploymentRequestCrd(): Record<string, unknown> {
             },
           },
         },
-      ],
-    },
-  };
+  ]);
 }
