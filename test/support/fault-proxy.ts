@@ -72,8 +72,23 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Starts the proxy to `target` (`https://127.0.0.1:<port>`), trusting `caPem`. */
-export async function startFaultProxy(options: { readonly target: string; readonly caPem: string; readonly handlers: (stats: FaultProxy['stats']) => RequestHandler[] }): Promise<FaultProxy> {
+/** One request the API server answered through the proxy: method, path with query, status code. */
+export interface ProxiedExchange {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+}
+
+/**
+ * Starts the proxy to `target` (`https://127.0.0.1:<port>`), trusting `caPem`. `observe`, when
+ * given, is told of every request the API server answered (not of injected faults).
+ */
+export async function startFaultProxy(options: {
+  readonly target: string;
+  readonly caPem: string;
+  readonly handlers: (stats: FaultProxy['stats']) => RequestHandler[];
+  readonly observe?: (exchange: ProxiedExchange) => void;
+}): Promise<FaultProxy> {
   const stats: FaultProxy['stats'] = { requests: 0, faults: {} };
   const handlers = options.handlers(stats);
   const dispatcher = new Agent({ connect: { ca: options.caPem } });
@@ -88,6 +103,7 @@ export async function startFaultProxy(options: { readonly target: string; readon
     });
     const responseHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(upstream.headers)) if (typeof value === 'string' && name !== 'transfer-encoding' && name !== 'connection') responseHeaders[name] = value;
+    options.observe?.({ method: req.method ?? 'GET', url: req.url ?? '/', status: upstream.statusCode });
     res.writeHead(upstream.statusCode, responseHeaders);
     for await (const chunk of upstream.body) res.write(chunk);
     res.end();

@@ -1,0 +1,152 @@
+/**
+ * An LPX graph on the real API server for the RBAC tests (test/integration/rbac-*.test.ts):
+ * a hybrid DGD (an ordinary frontend and one LPX engine of agent and conductor roles) reconciled
+ * by the reconcile function's DGD and LPXGD handlers with the given dependencies (so under the
+ * admin token or a ServiceAccount's), and what Grove and the LPX scheduler would write, as
+ * test/integration/lpx.test.ts writes it: Grove's controller and the LPX scheduler do not run
+ * here. As Grove: the scaling group `<pcs>-0-lpx` from the PodCliqueSet template's seed, its
+ * status, and the PodCliqueSet's acknowledged generation; as the scheduler: receipts
+ * (`status.phase`, `observedGeneration`) on pipeline requests.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { DGD_KIND, DGD_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND } from '../../shared/api/index.js';
+import { lpxPodCliqueSetName } from '../../shared/domain/index.js';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { depsWithKube } from '../../functions/reconcile/index.js';
+import { handle as handleDgd, type ReconcileDeps } from '../../functions/reconcile/dgd.js';
+import { handle as handleLpx } from '../../functions/reconcile/lpx.js';
+import { testKubeConfig } from '../harness/testing.js';
+
+const GROVE = 'grove.io/v1alpha1';
+const kubeConfig = testKubeConfig();
+const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
+const grove: Kube = createKube(kubeConfig, { fieldManager: 'grove-operator' });
+const scheduler: Kube = createKube(kubeConfig, { fieldManager: 'lpx-scheduler' });
+
+/** The reconcile function's dependencies with LPX enabled, under the admin token. */
+export function adminReconcileDeps(now: () => Date = () => new Date()): ReconcileDeps {
+  return depsWithKube({ log: pino({ level: 'silent' }), now, config: defaultConfig({ lpxEnabled: true }) }, createKube(kubeConfig, { fieldManager: 'dynamo-reconcile' }));
+}
+
+export function eventFor(apiVersion: string, kind: string, namespace: string, name: string): KubeEvent {
+  return { id: `test-${randomUUID()}`, type: 'dev.knative.apiserver.ref.update', source: 'test', key: { apiVersion, kind, namespace, name }, object: undefined };
+}
+
+const template = (image: string) => ({ spec: { containers: [{ name: 'main', image }] } });
+
+/** A hybrid graph: an ordinary frontend and one LPX engine (agent + conductor), `engine` merged into the engine. */
+export function aHybridDgd(namespace: string, name: string, engine: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: DGD_V1BETA1,
+    kind: DGD_KIND,
+    metadata: { name, namespace },
+    spec: {
+      restart: { strategy: { type: 'Parallel' } },
+      components: [
+        { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: template('nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.0') },
+        {
+          name: 'engine',
+          type: 'lpx',
+          lpx: { buildId: '/models/llama-lpx' },
+          roles: [
+            { name: 'agent', podTemplate: template('nvcr.io/nvidia/ai-dynamo/lpx-agent:1.6.0') },
+            { name: 'conductor', podTemplate: template('nvcr.io/nvidia/ai-dynamo/lpx-conductor:1.6.0') },
+          ],
+          ...engine,
+        },
+      ],
+    },
+  };
+}
+
+/** Applies the DGD as its user does. */
+export async function applyDgd(object: KubeObject): Promise<void> {
+  await user.apply(object, { force: true });
+}
+
+/** Runs the DGD reconcile, then the LPXGD reconcile (which reconciles the DGD again at its end). */
+export async function reconcileAll(deps: ReconcileDeps, namespace: string, name: string): Promise<void> {
+  await handleDgd(eventFor(DGD_V1BETA1, DGD_KIND, namespace, name), deps);
+  await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), deps);
+}
+
+/** The LPX PodCliqueSet's name, from the LPXGD's uid. */
+export async function lpxPcsName(namespace: string, name: string): Promise<string> {
+  const lpxgd = await user.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace, name });
+  return lpxPodCliqueSetName({ namespace, name, uid: lpxgd?.metadata.uid ?? '' });
+}
+
+/** A pipeline request's replica ordinal. */
+export function ordinalOf(request: KubeObject): number {
+  return (request['spec'] as { materializationTarget: { podCliqueScalingGroupRef: { replicaIndex: number } } }).materializationTarget.podCliqueScalingGroupRef.replicaIndex;
+}
+
+/**
+ * As Grove: creates the scaling group `<pcs>-0-lpx` from the PodCliqueSet template (seed
+ * replicas) when missing, writes its status as observed but not ready, and acknowledges the
+ * PodCliqueSet's generation (Coherent scaling waits for it, dgd-reference).
+ */
+export async function actAsGroveScalingGroup(namespace: string, pcsName: string): Promise<KubeObject> {
+  const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+  if (pcs === undefined) throw new Error(`no PodCliqueSet ${pcsName}`);
+  const groupConfig = (pcs['spec'] as { template: { podCliqueScalingGroups: { name: string; replicas: number; minAvailable: number; cliqueNames: string[] }[] } }).template.podCliqueScalingGroups[0];
+  if (groupConfig === undefined) throw new Error('no scaling group in the LPX PodCliqueSet');
+  const name = `${pcsName}-0-${groupConfig.name}`;
+  const group =
+    (await grove.get({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', namespace, name })) ??
+    (await grove.apply({
+      apiVersion: GROVE,
+      kind: 'PodCliqueScalingGroup',
+      metadata: {
+        name,
+        namespace,
+        labels: { 'app.kubernetes.io/part-of': pcsName, 'app.kubernetes.io/managed-by': 'grove-operator' },
+        ownerReferences: [{ apiVersion: GROVE, kind: 'PodCliqueSet', name: pcsName, uid: pcs.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec: { replicas: groupConfig.replicas, minAvailable: groupConfig.minAvailable, cliqueNames: groupConfig.cliqueNames },
+    }));
+  const replicas = (group['spec'] as { replicas: number }).replicas;
+  await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs.metadata.generation, availableReplicas: 0, updatedReplicas: 0 } }, { force: true });
+  return grove.applyStatus(
+    { apiVersion: GROVE, kind: 'PodCliqueScalingGroup', metadata: { name, namespace }, status: { observedGeneration: group.metadata.generation, replicas, scheduledReplicas: 0, updatedReplicas: 0, availableReplicas: 0 } },
+    { force: true },
+  );
+}
+
+/** As the LPX scheduler: a receipt for the request's current generation. */
+export async function writeReceipt(request: KubeObject, phase: string): Promise<void> {
+  await scheduler.applyStatus(
+    { apiVersion: LPR_API_VERSION, kind: LPR_KIND, metadata: { name: request.metadata.name, namespace: request.metadata.namespace ?? '' }, status: { phase, observedGeneration: request.metadata.generation } },
+    { force: true },
+  );
+}
+
+/** The namespace's pipeline requests (admin token). */
+export function requestsOf(namespace: string): Promise<KubeObject[]> {
+  return user.list(LPR_API_VERSION, LPR_KIND, namespace);
+}
+
+/**
+ * A graph whose engine has `engine` (explicit `replicas`) and a `deadlineSeconds` scheduling
+ * deadline, reconciled with `deps` (admin by default) until one request per replica is
+ * published; receipts `bound` on `boundOrdinals` only (as lpx.test.ts's graphWithExpiringRequests).
+ */
+export async function lpxGraphWithExpiringRequests(
+  namespace: string,
+  name: string,
+  engine: Record<string, unknown>,
+  deadlineSeconds: number,
+  boundOrdinals: readonly number[],
+  deps: ReconcileDeps = adminReconcileDeps(),
+): Promise<{ readonly pcsName: string }> {
+  await applyDgd(aHybridDgd(namespace, name, { lpx: { buildId: '/models/llama-lpx', scheduling: { attemptDeadlineSeconds: deadlineSeconds } }, ...engine }));
+  await reconcileAll(deps, namespace, name);
+  const pcsName = await lpxPcsName(namespace, name);
+  await actAsGroveScalingGroup(namespace, pcsName);
+  await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), deps);
+  for (const request of await requestsOf(namespace)) if (boundOrdinals.includes(ordinalOf(request))) await writeReceipt(request, 'bound');
+  return { pcsName };
+}

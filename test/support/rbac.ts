@@ -1,0 +1,226 @@
+/**
+ * Running a function under its own ServiceAccount on the real API server: the chart's rendered
+ * ClusterRole rules, a test ServiceAccount bound to exactly those rules, a TokenRequest token
+ * and a kubeconfig for it, and a loopback recorder between the function and the API server that
+ * notes the verb and resource of every request (as the API server's authorizer sees them), so a
+ * test can assert that every grant of a role is used by some call and that none was refused.
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { Kube, KubeObject } from '../../shared/kube/index.js';
+import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
+import { createLineLog } from '../harness/log.js';
+import { eventually } from './eventually.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+
+export interface PolicyRule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly verbs: string[];
+  readonly resourceNames?: string[];
+}
+
+/** One (group, resource, verb) a role grants; `resource` may carry a subresource (`pods/log`). */
+export interface Grant {
+  readonly group: string;
+  readonly resource: string;
+  readonly verb: string;
+}
+
+/** Every (group, resource, verb) of the rules, one per combination. */
+export function grants(rules: readonly PolicyRule[]): Grant[] {
+  return rules.flatMap((rule) => rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => ({ group, resource, verb })))));
+}
+
+/** `verb group/resource`, `core` for the core group, as the tests print grants. */
+export function label(g: Grant): string {
+  return `${g.verb} ${g.group === '' ? 'core' : g.group}/${g.resource}`;
+}
+
+/**
+ * The rules of each ClusterRole in one chart template, rendered by `helm template` with `values`
+ * (`--set key=value`). Out: role name -> rules.
+ */
+export async function chartClusterRoles(template: string, values: Readonly<Record<string, string>> = {}): Promise<Map<string, PolicyRule[]>> {
+  const helm = await ensureHelm({ log: createLineLog() });
+  const sets = Object.entries(values).flatMap(([key, value]) => ['--set', `${key}=${value}`]);
+  const rendered = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, '--namespace', 'dynamo-system', ...sets, '--show-only', template]);
+  if (rendered.code !== 0) throw new Error(`helm template ${template} failed: ${rendered.stderr}`);
+  const roles = new Map<string, PolicyRule[]>();
+  for (const document of parseAllDocuments(rendered.stdout)) {
+    const object = document.toJS() as { kind?: string; metadata?: { name?: string }; rules?: PolicyRule[] } | null;
+    if (object?.kind === 'ClusterRole') roles.set(object.metadata?.name ?? '', object.rules ?? []);
+  }
+  return roles;
+}
+
+/** Whether RBAC allows the ServiceAccount `grant` in `namespace` (a SubjectAccessReview). */
+export async function canI(kubeConfig: KubeConfig, namespace: string, serviceAccount: string, grant: Grant): Promise<boolean> {
+  const api = kubeConfig.makeApiClient(AuthorizationV1Api);
+  const [resource, subresource] = grant.resource.split('/');
+  const result = await api.createSubjectAccessReview({
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: `system:serviceaccount:${namespace}:${serviceAccount}`,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+        resourceAttributes: { group: grant.group, resource: resource ?? '', subresource: subresource ?? '', verb: grant.verb, namespace },
+      },
+    },
+  });
+  return result.status?.allowed === true;
+}
+
+/**
+ * A ServiceAccount `<prefix>-<random>` in `namespace`, bound (ClusterRoleBinding, test-unique
+ * names) to a ClusterRole of exactly `rules`; resolves once the authorizer answers for it.
+ */
+export async function serviceAccountWith(admin: Kube, kubeConfig: KubeConfig, namespace: string, prefix: string, rules: readonly PolicyRule[]): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  const clusterRole = `dynamo-rbac-test-${namespace}-${name}`;
+  await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: clusterRole }, rules } as unknown as KubeObject);
+  await admin.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: clusterRole },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  } as unknown as KubeObject);
+  // The authorizer sees a new binding through its informer: wait until a granted verb is allowed.
+  const probe = grants(rules)[0];
+  if (probe !== undefined) await eventually(`RBAC for ${name}`, async () => ((await canI(kubeConfig, namespace, name, probe)) ? true : undefined), 15_000);
+  return name;
+}
+
+/**
+ * A kubeconfig file in `dir` for the ServiceAccount: a TokenRequest token (one hour), and the
+ * test API server with its CA, or `server` instead (a loopback recorder, plain HTTP, which
+ * client-node accepts only with `insecure-skip-tls-verify`; the recorder speaks TLS upstream).
+ */
+export async function kubeconfigFor(kubeConfig: KubeConfig, namespace: string, serviceAccount: string, dir: string, server?: string): Promise<string> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const request = await core.createNamespacedServiceAccountToken({
+    name: serviceAccount,
+    namespace,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (token === undefined || token === '') throw new Error(`no token for ServiceAccount ${namespace}/${serviceAccount}`);
+  const cluster = kubeConfig.getCurrentCluster();
+  const file = path.join(dir, `${serviceAccount}${server === undefined ? '' : '-recorded'}.kubeconfig`);
+  await writeFile(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: server === undefined ? { server: cluster?.server, 'certificate-authority-data': cluster?.caData } : { server, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: serviceAccount, user: { token } }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: serviceAccount } }],
+      'current-context': 'test',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+/** A resource request as the API server's authorizer sees it, and how it was answered. */
+export interface RecordedRequest {
+  readonly verb: string;
+  readonly group: string;
+  /** `resource` or `resource/subresource`. */
+  readonly resource: string;
+  readonly namespace: string | undefined;
+  readonly status: number;
+}
+
+/**
+ * The authorizer's attributes of a request (k8s.io/apiserver `pkg/endpoints/request`
+ * requestinfo.go): the verb from the method (GET: `get` with a name, else `list`, or `watch`
+ * with `watch=true`; POST `create`; PUT `update`; PATCH `patch`; DELETE `delete` with a name,
+ * else `deletecollection`), the group, resource, subresource and namespace from the path.
+ * Undefined for non-resource paths (discovery, `/version`, `/openapi`).
+ */
+export function requestAttributes(method: string, url: string): Omit<RecordedRequest, 'status'> | undefined {
+  const parsed = new URL(url, 'http://127.0.0.1');
+  const segments = parsed.pathname.split('/').filter((s) => s !== '');
+  let rest: string[];
+  let group: string;
+  if (segments[0] === 'api' && segments.length >= 2) {
+    group = '';
+    rest = segments.slice(2);
+  } else if (segments[0] === 'apis' && segments.length >= 3) {
+    group = segments[1] ?? '';
+    rest = segments.slice(3);
+  } else return undefined;
+  let namespace: string | undefined;
+  // `namespaces/<ns>/<resource>...` is namespaced; `namespaces/<ns>` alone is the Namespace itself.
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [resource, name, subresource] = rest;
+  if (resource === undefined) return undefined;
+  const hasName = name !== undefined;
+  const verbs: Record<string, string> = {
+    GET: hasName ? 'get' : parsed.searchParams.get('watch') === 'true' ? 'watch' : 'list',
+    HEAD: hasName ? 'get' : 'list',
+    POST: 'create',
+    PUT: 'update',
+    PATCH: 'patch',
+    DELETE: hasName ? 'delete' : 'deletecollection',
+  };
+  const verb = verbs[method.toUpperCase()];
+  if (verb === undefined) return undefined;
+  return { verb, group, resource: subresource === undefined ? resource : `${resource}/${subresource}`, namespace };
+}
+
+/** A loopback recorder in front of the test API server (test/support/fault-proxy.ts with no faults). */
+export interface RequestRecorder {
+  /** `http://127.0.0.1:<port>`, for {@link kubeconfigFor}'s `server`. */
+  readonly url: string;
+  /** Every resource request so far, in order. */
+  readonly requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export async function startRequestRecorder(kubeConfig: KubeConfig): Promise<RequestRecorder> {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (cluster === null) throw new Error('the test kubeconfig has no cluster');
+  const requests: RecordedRequest[] = [];
+  const proxy: FaultProxy = await startFaultProxy({
+    target: cluster.server,
+    caPem: Buffer.from(cluster.caData ?? '', 'base64').toString('utf8'),
+    handlers: () => [],
+    observe: ({ method, url, status }) => {
+      const attributes = requestAttributes(method, url);
+      if (attributes !== undefined) requests.push({ ...attributes, status });
+    },
+  });
+  return { url: proxy.url, requests, close: () => proxy.close() };
+}
+
+/**
+ * The grants the recorded requests used, as {@link label}s: each request's own verb, and also
+ * `create` for a PATCH answered 201 (a server-side apply that creates the object is authorized
+ * for both, k8s.io/apiserver `handlers/patch.go` createAuthorizerAttributes).
+ */
+export function usedGrants(requests: readonly RecordedRequest[]): Set<string> {
+  const used = new Set<string>();
+  for (const r of requests) {
+    if (r.status === 403) continue;
+    used.add(label(r));
+    if (r.verb === 'patch' && r.status === 201) used.add(label({ ...r, verb: 'create' }));
+  }
+  return used;
+}
+
+/** The recorded requests the API server refused (403), as {@link label}s, sorted and unique. */
+export function forbidden(requests: readonly RecordedRequest[]): string[] {
+  return [...new Set(requests.filter((r) => r.status === 403).map(label))].sort();
+}
