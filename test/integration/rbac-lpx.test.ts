@@ -1,0 +1,141 @@
+/**
+ * Least privilege, proven for the LPX part of the reconcile function (issue 9 part 4): with
+ * lpx.enabled=true the chart's `dynamo-reconcile` ClusterRole (infra/chart/templates/reconcile/rbac.yaml,
+ * rendered by `helm template`) gains LPX rules; the function runs with a TokenRequest token of a
+ * ServiceAccount bound to exactly that role, through a loopback recorder that notes the verb and
+ * resource of every request (test/support/rbac.ts). Representative LPX flows run (as
+ * test/integration/lpx.test.ts runs them): the lpx.enabled start-up check, a hybrid graph
+ * (LPXGraphDeployment, LPX PodCliqueSet and serving Service, the scaling group scaled from its
+ * seed, one pipeline request per replica), a scheduler receipt's event, fewer replicas (the
+ * scaling group scaled down, the trailing request deleted), an incompatible layout (the LPX
+ * PodCliqueSet deleted for replacement) and the resync's listing. Then:
+ *
+ * - every flow does what it should and the API server refused nothing: the role is enough;
+ * - every verb the LPX rules add was used by some request: none is beyond what the function
+ *   uses (the rules without LPX are proven by test/integration/rbac.test.ts).
+ *
+ * Grove's controller and the LPX scheduler do not run here: the test writes what they would
+ * (test/support/lpx-world.ts says what).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DGD_KIND, DGD_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND } from '../../shared/api/index.js';
+import { createKube, type Kube } from '../../shared/kube/index.js';
+import { defaultConfig, type Outcome } from '../../shared/runtime/index.js';
+import reconcile from '../../functions/reconcile/index.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+import { actAsGroveScalingGroup, aHybridDgd, applyDgd, eventFor, lpxPcsName, ordinalOf, reconcileAll, requestsOf, writeReceipt } from '../support/lpx-world.js';
+import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
+
+const log = pino({ level: 'silent' });
+const kubeConfig = testKubeConfig();
+const admin: Kube = createKube(kubeConfig, { fieldManager: 'rbac-test' });
+const GROVE = 'grove.io/v1alpha1';
+
+let namespace = '';
+let tmpDir = '';
+let withLpx: PolicyRule[] = [];
+let lpxOnly: string[] = [];
+let recorder: RequestRecorder;
+
+beforeAll(async () => {
+  withLpx = (await chartClusterRoles('templates/reconcile/rbac.yaml', { 'lpx.enabled': 'true' })).get('dynamo-reconcile') ?? [];
+  const base = new Set(grants((await chartClusterRoles('templates/reconcile/rbac.yaml')).get('dynamo-reconcile') ?? []).map(label));
+  lpxOnly = [...new Set(grants(withLpx).map(label))].filter((g) => !base.has(g)).sort();
+  namespace = await createTestNamespace(kubeConfig, 'rbac-lpx');
+  tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-lpx-'));
+  recorder = await startRequestRecorder(kubeConfig);
+});
+
+afterAll(async () => {
+  await recorder?.close();
+  await rm(tmpDir, { recursive: true, force: true });
+});
+
+const specReplicas = async (name: string) => ((await admin.get({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', namespace, name }))?.['spec'] as { replicas?: number } | undefined)?.replicas;
+const liveOrdinals = async () => (await requestsOf(namespace)).filter((r) => r.metadata.deletionTimestamp === undefined).map(ordinalOf).sort();
+
+describe('reconcile ServiceAccount with lpx.enabled (chart templates/reconcile/rbac.yaml)', () => {
+  let done = false;
+
+  it('adds no wildcard, no watch or deletecollection (a level-triggered function never sends them)', () => {
+    expect(lpxOnly.length).toBeGreaterThan(0);
+    expect(lpxOnly.filter((g) => g.includes('*') || g.startsWith('watch ') || g.startsWith('deletecollection '))).toEqual([]);
+  });
+
+  it('is enough: with a TokenRequest token of the chart role, the LPX start-up check and LPX flows do their writes and nothing is refused', async () => {
+    const serviceAccount = await serviceAccountWith(admin, kubeConfig, namespace, 'reconcile-lpx', withLpx);
+    const kubeconfigPath = await kubeconfigFor(kubeConfig, namespace, serviceAccount, tmpDir, recorder.url);
+    // init runs the lpx.enabled start-up check (the LpuPipelineRequest, PodGang and LPXGD APIs listed).
+    const deps = await reconcile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath, lpxEnabled: true }) });
+    const outcome = (promise: Promise<Outcome>) => promise.then((o) => o.kind, (error: unknown) => `threw ${error instanceof Error ? error.message : String(error)}`);
+    const route = (kind: string) => {
+      const found = reconcile.routes.find((r) => r.kind === kind);
+      if (found === undefined) throw new Error(`no reconcile route for ${kind}`);
+      return found;
+    };
+    const name = 'hybrid';
+
+    // A hybrid graph with two engines: the LPXGD, the LPX PodCliqueSet and Service; as Grove,
+    // the scaling group from the seed; then the group scaled to 2 and one request per replica.
+    await applyDgd(aHybridDgd(namespace, name, { replicas: 2 }));
+    await reconcileAll(deps, namespace, name);
+    const pcsName = await lpxPcsName(namespace, name);
+    await actAsGroveScalingGroup(namespace, pcsName);
+    const outcomes: Record<string, string> = {};
+    outcomes['lpx'] = await outcome(route(LPXGD_KIND).handle(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), deps));
+    const lpxgd = await admin.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace, name });
+    const scaledUp = await specReplicas(`${pcsName}-0-lpx`);
+    const published = await liveOrdinals();
+
+    // The scheduler's receipt on request 0, and its event (followed to the LPXGD by annotation).
+    const first = (await requestsOf(namespace)).find((r) => ordinalOf(r) === 0);
+    if (first !== undefined) await writeReceipt(first, 'bound');
+    outcomes['request'] = await outcome(route(LPR_KIND).handle(eventFor(LPR_API_VERSION, LPR_KIND, namespace, first?.metadata.name ?? ''), deps));
+
+    // One engine: the scaling group scaled down, the trailing request deleted.
+    await applyDgd(aHybridDgd(namespace, name, { replicas: 1 }));
+    outcomes['dgd'] = await outcome(route(DGD_KIND).handle(eventFor(DGD_V1BETA1, DGD_KIND, namespace, name), deps));
+    outcomes['fewer'] = await outcome(route(LPXGD_KIND).handle(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), deps));
+    const scaledDown = await specReplicas(`${pcsName}-0-lpx`);
+    const afterScaleDown = await eventually('the trailing request deleted', async () => {
+      const ordinals = await liveOrdinals();
+      return ordinals.length === 1 ? ordinals : undefined;
+    });
+
+    // An incompatible layout (a new minAvailable) replaces the whole LPX PodCliqueSet (lpx.md §6.2).
+    const oldPcs = await admin.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+    await applyDgd(aHybridDgd(namespace, name, { replicas: 2, minAvailable: 2 }));
+    await reconcileAll(deps, namespace, name);
+    const replaced = await eventually('the old LPX PodCliqueSet deleted', async () => {
+      const current = await admin.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+      return current === undefined || current.metadata.uid !== oldPcs?.metadata.uid || current.metadata.deletionTimestamp !== undefined ? true : undefined;
+    }, 60_000, 250);
+
+    const listed = await (route(LPXGD_KIND).listKeys?.(deps).then(() => true, () => false) ?? Promise.resolve(false));
+    expect(forbidden(recorder.requests)).toEqual([]);
+    expect({ outcomes, lpxgdOwner: (lpxgd?.metadata['ownerReferences'] as { kind: string }[] | undefined)?.[0]?.kind, scaledUp, published, scaledDown, afterScaleDown, replaced, listed }).toEqual({
+      outcomes: { lpx: 'Done', request: 'Done', dgd: 'Done', fewer: 'Done' },
+      // lpx.md §2.3 ownership chain: the DGD controls its LPXGraphDeployment.
+      lpxgdOwner: DGD_KIND,
+      // Explicit replicas 2: the scaling group is scaled from its seed, one request per replica (lpx.md §3.2).
+      scaledUp: 2,
+      published: [0, 1],
+      scaledDown: 1,
+      afterScaleDown: [0],
+      replaced: true,
+      listed: true,
+    });
+    done = true;
+  });
+
+  it('grants no verb beyond what the function uses: every verb the LPX rules add was sent by some request of the flows', () => {
+    expect(done).toBe(true);
+    const used = usedGrants(recorder.requests);
+    expect(lpxOnly.filter((g) => !used.has(g))).toEqual([]);
+  });
+});
