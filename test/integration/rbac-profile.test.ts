@@ -1,0 +1,214 @@
+/**
+ * Least privilege, proven for the profile function's DGDR v1beta1 part (issue 9 part 4): its
+ * handlers run with a TokenRequest token of a ServiceAccount bound to exactly the chart's
+ * `dynamo-profile` ClusterRole (infra/chart/templates/profile/rbac.yaml, rendered by `helm
+ * template` with the default values, dgdrV1Beta2.enabled=false), through a loopback recorder that
+ * notes the verb and resource of every request (test/support/rbac.ts). Representative flows run,
+ * as test/integration/profile.test.ts runs them: a request whose hardware is discovered from the
+ * GPU nodes (the spec persisted, the profiling Job's ServiceAccount, RoleBinding and Job
+ * created, a stale output deleted); its output (the generated
+ * DGD and a planner ConfigMap created, the ConfigMap adopted by the DGD, the DGD's pods read while
+ * it deploys); a request whose Job fails (its pods read); a request whose model cache claim is
+ * missing (the claim read, validation failed); the child events of a Job, ConfigMap and
+ * DGD; and the resync's listing. Then:
+ *
+ * - every flow does what it should and the API server refused nothing: the role is enough;
+ * - every verb the role grants was used by some request: no verb is beyond what the function uses.
+ *
+ * What does not run here, said where it matters: the profiler (kwok completes or fails the Job's
+ * pod, test/harness/kwok/stages.yaml, and the test writes the output ConfigMap as the Job's
+ * output-copier sidecar would), the admission webhooks (the request is created with the values
+ * they would default), and the reconcile function and Grove (the test writes the DGD status they
+ * would write). The v1beta2 rules (Runs and Candidates, behind dgdrV1Beta2.enabled) are not
+ * exercised here.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { defaultConfig, type KubeEvent, type Outcome } from '../../shared/runtime/index.js';
+import profile from '../../functions/profile/index.js';
+import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+import { sharedDir } from '../support/paths.js';
+import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
+
+type Obj = Record<string, unknown>;
+
+const log = pino({ level: 'silent' });
+const kubeConfig = testKubeConfig();
+const admin: Kube = createKube(kubeConfig, { fieldManager: 'rbac-test' });
+const DGDR = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest' } as const;
+const DGD = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment' } as const;
+const OUT3 = readFileSync(path.resolve(sharedDir, 'fixtures', 'profiler', 'out3.final_config.yaml'), 'utf8');
+const NODE_PREFIX = 'rbac-profile-gpu';
+/** The granted `bind` on the profiling Job's ClusterRole: not a request verb, see below. */
+const BIND = 'bind rbac.authorization.k8s.io/clusterroles';
+
+let namespace = '';
+let tmpDir = '';
+let rules: PolicyRule[] = [];
+let recorder: RequestRecorder;
+let nodeNames: string[] = [];
+
+beforeAll(async () => {
+  rules = (await chartClusterRoles('templates/profile/rbac.yaml')).get('dynamo-profile') ?? [];
+  namespace = await createTestNamespace(kubeConfig, 'rbac-profile');
+  tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-profile-'));
+  recorder = await startRequestRecorder(kubeConfig);
+  nodeNames = await createGpuNodes(admin, parseGpuFleet('2xNVIDIA-H100-80GB-HBM3-SXM:8:81559'), NODE_PREFIX);
+});
+
+afterAll(async () => {
+  await recorder?.close();
+  for (const name of nodeNames) await admin.delete({ apiVersion: 'v1', kind: 'Node', name });
+  await rm(tmpDir, { recursive: true, force: true });
+});
+
+function event(apiVersion: string, kind: string, name: string): KubeEvent {
+  return { id: randomUUID(), type: 'dev.knative.apiserver.ref.update', source: 'test', key: { apiVersion, kind, namespace, name }, object: undefined };
+}
+
+/** A request as `kubectl create` stores it after the defaulting webhook (the planner image set). */
+function aDgdr(name: string, spec: Obj): KubeObject {
+  return { ...DGDR, metadata: { name, namespace }, spec: { model: 'Qwen/Qwen3-0.6B', backend: 'vllm', image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', ...spec } };
+}
+
+/** Pod annotations for the kwok Stages, through the request's own `overrides.profilingJob`. */
+const podAnnotations = (annotations: Record<string, string>): Obj => ({ overrides: { profilingJob: { template: { metadata: { annotations } } } } });
+
+/** Writes `dgdr-output-<name>` as the output-copier sidecar does (profiler.md §1.3). */
+async function writeOutput(dgdr: KubeObject, data: Record<string, string>): Promise<void> {
+  const name = dgdr.metadata.name;
+  await admin.apply(
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: `dgdr-output-${name}`,
+        namespace,
+        labels: { 'dgdr.nvidia.com/name': name, 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' },
+        ownerReferences: [{ ...DGDR, name, uid: dgdr.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      data,
+    },
+    { force: true },
+  );
+}
+
+const phaseOf = (dgdr: KubeObject | undefined) => ((dgdr?.['status'] ?? {}) as { phase?: string }).phase;
+
+describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2.enabled=false)', () => {
+  let done = false;
+
+  it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them)', () => {
+    const all = grants(rules);
+    expect(all.length).toBeGreaterThan(0);
+    expect(all.filter((g) => g.group === '*' || g.resource === '*' || g.verb === '*' || ['watch', 'deletecollection'].includes(g.verb)).map(label)).toEqual([]);
+  });
+
+  it('is enough: with a TokenRequest token of the chart role, the DGDR flows reach Deployed and Failed and nothing is refused', async () => {
+    const serviceAccount = await serviceAccountWith(admin, kubeConfig, namespace, 'profile', rules);
+    const kubeconfigPath = await kubeconfigFor(kubeConfig, namespace, serviceAccount, tmpDir, recorder.url);
+    const deps = await profile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath }) });
+    const route = (kind: string) => {
+      const found = profile.routes.find((r) => r.kind === kind);
+      if (found === undefined) throw new Error(`no profile route for ${kind}`);
+      return found;
+    };
+    const outcome = (promise: Promise<Outcome>) => promise.then((o) => o.kind, (error: unknown) => `threw ${error instanceof Error ? error.message : String(error)}`);
+    const step = (name: string) => outcome(route(DGDR.kind).handle(event(DGDR.apiVersion, DGDR.kind, name), deps));
+    /** Handles the request's events until its phase is `phase` (bounded), as the events would. */
+    const settle = (name: string, phase: string) =>
+      eventually(`DGDR ${name} phase ${phase}`, async () => {
+        await step(name);
+        const stored = await admin.get({ ...DGDR, namespace, name });
+        return phaseOf(stored) === phase ? stored : undefined;
+      }, 90_000, 250);
+
+    // A request whose GPU shape is discovered from the nodes.
+    const created = await admin.apply(aDgdr('ok', { hardware: { gpuSku: 'h100_sxm' }, ...podAnnotations({ 'kwok.dynamo-fn.dev/run-duration': '1s' }) }));
+    const profiling = await settle('ok', 'Profiling');
+    const hardware = ((profiling['spec'] as Obj)['hardware'] as Obj | undefined)?.['numGpusPerNode'];
+    const job = await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
+    const binding = await admin.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', namespace, name: 'dgdr-profiling-job' });
+
+    // kwok completes the profiler pod; the sidecar's output names the generated DGD (with a planner ConfigMap).
+    await writeOutput(created, {
+      phase: 'Done',
+      message: 'Profiler completed successfully',
+      profiler_status: 'success',
+      'final_config.yaml': OUT3,
+      'profiler_status.yaml': "status: success\ntimestamp: '2026-12-01T06:55:15Z'\nmessage: Profiler completed successfully\noutputs:\n  final_config: final_config.yaml\nphase: Done\n",
+    });
+    const deploying = await settle('ok', 'Deploying');
+    const dgdName = ((deploying['status'] ?? {}) as { dgdName?: string }).dgdName ?? '';
+    // The child events: each is followed to its request.
+    const childOutcomes = {
+      job: await outcome(route('Job').handle(event('batch/v1', 'Job', 'profile-ok'), deps)),
+      configMap: await outcome(route('ConfigMap').handle(event('v1', 'ConfigMap', 'dgdr-output-ok'), deps)),
+      dgd: await outcome(route(DGD.kind).handle(event(DGD.apiVersion, DGD.kind, dgdName), deps)),
+    };
+    const planner = await eventually('the planner ConfigMap adopted by the DGD', async () => {
+      await step('ok');
+      const cm = (await admin.list('v1', 'ConfigMap', namespace, { labelSelector: 'dgdr.nvidia.com/name=ok' })).find((c) => c.metadata.name.startsWith('planner-config'));
+      return Array.isArray(cm?.metadata['ownerReferences']) ? cm : undefined;
+    });
+    // The reconcile function and Grove do not run here: the DGD status they would write.
+    await admin.applyStatus({ ...DGD, metadata: { name: dgdName, namespace }, status: { state: 'successful', components: { Frontend: { replicas: 1, availableReplicas: 1 }, decode: { replicas: 1, availableReplicas: 1 } } } }, { force: true });
+    await settle('ok', 'Deployed');
+
+    // A request whose profiling Job fails with no output: its pods are read for the message.
+    await admin.apply(aDgdr('fails', { hardware: { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8 }, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'fail', 'kwok.dynamo-fn.dev/container-name': 'profiler', 'kwok.dynamo-fn.dev/exit-code': '137', 'kwok.dynamo-fn.dev/reason': 'OOMKilled', 'kwok.dynamo-fn.dev/run-duration': '1s' }) }));
+    const failed = await settle('fails', 'Failed');
+    const failedMessage = (((failed['status'] ?? {}) as { conditions?: { type: string; message: string }[] }).conditions ?? []).find((c) => c.type === 'Profiling')?.message ?? '';
+
+    // A request whose model cache claim does not exist fails validation before any Job.
+    await admin.apply(aDgdr('no-cache', { hardware: { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8 }, modelCache: { pvcName: 'missing-cache', pvcModelPath: 'qwen' } }));
+    const noCache = await settle('no-cache', 'Failed');
+    const noCacheMessage = (((noCache['status'] ?? {}) as { conditions?: { type: string; message: string }[] }).conditions ?? []).find((c) => c.type === 'Validation')?.message ?? '';
+
+    const listed = await (route(DGDR.kind).listKeys?.(deps).then(() => true, () => false) ?? Promise.resolve(false));
+    expect(forbidden(recorder.requests)).toEqual([]);
+    expect({
+      discoveredGpusPerNode: hardware,
+      jobOwner: (job?.metadata['ownerReferences'] as { kind: string }[] | undefined)?.[0]?.kind,
+      roleRef: binding?.['roleRef'],
+      childOutcomes,
+      plannerOwner: (planner.metadata['ownerReferences'] as { kind: string; name: string }[])[0],
+      generatedDgd: (await admin.get({ ...DGD, namespace, name: dgdName })) !== undefined,
+      failedWithPod: /Pod: profile-fails-[a-z0-9]+, Container: profiler, ExitCode: 137, Reason: OOMKilled/.test(failedMessage),
+      noCacheMessage,
+      listed,
+    }).toEqual({
+      // "hardware discovery from the GPU nodes" (profile.test.ts): the H100 nodes' 8 GPUs.
+      discoveredGpusPerNode: 8,
+      jobOwner: DGDR.kind,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'dynamo-dgdr-profiling-job' },
+      childOutcomes: { job: 'Done', configMap: 'Done', dgd: 'Done' },
+      // "once the DGD exists it owns them" (profile.test.ts, the planner ConfigMap).
+      plannerOwner: expect.objectContaining({ kind: DGD.kind, name: dgdName }) as unknown,
+      generatedDgd: true,
+      failedWithPod: true,
+      noCacheMessage: `model cache PVC missing-cache not found in namespace ${namespace}`,
+      listed: true,
+    });
+    done = true;
+  });
+
+  it('grants no verb beyond what the function uses: every granted verb was sent by some request of the flows', () => {
+    expect(done).toBe(true);
+    const used = usedGrants(recorder.requests);
+    // `bind` is no request verb: the API server checks it when a RoleBinding is created to a
+    // role whose permissions the creator does not hold itself (the profiling Job's role grants
+    // pods create, this one does not; Kubernetes RBAC "Restrictions on role binding creation").
+    // It was used when the function's RoleBinding create succeeded.
+    if (used.has('create rbac.authorization.k8s.io/rolebindings')) used.add(BIND);
+    expect(grants(rules).map(label).filter((g) => !used.has(g))).toEqual([]);
+  });
+});
