@@ -19,8 +19,8 @@
  * pod, test/harness/kwok/stages.yaml, and the test writes the output ConfigMap as the Job's
  * output-copier sidecar would), the admission webhooks (the request is created with the values
  * they would default), and the reconcile function and Grove (the test writes the DGD status they
- * would write). The v1beta2 rules (Runs and Candidates, behind dgdrV1Beta2.enabled) are not
- * exercised here.
+ * would write). The v1beta2 rules (Runs and Candidates, behind dgdrV1Beta2.enabled) are proven
+ * by test/integration/rbac-profile-v1beta2.test.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
