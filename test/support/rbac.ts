@@ -139,11 +139,18 @@ export interface RecordedRequest {
   readonly status: number;
 }
 
+/** `watch` query values read as true (Go's strconv.ParseBool, as requestinfo.go parses it). */
+const WATCH_TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
+/** Subresources of a Namespace itself (requestinfo.go namespaceSubresources). */
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
 /**
- * The authorizer's attributes of a request (k8s.io/apiserver `pkg/endpoints/request`
- * requestinfo.go): the verb from the method (GET: `get` with a name, else `list`, or `watch`
- * with `watch=true`; POST `create`; PUT `update`; PATCH `patch`; DELETE `delete` with a name,
- * else `deletecollection`), the group, resource, subresource and namespace from the path.
+ * The authorizer's attributes of a request, as k8s.io/apiserver `pkg/endpoints/request`
+ * requestinfo.go `NewRequestInfo` derives them: the verb from the method (GET and HEAD: `get`
+ * with a name, else `list`, or `watch` with a true `watch` query or the `/watch/` prefix; POST
+ * `create`; PUT `update`; PATCH `patch`; DELETE `delete` with a name, else `deletecollection`),
+ * the group, namespace, resource and subresource from the path (`namespaces/<ns>/...` is
+ * namespaced; `namespaces/<ns>` alone, or with `status` or `finalize`, is the Namespace itself).
  * Undefined for non-resource paths (discovery, `/version`, `/openapi`).
  */
 export function requestAttributes(method: string, url: string): Omit<RecordedRequest, 'status'> | undefined {
@@ -158,18 +165,22 @@ export function requestAttributes(method: string, url: string): Omit<RecordedReq
     group = segments[1] ?? '';
     rest = segments.slice(3);
   } else return undefined;
+  let isWatch = WATCH_TRUE.has(parsed.searchParams.get('watch') ?? '');
+  if (rest[0] === 'watch') {
+    isWatch = true;
+    rest = rest.slice(1);
+  }
   let namespace: string | undefined;
-  // `namespaces/<ns>/<resource>...` is namespaced; `namespaces/<ns>` alone is the Namespace itself.
-  if (rest[0] === 'namespaces' && rest.length >= 3) {
+  if (rest[0] === 'namespaces' && rest.length >= 2) {
     namespace = rest[1];
-    rest = rest.slice(2);
+    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2] ?? '')) rest = rest.slice(2);
   }
   const [resource, name, subresource] = rest;
   if (resource === undefined) return undefined;
   const hasName = name !== undefined;
   const verbs: Record<string, string> = {
-    GET: hasName ? 'get' : parsed.searchParams.get('watch') === 'true' ? 'watch' : 'list',
-    HEAD: hasName ? 'get' : 'list',
+    GET: hasName ? 'get' : isWatch ? 'watch' : 'list',
+    HEAD: hasName ? 'get' : isWatch ? 'watch' : 'list',
     POST: 'create',
     PUT: 'update',
     PATCH: 'patch',
