@@ -13,7 +13,9 @@
  * DGD; and the resync's listing. Then:
  *
  * - every flow does what it should and the API server refused nothing: the role is enough;
- * - every verb the role grants was used by some request: no verb is beyond what the function uses.
+ * - every verb the role grants was used by some request: no verb is beyond what the function uses
+ *   (`bind` is no request verb; without it the API server's escalation check refuses the
+ *   profiling Job's RoleBinding, which the last test shows).
  *
  * What does not run here, said where it matters: the profiler (kwok completes or fails the Job's
  * pod, test/harness/kwok/stages.yaml, and the test writes the output ConfigMap as the Job's
@@ -49,15 +51,20 @@ const OUT3 = readFileSync(path.resolve(sharedDir, 'fixtures', 'profiler', 'out3.
 const NODE_PREFIX = 'rbac-profile-gpu';
 /** The granted `bind` on the profiling Job's ClusterRole: not a request verb, see below. */
 const BIND = 'bind rbac.authorization.k8s.io/clusterroles';
+const PROFILING_JOB_ROLE = 'dynamo-dgdr-profiling-job';
 
 let namespace = '';
 let tmpDir = '';
 let rules: PolicyRule[] = [];
+/** The chart's ClusterRole for the profiling Job's ServiceAccount (`dynamo-dgdr-profiling-job`). */
+let jobRules: PolicyRule[] = [];
 let recorder: RequestRecorder;
 let nodeNames: string[] = [];
 
 beforeAll(async () => {
-  rules = (await chartClusterRoles('templates/profile/rbac.yaml')).get('dynamo-profile') ?? [];
+  const roles = await chartClusterRoles('templates/profile/rbac.yaml');
+  rules = roles.get('dynamo-profile') ?? [];
+  jobRules = roles.get(PROFILING_JOB_ROLE) ?? [];
   namespace = await createTestNamespace(kubeConfig, 'rbac-profile');
   tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-profile-'));
   recorder = await startRequestRecorder(kubeConfig);
@@ -70,13 +77,13 @@ afterAll(async () => {
   await rm(tmpDir, { recursive: true, force: true });
 });
 
-function event(apiVersion: string, kind: string, name: string): KubeEvent {
-  return { id: randomUUID(), type: 'dev.knative.apiserver.ref.update', source: 'test', key: { apiVersion, kind, namespace, name }, object: undefined };
+function event(apiVersion: string, kind: string, name: string, inNamespace = namespace): KubeEvent {
+  return { id: randomUUID(), type: 'dev.knative.apiserver.ref.update', source: 'test', key: { apiVersion, kind, namespace: inNamespace, name }, object: undefined };
 }
 
 /** A request as `kubectl create` stores it after the defaulting webhook (the planner image set). */
-function aDgdr(name: string, spec: Obj): KubeObject {
-  return { ...DGDR, metadata: { name, namespace }, spec: { model: 'Qwen/Qwen3-0.6B', backend: 'vllm', image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', ...spec } };
+function aDgdr(name: string, spec: Obj, inNamespace = namespace): KubeObject {
+  return { ...DGDR, metadata: { name, namespace: inNamespace }, spec: { model: 'Qwen/Qwen3-0.6B', backend: 'vllm', image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1', ...spec } };
 }
 
 /** Pod annotations for the kwok Stages, through the request's own `overrides.profilingJob`. */
@@ -210,5 +217,33 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
     // It was used when the function's RoleBinding create succeeded.
     if (used.has('create rbac.authorization.k8s.io/rolebindings')) used.add(BIND);
     expect(grants(rules).map(label).filter((g) => !used.has(g))).toEqual([]);
+  });
+
+  it('needs bind: without it, the profiling Job\'s RoleBinding is refused by the RBAC escalation check and no Job is created', async () => {
+    // A namespace of its own, so the binding does not exist yet.
+    const other = await createTestNamespace(kubeConfig, 'rbac-profile-nobind');
+    const withoutBind = rules.filter((r) => !r.verbs.includes('bind'));
+    expect(withoutBind.length).toBe(rules.length - 1);
+    const serviceAccount = await serviceAccountWith(admin, kubeConfig, other, 'profile', withoutBind);
+    const refused = await startRequestRecorder(kubeConfig);
+    // The escalation check compares the bound role's rules with the creator's, so the role must
+    // exist, as the chart installs it; held only for this test (chart.test.ts installs the chart's own).
+    const jobRole = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: PROFILING_JOB_ROLE };
+    await admin.apply({ apiVersion: jobRole.apiVersion, kind: jobRole.kind, metadata: { name: PROFILING_JOB_ROLE }, rules: jobRules } as unknown as KubeObject);
+    try {
+      const kubeconfigPath = await kubeconfigFor(kubeConfig, other, serviceAccount, tmpDir, refused.url);
+      const deps = await profile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath }) });
+      await admin.apply(aDgdr('nobind', { hardware: { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8 } }, other));
+      const route = profile.routes.find((r) => r.kind === DGDR.kind);
+      const outcome = await route?.handle(event(DGDR.apiVersion, DGDR.kind, 'nobind', other), deps).then((o) => o.kind, (error: unknown) => (error instanceof Error ? error.name : 'Error'));
+      expect({ outcome, forbidden: forbidden(refused.requests), job: await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: other, name: 'profile-nobind' }) }).toEqual({
+        outcome: 'PermanentError',
+        forbidden: ['create rbac.authorization.k8s.io/rolebindings'],
+        job: undefined,
+      });
+    } finally {
+      await refused.close();
+      await admin.delete(jobRole);
+    }
   });
 });
