@@ -142,10 +142,12 @@ describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, cleanup.ena
     const claim = await admin.get({ ...CLAIM, namespace, name: 'trace' });
     const job = await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'open-aisimulate' });
 
-    // Run retention: six finished Runs of one request (the DGDR v1beta2 kind is not served here;
-    // the owner reference is all retention reads). Completed=True is written as the profile
-    // function's Run handler writes it.
-    const request = randomUUID();
+    // Run retention: six finished Runs of one request. The request is a real object (its uid is
+    // the same in every served version), so the garbage collector never finds the Runs' owner
+    // missing; the owner reference is all retention reads. Completed=True is written as the
+    // profile function's Run handler writes it.
+    const owner = await admin.apply({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'retain', namespace }, spec: { model: 'Qwen/Qwen3-0.6B', backend: 'vllm', image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1' } });
+    const request = owner.metadata.uid ?? '';
     for (const generation of [1, 2, 3, 4, 5, 6]) {
       await admin.apply(aRun(`retain-${generation}`, undefined, { uid: request, generation }));
       const at = new Date(Date.now() - (10 - generation) * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
