@@ -267,7 +267,7 @@ function without(rules: readonly PolicyRule[], drop: Grant): PolicyRule[] {
 describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () => {
   let full: RunResult;
 
-  it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them), update only for the DGD replicas an adapter drives, delete only for adapters', () => {
+  it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them), update only for the DGD replicas an adapter drives, delete only for adapters and for what a pass created for a DGD deleted during it', () => {
     const all = grants(chartRules);
     expect(all.length).toBeGreaterThan(0);
     expect(all.filter((g) => g.group === '*' || g.resource === '*' || g.verb === '*' || ['watch', 'deletecollection'].includes(g.verb)).map(label)).toEqual([]);
