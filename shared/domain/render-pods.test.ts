@@ -238,13 +238,63 @@ describe('labels and annotations', () => {
   });
 });
 
-describe('experimental features not laid out yet', () => {
-  it('warns, naming the field path, for gpuMemoryService and failover instead of silently rendering a different pod', () => {
-    const dgd = aDgd({ spec: { components: [aComponent('worker', 'worker', { experimental: { gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } } })] } });
+describe('GPU memory service and failover in the rendered pod (upstream GenerateBasePodSpec: GMS, then failover, on the finished pod)', () => {
+  const gpuWorker = (experimental: Json, extra: Partial<Parameters<typeof aComponent>[2]> = {}) =>
+    aComponent('worker', 'worker', {
+      podTemplate: { spec: { containers: [{ name: 'main', image: 'vllm-runtime:1.6.0', command: ['python3', '-m', 'dynamo.vllm'], resources: { limits: { 'nvidia.com/gpu': '2' } } }] } },
+      experimental,
+      ...extra,
+    });
+
+  it('intra-pod GMS with failover: engine-0 and engine-1 share the intrapod-shared-gpu claim, the gms-server sidecar and the gms-intrapod-control volume (upstream graph.go, gms_test.go TestEnsureServerSidecar, failover.go)', () => {
+    const clique = cliqueOf(aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } })] } }), 'worker');
+    const pod = clique.spec.podSpec;
+    expect(pod.containers.map((c) => [c.name, c.resources])).toEqual([
+      ['engine-0', { claims: [{ name: 'intrapod-shared-gpu' }] }],
+      ['engine-1', { claims: [{ name: 'intrapod-shared-gpu' }] }],
+    ]);
+    expect(pod.initContainers?.map((c) => c.name)).toEqual(['gms-server']);
+    expect(pod['resourceClaims']).toEqual([{ name: 'intrapod-shared-gpu', resourceClaimTemplateName: 'my-graph-worker-gpu' }]);
+    expect(pod['tolerations']).toEqual([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
+    expect(pod.volumes).toContainEqual({ name: 'gms-intrapod-control', emptyDir: {} });
+  });
+
+  it('warns, naming the field path, that the ResourceClaimTemplate upstream creates is not created here, and says which one', () => {
+    const result = renderDgd(deepFreeze(aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod', deviceClassName: 'gpu.example.com' }, failover: { mode: 'IntraPod' } })] } })));
+    expect(result.ok ? result.warnings : []).toEqual([
+      'spec.components[0].experimental.gpuMemoryService ("worker"): the pods claim their GPUs from ResourceClaimTemplate inference/my-graph-worker-gpu (resource.k8s.io/v1, 2 device(s) of class gpu.example.com), which this control plane does not create; create it before the pods can be scheduled',
+    ]);
+  });
+
+  it('inter-pod GMS and failover are not laid out yet: the component renders as a plain engine, with a warning naming the field path', () => {
+    const dgd = aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } })] } });
     const result = renderDgd(deepFreeze(dgd));
     expect(result.ok ? result.warnings : []).toEqual([
-      'spec.components[0].experimental.gpuMemoryService ("worker"): not rendered by this control plane yet; the component renders without it',
-      'spec.components[0].experimental.failover ("worker"): not rendered by this control plane yet; the component renders without it',
+      'spec.components[0].experimental.gpuMemoryService.mode ("worker"): InterPod is not rendered by this control plane yet; the component renders without the GPU memory service',
+      'spec.components[0].experimental.failover.mode ("worker"): InterPod is not rendered by this control plane yet; the component renders without failover',
+    ]);
+    expect(cliqueOf(dgd, 'worker').spec.podSpec.containers.map((c) => c.name)).toEqual(['main']);
+  });
+
+  it('failover without gpuMemoryService still clones the engines, as upstream renders it, and warns that they do not share GPU memory', () => {
+    const dgd = aDgd({ spec: { components: [gpuWorker({ failover: {} })] } });
+    const result = renderDgd(deepFreeze(dgd));
+    expect(result.ok ? result.warnings : []).toEqual([
+      'spec.components[0].experimental.failover ("worker"): requires experimental.gpuMemoryService; without it the failover engines do not share GPU memory',
+    ]);
+    expect(cliqueOf(dgd, 'worker').spec.podSpec.containers.map((c) => c.name)).toEqual(['engine-0', 'engine-1']);
+  });
+
+  it('refuses failover on a backend upstream cannot fail over, naming the field ("failover is not supported for backend framework")', () => {
+    const component = aComponent('worker', 'worker', { experimental: { gpuMemoryService: {}, failover: {} } });
+    const result = renderDgd(deepFreeze(aDgd({ spec: { backendFramework: undefined, components: [component] } })));
+    expect(result.ok ? [] : result.issues).toEqual([{ path: 'spec.components[0].experimental.failover', type: 'Invalid', detail: 'failover is not supported for backend framework ""' }]);
+  });
+
+  it('refuses an extraClientContainers name that is not a podTemplate container (upstream gmsExtraClientContainersError)', () => {
+    const result = renderDgd(deepFreeze(aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { extraClientContainers: ['metrics'] } })] } })));
+    expect(result.ok ? [] : result.issues).toEqual([
+      { path: 'spec.components[0].experimental.gpuMemoryService.extraClientContainers[0]', type: 'Invalid', value: 'metrics', detail: 'must name a container of podTemplate.spec.containers other than "main"' },
     ]);
   });
 });
