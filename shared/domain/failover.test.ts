@@ -18,6 +18,7 @@ import {
   failoverComponentIssues,
   failoverEngineContainer,
   failoverWarnings,
+  interPodEnginePods,
   isIntraPodFailover,
   staggerFlagValue,
 } from './failover.js';
@@ -180,5 +181,16 @@ describe('failoverComponentIssues and failoverWarnings', () => {
     expect(failoverWarnings(aComponent('w', 'worker', { experimental: { gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'IntraPod' } } }), 0)).toEqual([
       'spec.components[0].experimental.failover.mode ("w"): IntraPod must match experimental.gpuMemoryService.mode InterPod',
     ]);
+  });
+});
+
+describe('interPodEnginePods: the primary plus numShadows (at least 1) with inter-pod failover (upstream GetNumShadows, GetTotalEnginePods)', () => {
+  it.each([
+    { name: 'no failover', failover: undefined, want: 1 },
+    { name: 'intra-pod failover', failover: {}, want: 1 },
+    { name: 'inter-pod, numShadows unset (CRD default 1)', failover: { mode: 'InterPod' }, want: 2 },
+    { name: 'inter-pod, numShadows 0 (clamped to 1)', failover: { mode: 'InterPod', numShadows: 0 }, want: 2 },
+  ])('$name -> $want', ({ failover, want }) => {
+    expect(interPodEnginePods(aComponent('w', 'worker', { experimental: failover === undefined ? {} : { failover } }))).toBe(want);
   });
 });

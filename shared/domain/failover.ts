@@ -12,10 +12,21 @@
  * reference documents are silent on failover. Everything here is pure.
  * @module
  */
-import type { Component, Container, EnvVar, FieldIssue } from '../api/index.js';
+import type { Component, Container, EnvVar, FieldIssue, PodCliqueScalingGroupConfig, PodCliqueTemplateSpec } from '../api/index.js';
 import { FRONTEND_SIDECAR_CONTAINER_NAME, MAIN_CONTAINER_NAME } from '../api/index.js';
 import { DYNAMO_FORWARDPASS_METRIC_PORT, DYNAMO_SYSTEM_PORT } from './component-defaults.js';
-import { experimentalMode, GMS_SHARED_MOUNT_PATH, gpuMemoryServiceMode, type GmsPodSpec } from './gms.js';
+import {
+  experimentalMode,
+  GMS_SHARED_MOUNT_PATH,
+  gmsEnginePodSpec,
+  gmsResourceClaimTemplateConfigs,
+  gmsResourceClaimTemplateSpec,
+  gmsResourceSharingEntries,
+  gmsWeightServerPodSpec,
+  gpuMemoryServiceMode,
+  singleNodeGmsRoles,
+  type GmsPodSpec,
+} from './gms.js';
 import { MPI_RUN_SSH_PORT } from './multinode.js';
 
 /** Engines per intra-pod failover pod (upstream `failoverEngineCount`). */
@@ -253,4 +264,76 @@ export function failoverWarnings(component: Component, index: number): string[] 
   if (gms === undefined) return [`spec.components[${index}].experimental.failover ("${component.name}"): requires experimental.gpuMemoryService; without it the failover engines do not share GPU memory`];
   if (gms !== mode) return [`spec.components[${index}].experimental.failover.mode ("${component.name}"): ${mode} must match experimental.gpuMemoryService.mode ${gms}`];
   return [];
+}
+
+// ── Inter-pod failover: shadow engines in the engine clique of the inter-pod GMS layout ──────
+
+/** The label on every engine clique of an inter-pod failover cohort (upstream `KubeLabelDynamoFailoverEngineGroupMember`). */
+export const LABEL_FAILOVER_ENGINE_GROUP_MEMBER = 'nvidia.com/dynamo-failover-engine-group-member';
+/** Labels GMS weight-server cliques drop: they run no Dynamo runtime (upstream `buildCliqueForRole`). */
+const DISCOVERY_LABELS = ['nvidia.com/dynamo-discovery-backend', 'nvidia.com/dynamo-discovery-enabled'];
+/** Annotations GMS weight-server cliques drop: the KV-transfer topology source (upstream `KubeTopologySourceAnnotationKeys`). */
+const TOPOLOGY_SOURCE_ANNOTATIONS = ['nvidia.com/topology-label-key', 'nvidia.com/topology-cluster-topology-name'];
+
+/** Whether failover runs shadow engine pods (`failover.mode: InterPod`; upstream `IsInterPodFailoverEnabled`). Pure. */
+export function isInterPodFailover(component: Component): boolean {
+  return experimentalMode(component.experimental?.failover) === 'InterPod';
+}
+
+/**
+ * Engine pods per rank: the primary plus `numShadows` shadows (at least 1) with inter-pod
+ * failover, else 1. Source: upstream `GetNumShadows`, `GetTotalEnginePods`. Pure.
+ */
+export function interPodEnginePods(component: Component): number {
+  if (!isInterPodFailover(component)) return 1;
+  const shadows = (component.experimental?.failover as { numShadows?: unknown } | undefined)?.numShadows;
+  return 1 + (typeof shadows === 'number' && Number.isInteger(shadows) && shadows >= 1 ? shadows : 1);
+}
+
+/** What a single-node inter-pod GMS component renders into. */
+export interface InterPodGmsLayout {
+  readonly cliques: PodCliqueTemplateSpec[];
+  readonly scalingGroup: PodCliqueScalingGroupConfig & { resourceSharing: Record<string, unknown>[] };
+  readonly resourceClaimTemplates: Record<string, unknown>[];
+}
+
+/**
+ * A single-node inter-pod GMS component (upstream `GenerateGrovePodCliqueSet` with
+ * `expandSingleNodeGMSRoles`): the cliques `<name>-gms-0` (one weight server) and `<name>`
+ * (1 engine pod, or 1 + shadows with inter-pod failover; 0 while `engineGated`), each built by
+ * `buildClique` (the component's ordinary clique: labels, annotations, pod spec) with
+ * minAvailable 1 as scaling-group members; the weight server's pod from
+ * `gmsWeightServerPodSpec` without discovery labels or topology annotations, the engine's
+ * from `gmsEnginePodSpec`, starting after the weight server, labelled as a failover cohort
+ * member with inter-pod failover; the scaling group `<name>` sharing the rank's claim template;
+ * the PodCliqueSet claim template. Pure.
+ */
+export function interPodGmsLayout(
+  component: Component,
+  buildClique: (name: string, replicas: number, minAvailable: number) => PodCliqueTemplateSpec,
+  group: Pick<PodCliqueScalingGroupConfig, 'replicas' | 'minAvailable' | 'rollingUpdate' | 'topologyConstraint'>,
+  engineGated: boolean,
+): InterPodGmsLayout {
+  const roles = singleNodeGmsRoles(component, interPodEnginePods(component));
+  const gpuCount = gmsResourceClaimTemplateSpec(component).count;
+  const failover = isInterPodFailover(component);
+  const cliques = roles.map((role) => {
+    const clique = buildClique(role.name, role.role === 'main' && engineGated ? 0 : role.replicas, 1);
+    const podSpec = clique.spec.podSpec as GmsPodSpec;
+    if (role.role === 'gms') {
+      clique.spec.podSpec = gmsWeightServerPodSpec(podSpec, role.rank, gpuCount);
+      for (const key of DISCOVERY_LABELS) delete clique.labels?.[key];
+      for (const key of TOPOLOGY_SOURCE_ANNOTATIONS) delete clique.annotations?.[key];
+      return clique;
+    }
+    clique.spec.podSpec = gmsEnginePodSpec(podSpec, role.rank, failover);
+    clique.spec.startsAfter = roles.filter((r) => r.role === 'gms' && r.rank === role.rank).map((r) => r.name);
+    if (failover) clique.labels = Object.fromEntries(Object.entries({ ...clique.labels, [LABEL_FAILOVER_ENGINE_GROUP_MEMBER]: 'true' }).sort(([a], [b]) => (a < b ? -1 : 1)));
+    return clique;
+  });
+  return {
+    cliques,
+    scalingGroup: { name: component.name.toLowerCase(), cliqueNames: roles.map((r) => r.name), ...group, resourceSharing: gmsResourceSharingEntries(component, roles) },
+    resourceClaimTemplates: gmsResourceClaimTemplateConfigs(component, roles),
+  };
 }

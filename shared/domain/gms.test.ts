@@ -15,10 +15,16 @@ import {
   ensureGmsServerSidecar,
   experimentalMode,
   gmsComponentIssues,
+  gmsEnginePodSpec,
+  gmsRankResourceClaimTemplateName,
+  gmsResourceClaimTemplateConfigs,
   gmsResourceClaimTemplateName,
+  gmsResourceSharingEntries,
+  gmsWeightServerPodSpec,
   gmsResourceClaimTemplateSpec,
   gpuCountOf,
   isGpuResourceName,
+  singleNodeGmsRoles,
   type GmsPodSpec,
 } from './gms.js';
 
@@ -198,5 +204,81 @@ describe('gmsResourceClaimTemplateSpec: exactly the main container GPU count fro
   it('defaults the device class to gpu.nvidia.com', () => {
     const component = aComponent('worker', 'worker', { podTemplate: { spec: { containers: [{ name: 'main', image: 'i', resources: { limits: { 'nvidia.com/gpu': '2' } } }] } }, experimental: { gpuMemoryService: {} } });
     expect(gmsResourceClaimTemplateSpec(component)).toEqual({ deviceClassName: 'gpu.nvidia.com', count: 2 });
+  });
+});
+
+describe('inter-pod GMS: the weight-server and engine pods of a rank (upstream failover.go gmsWeightServerPodSpec, augmentEngineForGMS)', () => {
+  const engineBase = (): GmsPodSpec => ({
+    containers: [
+      {
+        name: 'main',
+        image: 'vllm-runtime:1.6.0',
+        command: ['python3', '-m', 'vllm.entrypoints.openai.api_server'],
+        args: ['--model', 'meta-llama/Llama-3-8B'],
+        livenessProbe: { httpGet: { path: '/health', port: 'system' } },
+        readinessProbe: { httpGet: { path: '/ready', port: 'system' } },
+        resources: { limits: { 'nvidia.com/gpu': '8', memory: '64Gi' } },
+        env: [{ name: 'DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS', value: '["generate"]' }],
+      },
+    ],
+  });
+  const sharedMount = { name: 'gms-shared', mountPath: '/run/gms/shared', subPathExpr: '$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)/rank-0' };
+  const permFix = { name: 'fix-gms-perms', image: 'vllm-runtime:1.6.0', command: ['sh', '-c', 'chmod 1777 /run/gms/shared'], securityContext: { runAsUser: 0, runAsNonRoot: false }, volumeMounts: [sharedMount] };
+
+  it('the weight server runs the GMS script under bash, starts on 2 sockets per GPU, keeps no liveness/readiness probe and non-GPU limits (failover_test.go TestGmsWeightServerPodSpec)', () => {
+    const base = deepFreeze(engineBase());
+    const pod = gmsWeightServerPodSpec(base, 0, 8);
+    const main = pod.containers?.[0] as Container & Record<string, unknown>;
+    expect({ command: main.command, startupProbe: main['startupProbe'], liveness: main['livenessProbe'], readiness: main['readinessProbe'], resources: main.resources, mounts: main['volumeMounts'] }).toEqual({
+      command: ['bash', '-c'],
+      startupProbe: { exec: { command: ['sh', '-c', 'test $(ls /run/gms/shared/gms_*.sock 2>/dev/null | wc -l) -ge 16'] }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 150 },
+      liveness: undefined,
+      readiness: undefined,
+      resources: { limits: { memory: '64Gi' } },
+      mounts: [sharedMount],
+    });
+    expect(main.args?.[0]).toContain('python3 -m gpu_memory_service.cli.server &');
+    expect(main.env?.at(-1)).toEqual({ name: 'GMS_SOCKET_DIR', value: '/run/gms/shared' });
+    expect([pod.volumes, pod.initContainers, pod.tolerations]).toEqual([
+      [{ name: 'gms-shared', hostPath: { path: '/run/gms', type: 'DirectoryOrCreate' } }],
+      [permFix],
+      [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+    ]);
+  });
+
+  it('an engine gets ENGINE_ID from the pod index label, the socket dir and lock, notready start, no endpoint health status; Never restarts only with inter-pod failover', () => {
+    const base = deepFreeze(engineBase());
+    const engine = gmsEnginePodSpec(base, 0, true);
+    expect(engine.containers?.[0]?.env).toEqual([
+      { name: 'ENGINE_ID', valueFrom: { fieldRef: { fieldPath: "metadata.labels['grove.io/podclique-pod-index']" } } },
+      { name: 'GMS_SOCKET_DIR', value: '/run/gms/shared' },
+      { name: 'FAILOVER_LOCK_PATH', value: '/run/gms/shared/failover.lock' },
+      { name: 'DYN_SYSTEM_STARTING_HEALTH_STATUS', value: 'notready' },
+    ]);
+    expect([engine['restartPolicy'], gmsEnginePodSpec(base, 0, false)['restartPolicy']]).toEqual(['Never', undefined]);
+    expect(engine.initContainers).toEqual([permFix]);
+  });
+});
+
+describe('inter-pod GMS claim templates and sharing, per rank (upstream gmsResourceClaimTemplateConfigs, gmsResourceSharingEntries)', () => {
+  const component = aComponent('svc', 'worker', { podTemplate: { spec: { containers: [{ name: 'main', image: 'i', resources: { limits: { 'nvidia.com/gpu': '4' } } }] } }, experimental: { gpuMemoryService: { mode: 'InterPod' } } });
+  const roles = singleNodeGmsRoles(component, 2);
+
+  it('names the roles svc-gms-0 (1 pod) and svc (the engine pods), rank 0 (upstream expandSingleNodeGMSRoles)', () => {
+    expect(roles).toEqual([
+      { name: 'svc-gms-0', role: 'gms', replicas: 1, rank: 0 },
+      { name: 'svc', role: 'main', replicas: 2, rank: 0 },
+    ]);
+  });
+
+  it('one template svc-gpu-rank-0 for 4 gpu.nvidia.com devices, shared PerReplica by svc-gms-0 and svc (failover_test.go TestGmsResourceSharingEntries_SingleNode)', () => {
+    expect(gmsResourceClaimTemplateConfigs(component, roles)).toEqual([
+      { name: 'svc-gpu-rank-0', templateSpec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.nvidia.com', allocationMode: 'ExactCount', count: 4 } }] } } } },
+    ]);
+    expect(gmsResourceSharingEntries(component, roles)).toEqual([{ name: 'svc-gpu-rank-0', scope: 'PerReplica', filter: { childCliqueNames: ['svc-gms-0', 'svc'] } }]);
+  });
+
+  it('lower-cases the component in the template name, so it stays a DNS-1123 name (upstream gmsRCTName with NormalizeKubeResourceName)', () => {
+    expect(gmsRankResourceClaimTemplateName('VllmWorker', 0)).toBe('vllmworker-gpu-rank-0');
   });
 });

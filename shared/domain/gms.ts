@@ -231,3 +231,180 @@ export function setEnv(env: readonly EnvVar[] | undefined, variable: EnvVar): En
   const list = env ?? [];
   return list.some((e) => e.name === variable.name) ? list.map((e) => (e.name === variable.name ? variable : e)) : [...list, variable];
 }
+
+// ── Inter-pod GMS: a weight-server clique per rank beside the engine clique ──────────────────
+// Source: upstream `dynamo/graph.go` (`expandSingleNodeGMSRoles`, `generatePodSpecForRole`,
+// `buildCliqueForRole`, `applyCliqueStartupDependencies`, `buildGroveScalingGroupConfig`) and the
+// `failover.go` revision whose `augmentEngineForGMS(podSpec, rank, isInterPodFailover)` that
+// graph.go calls (`gmsWeightServerPodSpec`, `applyGMSSharedResources`, `gmsSharedVolume`,
+// `gmsPermFixInitContainer`, `gmsResourceClaimTemplateConfigs`, `gmsResourceSharingEntries`);
+// values cross-checked with `failover_test.go` (`TestGmsWeightServerPodSpec`,
+// `TestGmsResourceSharingEntries_SingleNode`, `TestGmsResourceClaimTemplateConfigs_*`).
+
+/** The hostPath volume the inter-pod GMS sockets live in (upstream `gmsSharedVolumeName`, `gmsHostPathBase`, `gmsSharedMountPath`). */
+export const GMS_INTER_POD_VOLUME = 'gms-shared';
+export const GMS_INTER_POD_HOST_PATH = '/run/gms';
+export const GMS_INTER_POD_MOUNT_PATH = '/run/gms/shared';
+/** The root init container that opens the hostPath directory to the non-root processes (upstream `gmsPermFixInitName`). */
+export const GMS_PERM_FIX_CONTAINER_NAME = 'fix-gms-perms';
+
+/** One clique of a component's inter-pod GMS layout (upstream `ServiceRole`). */
+export interface GmsRole {
+  /** The clique name (lower-cased). */
+  readonly name: string;
+  /** `gms` for the weight server, `main` for the engine clique. */
+  readonly role: 'gms' | 'main';
+  readonly replicas: number;
+  /** The static node rank (single node: 0). */
+  readonly rank: number;
+}
+
+/** Whether a component lays out GMS across pods (`gpuMemoryService.mode: InterPod`; upstream `IsInterPodGMSEnabled`). Pure. */
+export function isInterPodGms(component: Component): boolean {
+  return gpuMemoryServiceMode(component) === 'InterPod';
+}
+
+/**
+ * The cliques of a single-node inter-pod GMS component: `<name>-gms-0` (1 weight server,
+ * rank 0), then `<name>` with `enginePods` engine pods (1, or 1 + shadows with inter-pod
+ * failover). Source: upstream `expandSingleNodeGMSRoles`. Pure.
+ */
+export function singleNodeGmsRoles(component: Component, enginePods: number): GmsRole[] {
+  const base = component.name.toLowerCase();
+  return [
+    { name: `${base}-gms-0`, role: 'gms', replicas: 1, rank: 0 },
+    { name: base, role: 'main', replicas: enginePods, rank: 0 },
+  ];
+}
+
+/** The per-rank ResourceClaimTemplate of an inter-pod component: `<lower(name), dots as hyphens>-gpu-rank-<rank>` (upstream `gmsRCTName`). Pure. */
+export function gmsRankResourceClaimTemplateName(componentName: string, rank: number): string {
+  return `${componentName.toLowerCase().replace(/\./g, '-')}-gpu-rank-${rank}`;
+}
+
+/**
+ * The PodCliqueSet `template.resourceClaimTemplates` of an inter-pod component: one per rank,
+ * a request `gpu` for exactly `count` devices of `deviceClassName`. Source: upstream
+ * `gmsResourceClaimTemplateConfigs`. Pure.
+ */
+export function gmsResourceClaimTemplateConfigs(component: Component, roles: readonly GmsRole[]): Json[] {
+  const { deviceClassName, count } = gmsResourceClaimTemplateSpec(component);
+  const ranks = [...new Set(roles.map((r) => r.rank))];
+  return ranks.map((rank) => ({
+    name: gmsRankResourceClaimTemplateName(component.name, rank),
+    templateSpec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName, allocationMode: 'ExactCount', count } }] } } },
+  }));
+}
+
+/**
+ * The scaling group's `resourceSharing`: per rank, that rank's claim template shared
+ * `PerReplica` by only that rank's weight-server and engine cliques. Source: upstream
+ * `gmsResourceSharingEntries`. Pure.
+ */
+export function gmsResourceSharingEntries(component: Component, roles: readonly GmsRole[]): Json[] {
+  const ranks = [...new Set(roles.map((r) => r.rank))];
+  return ranks.map((rank) => ({
+    name: gmsRankResourceClaimTemplateName(component.name, rank),
+    scope: 'PerReplica',
+    filter: { childCliqueNames: roles.filter((r) => r.rank === rank).map((r) => r.name) },
+  }));
+}
+
+/** The rank-isolated hostPath volume and its mount (`subPathExpr` `$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)/rank-<r>`; upstream `gmsSharedVolume`). Pure. */
+export function gmsInterPodVolume(rank: number): { volume: Json; mount: Json } {
+  return {
+    volume: { name: GMS_INTER_POD_VOLUME, hostPath: { path: GMS_INTER_POD_HOST_PATH, type: 'DirectoryOrCreate' } },
+    mount: { name: GMS_INTER_POD_VOLUME, mountPath: GMS_INTER_POD_MOUNT_PATH, subPathExpr: `$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)/rank-${rank}` },
+  };
+}
+
+/** The root init container that runs `chmod 1777` on the rank's socket directory (upstream `gmsPermFixInitContainer`). Pure. */
+export function gmsPermFixInitContainer(rank: number, image: string | undefined): Container {
+  return {
+    name: GMS_PERM_FIX_CONTAINER_NAME,
+    ...(image === undefined ? {} : { image }),
+    command: ['sh', '-c', `chmod 1777 ${GMS_INTER_POD_MOUNT_PATH}`],
+    securityContext: { runAsUser: 0, runAsNonRoot: false },
+    volumeMounts: [gmsInterPodVolume(rank).mount],
+  };
+}
+
+/** What weight-server and engine pods share: no scalar GPUs on the container, the GPU toleration, the rank's volume and mount, the permission-fix init container (upstream `applyGMSSharedResources`). Mutates both. */
+function applyGmsSharedResources(podSpec: GmsPodSpec, container: Container, rank: number): void {
+  const resources = { ...((container.resources ?? {}) as Json) };
+  for (const key of ['limits', 'requests'] as const) {
+    const kept = withoutGpuResources(resources[key]);
+    if (kept === undefined) delete resources[key];
+    else resources[key] = kept;
+  }
+  if (Object.keys(resources).length > 0) container.resources = resources;
+  else delete container.resources;
+  const tolerations = podSpec.tolerations ?? [];
+  if (!tolerations.some((t) => t['key'] === GPU_TOLERATION_KEY && t['effect'] === 'NoSchedule')) podSpec.tolerations = [...tolerations, { key: GPU_TOLERATION_KEY, operator: 'Exists', effect: 'NoSchedule' }];
+  const { volume, mount } = gmsInterPodVolume(rank);
+  podSpec.volumes = [...(podSpec.volumes ?? []), volume];
+  (container as Json)['volumeMounts'] = [...(((container as Json)['volumeMounts'] as Json[] | undefined) ?? []), mount];
+  podSpec.initContainers = [...(podSpec.initContainers ?? []), gmsPermFixInitContainer(rank, container.image)];
+}
+
+/** The weight server's launch script: clear stale sockets, run the GMS server, forward signals, exit with its code (upstream `gmsWrapperScript`). Pure. */
+export function gmsWeightServerScript(): string {
+  return [
+    `rm -f ${GMS_INTER_POD_MOUNT_PATH}/gms_*.sock`,
+    'rc=1',
+    'cleanup() { kill -- -$$ 2>/dev/null; exit "$rc"; }',
+    'trap cleanup SIGTERM SIGINT',
+    `python3 -m ${GMS_SERVER_MODULE} &`,
+    'echo "Started GMS server pid=$!"',
+    'wait -n',
+    'rc=$?',
+    'echo "GMS server exited (code=$rc), shutting down"',
+    'cleanup',
+  ].join('\n');
+}
+
+/**
+ * The weight-server pod of one rank, from the engine's pod spec: the main container runs
+ * `bash -c <gmsWeightServerScript>`, keeps no liveness or readiness probe, and starts once
+ * both sockets of every GPU exist (`test $(ls /run/gms/shared/gms_*.sock ...) -ge 2*GPUs`,
+ * period 2 s, timeout 2 s, 150 failures = 5 min); GMS_SOCKET_DIR=/run/gms/shared; then the
+ * shared resources. Source: upstream `gmsWeightServerPodSpec`, `gmsStartupProbeCommand`. Pure:
+ * returns a new pod spec.
+ */
+export function gmsWeightServerPodSpec(base: GmsPodSpec, rank: number, gpuCount: number): GmsPodSpec {
+  const podSpec = structuredClone(base);
+  const main = podSpec.containers?.[0];
+  if (main === undefined) return podSpec;
+  main.command = ['bash', '-c'];
+  main.args = [gmsWeightServerScript()];
+  const json = main as Json;
+  json['startupProbe'] = { exec: { command: ['sh', '-c', `test $(ls ${GMS_INTER_POD_MOUNT_PATH}/gms_*.sock 2>/dev/null | wc -l) -ge ${2 * gpuCount}`] }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 150 };
+  delete json['livenessProbe'];
+  delete json['readinessProbe'];
+  main.env = [...(main.env ?? []), { name: ENV_GMS_SOCKET_DIR, value: GMS_INTER_POD_MOUNT_PATH }];
+  applyGmsSharedResources(podSpec, main, rank);
+  return podSpec;
+}
+
+/**
+ * An engine pod of the inter-pod layout: ENGINE_ID from the `grove.io/podclique-pod-index`
+ * label, GMS_SOCKET_DIR and FAILOVER_LOCK_PATH under /run/gms/shared,
+ * DYN_SYSTEM_STARTING_HEALTH_STATUS=notready, no DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS, the
+ * shared resources; with inter-pod failover `restartPolicy: Never` (the cohort is recreated
+ * whole). Source: upstream `augmentEngineForGMS`, `gmsEngineEnvVars`. Pure: returns a new pod spec.
+ */
+export function gmsEnginePodSpec(base: GmsPodSpec, rank: number, isFailover: boolean): GmsPodSpec {
+  const podSpec = structuredClone(base);
+  const main = podSpec.containers?.[0];
+  if (main === undefined) return podSpec;
+  main.env = [
+    ...(main.env ?? []),
+    { name: 'ENGINE_ID', valueFrom: { fieldRef: { fieldPath: "metadata.labels['grove.io/podclique-pod-index']" } } },
+    { name: ENV_GMS_SOCKET_DIR, value: GMS_INTER_POD_MOUNT_PATH },
+    { name: 'FAILOVER_LOCK_PATH', value: `${GMS_INTER_POD_MOUNT_PATH}/failover.lock` },
+    { name: 'DYN_SYSTEM_STARTING_HEALTH_STATUS', value: 'notready' },
+  ].filter((e) => e.name !== 'DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS');
+  applyGmsSharedResources(podSpec, main, rank);
+  if (isFailover) podSpec['restartPolicy'] = 'Never';
+  return podSpec;
+}

@@ -9,6 +9,7 @@ import { parseDgd, type Container, type Dgd, type EnvVar, type KvTransferPolicy 
 import { aComponent, aDgd, deepFreeze } from '../../test/support/builders.js';
 import { renderDgd, type RenderConfig } from './render.js';
 import { withMissingPvcVolumes } from './volumes.js';
+import { GROVE_PCS_CRD, crdValidator } from '../../test/support/grove-schema.js';
 
 type Json = Record<string, unknown>;
 interface Clique {
@@ -266,14 +267,41 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
     ]);
   });
 
-  it('inter-pod GMS and failover are not laid out yet: the component renders as a plain engine, with a warning naming the field path', () => {
-    const dgd = aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } })] } });
+  it('single-node inter-pod GMS with failover: a scaling group of <name>-gms-0 and <name> (1 + shadows), the engines starting after the weight server, one claim template per rank (upstream expandSingleNodeGMSRoles, applyCliqueStartupDependencies, gmsResourceSharingEntries)', () => {
+    const dgd = aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod', numShadows: 1 } }, { replicas: 2 })] } });
+    const result = renderDgd(deepFreeze(dgd));
+    expect(result.ok ? result.warnings : result.issues).toEqual([]);
+    const template = pcsOf(dgd).spec.template as Pcs['spec']['template'] & { cliqueStartupType?: string; resourceClaimTemplates?: Json[] };
+    expect(template.cliques.map((c) => ({ name: c.name, replicas: c.spec.replicas, minAvailable: (c.spec as Json)['minAvailable'], startsAfter: c.spec.startsAfter, failoverMember: c.labels['nvidia.com/dynamo-failover-engine-group-member'], discovery: c.labels['nvidia.com/dynamo-discovery-enabled'] }))).toEqual([
+      { name: 'worker-gms-0', replicas: 1, minAvailable: 1, startsAfter: undefined, failoverMember: undefined, discovery: undefined },
+      { name: 'worker', replicas: 2, minAvailable: 1, startsAfter: ['worker-gms-0'], failoverMember: 'true', discovery: 'true' },
+    ]);
+    expect(template.cliqueStartupType).toBe('CliqueStartupTypeExplicit');
+    expect(template.podCliqueScalingGroups).toEqual([
+      { name: 'worker', cliqueNames: ['worker-gms-0', 'worker'], replicas: 2, minAvailable: 1, resourceSharing: [{ name: 'worker-gpu-rank-0', scope: 'PerReplica', filter: { childCliqueNames: ['worker-gms-0', 'worker'] } }] },
+    ]);
+    expect(template.resourceClaimTemplates).toEqual([
+      { name: 'worker-gpu-rank-0', templateSpec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.nvidia.com', allocationMode: 'ExactCount', count: 2 } }] } } } },
+    ]);
+  });
+
+  it('the inter-pod and intra-pod GMS PodCliqueSets pass Grove\'s Coherent CRD schema (../shared/crds/grove)', () => {
+    const validate = crdValidator(GROVE_PCS_CRD);
+    for (const experimental of [{ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { gpuMemoryService: {}, failover: {} }]) {
+      const result = renderDgd(deepFreeze(aDgd({ spec: { components: [gpuWorker(experimental)] } })));
+      const pcs = result.ok ? result.objects.find((o) => o.kind === 'PodCliqueSet') : undefined;
+      expect(validate(pcs) ? [] : validate.errors).toEqual([]);
+    }
+  });
+
+  it('multinode inter-pod GMS is not laid out yet: the component renders as a plain multinode engine, with a warning naming the field path', () => {
+    const dgd = aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { multinode: { nodeCount: 2 } })] } });
     const result = renderDgd(deepFreeze(dgd));
     expect(result.ok ? result.warnings : []).toEqual([
-      'spec.components[0].experimental.gpuMemoryService.mode ("worker"): InterPod is not rendered by this control plane yet; the component renders without the GPU memory service',
-      'spec.components[0].experimental.failover.mode ("worker"): InterPod is not rendered by this control plane yet; the component renders without failover',
+      'spec.components[0].experimental.gpuMemoryService.mode ("worker"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without the GPU memory service',
+      'spec.components[0].experimental.failover.mode ("worker"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without failover',
     ]);
-    expect(cliqueOf(dgd, 'worker').spec.podSpec.containers.map((c) => c.name)).toEqual(['main']);
+    expect(pcsOf(dgd).spec.template.cliques.map((c) => c.name)).toEqual(['worker-ldr', 'worker-wkr']);
   });
 
   it('failover without gpuMemoryService still clones the engines, as upstream renders it, and warns that they do not share GPU memory', () => {

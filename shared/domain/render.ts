@@ -50,8 +50,8 @@ import {
 } from './names.js';
 import { buildPodSpec, cliqueAnnotations, cliqueLabels, DEFAULT_POD_SETTINGS, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
-import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplateName, gmsResourceClaimTemplateSpec, gpuMemoryServiceMode } from './gms.js';
-import { failoverComponentIssues, failoverWarnings } from './failover.js';
+import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplateName, gmsResourceClaimTemplateSpec, gpuMemoryServiceMode, isInterPodGms } from './gms.js';
+import { failoverComponentIssues, failoverWarnings, interPodGmsLayout } from './failover.js';
 
 /** Settings rendering depends on, from the operator configuration. */
 export interface RenderConfig {
@@ -139,8 +139,9 @@ export function unrenderedExperimentalWarnings(dgd: Dgd, namespace = dgd.metadat
   dgd.spec.components.forEach((component, index) => {
     if (component.type === 'lpx') return;
     const at = `spec.components[${index}].experimental`;
-    if (gpuMemoryServiceMode(component) === 'InterPod') warnings.push(`${at}.gpuMemoryService.mode ("${component.name}"): InterPod is not rendered by this control plane yet; the component renders without the GPU memory service`);
-    if (experimentalMode(component.experimental?.failover) === 'InterPod') warnings.push(`${at}.failover.mode ("${component.name}"): InterPod is not rendered by this control plane yet; the component renders without failover`);
+    const multinode = isMultinode(component);
+    if (multinode && gpuMemoryServiceMode(component) === 'InterPod') warnings.push(`${at}.gpuMemoryService.mode ("${component.name}"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without the GPU memory service`);
+    if (multinode && experimentalMode(component.experimental?.failover) === 'InterPod') warnings.push(`${at}.failover.mode ("${component.name}"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without failover`);
     if (gpuMemoryServiceMode(component) === 'IntraPod') {
       const claim = gmsResourceClaimTemplateSpec(component);
       warnings.push(
@@ -330,6 +331,7 @@ export function withSchedulerName(podSpec: Record<string, unknown>, scheduler: P
 function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Component[], workerHash: string, config: RenderConfig): RenderedObject {
   const cliques: PodCliqueTemplateSpec[] = [];
   const scalingGroups: PodCliqueScalingGroupConfig[] = [];
+  const resourceClaimTemplates: Record<string, unknown>[] = [];
   let explicitStartup = false;
 
   const settings = podSettings(config);
@@ -339,6 +341,14 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
     const minimum = effectiveMinAvailable(component);
     const owned = ownedOverrides(component);
     const base = componentBaseName(component);
+    if (isInterPodGms(component) && !isMultinode(component)) {
+      const layout = interPodGmsLayout(component, (name, n, min) => clique(ctx, name, n, min, component.podTemplate), { replicas, minAvailable: minimum, ...owned }, isCheckpointGated(dgd, component));
+      cliques.push(...layout.cliques);
+      scalingGroups.push(layout.scalingGroup);
+      resourceClaimTemplates.push(...layout.resourceClaimTemplates);
+      explicitStartup = true;
+      continue;
+    }
     if (!usesScalingGroup(component)) {
       cliques.push(clique(ctx, base, replicas, minimum, component.podTemplate, owned));
       continue;
@@ -373,6 +383,7 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
     cliques,
   };
   if (scalingGroups.length > 0) template['podCliqueScalingGroups'] = scalingGroups;
+  if (resourceClaimTemplates.length > 0) template['resourceClaimTemplates'] = resourceClaimTemplates;
   if (dgd.spec.priorityClassName !== undefined) template['priorityClassName'] = dgd.spec.priorityClassName;
   const rootTopology = overrideValue(dgd.spec.providerOverride?.value, 'spec', 'template', 'topologyConstraint') ?? typedGraphTopology(dgd);
   if (rootTopology !== undefined) template['topologyConstraint'] = rootTopology;

@@ -81,7 +81,8 @@ function renderedCliques(dir: string): { name: string; cliques: { name: string; 
 /**
  * v1beta1 DGDs with the GPU memory service and failover in shapes the corpus lacks: intra-pod
  * GMS with failover on a multinode SGLang worker with a frontend sidecar and an extra GMS
- * client, and on a multinode TensorRT-LLM worker (its SSH port staggered per engine).
+ * client, and on a multinode TensorRT-LLM worker (its SSH port staggered per engine); inter-pod
+ * GMS with a shadow engine (weight-server clique, hostPath socket directory, root init container).
  */
 const GMS_FAILOVER_DGDS: readonly { readonly name: string; readonly object: Obj }[] = [
   {
@@ -133,6 +134,26 @@ const GMS_FAILOVER_DGDS: readonly { readonly name: string; readonly object: Obj 
       },
     },
   },
+  {
+    name: 'interpod/vllm-gms-failover-shadows',
+    object: {
+      apiVersion: 'nvidia.com/v1beta1',
+      kind: 'DynamoGraphDeployment',
+      metadata: { name: 'vllm-interpod', annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' } },
+      spec: {
+        backendFramework: 'vllm',
+        components: [
+          {
+            name: 'VllmWorker',
+            type: 'worker',
+            replicas: 2,
+            experimental: { gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod', numShadows: 1 } },
+            podTemplate: { spec: { containers: [{ name: 'main', image: 'vllm-runtime:1.6.0', command: ['python3', '-m', 'dynamo.vllm'], args: ['--model', 'm', '--load-format', 'gms'], resources: { limits: { 'nvidia.com/gpu': '2', memory: '64Gi' } } }] } },
+          },
+        ],
+      },
+    },
+  },
 ];
 
 function renderedInline(): { name: string; cliques: { name: string; labels: Record<string, string>; podSpec: Obj }[] }[] {
@@ -179,6 +200,11 @@ describe('rendered clique pod specs pass the API server\'s Pod validation (dry-r
 
   it('the GMS and failover pods under test carry what they add: engines, the gms-server sidecar and the shared DRA claim (corpus vllm-agg-failover-gms.yaml and the inline DGDs)', () => {
     const gmsPods = corpus.filter((d) => d.name.startsWith('vllm-agg-failover-gms.yaml') || d.name.startsWith('inline/')).flatMap((d) => d.cliques.filter((c) => c.name !== 'frontend'));
+    const interPod = corpus.find((d) => d.name === 'interpod/vllm-gms-failover-shadows');
+    expect(interPod?.cliques.map((c) => [c.name, ((c.podSpec['initContainers'] as Obj[] | undefined) ?? []).map((i) => i['name']), c.podSpec['restartPolicy']])).toEqual([
+      ['vllmworker-gms-0', ['fix-gms-perms'], 'Always'],
+      ['vllmworker', ['fix-gms-perms'], 'Never'],
+    ]);
     const shape = (podSpec: Obj) => ({
       engines: ((podSpec['containers'] as Obj[]).map((c) => c['name']) as string[]).filter((n) => n.startsWith('engine-')),
       sidecars: ((podSpec['initContainers'] as Obj[] | undefined) ?? []).map((c) => c['name']).filter((n) => n === 'gms-server'),
