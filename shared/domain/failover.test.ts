@@ -178,7 +178,7 @@ describe('failoverComponentIssues and failoverWarnings', () => {
   });
 
   it('warns when the failover mode differs from the GMS mode (upstream FailoverSpec: "failover.mode matches gpuMemoryService.mode")', () => {
-    expect(failoverWarnings(aComponent('w', 'worker', { experimental: { gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'IntraPod' } } }), 0)).toEqual([
+    expect(failoverWarnings(aComponent('w', 'worker', { experimental: { gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'IntraPod' } } }), 0, 'container')).toEqual([
       'spec.components[0].experimental.failover.mode ("w"): IntraPod must match experimental.gpuMemoryService.mode InterPod',
     ]);
   });

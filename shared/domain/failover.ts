@@ -253,17 +253,23 @@ export function failoverComponentIssues(component: Component, index: number, bac
 
 /**
  * Warnings a user should see about a failover component: without `gpuMemoryService` the two
- * engines do not share their GPUs (upstream's webhook requires GMS with failover), and a mode
- * different from GMS's. Source: upstream v1beta1 `FailoverSpec` ("requires that
- * gpuMemoryService is also set, and that failover.mode matches gpuMemoryService.mode"). Pure.
+ * engines do not share their GPUs (upstream's webhook requires GMS with failover), a mode
+ * different from GMS's, and a kube discovery mode other than `container` (`discoveryMode`: the
+ * component's effective `nvidia.com/dynamo-kube-discovery-mode`), with which the engines of one
+ * pod cannot register apart. Source: upstream v1beta1 `FailoverSpec` ("requires that
+ * gpuMemoryService is also set, and that failover.mode matches gpuMemoryService.mode. Also
+ * requires the `nvidia.com/dynamo-kube-discovery-mode: container` annotation"). Pure.
  */
-export function failoverWarnings(component: Component, index: number): string[] {
+export function failoverWarnings(component: Component, index: number, discoveryMode: string | undefined): string[] {
   const mode = experimentalMode(component.experimental?.failover);
   if (mode === undefined) return [];
+  const at = `spec.components[${index}].experimental.failover`;
+  const warnings: string[] = [];
   const gms = gpuMemoryServiceMode(component);
-  if (gms === undefined) return [`spec.components[${index}].experimental.failover ("${component.name}"): requires experimental.gpuMemoryService; without it the failover engines do not share GPU memory`];
-  if (gms !== mode) return [`spec.components[${index}].experimental.failover.mode ("${component.name}"): ${mode} must match experimental.gpuMemoryService.mode ${gms}`];
-  return [];
+  if (gms === undefined) warnings.push(`${at} ("${component.name}"): requires experimental.gpuMemoryService; without it the failover engines do not share GPU memory`);
+  else if (gms !== mode) warnings.push(`${at}.mode ("${component.name}"): ${mode} must match experimental.gpuMemoryService.mode ${gms}`);
+  if (discoveryMode !== 'container') warnings.push(`${at} ("${component.name}"): requires the annotation nvidia.com/dynamo-kube-discovery-mode: container, so that each engine registers on its own`);
+  return warnings;
 }
 
 // ── Inter-pod failover: shadow engines in the engine clique of the inter-pod GMS layout ──────

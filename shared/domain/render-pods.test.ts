@@ -240,6 +240,8 @@ describe('labels and annotations', () => {
 });
 
 describe('GPU memory service and failover in the rendered pod (upstream GenerateBasePodSpec: GMS, then failover, on the finished pod)', () => {
+  // Failover needs container discovery (upstream FailoverSpec); the annotation is set unless a test is about it.
+  const gmsDgd = (overrides: Parameters<typeof aDgd>[0]) => aDgd({ ...overrides, metadata: { annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' } } });
   const gpuWorker = (experimental: Json, extra: Partial<Parameters<typeof aComponent>[2]> = {}) =>
     aComponent('worker', 'worker', {
       podTemplate: { spec: { containers: [{ name: 'main', image: 'vllm-runtime:1.6.0', command: ['python3', '-m', 'dynamo.vllm'], resources: { limits: { 'nvidia.com/gpu': '2' } } }] } },
@@ -248,7 +250,7 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
     });
 
   it('intra-pod GMS with failover: engine-0 and engine-1 share the intrapod-shared-gpu claim, the gms-server sidecar and the gms-intrapod-control volume (upstream graph.go, gms_test.go TestEnsureServerSidecar, failover.go)', () => {
-    const clique = cliqueOf(aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } })] } }), 'worker');
+    const clique = cliqueOf(gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } })] } }), 'worker');
     const pod = clique.spec.podSpec;
     expect(pod.containers.map((c) => [c.name, c.resources])).toEqual([
       ['engine-0', { claims: [{ name: 'intrapod-shared-gpu' }] }],
@@ -261,14 +263,14 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
   });
 
   it('warns, naming the field path, that the ResourceClaimTemplate upstream creates is not created here, and says which one', () => {
-    const result = renderDgd(deepFreeze(aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod', deviceClassName: 'gpu.example.com' }, failover: { mode: 'IntraPod' } })] } })));
+    const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod', deviceClassName: 'gpu.example.com' }, failover: { mode: 'IntraPod' } })] } })));
     expect(result.ok ? result.warnings : []).toEqual([
       'spec.components[0].experimental.gpuMemoryService ("worker"): the pods claim their GPUs from ResourceClaimTemplate inference/my-graph-worker-gpu (resource.k8s.io/v1, 2 device(s) of class gpu.example.com), which this control plane does not create; create it before the pods can be scheduled',
     ]);
   });
 
   it('single-node inter-pod GMS with failover: a scaling group of <name>-gms-0 and <name> (1 + shadows), the engines starting after the weight server, one claim template per rank (upstream expandSingleNodeGMSRoles, applyCliqueStartupDependencies, gmsResourceSharingEntries)', () => {
-    const dgd = aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod', numShadows: 1 } }, { replicas: 2 })] } });
+    const dgd = gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod', numShadows: 1 } }, { replicas: 2 })] } });
     const result = renderDgd(deepFreeze(dgd));
     expect(result.ok ? result.warnings : result.issues).toEqual([]);
     const template = pcsOf(dgd).spec.template as Pcs['spec']['template'] & { cliqueStartupType?: string; resourceClaimTemplates?: Json[] };
@@ -288,14 +290,14 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
   it('the inter-pod and intra-pod GMS PodCliqueSets pass Grove\'s Coherent CRD schema (../shared/crds/grove)', () => {
     const validate = crdValidator(GROVE_PCS_CRD);
     for (const experimental of [{ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { gpuMemoryService: {}, failover: {} }]) {
-      const result = renderDgd(deepFreeze(aDgd({ spec: { components: [gpuWorker(experimental)] } })));
+      const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [gpuWorker(experimental)] } })));
       const pcs = result.ok ? result.objects.find((o) => o.kind === 'PodCliqueSet') : undefined;
       expect(validate(pcs) ? [] : validate.errors).toEqual([]);
     }
   });
 
   it('multinode inter-pod GMS is not laid out yet: the component renders as a plain multinode engine, with a warning naming the field path', () => {
-    const dgd = aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { multinode: { nodeCount: 2 } })] } });
+    const dgd = gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { multinode: { nodeCount: 2 } })] } });
     const result = renderDgd(deepFreeze(dgd));
     expect(result.ok ? result.warnings : []).toEqual([
       'spec.components[0].experimental.gpuMemoryService.mode ("worker"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without the GPU memory service',
@@ -305,7 +307,7 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
   });
 
   it('failover without gpuMemoryService still clones the engines, as upstream renders it, and warns that they do not share GPU memory', () => {
-    const dgd = aDgd({ spec: { components: [gpuWorker({ failover: {} })] } });
+    const dgd = gmsDgd({ spec: { components: [gpuWorker({ failover: {} })] } });
     const result = renderDgd(deepFreeze(dgd));
     expect(result.ok ? result.warnings : []).toEqual([
       'spec.components[0].experimental.failover ("worker"): requires experimental.gpuMemoryService; without it the failover engines do not share GPU memory',
@@ -313,14 +315,21 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
     expect(cliqueOf(dgd, 'worker').spec.podSpec.containers.map((c) => c.name)).toEqual(['engine-0', 'engine-1']);
   });
 
+  it('warns, naming the field path, when failover runs without nvidia.com/dynamo-kube-discovery-mode: container (upstream FailoverSpec: "Also requires the ... annotation")', () => {
+    const result = renderDgd(deepFreeze(aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: {}, failover: {} })] } })));
+    expect(result.ok ? result.warnings.filter((w) => w.includes('.experimental.failover')) : []).toEqual([
+      'spec.components[0].experimental.failover ("worker"): requires the annotation nvidia.com/dynamo-kube-discovery-mode: container, so that each engine registers on its own',
+    ]);
+  });
+
   it('refuses failover on a backend upstream cannot fail over, naming the field ("failover is not supported for backend framework")', () => {
     const component = aComponent('worker', 'worker', { experimental: { gpuMemoryService: {}, failover: {} } });
-    const result = renderDgd(deepFreeze(aDgd({ spec: { backendFramework: undefined, components: [component] } })));
+    const result = renderDgd(deepFreeze(gmsDgd({ spec: { backendFramework: undefined, components: [component] } })));
     expect(result.ok ? [] : result.issues).toEqual([{ path: 'spec.components[0].experimental.failover', type: 'Invalid', detail: 'failover is not supported for backend framework ""' }]);
   });
 
   it('refuses an extraClientContainers name that is not a podTemplate container (upstream gmsExtraClientContainersError)', () => {
-    const result = renderDgd(deepFreeze(aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { extraClientContainers: ['metrics'] } })] } })));
+    const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { extraClientContainers: ['metrics'] } })] } })));
     expect(result.ok ? [] : result.issues).toEqual([
       { path: 'spec.components[0].experimental.gpuMemoryService.extraClientContainers[0]', type: 'Invalid', value: 'metrics', detail: 'must name a container of podTemplate.spec.containers other than "main"' },
     ]);

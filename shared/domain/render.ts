@@ -10,6 +10,7 @@
 import {
   ANNOTATION_ENABLE_GROVE,
   ANNOTATION_GROVE_UPDATE_STRATEGY,
+  ANNOTATION_KUBE_DISCOVERY_MODE,
   ANNOTATION_VOLCANO_QUEUE,
   GROVE_ANNOTATION_VOLCANO_QUEUE,
   KAI_SCHEDULER_NAME,
@@ -48,7 +49,7 @@ import {
   usesScalingGroup,
   workerCliqueName,
 } from './names.js';
-import { buildPodSpec, cliqueAnnotations, cliqueLabels, DEFAULT_POD_SETTINGS, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
+import { buildPodSpec, cliqueAnnotations, cliqueLabels, componentAnnotation, DEFAULT_POD_SETTINGS, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
 import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplateName, gmsResourceClaimTemplateSpec, gpuMemoryServiceMode, isInterPodGms } from './gms.js';
 import { failoverComponentIssues, failoverWarnings, interPodGmsLayout } from './failover.js';
@@ -148,7 +149,7 @@ export function unrenderedExperimentalWarnings(dgd: Dgd, namespace = dgd.metadat
         `${at}.gpuMemoryService ("${component.name}"): the pods claim their GPUs from ResourceClaimTemplate ${namespace}/${gmsResourceClaimTemplateName(dgd.metadata.name ?? '', component.name)} (resource.k8s.io/v1, ${claim.count} device(s) of class ${claim.deviceClassName}), which this control plane does not create; create it before the pods can be scheduled`,
       );
     }
-    warnings.push(...failoverWarnings(component, index));
+    warnings.push(...failoverWarnings(component, index, componentAnnotation({ dgd, component }, ANNOTATION_KUBE_DISCOVERY_MODE)));
   });
   return warnings;
 }

@@ -92,6 +92,7 @@ describe('corpus: real DGD manifests render into Grove objects', () => {
     ]);
     expect(warningsOf('vllm-multinode-failover.yaml')).toEqual([
       'spec.components[1].experimental.failover ("VllmDecodeWorker"): requires experimental.gpuMemoryService; without it the failover engines do not share GPU memory',
+      'spec.components[1].experimental.failover ("VllmDecodeWorker"): requires the annotation nvidia.com/dynamo-kube-discovery-mode: container, so that each engine registers on its own',
     ]);
   });
 });
