@@ -43,11 +43,6 @@ export function isIntraPodFailover(component: Component): boolean {
   return experimentalMode(component.experimental?.failover) === 'IntraPod';
 }
 
-/** `engine-0`, `engine-1` (upstream `IntraPodFailoverEngineContainerNames`). Pure. */
-export function failoverEngineContainerNames(): string[] {
-  return Array.from({ length: FAILOVER_ENGINE_COUNT }, (_, i) => `engine-${i}`);
-}
-
 /** Removes every env var of that name, then appends the new one (upstream `appendOrReplaceEnvVars`). Pure. */
 export function appendOrReplaceEnv(env: readonly EnvVar[] | undefined, ...variables: readonly EnvVar[]): EnvVar[] {
   let out = [...(env ?? [])];

@@ -227,7 +227,7 @@ export function gmsResourceClaimTemplateSpec(component: Component): { deviceClas
 }
 
 /** Replaces (or appends) one env var by name, keeping the others in order. Pure. */
-export function setEnv(env: readonly EnvVar[] | undefined, variable: EnvVar): EnvVar[] {
+function setEnv(env: readonly EnvVar[] | undefined, variable: EnvVar): EnvVar[] {
   const list = env ?? [];
   return list.some((e) => e.name === variable.name) ? list.map((e) => (e.name === variable.name ? variable : e)) : [...list, variable];
 }

@@ -296,6 +296,14 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
     }
   });
 
+  it.each([
+    { name: 'intra-pod GMS with failover', experimental: { gpuMemoryService: {}, failover: {} } },
+    { name: 'inter-pod GMS with shadows', experimental: { gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } } },
+  ])('$name: the same frozen input gives the same output (STYLE.md §16)', ({ experimental }) => {
+    const dgd = deepFreeze(gmsDgd({ spec: { components: [gpuWorker(experimental)] } }));
+    expect(renderDgd(dgd)).toEqual(renderDgd(dgd));
+  });
+
   it('multinode inter-pod GMS is not laid out yet: the component renders as a plain multinode engine, with a warning naming the field path', () => {
     const dgd = gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { multinode: { nodeCount: 2 } })] } });
     const result = renderDgd(deepFreeze(dgd));
