@@ -114,7 +114,7 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       return (job?.['status'] as { succeeded?: number } | undefined)?.succeeded === 1 ? job : undefined;
     }, 90_000, 250);
     const [pod] = await admin.list('v1', 'Pod', namespace, { labelSelector: 'job-name=static-aisimulate' });
-    const childOutcomes = {
+    const childOutcomes: Record<string, string> = {
       job: await outcome(route('Job').handle(event('batch/v1', 'Job', 'static-aisimulate'), deps)),
       pod: await outcome(route('Pod').handle(event('v1', 'Pod', pod?.metadata.name ?? 'static-aisimulate-pod'), deps)),
     };
@@ -136,7 +136,7 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
     }, 30_000, 250);
     const protectedBy = ((await admin.get({ ...CLAIM, namespace, name: 'trace' }))?.metadata['finalizers'] as string[] | undefined) ?? [];
     await admin.delete({ ...CLAIM, namespace, name: 'trace' });
-    childOutcomes['claim' as keyof typeof childOutcomes] = await outcome(route('PersistentVolumeClaim').handle(event('v1', 'PersistentVolumeClaim', 'trace'), deps));
+    childOutcomes['claim'] = await outcome(route('PersistentVolumeClaim').handle(event('v1', 'PersistentVolumeClaim', 'trace'), deps));
     const stopped = await eventually('the trace Run\'s Job stopped', async () => {
       await step('traced');
       const job = await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'traced-aisimulate' });

@@ -62,8 +62,9 @@ interface RunResult {
   readonly services: number;
   readonly readyCondition: boolean;
   readonly events: number;
-  /** The DGD component's replicas after the adapter asked for 3 (written by the function's PUT). */
+  /** The DGDSA the function created for the scalingAdapter component. */
   readonly adapterCreated: boolean;
+  /** The component's replicas after the adapter asked for 3 (written by the function's PUT). */
   readonly scaledReplicas: number | undefined;
   /** The adapter's status.replicas (written by the function). */
   readonly adapterStatusReplicas: number | undefined;
