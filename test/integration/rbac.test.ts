@@ -107,11 +107,36 @@ async function groveCreatesChildren(pcsName: string): Promise<void> {
   await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs.metadata.generation } }, { force: true });
 }
 
+/** The grants of the Roles the function wrote in the last run (see {@link runReconcileAs}). */
+let roleGrants: string[] = [];
+
+/**
+ * A v1alpha1 DGD whose worker mounts a claim declared with `create: true` (the fields upstream's
+ * CEL rule requires then: storageClass, size, volumeAccessMode), as a user writes it.
+ */
+function anAlphaDgd(dgdName: string): KubeObject {
+  const image = 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0';
+  return {
+    apiVersion: 'nvidia.com/v1alpha1',
+    kind: DGD_KIND,
+    metadata: { name: dgdName, namespace },
+    spec: {
+      backendFramework: 'vllm',
+      pvcs: [{ name: `${dgdName}-cache`, create: true, storageClass: 'standard', size: '1Gi', volumeAccessMode: 'ReadWriteOnce' }],
+      services: {
+        Frontend: { componentType: 'frontend', replicas: 1, extraPodSpec: { mainContainer: { image } } },
+        Worker: { componentType: 'worker', replicas: 1, volumeMounts: [{ name: `${dgdName}-cache`, mountPoint: '/models' }], extraPodSpec: { mainContainer: { image } } },
+      },
+    },
+  };
+}
+
 /**
  * Runs the reconcile function (its real CloudEvents host) with the ServiceAccount's token over
  * a DGD whose worker has `scalingAdapter` and whose prefill renders as a PodCliqueScalingGroup
  * (`experimental.grove.forceScalingGroup`): an add event (PodCliqueSet, Services, status,
- * Event, the adapter); acting as Grove, the worker PodClique and prefill scaling group; the
+ * Event, the adapter); a v1alpha1 DGD's add event (a `pvcs[].create` claim); acting as Grove,
+ * the worker PodClique and prefill scaling group; the
  * adapter asking for 3 replicas and its event (the DGD component set to 3, the adapter status);
  * the DGD's event (the worker PodClique scaled to 3 through `podcliques/scale`); the worker
  * opting out and prefill asking for 2 (the adapter deleted, the scaling group scaled through
@@ -141,6 +166,7 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
   const server = await startFunctionServer(reconcile, { config: defaultConfig({ port: 0, kubeconfigPath }), log, host: '127.0.0.1' });
   const adapterRef = { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, namespace, name: adapterName };
   const deletedName = `${name}-deleted`;
+  const alphaName = `alpha-${name}`;
   try {
     const send = async (type: string, extensions: Record<string, string>, data: unknown) => {
       const response = await fetch(server.url, {
@@ -162,6 +188,10 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     const specReplicas = async (kind: string, objectName: string) => ((await admin.get({ apiVersion: GROVE, kind, namespace, name: objectName }))?.['spec'] as { replicas?: number } | undefined)?.replicas;
 
     await refEvent('add', DGD_KIND, DGD_V1BETA1, name);
+    // A v1alpha1 DGD declaring a claim with `create: true` (upstream reconcilePVC): its pass
+    // reads the claim by name and creates it when absent. Stored through the conversion webhook.
+    await admin.apply(anAlphaDgd(alphaName), { force: true });
+    await refEvent('add', DGD_KIND, DGD_V1BETA1, alphaName);
     await groveCreatesChildren(pcsName);
     const adapterCreated = (await admin.get(adapterRef)) !== undefined;
     if (adapterCreated) {
@@ -196,6 +226,12 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     };
     const resyncListed = { dgd: await lists(DGD_KIND), dgdsa: await lists(DGDSA_KIND) };
     const leftToGarbageCollector = await runDeletedDuringPass(kubeconfigPath, deletedName, () => applyDgd(false, {}, deletedName));
+    // The rules of the Roles this run's DGDs control (the function writes them, e.g. a DGD's
+    // Kubernetes-discovery Role), read before the DGDs go.
+    const ownRoles = (await admin.list('rbac.authorization.k8s.io/v1', 'Role', namespace)).filter((role) =>
+      ((role.metadata['ownerReferences'] as { kind?: string; name?: string }[] | undefined) ?? []).some((o) => o.kind === DGD_KIND && [name, alphaName].includes(o.name ?? '')),
+    );
+    roleGrants = [...new Set(grants(ownRoles.flatMap((role) => (role['rules'] as PolicyRule[] | undefined) ?? [])).map(label))].sort();
     const stored = await admin.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
     const conditions = (stored?.['status'] as { conditions?: { type: string }[] } | undefined)?.conditions ?? [];
     const services = (await admin.list('v1', 'Service', namespace)).filter((svc) => svc.metadata.name.startsWith(`${name}-`) && !svc.metadata.name.startsWith(deletedName));
@@ -220,6 +256,7 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     // The next run's resync then meets only its own DGD of this file.
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: deletedName });
+    await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: alphaName });
     await admin.delete(adapterRef);
   }
 }
@@ -268,18 +305,6 @@ function without(rules: readonly PolicyRule[], drop: Grant): PolicyRule[] {
 describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () => {
   let full: RunResult;
 
-  it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them), update only for the DGD replicas an adapter drives, delete only for adapters and for what a pass created for a DGD deleted during it', () => {
-    const all = grants(chartRules);
-    expect(all.length).toBeGreaterThan(0);
-    expect(all.filter((g) => g.group === '*' || g.resource === '*' || g.verb === '*' || ['watch', 'deletecollection'].includes(g.verb)).map(label)).toEqual([]);
-    expect(all.filter((g) => g.verb === 'update' || g.verb === 'delete').map(label).sort()).toEqual([
-      'delete core/services',
-      'delete grove.io/podcliquesets',
-      'delete nvidia.com/dynamographdeploymentscalingadapters',
-      'update nvidia.com/dynamographdeployments',
-    ]);
-  });
-
   it('is enough: with a TokenRequest token of the chart role, DGD and adapter events and resyncs are Done and every write lands', async () => {
     full = await runReconcileAs(await serviceAccountWith(admin, kubeConfig, namespace, 'reconcile', chartRules));
     expect(full).toEqual({
@@ -299,6 +324,20 @@ describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () =>
     });
     expect(full.services).toBeGreaterThan(0);
     expect(full.events).toBeGreaterThan(2);
+  });
+
+  it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them), update only for the DGD replicas an adapter drives, delete only for adapters and for what a pass created for a DGD deleted during it; beyond the rules of the Roles the function writes, which it holds so the API server lets it write them (RBAC escalation prevention)', () => {
+    expect(full).toBeDefined();
+    const held = new Set(roleGrants);
+    const all = grants(chartRules).filter((g) => !held.has(label(g)));
+    expect(all.length).toBeGreaterThan(0);
+    expect(all.filter((g) => g.group === '*' || g.resource === '*' || g.verb === '*' || ['watch', 'deletecollection'].includes(g.verb)).map(label)).toEqual([]);
+    expect(all.filter((g) => g.verb === 'update' || g.verb === 'delete').map(label).sort()).toEqual([
+      'delete core/services',
+      'delete grove.io/podcliquesets',
+      'delete nvidia.com/dynamographdeploymentscalingadapters',
+      'update nvidia.com/dynamographdeployments',
+    ]);
   });
 
   it('grants no verb beyond what the function uses: without any one grant, the same run comes out differently', async () => {
