@@ -24,7 +24,17 @@ import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime/index.js';
 import { DEFAULT_OPERATOR_VERSION } from '../../shared/api/index.js';
-import { canonicalVersion } from '../../shared/domain/index.js';
+import { canonicalVersion, type NodeFacts } from '../../shared/domain/index.js';
+import { createKube, type KubeObject } from '../../shared/kube/index.js';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/** The admission function only reads (Nodes, for v1beta2 hardware discovery); the field manager names it in any audit. */
+const FIELD_MANAGER_ADMISSION = 'dynamo-admission';
+
+/** A Node as hardware discovery reads it. Pure. */
+export function nodeFacts(node: KubeObject): NodeFacts {
+  return { name: node.metadata.name, labels: (node.metadata['labels'] ?? {}) as Record<string, string> };
+}
 import {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -196,6 +206,20 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
   if (operatorVersion !== '' && canonicalVersion(operatorVersion) === undefined) return fail(`OPERATOR_VERSION must be a semantic version such as "1.6.1", got ${JSON.stringify(operatorVersion)}`);
   const defaultImage = deps.env['DGDR_DEFAULT_IMAGE'] ?? '';
   const dgdr = { operatorVersion: operatorVersion === '' ? DEFAULT_OPERATOR_VERSION : operatorVersion, ...(defaultImage === '' ? {} : { defaultImage }) };
+  // v1beta2 hardware discovery lists the Nodes (dgdrV1Beta2.enabled only; the chart grants the list).
+  let listNodes: (() => Promise<readonly NodeFacts[]>) | undefined;
+  if (config.dgdrV1Beta2Enabled) {
+    const kubeConfig = new KubeConfig();
+    try {
+      if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
+      else if ((deps.env['KUBERNETES_SERVICE_HOST'] ?? '') === '') return fail('DGDR_V1BETA2_ENABLED needs KUBECONFIG (a kubeconfig file path) when not running in a Kubernetes pod, to list Nodes for hardware discovery');
+      else kubeConfig.loadFromCluster();
+    } catch (error) {
+      return fail(`cannot load KUBECONFIG: ${(error as Error).message}`);
+    }
+    const kube = createKube(kubeConfig, { fieldManager: FIELD_MANAGER_ADMISSION });
+    listNodes = async () => (await kube.list('v1', 'Node')).map(nodeFacts);
+  }
   // Plain HTTP is for local tools: never expose it beyond loopback unless asked to.
   const host = values.host ?? (isPlain ? '127.0.0.1' : undefined);
 
@@ -209,6 +233,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
         config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers, dgdr },
+        ...(listNodes === undefined ? {} : { listNodes }),
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

@@ -42,7 +42,7 @@ function withView(schema: Schema, view: string, nativeVersion: string): Schema {
     if (rest.length === 0) delete schema['required'];
     else schema['required'] = rest;
     const rules = (schema['x-kubernetes-validations'] as Schema[] | undefined) ?? [];
-    schema['x-kubernetes-validations'] = [...rules, { rule: `has(self.model) || has(self.${view})`, message: 'Required value', fieldPath: '.model', reason: 'FieldValueRequired' }];
+    schema['x-kubernetes-validations'] = [...rules, { rule: `has(self.model) || has(self.${view})`, message: 'must be specified', fieldPath: '.model', reason: 'FieldValueRequired' }];
   }
   return schema;
 }
