@@ -48,6 +48,8 @@ import {
 export { answerAdmissionReview, findWebhookRoute, invalidStatus, webhookPath, exceedsNestingDepth, MAX_NESTING_DEPTH, SERVED_VERSIONS } from './review.js';
 export type { AdmissionAnswer, AdmissionResponse, ServedVersion, WebhookKind, WebhookRoute } from './review.js';
 export { CONVERT_PATH, CONVERTERS, answerConversionReview, createConverterRegistry } from './convert.js';
+export { V1BETA2_ROUTES, admitV1Beta2 } from './dgdr-v1beta2.js';
+export type { V1Beta2Observed } from './dgdr-v1beta2.js';
 export type { ConversionAnswer, ConversionResponse, Converter, ConverterRegistry, ConverterResult } from './convert.js';
 export {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,

@@ -206,6 +206,18 @@ describe('helm lint and template', () => {
     for (const config of configs) expect(config.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('ns-x/dynamo-admission');
   });
 
+  it.each(MATRIX)('$name: the DGDR CRD serves v1beta2, admission registers the v1beta2 webhooks and may list Nodes, only under dgdrV1Beta2.enabled (upstream crd-apply strips v1beta2 with its gate off, upstream-notes/dgdr.md §5)', async (row) => {
+    const { V1BETA2_ROUTES, webhookPath } = await import('../../functions/admission/index.js');
+    const objects = await template(setFlags(row));
+    const dgdr = objects.find((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'dynamographdeploymentrequests.nvidia.com');
+    expect(((dgdr?.spec?.['versions'] ?? []) as { name: string }[]).map((v) => v.name)).toEqual(row.v1beta2 ? ['v1beta1', 'v1alpha1', 'v1beta2'] : ['v1beta1', 'v1alpha1']);
+    const paths = objects.filter((o) => o.kind.endsWith('WebhookConfiguration')).flatMap((c) => c.webhooks?.map((w) => w.clientConfig.service.path) ?? []);
+    for (const route of V1BETA2_ROUTES) expect(paths.includes(webhookPath(route))).toBe(row.v1beta2);
+    expect(names(objects).filter((name) => name.endsWith(' dynamo-admission') && name.startsWith('ClusterRole'))).toEqual(row.v1beta2 ? ['ClusterRole dynamo-admission', 'ClusterRoleBinding dynamo-admission'] : []);
+    const account = objects.find((o) => o.kind === 'ServiceAccount' && o.metadata.name === 'dynamo-admission') as unknown as { automountServiceAccountToken: boolean };
+    expect(account.automountServiceAccountToken).toBe(row.v1beta2);
+  });
+
   it('installs our CRDs exactly as `dynamo-fn crds` generates them (all of them with both gates on), kept on uninstall (helm.sh/resource-policy: keep)', async () => {
     const crds = (await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true'])).filter((o) => o.kind === 'CustomResourceDefinition');
     const generated = Object.values(ownCrds()) as unknown as Rendered[];
