@@ -3,9 +3,11 @@
  * webhooks (AdmissionReview v1 over HTTPS).
  *
  * Takes: `POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments`,
- * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` and `POST /convert`
+ * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments`, the DGDR webhooks
+ * (v1beta1: ./dgdr.ts; v1beta2 and Runs: ./dgdr-v1beta2.ts) and `POST /convert`
  * (ConversionReview v1, per-kind converters in ./convert.ts) from the API server.
- * Reads: nothing but the request (the stored object arrives as `oldObject`).
+ * Reads: the request (the stored object arrives as `oldObject`); under `DGDR_V1BETA2_ENABLED`
+ * every Node, once per v1beta2 DGDR mutation (hardware discovery).
  * Decides: `defaultDgd` (the JSON Patch is the diff of the object and its defaulted copy) and
  * `validateDgd` (shared/domain/admission).
  * Writes: nothing; answers with the AdmissionReview. No field manager.
@@ -72,7 +74,13 @@ export const usage = `Usage: dynamo-fn serve admission --tls-cert FILE --tls-key
 Serves DynamoGraphDeployment admission webhooks (AdmissionReview v1):
   POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments     defaulting (JSON Patch)
   POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments   validation and warnings
-  POST /convert                                                         ConversionReview v1 (DGD v1alpha1 <-> v1beta1)
+  POST /mutate/nvidia.com/v1beta1/dynamographdeploymentrequests       DGDR defaulting (JSON Patch)
+  POST /validate/nvidia.com/v1beta1/dynamographdeploymentrequests     DGDR validation and warnings
+  POST /mutate/nvidia.com/v1beta2/dynamographdeploymentrequests       DGDR v1beta2: hardware discovery from the Nodes, defaults
+  POST /validate/nvidia.com/v1beta2/dynamographdeploymentrequests     DGDR v1beta2 validation (conversion views, bundled AISimulate schema)
+  POST /validate/nvidia.com/v1beta2/dynamographdeploymentruns         Run validation (spec immutable)
+  POST /convert                                                         ConversionReview v1 (DGD v1alpha1 <-> v1beta1;
+                                                                        DGDR v1alpha1, v1beta2 <-> v1beta1)
   /healthz, /readyz, /metrics
 
 Options:
@@ -97,6 +105,8 @@ Environment:
   MAX_BODY_BYTES         larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
   DRAIN_TIMEOUT_SECONDS  bound on the whole shutdown, the delay included (default 25)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  DGDR_V1BETA2_ENABLED   feature gate dgdrV1Beta2.enabled (default false); true lists Nodes for v1beta2
+                         hardware discovery, through KUBECONFIG or else the in-cluster service account
   OPERATOR_VERSION       DGDR default profiler image nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version>
                          (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
   DGDR_DEFAULT_IMAGE     an explicit default profiler image instead (rc or nightly builds)
