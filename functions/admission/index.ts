@@ -74,11 +74,11 @@ export const usage = `Usage: dynamo-fn serve admission --tls-cert FILE --tls-key
 Serves DynamoGraphDeployment admission webhooks (AdmissionReview v1):
   POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments     defaulting (JSON Patch)
   POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments   validation and warnings
-  POST /mutate/nvidia.com/v1beta1/dynamographdeploymentrequests       DGDR defaulting (JSON Patch)
-  POST /validate/nvidia.com/v1beta1/dynamographdeploymentrequests     DGDR validation and warnings
-  POST /mutate/nvidia.com/v1beta2/dynamographdeploymentrequests       DGDR v1beta2: hardware discovery from the Nodes, defaults
-  POST /validate/nvidia.com/v1beta2/dynamographdeploymentrequests     DGDR v1beta2 validation (conversion views, bundled AISimulate schema)
-  POST /validate/nvidia.com/v1beta2/dynamographdeploymentruns         Run validation (spec immutable)
+  POST /mutate/nvidia.com/v1beta1/dynamographdeploymentrequests         DGDR defaulting (JSON Patch)
+  POST /validate/nvidia.com/v1beta1/dynamographdeploymentrequests       DGDR validation and warnings
+  POST /mutate/nvidia.com/v1beta2/dynamographdeploymentrequests         DGDR v1beta2: hardware discovery from the Nodes, defaults
+  POST /validate/nvidia.com/v1beta2/dynamographdeploymentrequests       DGDR v1beta2 validation (conversion views, bundled AISimulate schema)
+  POST /validate/nvidia.com/v1beta2/dynamographdeploymentruns           Run validation (spec immutable)
   POST /convert                                                         ConversionReview v1 (DGD v1alpha1 <-> v1beta1;
                                                                         DGDR v1alpha1, v1beta2 <-> v1beta1)
   /healthz, /readyz, /metrics
