@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_AISIMULATE_RECOMMEND_INPUT_SCHEMA } from '../../api/index.js';
+import { deepFreeze } from '../../../test/support/builders.js';
 import { sharedDir } from '../../../test/support/paths.js';
 import { compileAisimulateInputSchema } from './aisimulate-input.js';
 import { defaultV1Beta2Request, discoverV1Beta2Hardware, needsV1Beta2HardwareDiscovery, validateConversionView, validateV1Beta2Object } from './request-admission.js';
@@ -70,7 +71,13 @@ describe('defaultV1Beta2Request', () => {
     { name: 'a spec.v1beta1 view is never defaulted', reason: 'reference "Conversion views": read-only', object: aRequest({}, { spec: { v1beta1: { model: 'm' } } }), old: undefined, want: { ok: true, object: aRequest({}, { spec: { v1beta1: { model: 'm' } } }) } },
   ];
   it.each(rows)('$name', ({ object, old, want }) => {
-    expect(defaultV1Beta2Request(Object.freeze(object), old, H100_NODES)).toEqual(want);
+    expect(defaultV1Beta2Request(deepFreeze(structuredClone(object)), old, H100_NODES)).toEqual(want);
+  });
+
+  it.each(rows)('defaulting again changes nothing (STYLE.md §16): $name', ({ object, old }) => {
+    const once = defaultV1Beta2Request(object, old, H100_NODES);
+    if (!once.ok) throw new Error('the row defaults');
+    expect(defaultV1Beta2Request(once.object, old, H100_NODES)).toEqual(once);
   });
 
   it('a failed Node list denies discovery, naming the fields to set', () => {
