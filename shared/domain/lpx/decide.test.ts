@@ -59,19 +59,27 @@ function roleCliques(replicas: number, ready = 1): Map<string, PodClique> {
   }
   return out;
 }
+/** The requests an earlier pass created for `replicas` engine replicas, as the API server stores them (no receipt yet). */
+function publishedRequests(dgd: Dgd, replicas: number): LpuPipelineRequest[] {
+  return desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(dgd), new Map([['lpx', replicas]]), { name: PCS, uid: 'pcs-uid' })
+    .map((r) => ({ ...r.object, metadata: { ...r.object.metadata, uid: `u-${r.name}`, generation: 1, resourceVersion: '7' } }) as unknown as LpuPipelineRequest);
+}
 const readyOf = (observed: LpxObserved) => decideLpxGraphDeployment(observed, config, NOW).status.conditions.find((c) => c.type === 'Ready');
 
 describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
   it.each([
     { name: 'an owner that is not a DGD fails', reason: '"LPXGraphDeployment requires a DynamoGraphDeployment controller owner"', observed: { ...observedWith(aDgd()), lpxgd: anLpxgd(aDgd(), { ownerReferences: [] }) }, want: { reason: 'Failed', message: 'LPXGraphDeployment requires a DynamoGraphDeployment controller owner' } },
-    { name: 'a scaling group not yet scheduled is pending with Grove\'s counts', reason: 'lpx.md §5.2 "insufficient scheduled replicas: scheduled=%d/%d"', observed: observedWith(aDgd()), want: { reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' } },
-    { name: 'an available scaling group whose role cliques are missing waits for them', reason: 'lpx.md §5.2 "Missing: Waiting for LPX role %s"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]) }), want: { reason: 'Pending', message: 'Waiting for LPX role agt' } },
-    { name: 'a replica counts only when every clique is fully ready', reason: 'lpx.md §5.2 "available = min(PCSG available, the replicas whose every clique is ready)"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2, 0) }), want: { reason: 'Pending', message: 'scheduled but available=0/2' } },
+    { name: 'a scaling group not yet scheduled is pending with Grove\'s counts', reason: 'lpx.md §5.2 "insufficient scheduled replicas: scheduled=%d/%d"', observed: observedWith(aDgd(), { requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' } },
+    { name: 'an available scaling group whose role cliques are missing waits for them', reason: 'lpx.md §5.2 "Missing: Waiting for LPX role %s"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'Waiting for LPX role agt' } },
+    { name: 'a replica counts only when every clique is fully ready', reason: 'lpx.md §5.2 "available = min(PCSG available, the replicas whose every clique is ready)"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2, 0), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'scheduled but available=0/2' } },
     { name: 'a gs:// build needs Model Express, which is not configured', reason: 'lpx.md §4 EnsureDownloaded: "gs: requires a Model Express client (Model Express client is required for GCS model downloads)"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'gs://bucket/model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'ensure LPX build "gs://bucket/model/build" is downloaded: Model Express client is required for GCS model downloads' } },
     { name: 'a DGD at another input revision is waited for', reason: '"a stale inputRevision ... gives Pending Waiting for the matching DynamoGraphDeployment"', observed: { ...observedWith(aDgd()), dgd: aDgd({ replicas: 3 }) }, want: { reason: 'Pending', message: 'Waiting for the matching DynamoGraphDeployment' } },
     { name: 'a foreign PodCliqueSet at the LPX name is never adopted', reason: '"PodCliqueSet %q is not controlled by this LPXGraphDeployment"', observed: observedWith(aDgd(), { podCliqueSet: aPcs(aDgd(), { ownerReferences: [{ uid: 'other', controller: true }] }) }), want: { reason: 'Failed', message: `PodCliqueSet "${PCS}" is not controlled by this LPXGraphDeployment` } },
     { name: 'a relative build id without a registry fails', reason: 'lpx.md §4 BuildURL "model registry URL is not configured"; §5.1 "resolve LPX build URL %q: %w"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'resolve LPX build URL "model/build": model registry URL is not configured' } },
-    { name: 'an available engine whose requests have no receipt yet is pending', reason: 'lpx.md §3.3 "no or stale receipt: LPUPipelineRequest is published"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2) }), want: { reason: 'Pending', message: 'LPUPipelineRequest is published' } },
+    { name: 'an available engine whose requests have no receipt yet is pending', reason: 'lpx.md §3.3 "no or stale receipt: LPUPipelineRequest is published"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'LPUPipelineRequest is published' } },
+    { name: 'requests just created are waited for in the cache, before any readiness message', reason: 'lpx.md §3.2 Publication: "Then Ready is Pending: Waiting for published LPX requests to appear in the cache"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2) }), want: { reason: 'Pending', message: 'Waiting for published LPX requests to appear in the cache' } },
+    { name: 'a removed ordinal\'s request is deleted and the capacity change waited for', reason: 'lpx.md §5.3 step 15 "Delete the removed LPRs: Waiting to observe LPX capacity changes"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd({ replicas: 3 }), 3) }), want: { reason: 'Pending', message: 'Waiting to observe LPX capacity changes' } },
+    { name: 'a desired name still held by a terminating request is not reused until it is gone', reason: 'lpx.md §3.2 "Terminating LPRs are pending cleanup; their names must disappear before they are reused"; §5.3 step 18 "Waiting for removed LPX requests to finish deletion"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd(), 2).map((r, i) => (i === 0 ? { ...r, metadata: { ...r.metadata, deletionTimestamp: NOW.toISOString() } } : r)) }), want: { reason: 'Pending', message: 'Waiting for removed LPX requests to finish deletion' } },
   ])('$name', ({ observed, want }) => {
     expect(readyOf(observed)).toMatchObject({ status: 'False', ...want });
   });
@@ -141,6 +149,10 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     expect(again.createRequests).toEqual([]);
     expect(again.deleteRequests).toEqual([]);
     expect(again.scale).toEqual([]);
-    expect(again.status).toEqual(first.status);
+    // Only the Ready message moves on, from the publication to the readiness it now observes (lpx.md §3.2).
+    expect(first.status.conditions.find((c) => c.type === 'Ready')?.message).toBe('Waiting for published LPX requests to appear in the cache');
+    expect(again.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' });
+    const third = decideLpxGraphDeployment({ ...observed, requests: created, lpxgd: { ...observed.lpxgd, status: again.status } }, config, NOW);
+    expect(third.status).toEqual(again.status);
   });
 });

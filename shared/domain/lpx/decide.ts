@@ -18,7 +18,10 @@ import {
   LPX_REASON_FAILED,
   LPX_REASON_PENDING,
   MESSAGE_GROVE_UPDATE_PENDING,
+  MESSAGE_LPX_CAPACITY_CHANGES,
   MESSAGE_LPX_DEADLINE_EXCEEDED,
+  MESSAGE_LPX_PUBLISHED_REQUESTS,
+  MESSAGE_LPX_REMOVED_REQUESTS,
   MESSAGE_SCALING_ALLOWED,
   REASON_GROVE_UPDATE_PENDING,
   REASON_SCALING_ALLOWED,
@@ -93,6 +96,22 @@ export function isCoherentUpdateBlocking(pcs: ObservedPodCliqueSet | undefined):
   const progress = pcs.status?.updateProgress;
   if (progress !== undefined && (progress.updateEndedAt ?? '') === '') return true;
   return pcs.status?.observedGeneration !== pcs.metadata.generation;
+}
+
+/**
+ * publicationVerdict: what the request writes of this pass leave Ready waiting for, in upstream's
+ * step order (lpx.md §5.3): 15. removed requests deleted, "Waiting to observe LPX capacity
+ * changes"; 18. a desired name still held by a terminating request ("pending cleanup", §3.2:
+ * its name must disappear before it is reused), "Waiting for removed LPX requests to finish
+ * deletion"; then requests created, "Waiting for published LPX requests to appear in the cache"
+ * (§3.2 Publication). Upstream returns at the first of these, so it outranks the readiness
+ * verdict's pending message (never a failure). Ready when none applies. Pure.
+ */
+export function publicationVerdict(hasDeleted: boolean, isNameTerminating: boolean, hasCreated: boolean): LpxVerdict {
+  if (hasDeleted) return pending(MESSAGE_LPX_CAPACITY_CHANGES);
+  if (isNameTerminating) return pending(MESSAGE_LPX_REMOVED_REQUESTS);
+  if (hasCreated) return pending(MESSAGE_LPX_PUBLISHED_REQUESTS);
+  return { kind: 'ready' };
 }
 
 /**
@@ -307,6 +326,12 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const receipts = evaluateReceipts(allDesired.map((r) => r.name), oursByName);
   if (receipts.kind !== 'bound') fold(receipts.kind === 'failed' ? failed(receipts.message) : pending(receipts.message));
   if (isDeferred) fold(pending('Replica changes are deferred until the Grove coherent update completes'));
+  const publication = publicationVerdict(deleteRequests.length > 0, desiredRequests.some((r) => oursByName.get(r.name)?.metadata.deletionTimestamp !== undefined), createRequests.length > 0);
+  // Upstream returns at its publication step, so that message outranks a pending readiness verdict.
+  const outrank = (next: LpxVerdict) => {
+    if (next.kind !== 'ready' && verdict.kind !== 'failed') verdict = next;
+  };
+  outrank(publication);
   if (isFailureCurrent) verdict = failed(MESSAGE_LPX_DEADLINE_EXCEEDED);
 
   return result(verdict, { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), scale, createRequests, deleteRequests }, components, isDeferred);
