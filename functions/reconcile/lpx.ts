@@ -6,7 +6,9 @@
  * `LpuPipelineRequest` (`scheduling.lpu.nvidia.com/v1alpha1`), which name their LPXGD through
  * the annotation `lpx.nvidia.com/deployment-name` (upstream-notes/lpx.md §6.1 watches).
  * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups and
- * PodCliques (label `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
+ * PodCliques (label `app.kubernetes.io/part-of=<pcs>`), the namespace's LpuPipelineRequests, and
+ * the immutable snapshot (inventory and `manifest.v2.capnp.bin`) of each `file://` build its
+ * components name, from this pod's filesystem (./lpx-build.ts).
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
  * Writes: server-side apply of the LPX PodCliqueSet and the serving Services; scaling-group `spec.replicas` by
  * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
@@ -40,10 +42,22 @@ import {
   type PodClique,
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
-import { decideLpxGraphDeployment, lpxPodCliqueSetName, lpxReadyCondition, parseModelRegistryUrl, type LpxDesired, type LpxObserved, type ObservedPodCliqueSet } from '../../shared/domain/index.js';
+import {
+  decideLpxGraphDeployment,
+  lpxPodCliqueSetName,
+  lpxReadyCondition,
+  lpxSnapshotBuildUrls,
+  parseModelRegistryUrl,
+  type BuildRef,
+  type BuildSnapshotReading,
+  type LpxDesired,
+  type LpxObserved,
+  type ObservedPodCliqueSet,
+} from '../../shared/domain/index.js';
 import type { KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import { handle as handleDgd, type ReconcileDeps } from './dgd.js';
+import { acquireBuildSnapshot, fileBuildStore, type BuildStore } from './lpx-build.js';
 
 const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
 /** A decision that still writes after this many passes waits for the next event or resync. */
@@ -60,8 +74,11 @@ interface Loaded {
   readonly rawGroups: ReadonlyMap<string, KubeObject>;
 }
 
-/** Loads an LPXGD and everything its decision reads; undefined when the LPXGD is gone or being deleted. */
-export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded | undefined> {
+/**
+ * Loads an LPXGD and everything its decision reads, the snapshots of its DGD's `file://` builds
+ * included (./lpx-build.ts); undefined when the LPXGD is gone or being deleted.
+ */
+export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildRef | undefined, builds: BuildStore = fileBuildStore()): Promise<Loaded | undefined> {
   const raw = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
   if (raw === undefined || raw.metadata['deletionTimestamp'] !== undefined) return undefined;
   const parsed = LpxGraphDeploymentSchema.safeParse(raw);
@@ -90,6 +107,10 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
     const request = LpuPipelineRequestSchema.safeParse(object);
     if (request.success) requests.push(request.data);
   }
+  const buildSnapshots = new Map<string, BuildSnapshotReading>();
+  if (dgd?.ok === true) {
+    for (const url of lpxSnapshotBuildUrls(dgd.dgd, registry)) buildSnapshots.set(url, await acquireBuildSnapshot(builds, url, deps.now));
+  }
   const observed: LpxObserved = {
     lpxgd,
     dgd: dgd?.ok === true ? dgd.dgd : undefined,
@@ -97,6 +118,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
     scalingGroups,
     podCliques,
     requests,
+    buildSnapshots,
   };
   return { observed, rawGroups };
 }
@@ -146,7 +168,7 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
   const registry = parseModelRegistryUrl(deps.config.lpxModelRegistryUrl);
   if (!registry.ok) throw new PermanentError(`cannot use LPX_MODEL_REGISTRY_URL: ${registry.error}`, { reason: 'InvalidConfig' });
   for (let pass = 0; pass < MAX_PASSES; pass += 1) {
-    const loaded = await load(deps, event.key);
+    const loaded = await load(deps, event.key, registry.registry);
     if (loaded === undefined) return DONE;
     const desired = decideLpxGraphDeployment(loaded.observed, { registry: registry.registry, render: deps.render }, deps.now());
     try {

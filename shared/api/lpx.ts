@@ -39,6 +39,8 @@ export const LABEL_LPX_DEPLOYMENT_UID = 'lpx.nvidia.com/deployment-uid';
 /** Annotation routing Grove child and LPR events to the LPXGD (lpx.md §2.3). */
 export const ANNOTATION_LPX_DEPLOYMENT_NAME = 'lpx.nvidia.com/deployment-name';
 export const ANNOTATION_LPX_WORKLOAD_DIGEST = 'scheduling.lpu.nvidia.com/dynamo-workload-digest';
+/** The compiler provenance of a model's build: its snapshot content id (lpx.md §3.2 LPR annotations; upstream `CompilerSnapshotDigestAnnotation`, also on Agent pods). */
+export const ANNOTATION_LPX_COMPILER_SNAPSHOT_DIGEST = 'scheduling.lpu.nvidia.com/compiler-snapshot-digest';
 export const ANNOTATION_LPX_DYNAMO_MODEL = 'scheduling.lpu.nvidia.com/dynamo-model';
 export const ANNOTATION_LPX_POD_ROLE = 'scheduling.lpu.nvidia.com/role';
 export const ANNOTATION_LPX_POD_MODEL = 'scheduling.lpu.nvidia.com/model';

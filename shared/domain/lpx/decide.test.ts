@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Dgd, LpuPipelineRequest, LpxGraphDeployment, PodClique, PodCliqueScalingGroup } from '../../api/index.js';
-import { decideLpxGraphDeployment, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
+import type { BuildSnapshotReading } from './build-snapshot.js';
+import { decideLpxGraphDeployment, lpxSnapshotBuildUrls, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
 import { decideLpxHandoff } from './handoff.js';
 import { parseModelRegistryUrl } from './model-registry.js';
 import { desiredPipelineRequests } from './pipeline-requests.js';
@@ -28,9 +29,12 @@ function anLpxgd(dgd: Dgd, overrides: Partial<LpxGraphDeployment['metadata']> = 
     spec: { inputRevision: handoff.inputRevision },
   };
 }
+/** The snapshot of build /models/b, as the shell acquired it. */
+const DIGEST = `sha256:${'b'.repeat(64)}`;
+const SNAPSHOTS: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: DIGEST }]]);
 const PCS = lpxPodCliqueSetName({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' });
 function aPcs(dgd: Dgd, overrides: Partial<ObservedPodCliqueSet['metadata']> = {}): ObservedPodCliqueSet {
-  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), podCliques: new Map(), requests: [] }, config, NOW).applyPodCliqueSet;
+  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS }, config, NOW).applyPodCliqueSet;
   return { metadata: { name: PCS, uid: 'pcs-uid', generation: 1, ownerReferences: [{ uid: 'lpx-uid', controller: true }], ...overrides }, spec: rendered?.['spec'], status: { observedGeneration: 1 } };
 }
 function aGroup(replicas: number, available = 0): PodCliqueScalingGroup {
@@ -46,7 +50,7 @@ const registry = parseModelRegistryUrl(undefined);
 const config = { registry: registry.ok ? registry.registry : undefined, render: { terminationDelay: '15m' } };
 
 function observedWith(dgd: Dgd, extra: Partial<LpxObserved> = {}): LpxObserved {
-  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), podCliques: new Map(), requests: [], ...extra };
+  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS, ...extra };
 }
 /** As Grove: every role clique of `replicas` engine replicas, `ready` of their pods ready (one pod each). */
 function roleCliques(replicas: number, ready = 1): Map<string, PodClique> {
@@ -61,7 +65,7 @@ function roleCliques(replicas: number, ready = 1): Map<string, PodClique> {
 }
 /** The requests an earlier pass created for `replicas` engine replicas, as the API server stores them (no receipt yet). */
 function publishedRequests(dgd: Dgd, replicas: number): LpuPipelineRequest[] {
-  return desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(dgd), new Map([['lpx', replicas]]), { name: PCS, uid: 'pcs-uid' })
+  return desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(dgd), new Map([['lpx', replicas]]), { name: PCS, uid: 'pcs-uid' }, new Map([['engine', DIGEST]]))
     .map((r) => ({ ...r.object, metadata: { ...r.object.metadata, uid: `u-${r.name}`, generation: 1, resourceVersion: '7' } }) as unknown as LpuPipelineRequest);
 }
 const readyOf = (observed: LpxObserved) => decideLpxGraphDeployment(observed, config, NOW).status.conditions.find((c) => c.type === 'Ready');
@@ -80,8 +84,22 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     { name: 'requests just created are waited for in the cache, before any readiness message', reason: 'lpx.md §3.2 Publication: "Then Ready is Pending: Waiting for published LPX requests to appear in the cache"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2) }), want: { reason: 'Pending', message: 'Waiting for published LPX requests to appear in the cache' } },
     { name: 'a removed ordinal\'s request is deleted and the capacity change waited for', reason: 'lpx.md §5.3 step 15 "Delete the removed LPRs: Waiting to observe LPX capacity changes"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd({ replicas: 3 }), 3) }), want: { reason: 'Pending', message: 'Waiting to observe LPX capacity changes' } },
     { name: 'a desired name still held by a terminating request is not reused until it is gone', reason: 'lpx.md §3.2 "Terminating LPRs are pending cleanup; their names must disappear before they are reused"; §5.3 step 18 "Waiting for removed LPX requests to finish deletion"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd(), 2).map((r, i) => (i === 0 ? { ...r, metadata: { ...r.metadata, deletionTimestamp: NOW.toISOString() } } : r)) }), want: { reason: 'Pending', message: 'Waiting for removed LPX requests to finish deletion' } },
+    { name: 'a build whose snapshot could not be acquired fails, naming the component and its buildId', reason: 'upstream ResolveWorkloads: "%w for model %q build %q: %w" with ErrBuildSnapshotAcquisition "acquiring immutable LPX build snapshot"; build_snapshot.go "immutable build %q is missing manifest.v2.capnp.bin"', observed: observedWith(aDgd(), { buildSnapshots: new Map([['file:///models/b', { ok: false, error: 'immutable build snapshot is inconsistent: immutable build "file:///models/b" is missing manifest.v2.capnp.bin' }]]) }), want: { reason: 'Failed', message: 'acquiring immutable LPX build snapshot for model "engine" build "/models/b": immutable build snapshot is inconsistent: immutable build "file:///models/b" is missing manifest.v2.capnp.bin' } },
   ])('$name', ({ observed, want }) => {
     expect(readyOf(observed)).toMatchObject({ status: 'False', ...want });
+  });
+
+  it('"CompilerSnapshotDigestAnnotation records compiler provenance": the build snapshot\'s content id is on every request and Agent clique of its component, not on the conductor', () => {
+    const desired = decideLpxGraphDeployment(observedWith(aDgd()), config, NOW);
+    expect(desired.createRequests.map((r) => r.metadata['annotations'])).toEqual(desired.createRequests.map(() => expect.objectContaining({ 'scheduling.lpu.nvidia.com/compiler-snapshot-digest': DIGEST })));
+    const cliques = ((desired.applyPodCliqueSet?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string> }[] } }).template.cliques);
+    expect(cliques.map((c) => [c.name, c.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']])).toEqual([['agt', DIGEST], ['cond', undefined]]);
+  });
+
+  it('lpxSnapshotBuildUrls: the file:// builds of the LPX components, deduplicated; gs:// and unresolvable ids are left to the decision', () => {
+    const dgd = aDgd();
+    const components = [...dgd.spec.components, { ...dgd.spec.components[0], name: 'b', lpx: { buildId: '/models/b/' } }, { ...dgd.spec.components[0], name: 'c', lpx: { buildId: 'gs://bucket/x' } }, { ...dgd.spec.components[0], name: 'd', lpx: { buildId: 'relative/x' } }] as Dgd['spec']['components'];
+    expect(lpxSnapshotBuildUrls({ spec: { ...dgd.spec, components } }, undefined)).toEqual(['file:///models/b']);
   });
 
   it('explicit replicas are written to the scaling group, and requests are published only for the capacity it has', () => {

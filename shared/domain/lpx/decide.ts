@@ -35,6 +35,7 @@ import {
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
+import { buildSnapshotAcquisitionError, type BuildSnapshotReading } from './build-snapshot.js';
 import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
@@ -62,6 +63,24 @@ export interface LpxObserved {
   readonly podCliques: ReadonlyMap<string, PodClique>;
   /** Every LpuPipelineRequest in the namespace (foreign ones included, to refuse name collisions). */
   readonly requests: readonly LpuPipelineRequest[];
+  /** The snapshot of each `file://` build the DGD's LPX components name, by build URL (see {@link lpxSnapshotBuildUrls}). */
+  readonly buildSnapshots: ReadonlyMap<string, BuildSnapshotReading>;
+}
+
+/**
+ * lpxSnapshotBuildUrls: the build URLs whose snapshots the decision reads: each LPX component's
+ * `lpx.buildId` resolved against the registry, the `file://` ones only (a `gs://` build is
+ * refused first: no Model Express client), deduplicated, sorted. Unresolvable ids are left to the
+ * decision's "resolve LPX build URL" failure.
+ * In: dgd.spec.components, the registry. Out: URLs. Source: lpx.md §4, §5.1 (collection). Pure.
+ */
+export function lpxSnapshotBuildUrls(dgd: Pick<Dgd, 'spec'>, registry: BuildRef | undefined): string[] {
+  const urls = new Set<string>();
+  for (const component of dgd.spec.components.filter((c) => c.type === 'lpx')) {
+    const url = resolveBuildUrl(registry, LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '');
+    if (url.ok && url.url.startsWith('file://')) urls.add(url.url);
+  }
+  return [...urls].sort();
 }
 
 export interface LpxConfig {
@@ -145,7 +164,10 @@ function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undef
  *    Pending "Waiting for the matching DynamoGraphDeployment";
  * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>"); a `gs://` build
  *    fails with upstream's "Model Express client is required for GCS model downloads" (no Model
- *    Express client here; `file://` builds need no download);
+ *    Express client here; `file://` builds need no download); every build's snapshot must have
+ *    been acquired (Failed "acquiring immutable LPX build snapshot for model %q build %q: <error>",
+ *    upstream `ErrBuildSnapshotAcquisition`), its content id stamped on the component's Agents
+ *    and requests as the compiler-snapshot digest;
  * 4. the PCS: foreign -> Failed "PodCliqueSet %q is not controlled by this LPXGraphDeployment";
  *    deleting -> Pending "Waiting for PodCliqueSet garbage collection"; a changed layout ->
  *    foreground delete, Pending "Waiting for the previous PodCliqueSet and its requests to be
@@ -200,6 +222,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const handoff = decideLpxHandoff(dgd, { ownerReferences: lpxgd.metadata.ownerReferences ?? [], annotations: lpxgd.metadata.annotations ?? {} });
   if (!handoff.ok || handoff.inputRevision !== lpxgd.spec.inputRevision) return result(waitingForDgd);
 
+  const builds: { component: string; buildId: string; url: string }[] = [];
   for (const component of dgd.spec.components.filter((c) => c.type === 'lpx')) {
     const buildId = LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '';
     const url = resolveBuildUrl(config.registry, buildId);
@@ -207,6 +230,15 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     // gs:// builds are downloaded through Model Express (lpx.md §4 EnsureDownloaded), which this
     // control plane has no client for: upstream's error without one.
     if (url.url.startsWith('gs://')) return result(failed(`ensure LPX build ${JSON.stringify(url.url)} is downloaded: Model Express client is required for GCS model downloads`));
+    builds.push({ component: component.name, buildId, url: url.url });
+  }
+  // The immutable build snapshot of each component (upstream ResolveWorkloads, after the downloads):
+  // its content id is the compiler-snapshot digest of the component's Agents and requests.
+  const snapshotDigests = new Map<string, string>();
+  for (const build of builds) {
+    const snapshot = observed.buildSnapshots.get(build.url) ?? { ok: false, error: `build ${JSON.stringify(build.url)} was not read` };
+    if (!snapshot.ok) return result(failed(buildSnapshotAcquisitionError(build.component, build.buildId, snapshot.error)));
+    snapshotDigests.set(build.component, snapshot.contentId);
   }
 
   const id: LpxIdentity = { namespace: lpxgd.metadata.namespace ?? 'default', name: lpxgd.metadata.name ?? '', uid: lpxgd.metadata.uid ?? '' };
@@ -237,7 +269,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
 
   const seeds = observedSeeds(pcs?.spec);
   const desiredSeeds = new Map(workloads.map((w) => [w.scalingGroup, seedFor(w, pcs === undefined ? undefined : seeds.get(w.scalingGroup), retainedOf(w))]));
-  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render);
+  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render, snapshotDigests);
   if (pcs !== undefined && lpxLayoutKey(pcs.spec) !== lpxLayoutKey(desiredPcs['spec'])) {
     return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, carry());
   }
@@ -281,7 +313,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     if (findExpiredRequests({ workloads: deadlineWorkloads, requests: controlled }, now).expired.length > 0) isDeferred = true;
   }
 
-  const desiredRequests = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, publishCapacity, { name: pcsName, uid: pcs.metadata.uid });
+  const desiredRequests = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, publishCapacity, { name: pcsName, uid: pcs.metadata.uid }, snapshotDigests);
   const ours = observed.requests.filter((r) => isRequestControlledBy(r, pcs.metadata.uid ?? ''));
   const oursByName = new Map(ours.map((r) => [r.metadata.name ?? '', r]));
   const foreignNames = new Set(observed.requests.filter((r) => !isRequestControlledBy(r, pcs.metadata.uid ?? '')).map((r) => r.metadata.name ?? ''));
@@ -322,7 +354,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   }
   if (foreign !== undefined) fold(failed(`LpuPipelineRequest ${JSON.stringify(foreign.name)} is not controlled by PodCliqueSet ${JSON.stringify(pcsName)}`));
   const fullCapacity = new Map(workloads.map((w) => [w.scalingGroup, w.explicitReplicas ?? groupOf(w)?.spec.replicas ?? 0]));
-  const allDesired = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, fullCapacity, { name: pcsName, uid: pcs.metadata.uid });
+  const allDesired = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, fullCapacity, { name: pcsName, uid: pcs.metadata.uid }, snapshotDigests);
   const receipts = evaluateReceipts(allDesired.map((r) => r.name), oursByName);
   if (receipts.kind !== 'bound') fold(receipts.kind === 'failed' ? failed(receipts.message) : pending(receipts.message));
   if (isDeferred) fold(pending('Replica changes are deferred until the Grove coherent update completes'));

@@ -22,6 +22,7 @@ import {
 } from '../../api/index.js';
 import { labelValue } from '../pod-template.js';
 import type { RenderedObject } from '../render.js';
+import { snapshotAnnotation } from './build-snapshot.js';
 import { pipelineRequestName, type LpxIdentity } from './names.js';
 import { scalingGroupCliqueName, scalingGroupObjectName, workloadDigest } from './render-pcs.js';
 import type { LpxWorkload } from './workloads.js';
@@ -46,9 +47,12 @@ export interface OwningPodCliqueSet {
  * model, one request, in workload / ordinal / model order (upstream's publication order).
  * Spec: `executionBackend: nodeLocal`, `materializationTarget{podCliqueSetReplicaIndex: 0,
  * podCliqueScalingGroupRef{name, replicaIndex}}`, `nodeLocal{agentPodCliqueRef{name}, model}`,
- * `repairPolicy.mode: samePlacement`. The build-derived fields (allocationMetadata, partitions,
- * targetFamily, workloadMode) need the compiled build, which this control plane does not read.
- * In: identity, DGD name, workloads, capacity per scaling group, the owning PCS. Pure.
+ * `repairPolicy.mode: samePlacement`. Annotation `scheduling.lpu.nvidia.com/compiler-snapshot-digest`:
+ * the snapshot content id of the model's build (by owning component name), when known. The
+ * fields upstream derives from the decoded manifest (allocationMetadata, partitions,
+ * targetFamily, workloadMode) are not rendered: the manifest is not decoded here.
+ * In: identity, DGD name, workloads, capacity per scaling group, the owning PCS, the snapshot
+ * digests by component name. Pure.
  */
 export function desiredPipelineRequests(
   id: LpxIdentity,
@@ -56,6 +60,7 @@ export function desiredPipelineRequests(
   workloads: readonly LpxWorkload[],
   capacity: ReadonlyMap<string, number>,
   pcs: OwningPodCliqueSet,
+  snapshotDigests: ReadonlyMap<string, string> = new Map(),
 ): DesiredPipelineRequest[] {
   const out: DesiredPipelineRequest[] = [];
   for (const workload of workloads) {
@@ -71,7 +76,7 @@ export function desiredPipelineRequests(
             name,
             namespace: id.namespace,
             labels: { [LABEL_GRAPH_DEPLOYMENT_NAME]: labelValue(dgdName), [LABEL_LPX_DEPLOYMENT_UID]: id.uid },
-            annotations: { [ANNOTATION_LPX_DEPLOYMENT_NAME]: id.name, [ANNOTATION_LPX_DYNAMO_MODEL]: model.model, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest },
+            annotations: { [ANNOTATION_LPX_DEPLOYMENT_NAME]: id.name, [ANNOTATION_LPX_DYNAMO_MODEL]: model.model, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest, ...snapshotAnnotation(snapshotDigests, model.component.name) },
             ownerReferences: [{ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, name: pcs.name, uid: pcs.uid, controller: true, blockOwnerDeletion: true }],
           },
           spec: {
