@@ -269,7 +269,7 @@ describe('LPX on a real API server (issue 11)', () => {
     expect(conditionOf(await getDgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'LPX scheduler is binding the planned workload Pods' });
   });
 
-  it('"AcquireBuildSnapshot ... Require the supported binary compiler manifest": without manifest.v2.capnp.bin nothing LPX is rendered; with it, its snapshot digest is on the Agents and every request', async () => {
+  it('"AcquireBuildSnapshot ... Require the supported binary compiler manifest": without manifest.v2.capnp.bin nothing LPX is rendered; with it, its snapshot digest is on the Agents and every request; a recompiled build\'s requests are replaced only after Grove rolls their engine ("An immutable mismatch waits for the Grove engine to roll")', async () => {
     const namespace = await createTestNamespace(kubeConfig, 'lpx-build');
     const name = 'compiled';
     const build = path.join(buildsRoot, 'uncompiled');
@@ -298,6 +298,36 @@ describe('LPX on a real API server (issue 11)', () => {
     const requests = await requestsOf(namespace);
     expect(requests.map((r) => r.metadata.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest'])).toEqual([digest]);
     expect(conditionOf(await getLpxgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'Waiting for published LPX requests to appear in the cache' });
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    expect((await requestsOf(namespace)).map((r) => r.metadata.resourceVersion)).toEqual(requests.map((r) => r.metadata.resourceVersion));
+
+    // The build is recompiled in place: the Agents' template moves to the new digest at once, but
+    // the request waits until Grove has rolled its engine replica (lpx.md §3.2 "An immutable
+    // mismatch waits for the Grove engine to roll").
+    const rebuiltBytes = Buffer.from('recompiled LPX manifest v2');
+    await writeFile(path.join(build, 'manifest.v2.capnp.bin'), rebuiltBytes);
+    const rebuilt = buildSnapshotContentId(['manifest.json', 'manifest.v2.capnp.bin'], rebuiltBytes);
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    const rolledPcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+    const templates = (rolledPcs?.['spec'] as { template: { cliques: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }[] } }).template.cliques;
+    expect(templates.find((c) => c.name === 'agt')?.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']).toBe(rebuilt);
+    expect((await requestsOf(namespace)).map((r) => r.metadata.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest'])).toEqual([digest]);
+    expect(conditionOf(await getLpxgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'Waiting for Grove replicas and their LPX requests to reach the desired build' });
+
+    // As Grove: replica 0's role cliques rolled to the new template. The old request is retired,
+    // and once it is gone, published again for the new build.
+    for (const template of templates) {
+      await grove.apply({
+        apiVersion: GROVE,
+        kind: 'PodClique',
+        metadata: { name: `${pcsName}-0-lpx-0-${template.name}`, namespace, labels: { ...(template.labels ?? {}), 'app.kubernetes.io/part-of': pcsName }, annotations: template.annotations ?? {} },
+        spec: { roleName: template.name, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
+      });
+    }
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    await eventually('the old request is gone', async () => ((await requestsOf(namespace)).length === 0 ? true : undefined));
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    expect((await requestsOf(namespace)).map((r) => r.metadata.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest'])).toEqual([rebuilt]);
   });
 
   /** A graph whose engine has `replicas` (or omitted), a 60 s deadline, receipts bound on `bound` ordinals only. */

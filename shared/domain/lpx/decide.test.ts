@@ -4,7 +4,7 @@ import type { BuildSnapshotReading } from './build-snapshot.js';
 import { decideLpxGraphDeployment, lpxSnapshotBuildUrls, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
 import { decideLpxHandoff } from './handoff.js';
 import { parseModelRegistryUrl } from './model-registry.js';
-import { desiredPipelineRequests } from './pipeline-requests.js';
+import { desiredPipelineRequests, isPipelineRequestMatching } from './pipeline-requests.js';
 import { lpxPodCliqueSetName } from './names.js';
 import { resolveLpxWorkloads } from './workloads.js';
 
@@ -155,6 +155,49 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     expect(seedFor(omitted, undefined, undefined)).toBe(2);
     expect(seedFor(explicit, undefined, 5)).toBe(1);
     expect(seedFor(omitted, 7, 5)).toBe(7);
+  });
+
+  describe('"An immutable mismatch waits for the Grove engine to roll (D)" (lpx.md §3.2 Matching; upstream reconcilePipelineRequests)', () => {
+    const NEW_DIGEST = `sha256:${'c'.repeat(64)}`;
+    const rebuilt: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: NEW_DIGEST }]]);
+    /** As Grove after rolling: the role cliques of `replicas` replicas carry the desired templates' labels and annotations. */
+    function rolledCliques(replicas: number): Map<string, PodClique> {
+      const desired = decideLpxGraphDeployment(observedWith(aDgd(), { buildSnapshots: rebuilt }), config, NOW).applyPodCliqueSet;
+      const templates = (desired?.['spec'] as { template: { cliques: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }[] } }).template.cliques;
+      const out = roleCliques(replicas);
+      for (const [name, clique] of out) {
+        const template = templates.find((t) => name.endsWith(`-${t.name}`));
+        out.set(name, { ...clique, metadata: { ...clique.metadata, labels: template?.labels ?? {}, annotations: template?.annotations ?? {} } });
+      }
+      return out;
+    }
+    // Requests published for the old build (DIGEST), Grove's engine available.
+    const old = publishedRequests(aDgd(), 2);
+    const base = { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), buildSnapshots: rebuilt };
+
+    it.each([
+      { name: 'before Grove rolls the replica\'s cliques: nothing is deleted or created', observed: observedWith(aDgd(), { ...base, podCliques: roleCliques(2), requests: old }), deleted: [] as string[] },
+      { name: 'rolled, but the scheduler still commits the old plan: wait for its release', reason: '"Ordinary retirement waits for status.committed to clear (D)"', observed: observedWith(aDgd(), { ...base, podCliques: rolledCliques(2), requests: old.map((r) => ({ ...r, status: { phase: 'bound', observedGeneration: 1, committed: { execution: { acceptedGeneration: 1 } } } })) }), deleted: [] },
+      { name: 'rolled and released: the old requests are deleted with preconditions, to be published again', observed: observedWith(aDgd(), { ...base, podCliques: rolledCliques(2), requests: old }), deleted: old.map((r) => r.metadata.name ?? '') },
+      { name: 'an old request already terminating is not deleted again', observed: observedWith(aDgd(), { ...base, podCliques: rolledCliques(2), requests: old.map((r, i) => (i === 0 ? { ...r, metadata: { ...r.metadata, deletionTimestamp: NOW.toISOString() } } : r)) }), deleted: [old[1]?.metadata.name ?? ''] },
+    ])('$name', ({ observed, deleted }) => {
+      const desired = decideLpxGraphDeployment(observed, config, NOW);
+      expect(desired.deleteRequests).toEqual(deleted.map((name) => ({ name, uid: `u-${name}`, resourceVersion: '7' })));
+      expect(desired.createRequests).toEqual([]);
+      expect(desired.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'Waiting for Grove replicas and their LPX requests to reach the desired build' });
+    });
+
+    it('isPipelineRequestMatching: the observed request may carry more annotations, never other values or another spec', () => {
+      const [desired] = desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(aDgd()), new Map([['lpx', 1]]), { name: PCS, uid: 'pcs-uid' }, new Map([['engine', DIGEST]]));
+      if (desired === undefined) throw new Error('no request');
+      const observedAs = (annotations: Record<string, string>, spec: Record<string, unknown>) => ({ metadata: { annotations }, spec });
+      const annotations = desired.object.metadata['annotations'] as Record<string, string>;
+      const spec = desired.object['spec'] as Record<string, unknown>;
+      expect(isPipelineRequestMatching(observedAs({ ...annotations, 'scheduler.example/status': 'observed' }, spec), desired.object)).toBe(true);
+      expect(isPipelineRequestMatching(observedAs({ ...annotations, 'scheduling.lpu.nvidia.com/compiler-snapshot-digest': 'another-snapshot' }, spec), desired.object)).toBe(false);
+      expect(isPipelineRequestMatching(observedAs({ ...annotations, 'scheduling.lpu.nvidia.com/dynamo-workload-digest': 'another-build' }, spec), desired.object)).toBe(false);
+      expect(isPipelineRequestMatching(observedAs(annotations, { ...spec, repairPolicy: { mode: 'repair' } }), desired.object)).toBe(false);
+    });
   });
 
   it('is deterministic, does not throw on frozen input, and deciding again after its writes writes nothing new', () => {

@@ -20,6 +20,7 @@ import {
   MESSAGE_GROVE_UPDATE_PENDING,
   MESSAGE_LPX_CAPACITY_CHANGES,
   MESSAGE_LPX_DEADLINE_EXCEEDED,
+  MESSAGE_LPX_DESIRED_BUILD,
   MESSAGE_LPX_PUBLISHED_REQUESTS,
   MESSAGE_LPX_REMOVED_REQUESTS,
   MESSAGE_SCALING_ALLOWED,
@@ -40,7 +41,7 @@ import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
-import { desiredPipelineRequests, evaluateReceipts, isRequestControlledBy } from './pipeline-requests.js';
+import { decideEngineHandoff, desiredPipelineRequests, evaluateReceipts, isPipelineRequestMatching, isReplicaAtDesiredRevision, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
 import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
@@ -120,14 +121,17 @@ export function isCoherentUpdateBlocking(pcs: ObservedPodCliqueSet | undefined):
 /**
  * publicationVerdict: what the request writes of this pass leave Ready waiting for, in upstream's
  * step order (lpx.md §5.3): 15. removed requests deleted, "Waiting to observe LPX capacity
- * changes"; 18. a desired name still held by a terminating request ("pending cleanup", §3.2:
+ * changes"; an engine replica whose requests no longer match their intent, "Waiting for Grove
+ * replicas and their LPX requests to reach the desired build" (upstream
+ * `reconcilePipelineRequests`, design D); 18. a desired name still held by a terminating request ("pending cleanup", §3.2:
  * its name must disappear before it is reused), "Waiting for removed LPX requests to finish
  * deletion"; then requests created, "Waiting for published LPX requests to appear in the cache"
  * (§3.2 Publication). Upstream returns at the first of these, so it outranks the readiness
  * verdict's pending message (never a failure). Ready when none applies. Pure.
  */
-export function publicationVerdict(hasDeleted: boolean, isNameTerminating: boolean, hasCreated: boolean): LpxVerdict {
+export function publicationVerdict(hasDeleted: boolean, isHandingOff: boolean, isNameTerminating: boolean, hasCreated: boolean): LpxVerdict {
   if (hasDeleted) return pending(MESSAGE_LPX_CAPACITY_CHANGES);
+  if (isHandingOff) return pending(MESSAGE_LPX_DESIRED_BUILD);
   if (isNameTerminating) return pending(MESSAGE_LPX_REMOVED_REQUESTS);
   if (hasCreated) return pending(MESSAGE_LPX_PUBLISHED_REQUESTS);
   return { kind: 'ready' };
@@ -320,9 +324,31 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const desiredNames = new Set(desiredRequests.map((r) => r.name));
   const foreign = desiredRequests.find((r) => foreignNames.has(r.name));
   const createRequests = isFailureCurrent || missingGroup ? [] : desiredRequests.filter((r) => !oursByName.has(r.name) && !foreignNames.has(r.name)).map((r) => r.object);
-  const deleteRequests = ours
+  const removedRequests = ours
     .filter((r) => !desiredNames.has(r.metadata.name ?? '') && r.metadata.deletionTimestamp === undefined && !missingGroup)
     .map((r) => ({ name: r.metadata.name ?? '', uid: r.metadata.uid, resourceVersion: r.metadata.resourceVersion }));
+
+  // A request whose immutable intent changed (a new workload or build) is handed over per engine
+  // replica once Grove has rolled that replica and the scheduler released it (lpx.md §3.2 Matching).
+  const mismatchedByEngine = new Map<string, { workload: LpxWorkload; replicaIndex: number; requests: LpuPipelineRequest[] }>();
+  for (const desired of desiredRequests) {
+    const current = oursByName.get(desired.name);
+    if (current === undefined || isPipelineRequestMatching(current, desired.object)) continue;
+    const workload = workloads.find((w) => w.scalingGroup === desired.scalingGroup);
+    if (workload === undefined) continue;
+    const key = `${desired.scalingGroup}/${desired.replicaIndex}`;
+    const engine = mismatchedByEngine.get(key) ?? { workload, replicaIndex: desired.replicaIndex, requests: [] };
+    engine.requests.push(current);
+    mismatchedByEngine.set(key, engine);
+  }
+  const retiredRequests: { name: string; uid: string | undefined; resourceVersion: string | undefined }[] = [];
+  for (const engine of mismatchedByEngine.values()) {
+    const group = groupOf(engine.workload);
+    const isAtDesiredRevision = group !== undefined && isReplicaAtDesiredRevision(desiredPcs['spec'], group, observed.podCliques, engine.replicaIndex);
+    const handoff = decideEngineHandoff(isAtDesiredRevision, engine.requests);
+    if (handoff.kind === 'retire') retiredRequests.push(...handoff.requests.map((r) => ({ name: r.metadata.name ?? '', uid: r.metadata.uid, resourceVersion: r.metadata.resourceVersion })));
+  }
+  const deleteRequests = [...removedRequests, ...retiredRequests];
 
   // Readiness (lpx.md §5.2): workloads, then receipts, then deferral.
   let verdict: LpxVerdict = { kind: 'ready' };
@@ -358,7 +384,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const receipts = evaluateReceipts(allDesired.map((r) => r.name), oursByName);
   if (receipts.kind !== 'bound') fold(receipts.kind === 'failed' ? failed(receipts.message) : pending(receipts.message));
   if (isDeferred) fold(pending('Replica changes are deferred until the Grove coherent update completes'));
-  const publication = publicationVerdict(deleteRequests.length > 0, desiredRequests.some((r) => oursByName.get(r.name)?.metadata.deletionTimestamp !== undefined), createRequests.length > 0);
+  const publication = publicationVerdict(removedRequests.length > 0, mismatchedByEngine.size > 0, desiredRequests.some((r) => oursByName.get(r.name)?.metadata.deletionTimestamp !== undefined), createRequests.length > 0);
   // Upstream returns at its publication step, so that message outranks a pending readiness verdict.
   const outrank = (next: LpxVerdict) => {
     if (next.kind !== 'ready' && verdict.kind !== 'failed') verdict = next;
