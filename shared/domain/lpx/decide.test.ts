@@ -63,6 +63,9 @@ function roleCliques(replicas: number, ready = 1): Map<string, PodClique> {
   }
   return out;
 }
+function ordinalOf(request: LpuPipelineRequest): number {
+  return (request.spec['materializationTarget'] as { podCliqueScalingGroupRef: { replicaIndex: number } }).podCliqueScalingGroupRef.replicaIndex;
+}
 /** The requests an earlier pass created for `replicas` engine replicas, as the API server stores them (no receipt yet). */
 function publishedRequests(dgd: Dgd, replicas: number): LpuPipelineRequest[] {
   return desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(dgd), new Map([['lpx', replicas]]), { name: PCS, uid: 'pcs-uid' }, new Map([['engine', DIGEST]]))
@@ -83,10 +86,12 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     { name: 'an available engine whose requests have no receipt yet is pending', reason: 'lpx.md §3.3 "no or stale receipt: LPUPipelineRequest is published"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'LPUPipelineRequest is published' } },
     { name: 'requests just created are waited for in the cache, before any readiness message', reason: 'lpx.md §3.2 Publication: "Then Ready is Pending: Waiting for published LPX requests to appear in the cache"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2) }), want: { reason: 'Pending', message: 'Waiting for published LPX requests to appear in the cache' } },
     { name: 'a removed ordinal\'s request is deleted and the capacity change waited for', reason: 'lpx.md §5.3 step 15 "Delete the removed LPRs: Waiting to observe LPX capacity changes"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd({ replicas: 3 }), 3) }), want: { reason: 'Pending', message: 'Waiting to observe LPX capacity changes' } },
+    { name: 'a removed ordinal\'s request the scheduler still commits is kept until its release', reason: 'lpx.md §3.2 Deletion "Ordinary retirement waits for status.committed to clear (D)"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd({ replicas: 3 }), 3).map((r) => (ordinalOf(r) === 2 ? { ...r, status: { phase: 'bound', observedGeneration: 1, committed: {} } } : r)) }), want: { reason: 'Pending', message: 'Waiting to observe LPX capacity changes' }, deletes: [] as string[] },
     { name: 'a desired name still held by a terminating request is not reused until it is gone', reason: 'lpx.md §3.2 "Terminating LPRs are pending cleanup; their names must disappear before they are reused"; §5.3 step 18 "Waiting for removed LPX requests to finish deletion"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd(), 2).map((r, i) => (i === 0 ? { ...r, metadata: { ...r.metadata, deletionTimestamp: NOW.toISOString() } } : r)) }), want: { reason: 'Pending', message: 'Waiting for removed LPX requests to finish deletion' } },
     { name: 'a build whose snapshot could not be acquired fails, naming the component and its buildId', reason: 'upstream ResolveWorkloads: "%w for model %q build %q: %w" with ErrBuildSnapshotAcquisition "acquiring immutable LPX build snapshot"; build_snapshot.go "immutable build %q is missing manifest.v2.capnp.bin"', observed: observedWith(aDgd(), { buildSnapshots: new Map([['file:///models/b', { ok: false, error: 'immutable build snapshot is inconsistent: immutable build "file:///models/b" is missing manifest.v2.capnp.bin' }]]) }), want: { reason: 'Failed', message: 'acquiring immutable LPX build snapshot for model "engine" build "/models/b": immutable build snapshot is inconsistent: immutable build "file:///models/b" is missing manifest.v2.capnp.bin' } },
-  ])('$name', ({ observed, want }) => {
-    expect(readyOf(observed)).toMatchObject({ status: 'False', ...want });
+  ])('$name', (row) => {
+    expect(readyOf(row.observed)).toMatchObject({ status: 'False', ...row.want });
+    if ('deletes' in row) expect(decideLpxGraphDeployment(row.observed, config, NOW).deleteRequests.map((r) => r.name)).toEqual(row.deletes);
   });
 
   it('"CompilerSnapshotDigestAnnotation records compiler provenance": the build snapshot\'s content id is on every request and Agent clique of its component, not on the conductor', () => {

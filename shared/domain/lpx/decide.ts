@@ -41,7 +41,7 @@ import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
-import { decideEngineHandoff, desiredPipelineRequests, evaluateReceipts, isPipelineRequestMatching, isReplicaAtDesiredRevision, isRequestControlledBy } from './pipeline-requests.js';
+import { decideEngineHandoff, desiredPipelineRequests, evaluateReceipts, isPipelineRequestMatching, isReplicaAtDesiredRevision, isRequestCommitted, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
 import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
@@ -324,8 +324,11 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const desiredNames = new Set(desiredRequests.map((r) => r.name));
   const foreign = desiredRequests.find((r) => foreignNames.has(r.name));
   const createRequests = isFailureCurrent || missingGroup ? [] : desiredRequests.filter((r) => !oursByName.has(r.name) && !foreignNames.has(r.name)).map((r) => r.object);
-  const removedRequests = ours
-    .filter((r) => !desiredNames.has(r.metadata.name ?? '') && r.metadata.deletionTimestamp === undefined && !missingGroup)
+  // Removed ordinals' requests; one the scheduler still commits waits for its release (lpx.md §3.2
+  // Deletion: "Ordinary retirement waits for status.committed to clear (D)").
+  const removed = ours.filter((r) => !desiredNames.has(r.metadata.name ?? '') && r.metadata.deletionTimestamp === undefined && !missingGroup);
+  const removedRequests = removed
+    .filter((r) => !isRequestCommitted(r))
     .map((r) => ({ name: r.metadata.name ?? '', uid: r.metadata.uid, resourceVersion: r.metadata.resourceVersion }));
 
   // A request whose immutable intent changed (a new workload or build) is handed over per engine
@@ -384,7 +387,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const receipts = evaluateReceipts(allDesired.map((r) => r.name), oursByName);
   if (receipts.kind !== 'bound') fold(receipts.kind === 'failed' ? failed(receipts.message) : pending(receipts.message));
   if (isDeferred) fold(pending('Replica changes are deferred until the Grove coherent update completes'));
-  const publication = publicationVerdict(removedRequests.length > 0, mismatchedByEngine.size > 0, desiredRequests.some((r) => oursByName.get(r.name)?.metadata.deletionTimestamp !== undefined), createRequests.length > 0);
+  const publication = publicationVerdict(removed.length > 0, mismatchedByEngine.size > 0, desiredRequests.some((r) => oursByName.get(r.name)?.metadata.deletionTimestamp !== undefined), createRequests.length > 0);
   // Upstream returns at its publication step, so that message outranks a pending readiness verdict.
   const outrank = (next: LpxVerdict) => {
     if (next.kind !== 'ready' && verdict.kind !== 'failed') verdict = next;

@@ -212,6 +212,11 @@ export function isReplicaAtDesiredRevision(
   });
 }
 
+/** The scheduler still commits a plan for the request (`status.committed`): its retirement waits for the release (upstream `pipelineRequestCommitted`). Pure. */
+export function isRequestCommitted(request: Pick<LpuPipelineRequest, 'status'>): boolean {
+  return request.status?.committed !== undefined && request.status.committed !== null;
+}
+
 /** One engine's mismatched requests: what to delete now, or why to wait. */
 export type EngineHandoff =
   | { readonly kind: 'waitForGrove' }
@@ -233,6 +238,6 @@ export type EngineHandoff =
  */
 export function decideEngineHandoff(isAtDesiredRevision: boolean, mismatched: readonly Pick<LpuPipelineRequest, 'metadata' | 'status'>[]): EngineHandoff {
   if (!isAtDesiredRevision) return { kind: 'waitForGrove' };
-  if (mismatched.some((r) => r.status?.committed !== undefined && r.status.committed !== null)) return { kind: 'waitForRelease' };
+  if (mismatched.some(isRequestCommitted)) return { kind: 'waitForRelease' };
   return { kind: 'retire', requests: mismatched.filter((r) => r.metadata.deletionTimestamp === undefined) };
 }
