@@ -35,7 +35,7 @@ describe('acquireBuildSnapshot on the filesystem (upstream TestAcquireBuildSnaps
   it('"Inventory every file beneath the build root, including metadata, artifacts and weights"', async () => {
     const build = path.join(root, 'build-id');
     await writeBuild(build, { [MANIFEST]: payload, 'extra-metadata.json': '{}', 'part-0/chip-0.gas': '{}', 'weights.bin': '{}' });
-    expect((await fileBuildStore().list(build)).sort()).toEqual(['extra-metadata.json', MANIFEST, 'part-0/chip-0.gas', 'weights.bin']);
+    expect((await fileBuildStore().list(`file://${build}`)).sort()).toEqual(['extra-metadata.json', MANIFEST, 'part-0/chip-0.gas', 'weights.bin']);
   });
 
   it('acquires the exact manifest bytes; the identity follows payload paths and manifest bytes, not the build\'s location', async () => {
@@ -64,7 +64,7 @@ describe('acquireBuildSnapshot on the filesystem (upstream TestAcquireBuildSnaps
     await mkdir(path.join(root, 'elsewhere/deep'), { recursive: true });
     await symlink(path.join(root, 'elsewhere'), path.join(build, 'link'));
     await symlink(build, path.join(root, 'alias'));
-    expect((await fileBuildStore().list(path.join(root, 'alias'))).sort()).toEqual(['link', MANIFEST]);
+    expect((await fileBuildStore().list(`file://${path.join(root, 'alias')}`)).sort()).toEqual(['link', MANIFEST]);
   });
 });
 

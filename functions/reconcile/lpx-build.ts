@@ -13,7 +13,8 @@
  * reason `Failed` and never retried by the broker (the periodic resync reads the build again);
  * a passing one (too many open files, I/O error, the budget spent) throws {@link TransientError}
  * so the broker retries with its bounded backoff.
- * `gs://` builds are not read here: they need Model Express (the decision refuses them first).
+ * The same sequence reads a `gs://` build through Model Express (./model-express.ts
+ * `modelExpressBuildStore`).
  * Source: upstream `internal/dynamo/lpx/build_snapshot.go`, `model_registry.go`
  * (`readBuildFileBounded`: opened non-blocking so a FIFO cannot stall, the opened file checked;
  * `localBuildFilePaths`: the root's symlinks resolved, child symlinks not followed, directories
@@ -53,12 +54,17 @@ export class BuildReadError extends Error {
   }
 }
 
-/** Where builds are read from; the filesystem in production ({@link fileBuildStore}). */
+/** Where a build is read from: the filesystem for `file://` ({@link fileBuildStore}), Model Express for `gs://` (./model-express.ts). */
 export interface BuildStore {
   /** Every file path under the build root, relative to it. Throws {@link BuildReadError}. */
-  list(buildPath: string): Promise<string[]>;
+  list(buildUrl: string): Promise<string[]>;
   /** One file's bytes, at most `maxBytes`. Throws {@link BuildReadError}. */
-  read(buildPath: string, relativePath: string, maxBytes: number): Promise<Uint8Array>;
+  read(buildUrl: string, relativePath: string, maxBytes: number): Promise<Uint8Array>;
+}
+
+/** The filesystem path of a `file://` build URL. */
+function pathOf(buildUrl: string): string {
+  return decodeURIComponent(new URL(buildUrl).pathname);
 }
 
 /** Error codes that say nothing about the build: a retry may pass. */
@@ -89,7 +95,8 @@ function classified(message: string, error: unknown): BuildReadError {
  */
 export function fileBuildStore(): BuildStore {
   return {
-    async list(root: string): Promise<string[]> {
+    async list(buildUrl: string): Promise<string[]> {
+      const root = pathOf(buildUrl);
       let resolved: string;
       try {
         resolved = await realpath(path.normalize(root));
@@ -130,8 +137,8 @@ export function fileBuildStore(): BuildStore {
       return paths;
     },
 
-    async read(root: string, relativePath: string, maxBytes: number): Promise<Uint8Array> {
-      const filePath = path.join(root, relativePath);
+    async read(buildUrl: string, relativePath: string, maxBytes: number): Promise<Uint8Array> {
+      const filePath = path.join(pathOf(buildUrl), relativePath);
       const url = `file://${filePath}`;
       let handle;
       try {
@@ -165,14 +172,13 @@ export function fileBuildStore(): BuildStore {
 }
 
 /**
- * acquireBuildSnapshot: the snapshot of the `file://` build at `buildUrl`, as upstream's
+ * acquireBuildSnapshot: the snapshot of the build at `buildUrl`, as upstream's
  * `AcquireBuildSnapshot` (see the module docstring for the sequence and the failure texts).
- * In: the store, the build URL (`file:///abs/path`), the clock. Out: the content id, or the
+ * In: the store for the URL's scheme, the build URL, the clock. Out: the content id, or the
  * definite failure as data. Throws {@link TransientError} on a failure a retry may fix, and
  * when the 30 s budget is spent ("acquiring <url>: context deadline exceeded").
  */
 export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, now: () => Date): Promise<BuildSnapshotReading> {
-  const root = decodeURIComponent(new URL(buildUrl).pathname);
   const deadline = now().getTime() + BUILD_SNAPSHOT_TIMEOUT_MS;
   const step = async <T>(run: () => Promise<T>): Promise<T> => {
     if (now().getTime() > deadline) throw new TransientError(`acquiring ${buildUrl}: context deadline exceeded`);
@@ -184,11 +190,11 @@ export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, 
     }
   };
   const inventory = async (): Promise<readonly string[]> => {
-    const normalized = normalizeBuildInventory(await store.list(root));
+    const normalized = normalizeBuildInventory(await store.list(buildUrl));
     if (!normalized.ok) throw new BuildReadError(normalized.error, 'other', false);
     return normalized.paths;
   };
-  const read = () => store.read(root, GBUILD_MANIFEST_V2_FILE, MAX_BUILD_SNAPSHOT_METADATA_BYTES);
+  const read = () => store.read(buildUrl, GBUILD_MANIFEST_V2_FILE, MAX_BUILD_SNAPSHOT_METADATA_BYTES);
   const failure = (error: unknown, texts: { tooLarge: (u: string, c: string) => string; absent: (u: string, c: string) => string } | undefined): BuildSnapshotReading => {
     if (!(error instanceof BuildReadError)) throw error;
     if (texts !== undefined && error.failure === 'tooLarge') return { ok: false, error: texts.tooLarge(buildUrl, error.message) };

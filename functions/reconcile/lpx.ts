@@ -38,18 +38,24 @@ import {
   PodCliqueScalingGroupSchema,
   PodCliqueSchema,
   parseDgd,
+  type Dgd,
   type LpuPipelineRequest,
+  type LpxGraphDeployment,
   type PodClique,
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
 import {
+  BUILD_SNAPSHOT_TIMEOUT_MS,
   decideLpxGraphDeployment,
   lpxPodCliqueSetName,
   lpxReadyCondition,
+  lpxRemoteBuildUrls,
   lpxSnapshotBuildUrls,
   parseModelRegistryUrl,
+  planModelDownloads,
   type BuildRef,
   type BuildSnapshotReading,
+  type DownloadCheck,
   type LpxDesired,
   type LpxObserved,
   type ObservedPodCliqueSet,
@@ -58,6 +64,7 @@ import type { KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import { handle as handleDgd, type ReconcileDeps } from './dgd.js';
 import { acquireBuildSnapshot, fileBuildStore, type BuildStore } from './lpx-build.js';
+import { modelExpressBuildStore } from './model-express.js';
 
 const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
 /** A decision that still writes after this many passes waits for the next event or resync. */
@@ -107,10 +114,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
     const request = LpuPipelineRequestSchema.safeParse(object);
     if (request.success) requests.push(request.data);
   }
-  const buildSnapshots = new Map<string, BuildSnapshotReading>();
-  if (dgd?.ok === true) {
-    for (const url of lpxSnapshotBuildUrls(dgd.dgd, registry)) buildSnapshots.set(url, await acquireBuildSnapshot(builds, url, deps.now));
-  }
+  const { buildSnapshots, modelDownloadChecks } = dgd?.ok === true ? await loadBuilds(deps, lpxgd, dgd.dgd, registry, builds) : { buildSnapshots: new Map(), modelDownloadChecks: new Map() };
   const observed: LpxObserved = {
     lpxgd,
     dgd: dgd?.ok === true ? dgd.dgd : undefined,
@@ -119,8 +123,44 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
     podCliques,
     requests,
     buildSnapshots,
+    modelDownloadChecks,
   };
   return { observed, rawGroups };
+}
+
+/** Upstream's error for a `gs://` build without a Model Express client (lpx.md §4 EnsureDownloaded). */
+const NO_MODEL_EXPRESS = 'Model Express client is required for GCS model downloads';
+
+/**
+ * The builds' side of the observed state: the Model Express checks of the `gs://` builds the
+ * plan checks (each with its share of the 30 s budget, upstream `ensureModelsDownloaded`), then
+ * the snapshot of every `file://` build and of every downloaded `gs://` one (upstream acquires
+ * after the downloads).
+ */
+async function loadBuilds(
+  deps: ReconcileDeps,
+  lpxgd: LpxGraphDeployment,
+  dgd: Dgd,
+  registry: BuildRef | undefined,
+  files: BuildStore,
+): Promise<{ buildSnapshots: Map<string, BuildSnapshotReading>; modelDownloadChecks: Map<string, DownloadCheck> }> {
+  const plan = planModelDownloads(lpxRemoteBuildUrls(dgd, registry), lpxgd, deps.now());
+  const modelDownloadChecks = new Map<string, DownloadCheck>();
+  for (const url of plan.toCheck) {
+    modelDownloadChecks.set(url, deps.modelExpress === undefined ? { ok: false, error: NO_MODEL_EXPRESS } : await deps.modelExpress.ensureModelDownloaded(url, plan.perBuildTimeoutMs));
+  }
+  const isDownloaded = (url: string): boolean => {
+    const check = modelDownloadChecks.get(url);
+    return plan.reused.includes(url) || (check !== undefined && check.ok && check.isDownloaded);
+  };
+  const buildSnapshots = new Map<string, BuildSnapshotReading>();
+  for (const url of lpxSnapshotBuildUrls(dgd, registry)) {
+    if (url.startsWith('file://')) buildSnapshots.set(url, await acquireBuildSnapshot(files, url, deps.now));
+    else if (url.startsWith('gs://') && deps.modelExpress !== undefined && isDownloaded(url)) {
+      buildSnapshots.set(url, await acquireBuildSnapshot(modelExpressBuildStore(deps.modelExpress, BUILD_SNAPSHOT_TIMEOUT_MS), url, deps.now));
+    }
+  }
+  return { buildSnapshots, modelDownloadChecks };
 }
 
 /** True when the next pass reads what this one wrote: the new PodCliqueSet's uid, or a scaled group to publish for. */

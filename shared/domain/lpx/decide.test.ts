@@ -34,7 +34,7 @@ const DIGEST = `sha256:${'b'.repeat(64)}`;
 const SNAPSHOTS: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: DIGEST }]]);
 const PCS = lpxPodCliqueSetName({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' });
 function aPcs(dgd: Dgd, overrides: Partial<ObservedPodCliqueSet['metadata']> = {}): ObservedPodCliqueSet {
-  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS }, config, NOW).applyPodCliqueSet;
+  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS, modelDownloadChecks: new Map() }, config, NOW).applyPodCliqueSet;
   return { metadata: { name: PCS, uid: 'pcs-uid', generation: 1, ownerReferences: [{ uid: 'lpx-uid', controller: true }], ...overrides }, spec: rendered?.['spec'], status: { observedGeneration: 1 } };
 }
 function aGroup(replicas: number, available = 0): PodCliqueScalingGroup {
@@ -50,7 +50,7 @@ const registry = parseModelRegistryUrl(undefined);
 const config = { registry: registry.ok ? registry.registry : undefined, render: { terminationDelay: '15m' } };
 
 function observedWith(dgd: Dgd, extra: Partial<LpxObserved> = {}): LpxObserved {
-  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS, ...extra };
+  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS, modelDownloadChecks: new Map(), ...extra };
 }
 /** As Grove: every role clique of `replicas` engine replicas, `ready` of their pods ready (one pod each). */
 function roleCliques(replicas: number, ready = 1): Map<string, PodClique> {
@@ -79,7 +79,8 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     { name: 'a scaling group not yet scheduled is pending with Grove\'s counts', reason: 'lpx.md §5.2 "insufficient scheduled replicas: scheduled=%d/%d"', observed: observedWith(aDgd(), { requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' } },
     { name: 'an available scaling group whose role cliques are missing waits for them', reason: 'lpx.md §5.2 "Missing: Waiting for LPX role %s"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'Waiting for LPX role agt' } },
     { name: 'a replica counts only when every clique is fully ready', reason: 'lpx.md §5.2 "available = min(PCSG available, the replicas whose every clique is ready)"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2, 0), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'scheduled but available=0/2' } },
-    { name: 'a gs:// build needs Model Express, which is not configured', reason: 'lpx.md §4 EnsureDownloaded: "gs: requires a Model Express client (Model Express client is required for GCS model downloads)"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'gs://bucket/model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'ensure LPX build "gs://bucket/model/build" is downloaded: Model Express client is required for GCS model downloads' } },
+    { name: 'a gs:// build needs Model Express, which is not configured', reason: 'lpx.md §4 EnsureDownloaded: "gs: requires a Model Express client (Model Express client is required for GCS model downloads)"; upstream ensureModelsDownloaded "ensure model %q is downloaded: %w"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'gs://bucket/model/build' } }); return observedWith(d, { lpxgd: anLpxgd(d), modelDownloadChecks: new Map([['gs://bucket/model/build', { ok: false, error: 'Model Express client is required for GCS model downloads' }]]) }); })(), want: { reason: 'Failed', message: 'ensure model "gs://bucket/model/build" is downloaded: Model Express client is required for GCS model downloads' } },
+    { name: 'a gs:// build Model Express is still downloading is waited for', reason: 'lpx.md §5.1 Results "Ready Pending Waiting for model downloads to complete: <comma list>"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'gs://bucket/model/build' } }); return observedWith(d, { lpxgd: anLpxgd(d), modelDownloadChecks: new Map([['gs://bucket/model/build', { ok: true, isDownloaded: false }]]) }); })(), want: { reason: 'Pending', message: 'Waiting for model downloads to complete: gs://bucket/model/build' } },
     { name: 'a DGD at another input revision is waited for', reason: '"a stale inputRevision ... gives Pending Waiting for the matching DynamoGraphDeployment"', observed: { ...observedWith(aDgd()), dgd: aDgd({ replicas: 3 }) }, want: { reason: 'Pending', message: 'Waiting for the matching DynamoGraphDeployment' } },
     { name: 'a foreign PodCliqueSet at the LPX name is never adopted', reason: '"PodCliqueSet %q is not controlled by this LPXGraphDeployment"', observed: observedWith(aDgd(), { podCliqueSet: aPcs(aDgd(), { ownerReferences: [{ uid: 'other', controller: true }] }) }), want: { reason: 'Failed', message: `PodCliqueSet "${PCS}" is not controlled by this LPXGraphDeployment` } },
     { name: 'a relative build id without a registry fails', reason: 'lpx.md §4 BuildURL "model registry URL is not configured"; §5.1 "resolve LPX build URL %q: %w"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'resolve LPX build URL "model/build": model registry URL is not configured' } },
@@ -101,10 +102,10 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     expect(cliques.map((c) => [c.name, c.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']])).toEqual([['agt', DIGEST], ['cond', undefined]]);
   });
 
-  it('lpxSnapshotBuildUrls: the file:// builds of the LPX components, deduplicated; gs:// and unresolvable ids are left to the decision', () => {
+  it('lpxSnapshotBuildUrls: the builds of the LPX components, deduplicated and sorted; unresolvable ids are left to the decision', () => {
     const dgd = aDgd();
     const components = [...dgd.spec.components, { ...dgd.spec.components[0], name: 'b', lpx: { buildId: '/models/b/' } }, { ...dgd.spec.components[0], name: 'c', lpx: { buildId: 'gs://bucket/x' } }, { ...dgd.spec.components[0], name: 'd', lpx: { buildId: 'relative/x' } }] as Dgd['spec']['components'];
-    expect(lpxSnapshotBuildUrls({ spec: { ...dgd.spec, components } }, undefined)).toEqual(['file:///models/b']);
+    expect(lpxSnapshotBuildUrls({ spec: { ...dgd.spec, components } }, undefined)).toEqual(['file:///models/b', 'gs://bucket/x']);
   });
 
   it('explicit replicas are written to the scaling group, and requests are published only for the capacity it has', () => {

@@ -37,6 +37,7 @@ import {
 } from '../../api/index.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
 import { buildSnapshotAcquisitionError, type BuildSnapshotReading } from './build-snapshot.js';
+import { decideModelDownloads, lpxRemoteBuildUrls, planModelDownloads, type DownloadCheck, type ModelDownloadStatus } from './model-download.js';
 import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
@@ -64,22 +65,24 @@ export interface LpxObserved {
   readonly podCliques: ReadonlyMap<string, PodClique>;
   /** Every LpuPipelineRequest in the namespace (foreign ones included, to refuse name collisions). */
   readonly requests: readonly LpuPipelineRequest[];
-  /** The snapshot of each `file://` build the DGD's LPX components name, by build URL (see {@link lpxSnapshotBuildUrls}). */
+  /** The snapshot of each build the DGD's LPX components name, by build URL (see {@link lpxSnapshotBuildUrls}). */
   readonly buildSnapshots: ReadonlyMap<string, BuildSnapshotReading>;
+  /** This reconcile's Model Express checks of the `gs://` builds, by build URL (see `planModelDownloads`). */
+  readonly modelDownloadChecks: ReadonlyMap<string, DownloadCheck>;
 }
 
 /**
  * lpxSnapshotBuildUrls: the build URLs whose snapshots the decision reads: each LPX component's
- * `lpx.buildId` resolved against the registry, the `file://` ones only (a `gs://` build is
- * refused first: no Model Express client), deduplicated, sorted. Unresolvable ids are left to the
- * decision's "resolve LPX build URL" failure.
+ * `lpx.buildId` resolved against the registry (a `gs://` one is read only once downloaded),
+ * deduplicated, sorted. Unresolvable ids are left to the decision's "resolve LPX build URL"
+ * failure.
  * In: dgd.spec.components, the registry. Out: URLs. Source: lpx.md §4, §5.1 (collection). Pure.
  */
 export function lpxSnapshotBuildUrls(dgd: Pick<Dgd, 'spec'>, registry: BuildRef | undefined): string[] {
   const urls = new Set<string>();
   for (const component of dgd.spec.components.filter((c) => c.type === 'lpx')) {
     const url = resolveBuildUrl(registry, LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '');
-    if (url.ok && url.url.startsWith('file://')) urls.add(url.url);
+    if (url.ok) urls.add(url.url);
   }
   return [...urls].sort();
 }
@@ -99,7 +102,7 @@ export interface LpxDesired {
   readonly scale: readonly { readonly name: string; readonly replicas: number; readonly resourceVersion: string | undefined }[];
   readonly createRequests: readonly RenderedObject[];
   readonly deleteRequests: readonly { readonly name: string; readonly uid: string | undefined; readonly resourceVersion: string | undefined }[];
-  readonly status: { readonly observedGeneration: number; readonly conditions: Condition[]; readonly components: Record<string, LpxComponentStatus> };
+  readonly status: { readonly observedGeneration: number; readonly conditions: Condition[]; readonly components: Record<string, LpxComponentStatus>; readonly modelDownload?: ModelDownloadStatus };
 }
 
 function pending(message: string): LpxVerdict {
@@ -166,9 +169,11 @@ function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undef
  *    DynamoGraphDeployment controller owner") with the same uid;
  * 2. the DGD must exist, not be deleting, select LPX and hash to `spec.inputRevision`, else
  *    Pending "Waiting for the matching DynamoGraphDeployment";
- * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>"); a `gs://` build
- *    fails with upstream's "Model Express client is required for GCS model downloads" (no Model
- *    Express client here; `file://` builds need no download); every build's snapshot must have
+ * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>"); every `gs://`
+ *    build must be downloaded through Model Express (see `decideModelDownloads`: Pending "Waiting
+ *    for model downloads to complete: ...", Failed "ensure model %q is downloaded: ..."; without
+ *    a Model Express client, "Model Express client is required for GCS model downloads");
+ *    `file://` builds need no download; every build's snapshot must have
  *    been acquired (Failed "acquiring immutable LPX build snapshot for model %q build %q: <error>",
  *    upstream `ErrBuildSnapshotAcquisition`), its content id stamped on the component's Agents
  *    and requests as the compiler-snapshot digest;
@@ -191,6 +196,8 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const { lpxgd } = observed;
   const generation = lpxgd.metadata.generation ?? 0;
   const previousComponents = lpxgd.status?.components ?? {};
+  // Kept as observed until the download step decides it (upstream persists the whole status).
+  let modelDownload: ModelDownloadStatus | undefined = lpxgd.status?.modelDownload;
   const result = (verdict: LpxVerdict, extra: Partial<Omit<LpxDesired, 'status'>> = {}, components: Record<string, LpxComponentStatus> = { ...previousComponents }, isDeferred = false): LpxDesired => {
     const conditions = [lpxReadyCondition(verdict, generation, conditionOf(lpxgd, CONDITION_READY), now)];
     const previousDeferred = conditionOf(lpxgd, CONDITION_SCALING_DEFERRED);
@@ -213,7 +220,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
       createRequests: [],
       deleteRequests: [],
       ...extra,
-      status: { observedGeneration: generation, conditions, components },
+      status: { observedGeneration: generation, conditions, components, ...(modelDownload === undefined ? {} : { modelDownload }) },
     };
   };
 
@@ -231,11 +238,13 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     const buildId = LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '';
     const url = resolveBuildUrl(config.registry, buildId);
     if (!url.ok) return result(failed(`resolve LPX build URL ${JSON.stringify(buildId)}: ${url.error}`));
-    // gs:// builds are downloaded through Model Express (lpx.md §4 EnsureDownloaded), which this
-    // control plane has no client for: upstream's error without one.
-    if (url.url.startsWith('gs://')) return result(failed(`ensure LPX build ${JSON.stringify(url.url)} is downloaded: Model Express client is required for GCS model downloads`));
     builds.push({ component: component.name, buildId, url: url.url });
   }
+  // gs:// builds are downloaded through Model Express first (lpx.md §5.1).
+  const downloads = decideModelDownloads(planModelDownloads(lpxRemoteBuildUrls(dgd, config.registry), lpxgd, now), observed.modelDownloadChecks, lpxgd.status?.modelDownload, now);
+  modelDownload = downloads.modelDownload;
+  if (downloads.kind === 'pending') return result(pending(downloads.message));
+  if (downloads.kind === 'failed') return result(failed(downloads.message));
   // The immutable build snapshot of each component (upstream ResolveWorkloads, after the downloads):
   // its content id is the compiler-snapshot digest of the component's Agents and requests.
   const snapshotDigests = new Map<string, string>();

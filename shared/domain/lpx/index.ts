@@ -5,6 +5,7 @@
  */
 export * from './model-registry.js';
 export * from './build-snapshot.js';
+export * from './model-download.js';
 export * from './workloads.js';
 export * from './names.js';
 export * from './input-revision.js';
