@@ -24,11 +24,13 @@ import { defaultConfig, type HandlerDeps, type KubeEvent } from '../../shared/ru
 import { depsWithKube as reconcileDeps } from '../../functions/reconcile/index.js';
 import { handle as handleDgd, type ReconcileDeps } from '../../functions/reconcile/dgd.js';
 import { handle as handleLpx } from '../../functions/reconcile/lpx.js';
+import { MODEL_STATUS, createModelExpressClient } from '../../functions/reconcile/model-express.js';
 import { checkLpxStartup } from '../../functions/reconcile/lpx-startup.js';
 import { depsWithKube as cleanupDeps, type CleanupDeps } from '../../functions/cleanup/index.js';
 import { handle as handleDeadlines } from '../../functions/cleanup/lpx-deadlines.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
+import { fileChunks, startTestModelExpress } from '../support/model-express.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
@@ -328,6 +330,47 @@ describe('LPX on a real API server (issue 11)', () => {
     await eventually('the old request is gone', async () => ((await requestsOf(namespace)).length === 0 ? true : undefined));
     await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
     expect((await requestsOf(namespace)).map((r) => r.metadata.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest'])).toEqual([rebuilt]);
+  });
+
+  it('a gs:// build is downloaded through Model Express before anything LPX is rendered ("Waiting for model downloads to complete"), then read through it; a fresh download is not checked again', async () => {
+    // Model Express is a real gRPC server on loopback: it answers DOWNLOADING until the test says otherwise.
+    const manifest = Buffer.from('compiled LPX manifest v2 in GCS');
+    const build = 'gs://models-bucket/llama/b1';
+    let isDownloaded = false;
+    const mx = await startTestModelExpress({
+      download: (modelName) => [{ modelName, status: isDownloaded ? MODEL_STATUS.DOWNLOADED : MODEL_STATUS.DOWNLOADING, message: '' }],
+      files: () => ['manifest.v2.capnp.bin', 'part-0/chip-0.gas'],
+      chunks: () => fileChunks(manifest, 1024),
+    });
+    const client = await createModelExpressClient(mx.url);
+    try {
+      const withMx: ReconcileDeps = { ...enabled, modelExpress: client };
+      const namespace = await createTestNamespace(kubeConfig, 'lpx-gs');
+      const name = 'remote';
+      await applyDgd(aHybridDgd(namespace, name, { replicas: 1, lpx: { buildId: build } }));
+      await reconcileAll(withMx, namespace, name);
+      const waiting = await getLpxgd(namespace, name);
+      expect(conditionOf(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: `Waiting for model downloads to complete: ${build}` });
+      expect((waiting?.['status'] as { modelDownload?: unknown }).modelDownload).toEqual({ builds: [] });
+      expect((await user.list(GROVE, 'PodCliqueSet', namespace)).map((p) => p.metadata.name)).toEqual([name]);
+
+      isDownloaded = true;
+      await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), withMx);
+      const downloaded = await getLpxgd(namespace, name);
+      expect((downloaded?.['status'] as { modelDownload?: { builds: string[]; lastCheckedAt: string } }).modelDownload).toMatchObject({ builds: [build], lastCheckedAt: expect.stringMatching(/Z$/) });
+      const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: await lpxPcsName(namespace, name) });
+      const agent = (pcs?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string> }[] } }).template.cliques.find((c) => c.name === 'agt');
+      expect(agent?.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']).toBe(buildSnapshotContentId(['manifest.v2.capnp.bin', 'part-0/chip-0.gas'], manifest));
+
+      // "Builds already in a fresh status.modelDownload.builds are reused without re-checking".
+      const checks = () => mx.requests.filter((r) => r.rpc === 'EnsureModelDownloaded').length;
+      const before = checks();
+      await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), withMx);
+      expect(checks()).toBe(before);
+    } finally {
+      client.close();
+      await mx.stop();
+    }
   });
 
   /** A graph whose engine has `replicas` (or omitted), a 60 s deadline, receipts bound on `bound` ordinals only. */
