@@ -15,7 +15,6 @@ import { childRoutes, route as dgdRoute, type ReconcileDeps } from './dgd.js';
 import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
 import { lpuPipelineRequestRoute, lpxGraphDeploymentRoute } from './lpx.js';
 import { checkLpxStartup } from './lpx-startup.js';
-import { createModelExpressClient, parseModelExpressUrl } from './model-express.js';
 
 /** The function's dependencies around a given client (the real one, or replay's in-memory one). */
 export function depsWithKube(base: HandlerDeps, kube: Kube): ReconcileDeps {
@@ -46,6 +45,8 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
   await checkLpxStartup(deps);
   const modelExpressUrl = base.config.lpxEnabled ? base.config.modelExpressUrl : undefined;
   if (modelExpressUrl === undefined) return deps;
+  // Loaded only here: without Model Express, neither protobufjs nor grpc-js is in the process.
+  const { createModelExpressClient, parseModelExpressUrl } = await import('./model-express.js');
   const target = parseModelExpressUrl(modelExpressUrl);
   if (!target.ok) throw new ConfigError([{ key: 'MODEL_EXPRESS_URL', expected: 'an http:// or https:// URL with a host and no path, query or fragment, or a gRPC target', received: target.error }]);
   return { ...deps, modelExpress: await createModelExpressClient(modelExpressUrl) };

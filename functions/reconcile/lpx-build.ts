@@ -36,6 +36,7 @@ import {
   type BuildSnapshotReading,
 } from '../../shared/domain/index.js';
 import { TransientError } from '../../shared/runtime/index.js';
+import type { ModelExpressClient } from './model-express.js';
 
 /** Why a build read failed: the member is definitely absent, it is over budget, or another cause. */
 export type BuildReadFailure = 'absent' | 'tooLarge' | 'other';
@@ -231,4 +232,16 @@ export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, 
   }
   if (Buffer.compare(first, second) !== 0) return { ok: false, error: buildSnapshotErrors.manifestChanged(buildUrl) };
   return { ok: true, contentId: buildSnapshotContentId(pre, first) };
+}
+
+/**
+ * The `gs://` build store over Model Express (upstream `listBuildFiles` / `readBuildFileBounded`
+ * for `gs`): the inventory from `ListModelFiles`, files from `StreamModelFiles`; the build URL is
+ * the model name. Each call gets `timeoutMs`.
+ */
+export function modelExpressBuildStore(client: ModelExpressClient, timeoutMs: number): BuildStore {
+  return {
+    list: (buildUrl) => client.listModelFiles(buildUrl, timeoutMs),
+    read: (buildUrl, relativePath, maxBytes) => client.readModelFile(buildUrl, relativePath, maxBytes, timeoutMs),
+  };
 }

@@ -63,8 +63,7 @@ import {
 import type { KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import { handle as handleDgd, type ReconcileDeps } from './dgd.js';
-import { acquireBuildSnapshot, fileBuildStore, type BuildStore } from './lpx-build.js';
-import { modelExpressBuildStore } from './model-express.js';
+import { acquireBuildSnapshot, fileBuildStore, modelExpressBuildStore, type BuildStore } from './lpx-build.js';
 
 const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
 /** A decision that still writes after this many passes waits for the next event or resync. */
@@ -149,6 +148,9 @@ async function loadBuilds(
   for (const url of plan.toCheck) {
     modelDownloadChecks.set(url, deps.modelExpress === undefined ? { ok: false, error: NO_MODEL_EXPRESS } : await deps.modelExpress.ensureModelDownloaded(url, plan.perBuildTimeoutMs));
   }
+  const refreshErrors = [...modelDownloadChecks.values()].flatMap((c) => (c.ok ? [] : [c.error]));
+  // A Ready child keeps running on a failed refresh (lpx.md §5.1 "Periodic refresh").
+  if (plan.isRefresh && refreshErrors.length > 0) deps.log.warn({ errors: refreshErrors }, 'Unable to refresh model downloads');
   const isDownloaded = (url: string): boolean => {
     const check = modelDownloadChecks.get(url);
     return plan.reused.includes(url) || (check !== undefined && check.ok && check.isDownloaded);

@@ -8,8 +8,8 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshotContentId } from '../../shared/domain/index.js';
 import { fileChunks, startTestModelExpress, type ModelExpressScript, type TestModelExpress } from '../../test/support/model-express.js';
-import { acquireBuildSnapshot } from './lpx-build.js';
-import { MODEL_STATUS, createModelExpressClient, modelExpressBuildStore, parseModelExpressUrl, type FileChunk, type ModelExpressClient, type ModelStatusUpdate } from './model-express.js';
+import { acquireBuildSnapshot, modelExpressBuildStore } from './lpx-build.js';
+import { MODEL_STATUS, createModelExpressClient, parseModelExpressUrl, type FileChunk, type ModelExpressClient, type ModelStatusUpdate } from './model-express.js';
 
 let mx: TestModelExpress;
 let client: ModelExpressClient;

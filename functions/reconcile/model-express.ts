@@ -12,12 +12,13 @@
  * Source: upstream `internal/dynamo/lpx/model_express.go` (`NewModelExpressClient`),
  * `model_registry.go` (`EnsureDownloaded`, `readBuildFileBounded` and `listBuildFiles` for `gs`);
  * lpx.md §4 `EnsureDownloaded`; the Model Express `model.proto` message and field numbers.
- * grpc-js is loaded only when a Model Express URL is configured.
+ * This module (protobufjs) and grpc-js are loaded only when a Model Express URL is configured
+ * (./index.ts `init`).
  * @module
  */
 import protobuf from 'protobufjs';
 import type { DownloadCheck } from '../../shared/domain/index.js';
-import { BuildReadError, type BuildStore } from './lpx-build.js';
+import { BuildReadError } from './lpx-build.js';
 
 /** Upstream `modelExpressMaxMessageSize`. */
 export const MODEL_EXPRESS_MAX_MESSAGE_BYTES = 100 * 1024 * 1024;
@@ -204,17 +205,5 @@ export async function createModelExpressClient(url: string): Promise<ModelExpres
     close() {
       client.close();
     },
-  };
-}
-
-/**
- * The `gs://` build store over Model Express (upstream `listBuildFiles` / `readBuildFileBounded`
- * for `gs`): the inventory from `ListModelFiles`, files from `StreamModelFiles`; the build URL is
- * the model name. Each call gets `timeoutMs`.
- */
-export function modelExpressBuildStore(client: ModelExpressClient, timeoutMs: number): BuildStore {
-  return {
-    list: (buildUrl) => client.listModelFiles(buildUrl, timeoutMs),
-    read: (buildUrl, relativePath, maxBytes) => client.readModelFile(buildUrl, relativePath, maxBytes, timeoutMs),
   };
 }
