@@ -66,6 +66,9 @@ export const MESSAGE_LPX_PUBLISHED_REQUESTS = 'Waiting for published LPX request
 export const REASON_LPX_RETRY_AUTHORIZED = 'LPXSchedulingRetryAuthorized';
 export const MESSAGE_LPX_RETRY_AUTHORIZED = 'The current input revision supersedes the previous scheduling failure';
 export const REASON_SCALING_ALLOWED = 'ScalingAllowed';
+/** A component `Ready` not evaluated in a pass (lpx.md §2.2 "Unknown/NotObserved"). */
+export const REASON_COMPONENT_NOT_OBSERVED = 'NotObserved';
+export const MESSAGE_COMPONENT_NOT_OBSERVED = 'Component readiness has not been observed';
 export const MESSAGE_SCALING_ALLOWED = 'No Grove replica changes are deferred';
 export const REASON_GROVE_UPDATE_PENDING = 'GroveUpdatePending';
 export const MESSAGE_GROVE_UPDATE_PENDING = 'Replica changes are deferred until Grove observes the desired PodCliqueSet and any coherent update completes';

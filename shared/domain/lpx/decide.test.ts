@@ -108,6 +108,15 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     expect(lpxSnapshotBuildUrls({ spec: { ...dgd.spec, components } }, undefined)).toEqual(['file:///models/b', 'gs://bucket/x']);
   });
 
+  it('"If not observed in that pass, it is reported as Unknown/NotObserved": a pass that stops before readiness resets every component\'s Ready', () => {
+    const dgd = aDgd();
+    const first = decideLpxGraphDeployment(observedWith(dgd, { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(dgd, 2) }), config, NOW);
+    expect(first.status.components['engine']?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'True' });
+    const lpxgd = { ...anLpxgd(dgd), status: first.status };
+    const stopped = decideLpxGraphDeployment(observedWith(dgd, { lpxgd, buildSnapshots: new Map([['file:///models/b', { ok: false, error: 'gone' }]]) }), config, NOW);
+    expect(stopped.status.components['engine']).toEqual({ ...first.status.components['engine'], conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NotObserved', message: 'Component readiness has not been observed', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 }] });
+  });
+
   it('explicit replicas are written to the scaling group, and requests are published only for the capacity it has', () => {
     const desired = decideLpxGraphDeployment(observedWith(aDgd({ replicas: 3 }), { lpxgd: anLpxgd(aDgd({ replicas: 3 })), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]) }), config, NOW);
     expect(desired.scale).toEqual([{ name: `${PCS}-0-lpx`, replicas: 3, resourceVersion: '5' }]);

@@ -18,12 +18,14 @@ import {
   LPX_REASON_FAILED,
   LPX_REASON_PENDING,
   MESSAGE_GROVE_UPDATE_PENDING,
+  MESSAGE_COMPONENT_NOT_OBSERVED,
   MESSAGE_LPX_CAPACITY_CHANGES,
   MESSAGE_LPX_DEADLINE_EXCEEDED,
   MESSAGE_LPX_DESIRED_BUILD,
   MESSAGE_LPX_PUBLISHED_REQUESTS,
   MESSAGE_LPX_REMOVED_REQUESTS,
   MESSAGE_SCALING_ALLOWED,
+  REASON_COMPONENT_NOT_OBSERVED,
   REASON_GROVE_UPDATE_PENDING,
   REASON_SCALING_ALLOWED,
   LpxConfigSchema,
@@ -141,6 +143,32 @@ export function publicationVerdict(hasDeleted: boolean, isHandingOff: boolean, i
 }
 
 /**
+ * componentsNotObserved: the component statuses of a pass that stopped before readiness, each
+ * with its `Ready` condition `Unknown`, reason `NotObserved`, "Component readiness has not been
+ * observed" (the transition time kept while it stays Unknown). Source: lpx.md §2.2
+ * "components": "It is reset at the start of each reconcile. If not observed in that pass, it is
+ * reported as Unknown/NotObserved". Pure.
+ */
+export function componentsNotObserved(components: Readonly<Record<string, LpxComponentStatus>>, generation: number, now: Date): Record<string, LpxComponentStatus> {
+  const out: Record<string, LpxComponentStatus> = {};
+  for (const [name, status] of Object.entries(components)) {
+    const previous = (status.conditions ?? []).find((c) => c.type === CONDITION_READY);
+    out[name] = {
+      ...status,
+      conditions: [{
+        type: CONDITION_READY,
+        status: 'Unknown',
+        reason: REASON_COMPONENT_NOT_OBSERVED,
+        message: MESSAGE_COMPONENT_NOT_OBSERVED,
+        lastTransitionTime: previous?.status === 'Unknown' ? previous.lastTransitionTime : now.toISOString(),
+        observedGeneration: generation,
+      }],
+    };
+  }
+  return out;
+}
+
+/**
  * seedFor (beyond upstream): the template `replicas` of a scaling group. An existing PCS keeps
  * its observed seed (the template is immutable in practice). A new PCS seeds an explicit-replica
  * workload with its minAvailable (the controller then scales it), and an omitted-replica workload
@@ -198,7 +226,8 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const previousComponents = lpxgd.status?.components ?? {};
   // Kept as observed until the download step decides it (upstream persists the whole status).
   let modelDownload: ModelDownloadStatus | undefined = lpxgd.status?.modelDownload;
-  const result = (verdict: LpxVerdict, extra: Partial<Omit<LpxDesired, 'status'>> = {}, components: Record<string, LpxComponentStatus> = { ...previousComponents }, isDeferred = false): LpxDesired => {
+  const result = (verdict: LpxVerdict, extra: Partial<Omit<LpxDesired, 'status'>> = {}, observedComponents: Record<string, LpxComponentStatus> | undefined = undefined, isDeferred = false): LpxDesired => {
+    const components = observedComponents ?? componentsNotObserved(previousComponents, generation, now);
     const conditions = [lpxReadyCondition(verdict, generation, conditionOf(lpxgd, CONDITION_READY), now)];
     const previousDeferred = conditionOf(lpxgd, CONDITION_SCALING_DEFERRED);
     if (isDeferred || previousDeferred !== undefined) {
@@ -278,16 +307,16 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   if (pcs !== undefined && !(pcs.metadata.ownerReferences ?? []).some((ref) => ref['controller'] === true && ref['uid'] === id.uid)) {
     return result(failed(`PodCliqueSet ${JSON.stringify(pcsName)} is not controlled by this LPXGraphDeployment`));
   }
-  if (pcs?.metadata.deletionTimestamp !== undefined) return result(pending('Waiting for PodCliqueSet garbage collection'), {}, carry());
+  if (pcs?.metadata.deletionTimestamp !== undefined) return result(pending('Waiting for PodCliqueSet garbage collection'), {}, componentsNotObserved(carry(), generation, now));
 
   const seeds = observedSeeds(pcs?.spec);
   const desiredSeeds = new Map(workloads.map((w) => [w.scalingGroup, seedFor(w, pcs === undefined ? undefined : seeds.get(w.scalingGroup), retainedOf(w))]));
   const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render, snapshotDigests);
   if (pcs !== undefined && lpxLayoutKey(pcs.spec) !== lpxLayoutKey(desiredPcs['spec'])) {
-    return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, carry());
+    return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, componentsNotObserved(carry(), generation, now));
   }
   if (pcs === undefined || pcs.metadata.uid === undefined) {
-    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads) }, carry());
+    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads) }, componentsNotObserved(carry(), generation, now));
   }
 
   const isBlocked = isCoherentUpdateBlocking(pcs);
