@@ -47,6 +47,7 @@ import {
 import {
   BUILD_SNAPSHOT_TIMEOUT_MS,
   decideLpxGraphDeployment,
+  isLpxInputCurrent,
   lpxPodCliqueSetName,
   lpxReadyCondition,
   lpxRemoteBuildUrls,
@@ -113,7 +114,10 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
     const request = LpuPipelineRequestSchema.safeParse(object);
     if (request.success) requests.push(request.data);
   }
-  const { buildSnapshots, modelDownloadChecks } = dgd?.ok === true ? await loadBuilds(deps, lpxgd, dgd.dgd, registry, builds) : { buildSnapshots: new Map(), modelDownloadChecks: new Map() };
+  // Builds are read (and downloads started) only for the DGD this LPXGD was made from (lpx.md §5.3:
+  // the DGD is validated before the model downloads).
+  const isMatchingDgd = dgd?.ok === true && isLpxInputCurrent(dgd.dgd, lpxgd);
+  const { buildSnapshots, modelDownloadChecks } = dgd?.ok === true && isMatchingDgd ? await loadBuilds(deps, lpxgd, dgd.dgd, registry, builds) : { buildSnapshots: new Map(), modelDownloadChecks: new Map() };
   const observed: LpxObserved = {
     lpxgd,
     dgd: dgd?.ok === true ? dgd.dgd : undefined,

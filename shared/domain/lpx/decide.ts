@@ -124,6 +124,19 @@ export function isCoherentUpdateBlocking(pcs: ObservedPodCliqueSet | undefined):
 }
 
 /**
+ * isLpxInputCurrent: the DGD is not being deleted, selects LPX, and hashes (with the LPXGD's
+ * restart token) to the LPXGD's `spec.inputRevision`; otherwise the LPXGD waits "for the
+ * matching DynamoGraphDeployment" and nothing is read or written for it (lpx.md §5.3 step 3;
+ * §6.1 "Before any write, it re-validates that the DGD still matches spec.inputRevision and the
+ * restart token"). Pure.
+ */
+export function isLpxInputCurrent(dgd: Dgd, lpxgd: Pick<LpxGraphDeployment, 'metadata' | 'spec'>): boolean {
+  if (dgd.metadata.deletionTimestamp !== undefined || !dgd.spec.components.some((c) => c.type === 'lpx')) return false;
+  const handoff = decideLpxHandoff(dgd, { ownerReferences: lpxgd.metadata.ownerReferences ?? [], annotations: lpxgd.metadata.annotations ?? {} });
+  return handoff.ok && handoff.inputRevision === lpxgd.spec.inputRevision;
+}
+
+/**
  * publicationVerdict: what the request writes of this pass leave Ready waiting for, in upstream's
  * step order (lpx.md §5.3): 15. removed requests deleted, "Waiting to observe LPX capacity
  * changes"; an engine replica whose requests no longer match their intent, "Waiting for Grove
@@ -258,9 +271,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const { dgd } = observed;
   if (dgd !== undefined && dgd.metadata.uid !== owner['uid']) return result(failed(`LPXGraphDeployment controller owner uid ${JSON.stringify(owner['uid'])} does not match DynamoGraphDeployment ${JSON.stringify(dgd.metadata.name)}`));
   const waitingForDgd = pending('Waiting for the matching DynamoGraphDeployment');
-  if (dgd === undefined || dgd.metadata.deletionTimestamp !== undefined || !dgd.spec.components.some((c) => c.type === 'lpx')) return result(waitingForDgd);
-  const handoff = decideLpxHandoff(dgd, { ownerReferences: lpxgd.metadata.ownerReferences ?? [], annotations: lpxgd.metadata.annotations ?? {} });
-  if (!handoff.ok || handoff.inputRevision !== lpxgd.spec.inputRevision) return result(waitingForDgd);
+  if (dgd === undefined || !isLpxInputCurrent(dgd, lpxgd)) return result(waitingForDgd);
 
   const builds: { component: string; buildId: string; url: string }[] = [];
   for (const component of dgd.spec.components.filter((c) => c.type === 'lpx')) {
