@@ -7,6 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshotContentId } from '../../shared/domain/index.js';
+import { TransientError } from '../../shared/runtime/index.js';
 import { fileChunks, startTestModelExpress, type ModelExpressScript, type TestModelExpress } from '../../test/support/model-express.js';
 import { acquireBuildSnapshot, modelExpressBuildStore } from './lpx-build.js';
 import { MODEL_STATUS, createModelExpressClient, parseModelExpressUrl, type FileChunk, type ModelExpressClient, type ModelStatusUpdate } from './model-express.js';
@@ -93,5 +94,19 @@ describe('the gs:// build snapshot through ListModelFiles and StreamModelFiles (
   it('"Require the supported binary compiler manifest" in the listed inventory', async () => {
     setScript({ download: () => [], files: () => ['manifest.capnp.bin'], chunks: () => [] });
     expect(await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock)).toEqual({ ok: false, error: `immutable build snapshot is inconsistent: immutable build "${BUILD}" is missing manifest.v2.capnp.bin` });
+  });
+});
+
+describe('an unreachable Model Express (a closed loopback port)', () => {
+  it('a download check fails with the transport\'s status; a snapshot read is a TransientError the broker retries', async () => {
+    const gone = await startTestModelExpress({ download: () => [], files: () => [], chunks: () => [] });
+    await gone.stop();
+    const unreachable = await createModelExpressClient(gone.url);
+    try {
+      expect(await unreachable.ensureModelDownloaded(BUILD, 2_000)).toMatchObject({ ok: false, error: expect.stringMatching(/^receive model express download status for "gs:\/\/bucket\/registry\/llama\/b1": 14 UNAVAILABLE/) });
+      await expect(acquireBuildSnapshot(modelExpressBuildStore(unreachable, 2_000), BUILD, clock)).rejects.toBeInstanceOf(TransientError);
+    } finally {
+      unreachable.close();
+    }
   });
 });
