@@ -7,8 +7,10 @@
  * the annotation `lpx.nvidia.com/deployment-name` (upstream-notes/lpx.md §6.1 watches).
  * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups and
  * PodCliques (label `app.kubernetes.io/part-of=<pcs>`), the namespace's LpuPipelineRequests, and
- * the immutable snapshot (inventory and `manifest.v2.capnp.bin`) of each `file://` build its
- * components name, from this pod's filesystem (./lpx-build.ts).
+ * for the DGD the LPXGD was made from: the Model Express download status of each `gs://` build
+ * (./model-express.ts, when `MODEL_EXPRESS_URL` is set) and the immutable snapshot (inventory and
+ * `manifest.v2.capnp.bin`) of each build, `file://` from this pod's filesystem, `gs://` through
+ * Model Express once downloaded (./lpx-build.ts).
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
  * Writes: server-side apply of the LPX PodCliqueSet and the serving Services; scaling-group `spec.replicas` by
  * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
@@ -82,8 +84,9 @@ interface Loaded {
 }
 
 /**
- * Loads an LPXGD and everything its decision reads, the snapshots of its DGD's `file://` builds
- * included (./lpx-build.ts); undefined when the LPXGD is gone or being deleted.
+ * Loads an LPXGD and everything its decision reads, its builds' download checks and snapshots
+ * included (see {@link loadBuilds}); undefined when the LPXGD is gone or being deleted.
+ * Throws TransientError when a build read may pass on a retry.
  */
 export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildRef | undefined, builds: BuildStore = fileBuildStore()): Promise<Loaded | undefined> {
   const raw = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
