@@ -126,6 +126,14 @@ describe('helm lint and template', () => {
     }
   });
 
+  it('modelExpressURL reaches the functions as MODEL_EXPRESS_URL (upstream infrastructure.modelExpressURL), and is unset by default', async () => {
+    const envOf = async (flags: string[]) => workloads(await template(flags)).flatMap((w) => w.containers).map((c) => Object.fromEntries(c.env.map((e) => [e.name, e.value])));
+    for (const env of await envOf([])) expect(env['MODEL_EXPRESS_URL']).toBeUndefined();
+    const set = await envOf(['--set', 'lpx.enabled=true,modelExpressURL=http://model-express.dynamo-system:8001']);
+    expect(set.length).toBeGreaterThanOrEqual(2);
+    for (const env of set) expect(env['MODEL_EXPRESS_URL']).toBe('http://model-express.dynamo-system:8001');
+  });
+
   it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs and Candidates under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
     const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
     expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
