@@ -30,7 +30,7 @@ import { defaultConfig, type KubeEvent, type Outcome } from '../../shared/runtim
 import cleanup from '../../functions/cleanup/index.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
-import { lpxGraphWithExpiringRequests, ordinalOf } from '../support/lpx-world.js';
+import { lpxGraphWithExpiringRequests, ordinalOf, prepareLpxBuild, removeLpxBuild } from '../support/lpx-world.js';
 import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
 
 const log = pino({ level: 'silent' });
@@ -51,10 +51,12 @@ beforeAll(async () => {
   namespace = await createTestNamespace(kubeConfig, 'rbac-cleanup');
   tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-cleanup-'));
   recorder = await startRequestRecorder(kubeConfig);
+  await prepareLpxBuild();
 });
 
 afterAll(async () => {
   await recorder?.close();
+  await removeLpxBuild();
   await rm(tmpDir, { recursive: true, force: true });
 });
 

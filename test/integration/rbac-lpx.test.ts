@@ -28,7 +28,7 @@ import { defaultConfig, type Outcome } from '../../shared/runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
-import { actAsGroveScalingGroup, aHybridDgd, applyDgd, eventFor, lpxPcsName, ordinalOf, reconcileAll, requestsOf, writeReceipt } from '../support/lpx-world.js';
+import { actAsGroveScalingGroup, aHybridDgd, applyDgd, eventFor, lpxPcsName, ordinalOf, prepareLpxBuild, reconcileAll, removeLpxBuild, requestsOf, writeReceipt } from '../support/lpx-world.js';
 import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
 
 const log = pino({ level: 'silent' });
@@ -49,10 +49,12 @@ beforeAll(async () => {
   namespace = await createTestNamespace(kubeConfig, 'rbac-lpx');
   tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-lpx-'));
   recorder = await startRequestRecorder(kubeConfig);
+  await prepareLpxBuild();
 });
 
 afterAll(async () => {
   await recorder?.close();
+  await removeLpxBuild();
   await rm(tmpDir, { recursive: true, force: true });
 });
 

@@ -6,10 +6,14 @@
  * test/integration/lpx.test.ts writes it: Grove's controller and the LPX scheduler do not run
  * here. As Grove: the scaling group `<pcs>-0-lpx` from the PodCliqueSet template's seed, its
  * status, and the PodCliqueSet's acknowledged generation; as the scheduler: receipts
- * (`status.phase`, `observedGeneration`) on pipeline requests.
+ * (`status.phase`, `observedGeneration`) on pipeline requests. The compiled build the engine
+ * names is a directory on this machine, as lpx.test.ts makes it ({@link prepareLpxBuild}).
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { DGD_KIND, DGD_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND } from '../../shared/api/index.js';
 import { lpxPodCliqueSetName } from '../../shared/domain/index.js';
@@ -37,8 +41,38 @@ export function eventFor(apiVersion: string, kind: string, namespace: string, na
 
 const template = (image: string) => ({ spec: { containers: [{ name: 'main', image }] } });
 
-/** A hybrid graph: an ordinary frontend and one LPX engine (agent + conductor), `engine` merged into the engine. */
+let buildsRoot: string | undefined;
+let build: string | undefined;
+
+/**
+ * A compiled LPX build on this machine's filesystem, read by the reconcile function as upstream's
+ * operator reads `file://` builds (functions/reconcile/lpx-build.ts): the binary compiler
+ * manifest (its bytes opaque here) and one part. Out: its path, the engine's `lpx.buildId`.
+ */
+export async function prepareLpxBuild(): Promise<string> {
+  if (build !== undefined) return build;
+  buildsRoot = await mkdtemp(path.join(tmpdir(), 'rbac-lpx-builds-'));
+  const dir = path.join(buildsRoot, 'llama-lpx');
+  await mkdir(path.join(dir, 'part-0'), { recursive: true });
+  await writeFile(path.join(dir, 'manifest.v2.capnp.bin'), Buffer.from('compiled LPX manifest v2'));
+  await writeFile(path.join(dir, 'part-0', 'chip-0.gas'), 'gas');
+  build = dir;
+  return dir;
+}
+
+/** Removes the build {@link prepareLpxBuild} made. */
+export async function removeLpxBuild(): Promise<void> {
+  if (buildsRoot !== undefined) await rm(buildsRoot, { recursive: true, force: true });
+  buildsRoot = undefined;
+  build = undefined;
+}
+
+/**
+ * A hybrid graph: an ordinary frontend and one LPX engine (agent + conductor) of the build
+ * {@link prepareLpxBuild} made, `engine` merged into the engine. Throws before that build exists.
+ */
 export function aHybridDgd(namespace: string, name: string, engine: Record<string, unknown> = {}): KubeObject {
+  if (build === undefined) throw new Error('prepareLpxBuild() first: the engine names a compiled build on disk');
   return {
     apiVersion: DGD_V1BETA1,
     kind: DGD_KIND,
@@ -50,7 +84,7 @@ export function aHybridDgd(namespace: string, name: string, engine: Record<strin
         {
           name: 'engine',
           type: 'lpx',
-          lpx: { buildId: '/models/llama-lpx' },
+          lpx: { buildId: build },
           roles: [
             { name: 'agent', podTemplate: template('nvcr.io/nvidia/ai-dynamo/lpx-agent:1.6.0') },
             { name: 'conductor', podTemplate: template('nvcr.io/nvidia/ai-dynamo/lpx-conductor:1.6.0') },
@@ -142,7 +176,7 @@ export async function lpxGraphWithExpiringRequests(
   boundOrdinals: readonly number[],
   deps: ReconcileDeps = adminReconcileDeps(),
 ): Promise<{ readonly pcsName: string }> {
-  await applyDgd(aHybridDgd(namespace, name, { lpx: { buildId: '/models/llama-lpx', scheduling: { attemptDeadlineSeconds: deadlineSeconds } }, ...engine }));
+  await applyDgd(aHybridDgd(namespace, name, { lpx: { buildId: await prepareLpxBuild(), scheduling: { attemptDeadlineSeconds: deadlineSeconds } }, ...engine }));
   await reconcileAll(deps, namespace, name);
   const pcsName = await lpxPcsName(namespace, name);
   await actAsGroveScalingGroup(namespace, pcsName);
