@@ -1,0 +1,116 @@
+/**
+ * Least privilege, proven for the admission function (issue 9 part 4): it has a token only with
+ * dgdrV1Beta2.enabled, bound to the chart's `dynamo-admission` ClusterRole
+ * (infra/chart/templates/admission/rbac.yaml, rendered by `helm template`), for v1beta2 hardware
+ * discovery. The DGDR v1beta2 mutating webhook runs with the Node lister the `serve admission`
+ * command builds (functions/admission/index.ts: a kube client from KUBECONFIG listing Nodes),
+ * here from a TokenRequest token of a ServiceAccount bound to exactly that role, through a
+ * loopback recorder that notes the verb and resource of every request (test/support/rbac.ts).
+ * The AdmissionReview is posted as the API server would post it. Then:
+ *
+ * - the webhook discovers the same hardware as with the admin's view of the Nodes, and the API
+ *   server refused nothing: the role is enough;
+ * - every verb the role grants was used: none is beyond what the function uses.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeFacts, startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
+import { createKube, KubeConfig, type Kube } from '../../shared/kube/index.js';
+import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
+
+const log = pino({ level: 'silent' });
+const kubeConfig = testKubeConfig();
+const admin: Kube = createKube(kubeConfig, { fieldManager: 'rbac-test' });
+
+let namespace = '';
+let tmpDir = '';
+let rules: PolicyRule[] = [];
+let recorder: RequestRecorder;
+let nodeNames: string[] = [];
+
+beforeAll(async () => {
+  rules = (await chartClusterRoles('templates/admission/rbac.yaml', { 'dgdrV1Beta2.enabled': 'true' })).get('dynamo-admission') ?? [];
+  namespace = await createTestNamespace(kubeConfig, 'rbac-admission');
+  tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-admission-'));
+  recorder = await startRequestRecorder(kubeConfig);
+  nodeNames = await createGpuNodes(admin, parseGpuFleet('2xNVIDIA-H200:8'), 'rbac-admission-gpu');
+});
+
+afterAll(async () => {
+  await recorder?.close();
+  for (const name of nodeNames) await admin.delete({ apiVersion: 'v1', kind: 'Node', name });
+  await rm(tmpDir, { recursive: true, force: true });
+});
+
+/** Posts a CREATE AdmissionReview of a v1beta2 request without hardware to the mutating webhook; out: the decoded JSON Patch. */
+async function mutate(server: AdmissionServer): Promise<{ allowed: unknown; patch: unknown }> {
+  const object = { apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'discover', namespace }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, workload: { static: { isl: 4000, osl: 1000 } } } };
+  const review = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: randomUUID(),
+      kind: { group: 'nvidia.com', version: 'v1beta2', kind: 'DynamoGraphDeploymentRequest' },
+      resource: { group: 'nvidia.com', version: 'v1beta2', resource: 'dynamographdeploymentrequests' },
+      requestKind: { group: 'nvidia.com', version: 'v1beta2', kind: 'DynamoGraphDeploymentRequest' },
+      requestResource: { group: 'nvidia.com', version: 'v1beta2', resource: 'dynamographdeploymentrequests' },
+      name: 'discover',
+      namespace,
+      operation: 'CREATE',
+      userInfo: { username: 'kubectl' },
+      object,
+      oldObject: null,
+      dryRun: false,
+      options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
+    },
+  };
+  const response = await fetch(`${server.url}/mutate/nvidia.com/v1beta2/dynamographdeploymentrequests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
+  const answer = ((await response.json()) as { response?: { allowed?: unknown; patch?: string } }).response;
+  return { allowed: answer?.allowed, patch: answer?.patch === undefined ? undefined : (JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as unknown) };
+}
+
+/** The admission server with the Node lister `serve admission` builds from a kubeconfig (functions/admission/index.ts). */
+async function admissionWith(kubeconfigPath: string | undefined): Promise<AdmissionServer> {
+  const config = new KubeConfig();
+  if (kubeconfigPath === undefined) config.loadFromString(kubeConfig.exportConfig());
+  else config.loadFromFile(kubeconfigPath);
+  const kube = createKube(config, { fieldManager: 'dynamo-admission' });
+  return startAdmissionServer({ port: 0, host: '127.0.0.1', config: { lpxEnabled: false }, log, shutdownDelaySeconds: 0, listNodes: async () => (await kube.list('v1', 'Node')).map(nodeFacts) });
+}
+
+describe('admission ServiceAccount (chart templates/admission/rbac.yaml, dgdrV1Beta2.enabled)', () => {
+  let done = false;
+
+  it('is enough: with a TokenRequest token of the chart role, v1beta2 hardware discovery gives what it gives with the admin\'s view of the Nodes, and nothing is refused', async () => {
+    expect(rules.length).toBeGreaterThan(0);
+    const serviceAccount = await serviceAccountWith(admin, kubeConfig, namespace, 'admission', rules);
+    const kubeconfigPath = await kubeconfigFor(kubeConfig, namespace, serviceAccount, tmpDir, recorder.url);
+    const asAdmin = await admissionWith(undefined);
+    const asServiceAccount = await admissionWith(kubeconfigPath);
+    try {
+      const want = await mutate(asAdmin);
+      const got = await mutate(asServiceAccount);
+      expect(want.allowed).toBe(true);
+      // Discovery persisted the hardware (an add of spec.hardware, whatever the fleet holds).
+      expect(JSON.stringify(want.patch)).toContain('hardware');
+      expect(got).toEqual(want);
+      expect(forbidden(recorder.requests)).toEqual([]);
+    } finally {
+      await asAdmin.close();
+      await asServiceAccount.close();
+    }
+    done = true;
+  });
+
+  it('grants no verb beyond what the function uses: every granted verb was sent by some request', () => {
+    expect(done).toBe(true);
+    const used = usedGrants(recorder.requests);
+    expect(grants(rules).map(label).filter((g) => !used.has(g))).toEqual([]);
+  });
+});
