@@ -41,6 +41,7 @@ import {
   decideDgdr,
   decideDgdRejected,
   needsHardwareDiscovery,
+  needsHardwareMetadataDiscovery,
   outputConfigMapName,
   profilingJobName,
   profilingJobRbac,
@@ -144,7 +145,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
   const isJobFailed = ((job?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Failed' && c.status === 'True');
   const pods = job !== undefined && isJobFailed ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [];
   const isDiscovering = phase === 'Pending' && job === undefined;
-  const isDiscoveringHardware = isDiscovering && needsHardwareDiscovery(dgdr.spec.hardware);
+  const isDiscoveringHardware = isDiscovering && (needsHardwareDiscovery(dgdr.spec.hardware) || needsHardwareMetadataDiscovery(dgdr.spec.hardware));
   const nodes = isDiscoveringHardware ? await deps.kube.list('v1', 'Node') : undefined;
   const discoverySignals = isDiscoveringHardware ? await loadDiscoverySignals(deps.kube, deps.dcgmEndpointTemplate ?? DEFAULT_DCGM_ENDPOINT_TEMPLATE, deps.scrapeMetrics) : undefined;
   const pvcName = dgdr.spec.modelCache?.pvcName;

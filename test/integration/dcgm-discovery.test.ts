@@ -151,6 +151,17 @@ describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
     expect(config.hardware).toEqual(want);
   });
 
+  it('explicit gpuSku, vramMb, numGpusPerNode and totalGpus: interconnect and rdma are still discovered, best-effort, and the explicit values kept (upstream enrichHardwareFromDiscovery "metadataComplete")', async () => {
+    for (const pod of exporterPods) bodies.set(pod.podIp, H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
+    const explicit = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 4 };
+    await applyDgdr('dcgm-explicit', { hardware: explicit });
+    const job = await eventually('the profiling Job', () => user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-dcgm-explicit' }), TIMEOUT_MS);
+    const want = { ...explicit, interconnect: 'nvlink', rdma: false };
+    expect(((await getDgdr('dcgm-explicit'))?.['spec'] as Obj)['hardware']).toEqual(want);
+    const profiler = ((job['spec'] as { template: { spec: { containers: { name: string; args: string[] }[] } } }).template.spec.containers).find((c) => c.name === 'profiler');
+    expect((JSON.parse(profiler?.args[1] ?? '{}') as { hardware?: unknown }).hardware).toEqual(want);
+  });
+
   it('exporters failing and no GFD labels: the request is Failed before any Job, naming both failures (upstream DiscoverGPUHardware)', async () => {
     for (const pod of exporterPods) bodies.set(pod.podIp, 503);
     await applyDgdr('dcgm-down', {});

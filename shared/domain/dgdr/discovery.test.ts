@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../../test/support/paths.js';
 import type { DgdrHardware } from '../../api/index.js';
 import type { DcgmExporterPod } from './dcgm.js';
-import { discoverHardware, normalizeGpuProduct, type DiscoveryResult, type DiscoverySignals, type NodeFacts } from './discovery.js';
+import { discoverHardware, discoverHardwareMetadata, needsHardwareMetadataDiscovery, normalizeGpuProduct, type DiscoveryResult, type DiscoverySignals, type NodeFacts } from './discovery.js';
 
 function gpuNode(name: string, product: string, count: number, memoryMb: number, extra: Record<string, string> = {}): NodeFacts {
   return { name, labels: { 'nvidia.com/gpu.product': product, 'nvidia.com/gpu.count': String(count), 'nvidia.com/gpu.memory': String(memoryMb), 'nvidia.com/gpu.present': 'true', ...extra } };
@@ -316,5 +316,50 @@ describe('discoverHardware with DCGM exporters and the network operator', () => 
     const first = discoverHardware(undefined, row.input.nodes, row.input.signals);
     if (!first.ok) throw new Error(first.message);
     expect(discoverHardware(first.hardware, row.input.nodes, row.input.signals)).toEqual(first);
+  });
+});
+
+const EXPLICIT = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 8 } as const;
+
+describe('needsHardwareMetadataDiscovery', () => {
+  it.each([
+    { name: 'all four required fields set, interconnect and rdma missing: best-effort discovery', reason: 'upstream enrichHardwareFromDiscovery (metadataComplete)', input: EXPLICIT, want: true },
+    { name: 'rdma set but no interconnect: still best-effort', reason: 'upstream: metadataComplete needs both', input: { ...EXPLICIT, rdma: false }, want: true },
+    { name: 'everything set: no discovery at all', reason: 'upstream: requiredComplete && metadataComplete returns', input: { ...EXPLICIT, interconnect: 'pcie', rdma: false }, want: false },
+    { name: 'a required field missing: that is required discovery, not this', reason: 'upstream discoveryRequired', input: { gpuSku: 'h200_sxm' } as const, want: false },
+  ])('$name', ({ input, want }) => {
+    expect(needsHardwareMetadataDiscovery(input)).toBe(want);
+  });
+});
+
+describe('discoverHardwareMetadata', () => {
+  const h200Dcgm: DiscoverySignals = { dcgm: { exporterPods: [exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0)], isGpuOperatorRunning: false } };
+  it.each([
+    {
+      name: 'explicit hardware on a DCGM node: interconnect nvlink and rdma false filled, the explicit shape kept as given',
+      reason: 'upstream enrichHardwareFromDiscovery: only unset fields change; interconnect only if discovered, rdma always',
+      input: { hardware: { ...EXPLICIT, numGpusPerNode: 4, totalGpus: 4 }, nodes: [bareNode('gpu-a')], signals: h200Dcgm },
+      want: { ...EXPLICIT, numGpusPerNode: 4, totalGpus: 4, interconnect: 'nvlink', rdma: false },
+    },
+    {
+      name: 'GFD labels only: rdma from the labels, no interconnect (the label path yields none)',
+      reason: 'upstream-notes/dgdr.md §3.5',
+      input: { hardware: EXPLICIT, nodes: [gpuNode('gpu-a', 'NVIDIA-H200', 8, 143771, { 'nvidia.com/rdma.present': 'true' })], signals: {} },
+      want: { ...EXPLICIT, rdma: true },
+    },
+    {
+      name: 'nothing of the requested type in the cluster: the hardware is left as it is, never a failure',
+      reason: 'upstream: "Optional hardware metadata discovery unavailable; leaving unset fields unchanged"',
+      input: { hardware: EXPLICIT, nodes: [gpuNode('gpu-a', H100, 8, 81559)], signals: {} },
+      want: EXPLICIT,
+    },
+    {
+      name: 'explicit interconnect and rdma are never replaced',
+      reason: 'dgdr-reference "interconnect", "rdma" (discovery only when omitted)',
+      input: { hardware: { ...EXPLICIT, interconnect: 'pcie' }, nodes: [bareNode('gpu-a', { 'nvidia.com/rdma.present': 'true' })], signals: h200Dcgm },
+      want: { ...EXPLICIT, interconnect: 'pcie', rdma: true },
+    },
+  ])('$name', ({ input, want }) => {
+    expect(discoverHardwareMetadata(input.hardware, input.nodes, input.signals)).toEqual(want);
   });
 });

@@ -158,12 +158,42 @@ function isWithinTolerance(requested: number, measured: number): boolean {
 }
 
 /**
- * Whether discovery is needed: any of gpuSku, vramMb, numGpusPerNode, totalGpus unset (interconnect
- * and rdma are best-effort metadata and do not by themselves trigger discovery).
- * Source: upstream-notes/dgdr.md §3.1 "Enrichment". Pure.
+ * Whether required discovery is needed: any of gpuSku, vramMb, numGpusPerNode, totalGpus unset; its
+ * failure fails the request. (Missing interconnect or rdma alone is best-effort:
+ * {@link needsHardwareMetadataDiscovery}.) Source: upstream-notes/dgdr.md §3.1 "Enrichment". Pure.
  */
 export function needsHardwareDiscovery(hardware: DgdrHardware | undefined): boolean {
   return hardware?.gpuSku === undefined || hardware.vramMb === undefined || hardware.numGpusPerNode === undefined || hardware.totalGpus === undefined;
+}
+
+/**
+ * Whether only the capability metadata is missing: gpuSku, vramMb, numGpusPerNode and totalGpus
+ * all set, but interconnect or rdma not. Upstream then still discovers, best-effort
+ * ("metadataComplete := hw.Interconnect != \"\" && hw.RDMA != nil"; dgdr.md §3.1).
+ * Source: upstream `enrichHardwareFromDiscovery`; dgdr-reference "interconnect", "rdma"
+ * ("Best-effort discovery ... when omitted"). Pure.
+ */
+export function needsHardwareMetadataDiscovery(hardware: DgdrHardware | undefined): boolean {
+  return !needsHardwareDiscovery(hardware) && (hardware?.interconnect === undefined || hardware.rdma === undefined);
+}
+
+/**
+ * Best-effort discovery of the missing capability metadata for otherwise explicit hardware: the
+ * discovery of {@link discoverHardware} restricted to the requested gpuSku (the explicit shape
+ * fields are not checked against the cluster), then only `interconnect` (when measured by DCGM) and
+ * `rdma` (false means "checked, not found") are filled where unset. Discovery finding nothing
+ * leaves the hardware unchanged and never fails the request.
+ * Source: upstream `enrichHardwareFromDiscovery` with `discoveryRequired` false ("leaving unset
+ * fields unchanged"); dgdr.md §3.1. Pure.
+ */
+export function discoverHardwareMetadata(requested: DgdrHardware, nodes: readonly NodeFacts[], signals: DiscoverySignals = {}): DgdrHardware {
+  const found = discoverHardware(requested.gpuSku === undefined ? {} : { gpuSku: requested.gpuSku }, nodes, signals);
+  if (!found.ok) return requested;
+  return {
+    ...requested,
+    ...(requested.interconnect === undefined && found.hardware.interconnect !== undefined ? { interconnect: found.hardware.interconnect } : {}),
+    ...(requested.rdma === undefined ? { rdma: found.hardware.rdma ?? false } : {}),
+  };
 }
 
 /**

@@ -35,7 +35,7 @@ import {
   type ProfilingPhase,
 } from '../../api/index.js';
 import { isDeepEqual, isObject } from '../admission/common.js';
-import { discoverHardware, needsHardwareDiscovery, type DiscoverySignals, type NodeFacts } from './discovery.js';
+import { discoverHardware, discoverHardwareMetadata, needsHardwareDiscovery, needsHardwareMetadataDiscovery, type DiscoverySignals, type NodeFacts } from './discovery.js';
 import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, type JobCondition, type PodFacts } from './profiler-output.js';
 import { buildProfilingJob, outputConfigMapName, profilingJobName, type ProfilingJobConfig } from './profiling-job.js';
 
@@ -341,6 +341,8 @@ function decidePending(observed: DgdrObserved, config: ProfilingJobConfig, draft
     const discovered = discoverHardware(spec.hardware, observed.nodes ?? [], observed.discoverySignals);
     if (discovered.ok) hardware = discovered.hardware;
     else problems.push(`GPU hardware discovery failed: ${discovered.message}`);
+  } else if (spec.hardware !== undefined && needsHardwareMetadataDiscovery(spec.hardware)) {
+    hardware = discoverHardwareMetadata(spec.hardware, observed.nodes ?? [], observed.discoverySignals);
   }
   if (problems.length > 0) return failWith(draft, CONDITION_VALIDATION, REASON_VALIDATION_FAILED, problems.join('; '), { reason: 'ValidationFailed', action: 'Validate' });
   const enriched: Dgdr = { ...dgdr, spec: { ...spec, ...(hardware === undefined ? {} : { hardware }) } };
