@@ -11,8 +11,8 @@
  *   stderr, nothing on stdout, and exits 1;
  * - `--install-to PATH` writes an executable at PATH that runs this command (what the
  *   operator's init container does with its binary), so `DYNAMO_DGD_APPLY_OVERRIDES_BIN` can name it:
- *   self-contained (Node.js and the bundled tool copied beside PATH) where the bundle
- *   `dist/dgd-apply-overrides.mjs` exists, as in our image; else a wrapper running this checkout.
+ *   self-contained (Node.js and the bundled tool copied beside PATH) when run from the bundle
+ *   `dist/dgd-apply-overrides.mjs`, as in our image; from the sources, a wrapper running this checkout.
  * @module
  */
 import { applyDgdOverride, DGD_OVERRIDE_PROTOCOL_VERSION, formatOverrideWarning } from '../domain/dgdr/overrides.js';

@@ -11,7 +11,8 @@
  * `dgd-override-tool`, which the profiler then runs through the Job's own
  * `DYNAMO_DGD_APPLY_OVERRIDES_BIN=/opt/dynamo/bin/dgd-apply-overrides`, as in the cluster. What is
  * local: each emptyDir mount (`/data`, `/opt/dynamo/bin`) is a folder under the run's work folder
- * (args and env naming it are rewritten), shared by the containers mounting it; the run is offline: `HF_HOME` is a Hugging Face cache seeded with the
+ * (args and env naming it are rewritten), shared by the containers mounting it; the run is
+ * offline: `HF_HOME` is a Hugging Face cache seeded with the
  * model's config.json that AISimulate ships, `HF_HUB_OFFLINE=1`, `TRANSFORMERS_OFFLINE=1`; the
  * repo-root `deploy.utils` shim is on `PYTHONPATH`; `WORKSPACE_DIR` is the container's
  * `workingDir` (`/workspace`), so generated paths match the in-cluster Job. `valueFrom` env
@@ -74,7 +75,7 @@ export interface LocalJobOptions {
   readonly workDir?: string;
   /** Called with each new `profiler_status.yaml` phase while the profiler runs. */
   readonly onStatus?: (status: ProfilerStatus) => void;
-  /** The override tool bundle the init container installs; default `dist/dgd-apply-overrides.mjs` when built. */
+  /** The override tool bundle (`npm run build`'s `dist/dgd-apply-overrides.mjs`) the init container runs, as our image does; default none: the installed tool runs this checkout. */
   readonly overrideToolBundle?: string;
   /** Ends the profiler after this long (SIGKILL); default 900 s. */
   readonly timeoutSeconds?: number;

@@ -11,8 +11,8 @@
  * `.dgd-apply-overrides/` beside the installed file, which is a `/bin/sh` script running them by
  * its own location. The profiler container then needs only `/bin/sh` and the C/C++ runtime
  * libraries Node.js links against (glibc 2.28+, libstdc++), which the Ubuntu-based planner image has.
- * Without the bundle (a checkout before `npm run build`) the script runs this checkout instead,
- * which is enough on this machine.
+ * Run from the sources (no bundle beside them) the script runs this checkout instead, which is
+ * enough on this machine.
  * @module
  */
 import { existsSync } from 'node:fs';
@@ -37,12 +37,13 @@ export interface InstallOverrideToolOptions {
 }
 
 /**
- * The bundle `dgd-apply-overrides.mjs`: beside the running module (this code bundled into `dist/`),
- * else in the checkout's `dist/`; undefined when neither exists.
+ * The bundle `dgd-apply-overrides.mjs` beside the running module, i.e. when this code runs bundled
+ * from `dist/` (our image's `/app/dist/`), where both bundles come from one build; undefined when
+ * running from the sources, which never pick up a `dist/` that may be older than they are.
  */
 export function findOverrideToolBundle(): string | undefined {
-  const candidates = [path.join(MODULE_DIR, OVERRIDE_TOOL_BUNDLE_NAME), path.resolve(MODULE_DIR, '..', '..', 'dist', OVERRIDE_TOOL_BUNDLE_NAME)];
-  return candidates.find((file) => existsSync(file));
+  const candidate = path.join(MODULE_DIR, OVERRIDE_TOOL_BUNDLE_NAME);
+  return existsSync(candidate) ? candidate : undefined;
 }
 
 const quoted = (value: string): string => `'${value.replaceAll("'", "'\\''")}'`;
