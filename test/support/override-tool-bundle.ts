@@ -1,27 +1,16 @@
 /**
- * Builds the self-contained override tool bundle as `npm run build` does (scripts/build.mjs, the
- * `dist/dgd-apply-overrides.mjs` step), into a folder of the test's own, so tests exercise the
- * file our image ships without depending on a previous build of the checkout.
+ * Builds the self-contained override tool bundle exactly as the image builds do
+ * (`node scripts/build.mjs --only dgd-apply-overrides`), into a folder of the test's own, so tests
+ * exercise the file our image ships without depending on a previous build of the checkout.
  */
+import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { promisify } from 'node:util';
 
 import { repoRoot } from './paths.js';
 
-/** Out: the bundle's path, `<outDir>/dgd-apply-overrides.mjs`. Failures: esbuild's. */
+/** Out: the bundle's path, `<outDir>/dgd-apply-overrides.mjs`. Failures: the build's exit, with its stderr. */
 export async function buildOverrideToolBundle(outDir: string): Promise<string> {
-  const outfile = path.join(outDir, 'dgd-apply-overrides.mjs');
-  await build({
-    entryPoints: [path.join(repoRoot, 'shared', 'cli', 'dgd-apply-overrides-entry.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node24',
-    legalComments: 'eof',
-    define: { __DYNAMO_FN_VERSION__: JSON.stringify('test') },
-    logLevel: 'warning',
-    banner: { js: "import { createRequire as __dynamoFnCreateRequire } from 'node:module'; const require = __dynamoFnCreateRequire(import.meta.url);" },
-  });
-  return outfile;
+  await promisify(execFile)(process.execPath, [path.join(repoRoot, 'scripts', 'build.mjs'), '--only', 'dgd-apply-overrides', '--outdir', outDir], { cwd: repoRoot });
+  return path.join(outDir, 'dgd-apply-overrides.mjs');
 }
