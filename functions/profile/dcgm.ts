@@ -27,6 +27,9 @@ import {
 import type { Kube, KubeObject } from '../../shared/kube/index.js';
 import { PermanentError } from '../../shared/runtime/index.js';
 
+/** Exporter pods scraped at once (upstream scrapes one after another, behind a 60 s cache we do not keep). */
+export const SCRAPE_CONCURRENCY = 8;
+
 /** A metrics body larger than this is refused rather than read (a real exporter serves tens of KiB). */
 export const MAX_METRICS_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -89,22 +92,26 @@ async function listBySelectors(kube: Kube, selectors: readonly string[], namespa
 }
 
 /**
- * The DCGM and network-operator signals for one discovery (scrapes run one pod after another, as
- * upstream's do). A refused list (PermanentError, e.g. 403) is a DCGM failure, as upstream's list
+ * The DCGM and network-operator signals for one discovery ({@link SCRAPE_CONCURRENCY} scrapes at a
+ * time). A refused list (PermanentError, e.g. 403) is a DCGM failure, as upstream's list
  * error is; transient API errors propagate (the event is retried).
  */
 export async function loadDiscoverySignals(kube: Kube, endpointTemplate: string, scrape: ScrapeMetrics = scrapeMetricsEndpoint): Promise<DiscoverySignals> {
   let dcgm: DcgmFacts;
   try {
-    const pods = await listBySelectors(kube, DCGM_EXPORTER_SELECTORS);
+    const pods = (await listBySelectors(kube, DCGM_EXPORTER_SELECTORS)).map(exporterPod);
     const exporterPods: DcgmExporterPod[] = [];
-    for (const pod of pods.map(exporterPod)) {
-      if (!isScrapableExporterPod(pod)) {
-        exporterPods.push(pod);
-        continue;
-      }
-      const endpoint = dcgmMetricsEndpoint(endpointTemplate, pod.podIp);
-      exporterPods.push({ ...pod, scrape: { endpoint, ...(await scrape(endpoint)) } });
+    // A few at a time, in list order: an unreachable exporter costs up to the 5 s request timeout.
+    for (let start = 0; start < pods.length; start += SCRAPE_CONCURRENCY) {
+      exporterPods.push(
+        ...(await Promise.all(
+          pods.slice(start, start + SCRAPE_CONCURRENCY).map(async (pod): Promise<DcgmExporterPod> => {
+            if (!isScrapableExporterPod(pod)) return pod;
+            const endpoint = dcgmMetricsEndpoint(endpointTemplate, pod.podIp);
+            return { ...pod, scrape: { endpoint, ...(await scrape(endpoint)) } };
+          }),
+        )),
+      );
     }
     const isGpuOperatorRunning =
       exporterPods.length === 0 && (await listBySelectors(kube, GPU_OPERATOR_SELECTORS, GPU_OPERATOR_NAMESPACE)).some((pod) => exporterPod(pod).phase === 'Running');
