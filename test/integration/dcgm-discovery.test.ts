@@ -112,6 +112,8 @@ afterAll(async () => {
   await bridge?.stop();
   await server?.close();
   for (const pod of exporterPods) await user.delete({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.name });
+  // Exporter pods are found cluster-wide: the files after this one must not see them (kwok finishes the delete).
+  await eventually('the exporter pods gone', async () => ((await user.list('v1', 'Pod', namespace, { labelSelector: 'app=nvidia-dcgm-exporter' })).length === 0 ? true : undefined), TIMEOUT_MS);
   for (const name of nodeNames) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
   await new Promise<void>((done) => exporters?.close(() => done()));
 });
