@@ -45,6 +45,7 @@ import {
   outputConfigMapName,
   profilingJobName,
   profilingJobRbac,
+  readDcgmNodes,
   trackingLabels,
   type ChildFacts,
   type DgdrDesired,
@@ -148,6 +149,11 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
   const isDiscoveringHardware = isDiscovering && (needsHardwareDiscovery(dgdr.spec.hardware) || needsHardwareMetadataDiscovery(dgdr.spec.hardware));
   const nodes = isDiscoveringHardware ? await deps.kube.list('v1', 'Node') : undefined;
   const discoverySignals = isDiscoveringHardware ? await loadDiscoverySignals(deps.kube, deps.dcgmEndpointTemplate ?? DEFAULT_DCGM_ENDPOINT_TEMPLATE, deps.scrapeMetrics) : undefined;
+  const dcgm = discoverySignals?.dcgm === undefined ? undefined : readDcgmNodes(discoverySignals.dcgm);
+  // Exporters present but unreadable: the node labels decide; say why, as upstream logs it.
+  if (dcgm?.ok === false && ((discoverySignals?.dcgm?.exporterPods.length ?? 0) > 0 || discoverySignals?.dcgm?.listError !== undefined)) {
+    deps.log.warn({ error: dcgm.error }, 'DCGM discovery failed, falling back to node-label discovery');
+  }
   const pvcName = dgdr.spec.modelCache?.pvcName;
   const pvc = isDiscovering && pvcName !== undefined && pvcName !== '' ? await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvcName }) : undefined;
   const dgdStatus = (dgd?.['status'] ?? {}) as { state?: string; components?: Record<string, { replicas?: number; availableReplicas?: number }> };
