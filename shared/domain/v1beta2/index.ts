@@ -12,4 +12,5 @@ export * from './retention.js';
 export * from './candidate.js';
 export * from './recommendation.js';
 export * from './request-runs.js';
+export * from './run-output.js';
 export * from './admission.js';
