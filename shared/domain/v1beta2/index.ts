@@ -5,6 +5,7 @@
  */
 export * from './aisimulate-input.js';
 export * from './observed.js';
+export * from './run-output.js';
 export * from './run-lifecycle.js';
 export * from './run-job.js';
 export * from './trace-claim.js';
@@ -12,5 +13,4 @@ export * from './retention.js';
 export * from './candidate.js';
 export * from './recommendation.js';
 export * from './request-runs.js';
-export * from './run-output.js';
 export * from './admission.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../../test/support/builders.js';
 import { aRun } from '../../../test/support/v1beta2-builders.js';
-import { decideRequestAccepted, decideRequestRuns, type RequestObserved, type RequestRun } from './request-runs.js';
+import { decideRequestAccepted, decideRequestRuns, hasConversionView, type RequestObserved, type RequestRun } from './request-runs.js';
 
 const spec = aRun().spec;
 const request = { name: 'qwen3-trace-replay', namespace: 'inference', uid: 'req-uid', generation: 2, spec };
@@ -72,5 +72,16 @@ describe('one Run per metadata.generation (reference "Trace claim lifecycle"; "v
     const first = decideRequestRuns({ request, runs: [] });
     expect(first.createRun).toBeDefined();
     expect(decideRequestRuns({ request, runs: [run(2, false)] }).createRun).toBeUndefined();
+  });
+});
+
+describe('which API a request is native to (reference "Conversion views")', () => {
+  it.each([
+    { name: 'a native v1beta1 request read at v1beta2 carries spec.v1beta1', spec: { v1beta1: { model: 'Qwen/Qwen3-0.6B' } }, view: 'v1beta1' as const, want: true },
+    { name: 'a native v1beta2 request read at v1beta2 has its own fields', spec: { model: { name: 'Qwen/Qwen3-0.6B' } }, view: 'v1beta1' as const, want: false },
+    { name: 'a native v1beta2 request read at v1beta1 carries spec.v1beta2', spec: { v1beta2: { model: { name: 'Qwen/Qwen3-0.6B' } } }, view: 'v1beta2' as const, want: true },
+    { name: 'no spec', spec: undefined, view: 'v1beta2' as const, want: false },
+  ])('$name', ({ spec, view, want }) => {
+    expect(hasConversionView(spec, view)).toBe(want);
   });
 });

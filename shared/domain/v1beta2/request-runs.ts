@@ -50,6 +50,16 @@ export interface RequestRunsDesired {
   readonly supersededRuns: readonly string[];
 }
 
+/**
+ * Which API a stored request is native to, from its spec as read: read at v1beta2, a native
+ * v1beta1 request carries the read-only view `spec.v1beta1`; read at v1beta1, a native v1beta2
+ * request carries `spec.v1beta2` (reference "Conversion views"). In: the `spec` as read.
+ * Out: whether that spec holds the other version's view. Pure.
+ */
+export function hasConversionView(spec: unknown, view: 'v1beta1' | 'v1beta2'): boolean {
+  return typeof spec === 'object' && spec !== null && !Array.isArray(spec) && (spec as Record<string, unknown>)[view] !== undefined;
+}
+
 /** Object names are DNS subdomains: at most 253 characters. */
 const MAX_NAME_LENGTH = 253;
 
