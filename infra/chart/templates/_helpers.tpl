@@ -208,6 +208,7 @@ spec:
       dynamofunction: {{ $name }}
   sink:
     {{- include "dynamo-fn.brokerRef" $root | nindent 4 }}
+{{- $triggered := dict }}
 {{- range .kinds }}
 {{- if ne (toString .resync) "false" }}
 ---
@@ -233,6 +234,9 @@ spec:
   sink:
     {{- include "dynamo-fn.brokerRef" $root | nindent 4 }}
 {{- end }}
+{{- /* One Trigger per kind, however many source entries (selectors) it has. */ -}}
+{{- if not (hasKey $triggered .kind) }}
+{{- $_ := set $triggered .kind true }}
 ---
 # Both the API events and the resync ping of {{ .kind }} carry kind={{ .kind }} and this function.
 apiVersion: eventing.knative.dev/v1
@@ -254,6 +258,7 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: {{ $fullName }}
+{{- end }}
 {{- end }}
 {{- range .ticks }}
 ---
