@@ -21,7 +21,7 @@ import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CANDIDATE_KIND, DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, RunSchema, type Condition } from '../../shared/api/index.js';
-import { AISIMULATE_INPUT_FILE, AISIMULATE_OUTPUT_DIR, ENV_RUN_OUTPUT_STEP, buildAisimulateInput, compileAisimulateInputSchema, traceMountPath } from '../../shared/domain/index.js';
+import { AISIMULATE_INPUT_FILE, AISIMULATE_OUTPUT_DIR, ENV_RUN_OUTPUT_STEP, buildAisimulateInput, renderRunOutputStep, compileAisimulateInputSchema, traceMountPath } from '../../shared/domain/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { profilerBaseEnv, ensureVenv, venvDir } from '../../shared/profiler/index.js';
 import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
@@ -179,3 +179,71 @@ describe('a v1beta2 trace Run with the real AISimulate', () => {
     expect(released?.metadata['finalizers'] ?? []).not.toContain(`nvidia.com/dgdr-run-${run.metadata.uid ?? ''}`);
   }, AISIMULATE_TIMEOUT_MS + 120_000);
 });
+
+/** Runs only the Job's output step (`python3 -c "$RUN_OUTPUT_STEP"`) with the venv's python, as the container does after AISimulate. */
+async function runOutputStep(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  const venv = await venvDir();
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(join(venv, 'bin', 'python3'), ['-c', renderRunOutputStep()], { env: { ...process.env, ...profilerBaseEnv(), ...env, KUBECONFIG: kubeconfigPath }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code: code ?? -1, stderr }));
+  });
+}
+
+describe('the Job\'s output step (shared/domain/v1beta2/run-output.ts) on the real API server', () => {
+  it('writes the reduced recommendation.json into the Run\'s ConfigMap, replaces its own on a retry, and never touches a ConfigMap the Run does not control', async () => {
+    const run = await user.apply({ ...RUN, metadata: { name: 'output-step-1', namespace }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, workload: { static: { isl: 4000, osl: 1000 } } } });
+    const outputDir = join(work, 'output-step');
+    await mkdir(outputDir, { recursive: true });
+    const full = await readFile(join(sharedDir, 'fixtures', 'aisimulate', 'rec1.recommendation.first-candidate.json'), 'utf8');
+    await writeFile(join(outputDir, 'recommendation.json'), full);
+    const env = { RUN_NAME: 'output-step-1', RUN_UID: run.metadata.uid ?? '', POD_NAMESPACE: namespace, RUN_OUTPUT_CONFIGMAP: 'output-step-1-aisimulate-output', RUN_OUTPUT_DIR: outputDir };
+    const configMap = () => user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'output-step-1-aisimulate-output' });
+
+    // Someone else's ConfigMap holds the name: the step fails (so the Job fails) and leaves it as it is.
+    await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'output-step-1-aisimulate-output', namespace }, data: { note: 'not ours' } });
+    const refused = await runOutputStep(env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`ERROR: ConfigMap ${namespace}/output-step-1-aisimulate-output exists and is not controlled by DynamoGraphDeploymentRun output-step-1; it is left untouched`);
+    expect((await configMap())?.['data']).toEqual({ note: 'not ours' });
+    await user.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'output-step-1-aisimulate-output' });
+    await eventually('the foreign ConfigMap to be gone', async () => ((await configMap()) === undefined ? true : undefined));
+
+    const written = await runOutputStep(env);
+    expect(written, written.stderr).toMatchObject({ code: 0 });
+    const stored = await configMap();
+    expect(stored?.metadata['ownerReferences']).toEqual([{ ...RUN, name: 'output-step-1', uid: run.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    type Candidate = { candidate_id: string; status: string; config: Record<string, unknown>; metrics: unknown; used_gpus?: number; score?: number };
+    const reduced = JSON.parse((stored?.['data'] as Record<string, string>)['recommendation.json'] ?? '{}') as { schema_version: string; views: unknown; candidates: Candidate[] };
+    const original = JSON.parse(full) as { schema_version: string; views: unknown; candidates: Candidate[] };
+    expect(reduced.schema_version).toBe(original.schema_version);
+    expect(reduced.views).toEqual(original.views);
+    // Only what the publisher reads, of the feasible candidates: the scalar config fields (the nested estimator settings dropped), metrics, used GPUs, score.
+    expect(reduced.candidates).toEqual(original.candidates.filter((c) => c.status === 'feasible').map((c) => ({
+      candidate_id: c.candidate_id,
+      status: c.status,
+      config: Object.fromEntries(Object.entries(c.config).filter(([, v]) => v === null || typeof v !== 'object')),
+      metrics: c.metrics,
+      ...(c.used_gpus === undefined ? {} : { used_gpus: c.used_gpus }),
+      ...(c.score === undefined ? {} : { score: c.score }),
+    })));
+    expect(reduced.candidates[0]?.config).toMatchObject({ deployment_mode: 'agg', tp: 2 });
+    expect(Buffer.byteLength((stored?.['data'] as Record<string, string>)['recommendation.json'] ?? '')).toBeLessThan(Buffer.byteLength(full));
+
+    // A retried pod (its AISimulate found nothing feasible this time) finds its own ConfigMap and replaces it.
+    await writeFile(join(outputDir, 'recommendation.json'), JSON.stringify({ ...original, candidates: [] }));
+    const again = await runOutputStep(env);
+    expect(again, again.stderr).toMatchObject({ code: 0 });
+    const replaced = await configMap();
+    expect(JSON.parse((replaced?.['data'] as Record<string, string>)['recommendation.json'] ?? '{}')).toMatchObject({ candidates: [] });
+    expect(replaced?.metadata.uid).toBe(stored?.metadata.uid);
+
+    // No recommendation.json (AISimulate wrote none): one ERROR line, exit 1.
+    const missing = await runOutputStep({ ...env, RUN_OUTPUT_DIR: join(work, 'no-such-output') });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`ERROR: cannot read ${join(work, 'no-such-output', 'recommendation.json')}`);
+  }, 120_000);
+});
+
