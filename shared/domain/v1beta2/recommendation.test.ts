@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { deepFreeze } from '../../../test/support/builders.js';
 import { sharedDir } from '../../../test/support/paths.js';
 import { candidateParameters, renderCandidateDgd, runtimeImage, selectCandidates, type RecommendedCandidate } from './recommendation.js';
 
@@ -120,6 +121,12 @@ describe('the DGD of a disaggregated candidate (prefill and decode workers)', ()
       decode_pp: 1,
       used_gpus: 6,
     });
+  });
+
+  it('the same frozen candidate renders the same DGD every time (STYLE.md 16)', () => {
+    const [best] = selectCandidates(deepFreeze(disagg), {}) as [RecommendedCandidate];
+    const spec = deepFreeze({ model: { name: 'Qwen/Qwen3-0.6B' } });
+    expect(renderCandidateDgd(best, spec, planner)).toEqual(renderCandidateDgd(best, spec, planner));
   });
 
   it.each([
