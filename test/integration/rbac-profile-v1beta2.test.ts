@@ -4,11 +4,12 @@
  * rendered by `helm template`) gains rules for Runs and Candidates; the function's Run, Job, Pod
  * and claim routes run with a TokenRequest token of a ServiceAccount bound to exactly that role,
  * through a loopback recorder that notes the verb and resource of every request
- * (test/support/rbac.ts). Representative flows run, as test/integration/v1beta2-trace-claim.test.ts
- * and v1beta2-publisher.test.ts run them: a static Run (its Job server-side applied, run to
+ * (test/support/rbac.ts). Representative flows run, as test/integration/v1beta2-trace-claim.test.ts,
+ * v1beta2-publisher.test.ts and v1beta2-request-runs.test.ts run them: a static Run (its Job server-side applied, run to
  * completion, its Candidate created, dry-run and published); a trace Run whose claim is then
- * deleted (the claim finalizer added, the Job created, then stopped by foreground deletion); the
- * Job, Pod and claim events; and the resync's listing. Then:
+ * deleted (the claim finalizer added, the Job created, then stopped by foreground deletion); a
+ * native v1beta2 request (its first Run created, its status written); the Job, Pod and claim
+ * events; and the resync's listing. Then:
  *
  * - every flow does what it should and the API server refused nothing: the role is enough;
  * - every verb the v1beta2 rules add was used by some request: none is beyond what the function
@@ -118,7 +119,14 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       job: await outcome(route('Job').handle(event('batch/v1', 'Job', 'static-aisimulate'), deps)),
       pod: await outcome(route('Pod').handle(event('v1', 'Pod', pod?.metadata.name ?? 'static-aisimulate-pod'), deps)),
     };
-    await admin.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'static-aisimulate-output', namespace }, data: { 'recommendation.json': RECOMMENDATION } });
+    // As the Job's output step writes it (shared/domain/v1beta2/run-output.ts): labelled with the Run's uid, controlled by the Run.
+    const staticUid = (await admin.get({ ...RUN, namespace, name: 'static' }))?.metadata.uid ?? '';
+    await admin.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'static-aisimulate-output', namespace, labels: { 'nvidia.com/dgdr-run-uid': staticUid }, ownerReferences: [{ ...RUN, name: 'static', uid: staticUid, controller: true, blockOwnerDeletion: true }] },
+      data: { 'recommendation.json': RECOMMENDATION },
+    });
     const succeeded = await eventually('the static Run to succeed', async () => {
       await step('static');
       const run = await admin.get({ ...RUN, namespace, name: 'static' });
@@ -143,6 +151,14 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       return job === undefined || job.metadata.deletionTimestamp !== undefined ? true : undefined;
     }, 30_000, 250);
 
+    // A native v1beta2 request: its event (delivered as the DGDR route takes it) creates Run
+    // <request>-1 and writes the request's status; a spec edit supersedes that Run.
+    await admin.apply({ apiVersion: DGDR_V1BETA2, kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'replay', namespace }, spec: { ...(aRun('replay')['spec'] as Record<string, unknown>) } });
+    const deliverRequest = () => outcome(route('DynamoGraphDeploymentRequest').handle(event('nvidia.com/v1beta1', 'DynamoGraphDeploymentRequest', 'replay'), deps));
+    childOutcomes['request'] = await deliverRequest();
+    const firstRun = await admin.get({ ...RUN, namespace, name: 'replay-1' });
+    const request = await admin.get({ apiVersion: DGDR_V1BETA2, kind: 'DynamoGraphDeploymentRequest', namespace, name: 'replay' });
+
     const listed = await (route(RUN_KIND).listKeys?.(deps).then(() => true, () => false) ?? Promise.resolve(false));
     expect(forbidden(recorder.requests)).toEqual([]);
     expect({
@@ -152,9 +168,11 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       valid: condition(candidate, 'Valid')?.reason,
       protectedBy: protectedBy.filter((f) => f.startsWith(TRACE_CLAIM_FINALIZER_PREFIX)),
       stopped,
+      firstRunOwner: (firstRun?.metadata['ownerReferences'] as { kind: string; name: string }[] | undefined)?.[0]?.name,
+      activeRun: ((request?.['status'] ?? {}) as { activeRunRef?: { name?: string } }).activeRunRef?.name,
       listed,
     }).toEqual({
-      childOutcomes: { job: 'Done', pod: 'Done', claim: 'Done' },
+      childOutcomes: { job: 'Done', pod: 'Done', claim: 'Done', request: 'Done' },
       // v1beta2-publisher.test.ts: "PublicationSucceeded and the Run succeeds with a Valid Candidate".
       completed: 'RunSucceeded',
       published: 'PublicationSucceeded',
@@ -162,6 +180,9 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       // "Every Run that reads the claim adds its own finalizer" (dgdr-reference "Trace claim lifecycle").
       protectedBy: [`${TRACE_CLAIM_FINALIZER_PREFIX}${traced.metadata.uid ?? ''}`],
       stopped: true,
+      // "The request starts one Run per metadata.generation" (dgdr-reference "Trace claim lifecycle").
+      firstRunOwner: 'replay',
+      activeRun: 'replay-1',
       listed: true,
     });
     done = true;
