@@ -48,7 +48,8 @@ const echo = async ({ request }: { request: Request }) => {
 const handlers = [
   http.get(`${API}/apis/nvidia.com/v1beta1`, () => discovery('nvidia.com/v1beta1', [['dynamographdeployments', 'DynamoGraphDeployment'], ['dynamographdeployments/status', 'DynamoGraphDeployment']])),
   http.get(`${API}/apis/grove.io/v1alpha1`, () => discovery('grove.io/v1alpha1', [['podcliquesets', 'PodCliqueSet'], ['podcliques', 'PodClique'], ['podcliquescalinggroups', 'PodCliqueScalingGroup']])),
-  http.get(`${API}/api/v1`, () => discovery('v1', [['services', 'Service']])),
+  http.get(`${API}/api/v1`, () => discovery('v1', [['services', 'Service'], ['serviceaccounts', 'ServiceAccount'], ['persistentvolumeclaims', 'PersistentVolumeClaim']])),
+  http.get(`${API}/apis/rbac.authorization.k8s.io/v1`, () => discovery('rbac.authorization.k8s.io/v1', [['roles', 'Role'], ['rolebindings', 'RoleBinding']])),
   http.get(`${API}/apis/events.k8s.io/v1`, () => discovery('events.k8s.io/v1', [['events', 'Event']])),
   http.get(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name`, async ({ request }) => {
     await record(request);
@@ -66,6 +67,16 @@ const handlers = [
     await record(request);
     return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 });
   }),
+  http.get(`${API}/api/v1/namespaces/inference/serviceaccounts/:name`, async ({ request }) => {
+    await record(request);
+    return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 });
+  }),
+  http.get(`${API}/apis/rbac.authorization.k8s.io/v1/namespaces/inference/:plural/:name`, async ({ request }) => {
+    await record(request);
+    return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 });
+  }),
+  http.patch(`${API}/api/v1/namespaces/inference/serviceaccounts/:name`, echo),
+  http.patch(`${API}/apis/rbac.authorization.k8s.io/v1/namespaces/inference/:plural/:name`, echo),
   http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, echo),
   http.patch(`${API}/api/v1/namespaces/inference/services/:name`, echo),
   http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name/status`, echo),
@@ -118,8 +129,11 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
     expect(writes()).toEqual([
       'PATCH /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/roles/my-graph-k8s-service-discovery-role',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'PATCH /api/v1/namespaces/inference/services/my-graph-frontend',
       'PATCH /api/v1/namespaces/inference/services/my-graph-worker',
+      'PATCH /api/v1/namespaces/inference/serviceaccounts/my-graph-k8s-service-discovery',
       'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status',
       'POST /apis/events.k8s.io/v1/namespaces/inference/events',
     ]);
@@ -170,8 +184,11 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(outcome.kind === 'Transient' ? outcome.cause : undefined).toBeInstanceOf(TransientError);
     expect(writes()).toEqual([
       'PATCH /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/roles/my-graph-k8s-service-discovery-role',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'PATCH /api/v1/namespaces/inference/services/my-graph-frontend',
       'PATCH /api/v1/namespaces/inference/services/my-graph-worker',
+      'PATCH /api/v1/namespaces/inference/serviceaccounts/my-graph-k8s-service-discovery',
       'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status',
       'POST /apis/events.k8s.io/v1/namespaces/inference/events',
     ]);
@@ -226,6 +243,14 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     const lines: { level: number; msg: string }[] = [];
     const logged = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) });
     server.use(
+      http.delete(`${API}/api/v1/namespaces/inference/serviceaccounts/:name`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', status: 'Success' });
+      }),
+      http.delete(`${API}/apis/rbac.authorization.k8s.io/v1/namespaces/inference/:plural/:name`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', status: 'Success' });
+      }),
       http.delete(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, async ({ request }) => {
         await record(request);
         return HttpResponse.json({ kind: 'Status', status: 'Success' });
@@ -239,10 +264,13 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(writes().filter((w) => w.startsWith('POST'))).toEqual([]);
     expect(writes().filter((w) => w.startsWith('DELETE'))).toEqual([
       'DELETE /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/inference/roles/my-graph-k8s-service-discovery-role',
+      'DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'DELETE /api/v1/namespaces/inference/services/my-graph-frontend',
       'DELETE /api/v1/namespaces/inference/services/my-graph-worker',
+      'DELETE /api/v1/namespaces/inference/serviceaccounts/my-graph-k8s-service-discovery',
     ]);
-    expect(calls.filter((c) => c.method === 'DELETE').map((c) => (c.body as { preconditions?: { resourceVersion?: string } }).preconditions)).toEqual([{ resourceVersion: '1' }, { resourceVersion: '1' }, { resourceVersion: '1' }]);
+    expect(calls.filter((c) => c.method === 'DELETE').map((c) => (c.body as { preconditions?: { resourceVersion?: string } }).preconditions)).toEqual(Array(6).fill({ resourceVersion: '1' }));
     expect(lines.filter((l) => l.level >= 40)).toEqual([]);
     expect(lines.map((l) => l.msg)).toContain('DynamoGraphDeployment was deleted during reconcile');
   });
