@@ -3,6 +3,9 @@
  * msw so that faults can be injected. The same handler runs against a real kube-apiserver in
  * test/integration/reconcile.test.ts; this file checks the exact requests and the failure paths.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { http, HttpResponse } from 'msw';
 import pino from 'pino';
@@ -14,6 +17,7 @@ import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runt
 import { aDgd } from '../../test/support/builders.js';
 import { startMswHttpServer, type MswHttpServer } from '../../test/support/msw-server.js';
 import { handle, type ReconcileDeps } from './dgd.js';
+import { init } from './index.js';
 
 // msw path patterns match any origin; the server's own URL is known only once it listens.
 const API = '*';
@@ -153,6 +157,27 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     ]);
   });
 
+  it('render settings come from the function\'s configuration: GANG_SCHEDULER=kai and GROVE_TERMINATION_DELAY=30m reach the applied PodCliqueSet (init -> parseRenderSettings)', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
+    const dir = mkdtempSync(join(tmpdir(), 'reconcile-init-'));
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfigPath, `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${server.url}", insecure-skip-tls-verify: true}}]\nusers: [{name: t, user: {token: secret}}]\ncontexts: [{name: t, context: {cluster: t, user: t}}]\ncurrent-context: t\n`);
+    try {
+      const base = { log: pino({ level: 'silent' }), now: () => NOW, config: defaultConfig({ kubeconfigPath }) };
+      const configured = await init(base, { GANG_SCHEDULER: 'kai', GROVE_TERMINATION_DELAY: '30m' });
+      await expect(handle(event, configured)).resolves.toEqual({ kind: 'Done' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const pcs = calls.find((c) => c.method === 'PATCH' && c.path.endsWith('/podcliquesets/my-graph'))?.body as { spec: { template: { terminationDelay: string; cliques: { labels: Record<string, string>; spec: { podSpec: { schedulerName?: string } } }[] } } };
+    expect(pcs.spec.template.terminationDelay).toBe('30m');
+    // KAI: schedulerName kai-scheduler and the queue label (upstream injectKaiSchedulerIfEnabled, default queue "dynamo").
+    expect(pcs.spec.template.cliques.map((c) => [c.spec.podSpec.schedulerName, c.labels['kai.scheduler/queue']])).toEqual([
+      ['kai-scheduler', 'dynamo'],
+      ['kai-scheduler', 'dynamo'],
+    ]);
+  });
+
   it('does nothing for a DGD that is gone (404 on read)', async () => {
     await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
     expect(writes()).toEqual([]);
@@ -243,14 +268,6 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     const lines: { level: number; msg: string }[] = [];
     const logged = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) });
     server.use(
-      http.delete(`${API}/api/v1/namespaces/inference/serviceaccounts/:name`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json({ kind: 'Status', status: 'Success' });
-      }),
-      http.delete(`${API}/apis/rbac.authorization.k8s.io/v1/namespaces/inference/:plural/:name`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json({ kind: 'Status', status: 'Success' });
-      }),
       http.delete(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, async ({ request }) => {
         await record(request);
         return HttpResponse.json({ kind: 'Status', status: 'Success' });
@@ -264,13 +281,10 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(writes().filter((w) => w.startsWith('POST'))).toEqual([]);
     expect(writes().filter((w) => w.startsWith('DELETE'))).toEqual([
       'DELETE /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
-      'DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/inference/roles/my-graph-k8s-service-discovery-role',
-      'DELETE /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'DELETE /api/v1/namespaces/inference/services/my-graph-frontend',
       'DELETE /api/v1/namespaces/inference/services/my-graph-worker',
-      'DELETE /api/v1/namespaces/inference/serviceaccounts/my-graph-k8s-service-discovery',
     ]);
-    expect(calls.filter((c) => c.method === 'DELETE').map((c) => (c.body as { preconditions?: { resourceVersion?: string } }).preconditions)).toEqual(Array(6).fill({ resourceVersion: '1' }));
+    expect(calls.filter((c) => c.method === 'DELETE').map((c) => (c.body as { preconditions?: { resourceVersion?: string } }).preconditions)).toEqual([{ resourceVersion: '1' }, { resourceVersion: '1' }, { resourceVersion: '1' }]);
     expect(lines.filter((l) => l.level >= 40)).toEqual([]);
     expect(lines.map((l) => l.msg)).toContain('DynamoGraphDeployment was deleted during reconcile');
   });

@@ -184,8 +184,10 @@ async function applyAll(deps: ReconcileDeps, observed: DgdObserved, desired: Dgd
       // Only objects this DGD controls are in the decision: force takes back a field someone
       // changed by hand, as a controller's apply does.
       const stored = await deps.kube.apply(object, { force: true });
-      const seen: unknown = (observed.children as unknown as Record<string, unknown>)[object.kind];
-      if (seen instanceof Map && !seen.has(object.metadata.name)) {
+      // Only the PodCliqueSet and Services are undone by hand; the discovery identity is left to
+      // the garbage collector (the DGD is its controller), so the role needs no delete on it.
+      const seen = object.kind === PODCLIQUESET_KIND ? observed.children.PodCliqueSet : object.kind === 'Service' ? observed.children.Service : undefined;
+      if (seen !== undefined && !seen.has(object.metadata.name)) {
         created.push({ ref: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, resourceVersion: stored.metadata.resourceVersion });
       }
       if (object.kind === PODCLIQUESET_KIND) {
