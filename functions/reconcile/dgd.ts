@@ -51,6 +51,7 @@ import {
   decideDgdFailure,
   k8sDiscoveryServiceAccountName,
   podCliqueSetName,
+  providedAlphaPvcNames,
   renderAlphaPvcs,
   usesK8sDiscoveryServiceAccount,
   type DgdDesired,
@@ -127,8 +128,8 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
 
 /**
  * The objects of the Kubernetes discovery ServiceAccount, Role and RoleBinding names (when the
- * DGD renders them) and of the v1alpha1 claims it creates, by kind and name, whoever controls
- * them (ownership: never adopt; an existing claim is used as it is).
+ * DGD renders them) and of the v1alpha1 claims it creates or names for the user to provide, by
+ * kind and name, whoever controls them (ownership: never adopt; an existing claim is used as it is).
  */
 async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd: Dgd, ordinary: readonly Component[]): Promise<Record<string, Map<string, ObservedObject>>> {
   const refs: ObjectRef[] = [];
@@ -140,9 +141,8 @@ async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd
       { apiVersion: RBAC_API_VERSION, kind: 'RoleBinding', namespace, name: `${account}-binding` },
     );
   }
-  for (const claim of renderAlphaPvcs(dgd, (name) => ({ name })).objects) {
-    refs.push({ apiVersion: 'v1', kind: PERSISTENT_VOLUME_CLAIM_KIND, namespace, name: (claim['metadata'] as { name: string }).name });
-  }
+  const claimNames = [...renderAlphaPvcs(dgd, (name) => ({ name })).objects.map((claim) => (claim['metadata'] as { name: string }).name), ...providedAlphaPvcNames(dgd)];
+  for (const name of new Set(claimNames)) refs.push({ apiVersion: 'v1', kind: PERSISTENT_VOLUME_CLAIM_KIND, namespace, name });
   const found = await Promise.all(refs.map((ref) => deps.kube.get(ref)));
   const byKind: Record<string, Map<string, ObservedObject>> = {};
   refs.forEach((ref, index) => {

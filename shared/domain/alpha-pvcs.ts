@@ -51,3 +51,25 @@ export function renderAlphaPvcs(dgd: Pick<Dgd, 'metadata'>, meta: (name: string)
   });
   return { objects, issues };
 }
+
+/**
+ * The claims a DGD's preserved v1alpha1 `spec.pvcs` names without `create: true`: the user
+ * provides them. Out: their names, in order (entries that are not a PVC are left to
+ * {@link renderAlphaPvcs}'s issues). Pure.
+ */
+export function providedAlphaPvcNames(dgd: Pick<Dgd, 'metadata'>): string[] {
+  return preservedAlphaPvcs(dgd.metadata).flatMap((entry) => {
+    const parsed = PvcV1Alpha1Schema.safeParse(entry);
+    return parsed.success && parsed.data.create !== true ? [parsed.data.name] : [];
+  });
+}
+
+/**
+ * The reconcile failure for provided claims that do not exist, as upstream `reconcilePVC` words
+ * it: `legacy top-level PVC "<name>" does not exist and create is not enabled`, joined with `; `;
+ * undefined when every one exists. In: the provided names and the names observed. Pure.
+ */
+export function describeMissingAlphaPvcs(provided: readonly string[], existing: ReadonlySet<string> | ReadonlyMap<string, unknown>): string | undefined {
+  const missing = provided.filter((name) => !existing.has(name));
+  return missing.length === 0 ? undefined : missing.map((name) => `legacy top-level PVC "${name}" does not exist and create is not enabled`).join('; ');
+}

@@ -399,6 +399,18 @@ describe('v1alpha1 claims and the discovery identity as children (upstream recon
     expect([present.create, present.permanentFailure]).toEqual([[], undefined]);
   });
 
+  it('a claim named for the user to provide (no create) that does not exist: upstream\'s "legacy top-level PVC ... does not exist and create is not enabled", Ready=False, permanent; the rest is still applied', () => {
+    const named = { ...dgd, metadata: { ...dgd.metadata, annotations: { 'nvidia.com/dgd-spec': JSON.stringify({ spec: { pvcs: [{ name: 'weights' }] } }) } } };
+    const at = (claims: Map<string, Record<string, unknown>>): DgdObserved => deepFreeze({ parent: named as unknown as Record<string, unknown>, children: { ...observed(named).children, PersistentVolumeClaim: claims } });
+    const missing = decideDgd(at(new Map()), DEFAULT_RENDER_CONFIG, NOW);
+    const message = 'legacy top-level PVC "weights" does not exist and create is not enabled';
+    expect(missing.permanentFailure).toEqual({ reason: 'failed_to_reconcile_the_resources', message });
+    expect(missing.status.conditions[0]).toMatchObject({ status: 'False', reason: 'failed_to_reconcile_the_resources', message });
+    expect([missing.status.state, missing.scale, missing.apply.map((o) => o.kind)]).toEqual(['failed', [], ['PodCliqueSet', 'Role', 'RoleBinding', 'Service', 'Service', 'ServiceAccount']]);
+    const present = decideDgd(at(new Map([['weights', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'weights' } }]])), DEFAULT_RENDER_CONFIG, NOW);
+    expect(present.permanentFailure).toBeUndefined();
+  });
+
   it('a hand-made ServiceAccount of the discovery name is left untouched and reported as an OwnershipConflict', () => {
     const handMade = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'my-graph-k8s-service-discovery', namespace: 'inference' } };
     const desired = decideDgd(world({ ServiceAccount: new Map([['my-graph-k8s-service-discovery', handMade]]) }), DEFAULT_RENDER_CONFIG, NOW);

@@ -38,6 +38,7 @@ import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParen
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
 import { toKubeTime } from './time.js';
 import { combineReadiness } from './lpx/readiness.js';
+import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
 import { decideDgdLpx } from './lpx/dgd-part.js';
 
 /** An object as read from the API server (unparsed). */
@@ -127,6 +128,10 @@ type ReadyCondition = Pick<Condition, 'status' | 'reason' | 'message'>;
  * - a rendered name taken by an object this DGD does not control: that object is left out
  *   of the applies, nothing is scaled, `Ready=False`, reason `OwnershipConflict`, the
  *   message naming each object, state `failed` (permanent);
+ * - a v1alpha1 claim the user is to provide (`spec.pvcs[]` without `create`) that does not
+ *   exist, when `children.PersistentVolumeClaim` is observed: the rest is applied, nothing
+ *   scaled, `Ready=False`, reason `failed_to_reconcile_the_resources`, upstream's message
+ *   (permanent, left to the resync);
  * - otherwise the rendered objects (an existing PodCliqueSet keeps its seeded template
  *   replicas; the v1alpha1 PVCs go to `create`, and only those that do not exist yet), the scale writes the Coherent gate allows, `Ready` from the observed children,
  *   `ScalingDeferred` (True, state pending, Ready reason `scaling_deferred`) while the gate
@@ -162,6 +167,15 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
     const message = describeOwnershipConflicts(conflicts);
     const desired = finish(observed, { apply, create, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_OWNERSHIP_CONFLICT, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
     return { ...desired, permanentFailure: { reason: REASON_OWNERSHIP_CONFLICT, message } };
+  }
+  // A claim the v1alpha1 spec names for the user to provide is missing (upstream reconcilePVC
+  // fails the pass). Unlike upstream, the rest is still applied, so the pods start once the
+  // claim exists; the resync notices it.
+  const claimsObserved = observed.children.PersistentVolumeClaim;
+  const missingClaims = claimsObserved === undefined ? undefined : describeMissingAlphaPvcs(providedAlphaPvcNames(dgd), claimsObserved);
+  if (missingClaims !== undefined) {
+    const desired = finish(observed, { apply, create, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message: missingClaims }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
+    return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message: missingClaims } };
   }
 
   const written = observed.podCliqueSetWritten === true;

@@ -98,8 +98,8 @@ export type RenderResult =
  * to use when metadata.namespace is absent, and the render config. Out: the PodCliqueSet
  * (absent when every component is LPX), the component Services, the Kubernetes discovery
  * ServiceAccount/Role/RoleBinding (k8s-discovery.ts) and the v1alpha1 PVCs to create
- * (alpha-pvcs.ts), sorted by kind then name, plus warnings; or every field issue that prevents rendering. Owner references to the
- * DGD are set when `metadata.uid` is known. Deterministic: the same input gives
+ * (alpha-pvcs.ts), sorted by kind then name, plus warnings; or every field issue that
+ * prevents rendering. Owner references to the DGD are set when `metadata.uid` is known. Deterministic: the same input gives
  * byte-identical output. Pure.
  */
 export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; readonly config?: RenderConfig } = {}): RenderResult {

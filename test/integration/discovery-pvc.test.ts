@@ -134,7 +134,7 @@ describe('Kubernetes discovery identity (upstream reconcileK8sDiscoveryResources
 });
 
 describe('v1alpha1 spec.pvcs[].create (upstream reconcilePVC, constructPVC)', () => {
-  it('creates an absent create: true claim with the DGD as controller, uses an existing one of that name untouched, and leaves a claim the user provides alone', async () => {
+  it('creates an absent create: true claim with the DGD as controller, uses an existing one of that name untouched, and reports a claim the user is to provide while it is missing', async () => {
     const namespace = await createTestNamespace(kubeConfig, 'alpha-pvc');
     // A claim the user made under a `create: true` name: upstream uses it as it is.
     const handMade = await user.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'shared-data', namespace }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'manual' } });
@@ -159,6 +159,19 @@ describe('v1alpha1 spec.pvcs[].create (upstream reconcilePVC, constructPVC)', ()
     const existing = await get('v1', 'PersistentVolumeClaim', namespace, 'shared-data');
     expect([existing?.metadata.resourceVersion, existing?.metadata.ownerReferences]).toEqual([handMade.metadata.resourceVersion, undefined]);
     expect(await get('v1', 'PersistentVolumeClaim', namespace, 'user-claim')).toBeUndefined();
+    // The claim the user is to provide is missing: upstream's reconcilePVC error, on the status.
+    const failed = await eventually('Ready=False naming the missing claim', async () => {
+      const condition = readyOf(await get(DGD_V1BETA1, DGD_KIND, namespace, 'llama'));
+      return condition?.reason === 'failed_to_reconcile_the_resources' ? condition : undefined;
+    }, WAIT_MS);
+    expect(failed.message).toBe('legacy top-level PVC "user-claim" does not exist and create is not enabled');
+    // Once the user provides it, the next pass (here a spec edit; in production also the resync) no longer reports it.
+    await user.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'user-claim', namespace }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'manual' } });
+    await user.apply({ ...anAlphaDgd(namespace, 'llama', pvcs), metadata: { name: 'llama', namespace, labels: { touched: 'yes' } } }, { force: true });
+    await eventually('the missing-claim failure cleared', async () => {
+      const condition = readyOf(await get(DGD_V1BETA1, DGD_KIND, namespace, 'llama'));
+      return condition !== undefined && condition.reason !== 'failed_to_reconcile_the_resources' ? condition : undefined;
+    }, WAIT_MS);
 
     await user.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: 'llama' });
     // The garbage collector deletes the claim the DGD created (its pvc-protection finalizer
