@@ -3,22 +3,26 @@
  * profiling Job, the generated DynamoGraphDeployment and the request's status; for the v1beta2
  * API (behind `dgdrV1Beta2.enabled`), DynamoGraphDeploymentRuns: trace-claim protection before
  * the Job exists, the Run's AISimulate Job, and the Run's `Completed` condition (./run.ts, under
- * its own field manager). Deployed as a Knative Service that scales to zero (infra/chart/templates/profile/); run
+ * its own field manager); one Run per generation of a native v1beta2 request, a spec change
+ * stopping the old Run (Superseded) first (./request.ts). Deployed as a Knative Service that scales to zero (infra/chart/templates/profile/); run
  * locally with `dynamo-fn serve profile`.
  *
  * Configuration, besides the host's (shared/runtime): `OPERATOR_IMAGE`, the image carrying
  * `/dgd-apply-overrides` that a profiling Job's init container installs when a request sets
  * `spec.overrides.dgd` (unset: such requests fail with upstream's message); `NATS_SERVER`,
  * `ETCD_ENDPOINTS`, `MODEL_EXPRESS_URL`, `PROMETHEUS_ENDPOINT`, passed to the profiler when set
- * (upstream `AddStandardEnvVars`).
+ * (upstream `AddStandardEnvVars`); `DCGM_METRICS_ENDPOINT_TEMPLATE`, where hardware discovery
+ * scrapes DCGM exporter pods (`{POD_IP}` replaced; default `http://{POD_IP}:9400/metrics`, upstream's).
  * @module
  */
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN } from '../../shared/api/index.js';
+import { ENV_DCGM_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
+import { route as requestRoute, runRoute as requestOfRunRoute } from './request.js';
 import { claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';
 
 /** The profile function's dependencies: the DGDR ones, and the Runs' client (its own field manager). */
@@ -34,6 +38,7 @@ export const STANDARD_ENV_NAMES = ['NATS_SERVER', 'ETCD_ENDPOINTS', 'MODEL_EXPRE
 /** The function's dependencies around a given client. */
 export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record<string, string | undefined>> = process.env): ProfileDeps {
   const operatorImage = env['OPERATOR_IMAGE'];
+  const dcgmEndpointTemplate = env[ENV_DCGM_ENDPOINT_TEMPLATE];
   return {
     ...base,
     kube,
@@ -45,6 +50,7 @@ export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record
       }),
     },
     instance: env['K_REVISION'] ?? hostname(),
+    ...(dcgmEndpointTemplate === undefined || dcgmEndpointTemplate === '' ? {} : { dcgmEndpointTemplate }),
   };
 }
 
@@ -89,6 +95,24 @@ const anyJobRoute: Route<ProfileFunctionDeps> = {
   handle: async (event, deps) => combineResyncOutcomes([await jobRoute.handle(event, deps), await onRunKube(runJobRoute).handle(event, deps)]),
 };
 
+/**
+ * A DynamoGraphDeploymentRequest event goes to the v1beta1 lifecycle (./dgdr.ts) and, with the
+ * v1beta2 gate on, to the v1beta2 Runs (./request.ts); each ignores the other's requests. The
+ * resync lists every request once. The worse outcome answers the broker.
+ */
+const anyDgdrRoute: Route<ProfileFunctionDeps> = {
+  apiVersion: dgdrRoute.apiVersion,
+  kind: dgdrRoute.kind,
+  handle: async (event, deps) => combineResyncOutcomes([await dgdrRoute.handle(event, deps), await onRunKube(requestRoute).handle(event, deps)]),
+  ...(dgdrRoute.listKeys === undefined ? {} : { listKeys: dgdrRoute.listKeys }),
+};
+
+/** A Run event reconciles the Run, then the v1beta2 request that controls it (a stopped Run lets the next start). */
+const runAndRequestRoute: Route<ProfileFunctionDeps> = {
+  ...onRunKube(runRoute),
+  handle: async (event, deps) => combineResyncOutcomes([await onRunKube(runRoute).handle(event, deps), await onRunKube(requestOfRunRoute).handle(event, deps)]),
+};
+
 /** Both clients on one kubeconfig. Failures: as {@link loadKubeConfig}. */
 export async function initProfile(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ProfileFunctionDeps> {
   const kubeConfig = loadKubeConfig(base, env);
@@ -101,7 +125,7 @@ export async function initProfile(base: HandlerDeps, env: Readonly<Record<string
 
 const profile: FunctionDefinition<ProfileFunctionDeps> = {
   name: 'profile',
-  routes: [dgdrRoute, anyJobRoute, configMapRoute, dgdRoute, onRunKube(runRoute), onRunKube(podRoute), onRunKube(claimRoute)],
+  routes: [anyDgdrRoute, anyJobRoute, configMapRoute, dgdRoute, runAndRequestRoute, onRunKube(podRoute), onRunKube(claimRoute)],
   init: (base) => initProfile(base),
 };
 export default profile;

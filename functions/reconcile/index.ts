@@ -34,10 +34,12 @@ export function depsWithKube(base: HandlerDeps, kube: Kube, settings: RenderSett
 /**
  * Builds the function's dependencies from the host's: a kube client from KUBECONFIG, else the
  * in-cluster service account.
- * Failures: ConfigError naming each bad render setting (`parseRenderSettings`), or KUBECONFIG
- * when it is unset and the process is not in a pod (no KUBERNETES_SERVICE_HOST), so the host
- * stops before it reports ready; the kube client's
- * own error when the kubeconfig file cannot be read.
+ * With `lpx.enabled` and `MODEL_EXPRESS_URL`, also the Model Express client of `gs://` builds.
+ * Failures: ConfigError naming each bad render setting (`parseRenderSettings`); ConfigError
+ * naming KUBECONFIG when it is unset and the process is not in a pod (no
+ * KUBERNETES_SERVICE_HOST), so the host stops before it reports ready; ConfigError naming
+ * MODEL_EXPRESS_URL for a URL upstream refuses; the kube client's own error when the kubeconfig
+ * file cannot be read.
  */
 export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ReconcileDeps> {
   const settings = parseRenderSettings(env);
@@ -48,7 +50,13 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
   } else kubeConfig.loadFromCluster();
   const deps = depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }), settings);
   await checkLpxStartup(deps);
-  return deps;
+  const modelExpressUrl = base.config.lpxEnabled ? base.config.modelExpressUrl : undefined;
+  if (modelExpressUrl === undefined) return deps;
+  // Loaded only here: without Model Express, neither protobufjs nor grpc-js is in the process.
+  const { createModelExpressClient, parseModelExpressUrl } = await import('./model-express.js');
+  const target = parseModelExpressUrl(modelExpressUrl);
+  if (!target.ok) throw new ConfigError([{ key: 'MODEL_EXPRESS_URL', expected: 'an http:// or https:// URL with a host and no path, query or fragment, or a gRPC target', received: target.error }]);
+  return { ...deps, modelExpress: await createModelExpressClient(modelExpressUrl) };
 }
 
 /** The LPX routes answer nothing and read nothing while lpx.enabled=false (see ./lpx.ts). */

@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { ConditionSchema, ObjectMetaSchema, int32, looseObject } from './core.js';
 import { BACKEND_FRAMEWORKS } from './dgd.js';
+import bundledRecommendInputSchema from './aisimulate-recommend-input.schema.json' with { type: 'json' };
 
 export const DGDR_V1BETA2 = 'nvidia.com/v1beta2';
 export const DGDR_V1BETA2_KIND = 'DynamoGraphDeploymentRequest';
@@ -72,6 +73,13 @@ export const BUNDLED_AISIMULATE_SKUS = [
   'h100_pcie', 'h100_sxm', 'h200_sxm', 'l4', 'l40s', 'rtx_pro_6000_server',
 ] as const;
 
+/**
+ * The JSON Schema of the AISimulate `recommend` input of the bundled release (0.13.0.dev85,
+ * generated from it by scripts/aisimulate-input-schema.ts): request and Run admission validate the
+ * merged input against it (reference "v1beta2 hardware SKU"; upstream-notes/profiler.md §3.5).
+ */
+export const BUNDLED_AISIMULATE_RECOMMEND_INPUT_SCHEMA: Readonly<Record<string, unknown>> = bundledRecommendInputSchema;
+
 // Run conditions and reasons. Published is the publisher's, Completed the Run controller's
 // (reference "v1beta2 DGD Overrides"); Valid is the Candidate's (reference "Candidate status").
 export const CONDITION_COMPLETED = 'Completed';
@@ -96,6 +104,15 @@ export const REASON_JOB_FAILED = 'JobFailed';
 export const REASON_JOB_DELETED = 'JobDeleted';
 export const REASON_JOB_CONFLICT = 'JobConflict';
 export const REASON_NO_VALID_CANDIDATES = 'NoValidCandidates';
+/**
+ * The v1beta2 request's `Accepted` condition (upstream's print column, dgdr.md §5; reasons are
+ * ours, the reference names none): the current generation has its Run, or is waiting for the
+ * previous Run to stop, or its Run's name is taken by an object the request does not control.
+ */
+export const CONDITION_ACCEPTED = 'Accepted';
+export const REASON_RUN_CREATED = 'RunCreated';
+export const REASON_STOPPING_PREVIOUS_RUN = 'StoppingPreviousRun';
+export const REASON_RUN_CONFLICT = 'RunConflict';
 
 /** Conditions as a list map keyed by `type`, so two field managers own different types. */
 const ConditionListSchema = z.array(ConditionSchema).meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });

@@ -1,6 +1,6 @@
 /**
  * What `dynamo-fn dev` adds for DynamoGraphDeploymentRequests: the admission webhooks over TLS on
- * 127.0.0.1 (a generated CA, registered for DGDs and DGDRs by a Mutating- and a
+ * 127.0.0.1 (a generated CA, registered for DGDs, DGDRs (v1beta1 and v1beta2) and Runs by a Mutating- and a
  * ValidatingWebhookConfiguration), and the profile function's CloudEvents host with the kinds the
  * event bridge must deliver to it (DGDRs, Jobs, ConfigMaps, DGDs).
  * @module
@@ -11,7 +11,7 @@ import type { BridgeSubscription } from '../dev/bridge.js';
 import type { ApplyObject, Kube } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { startAdmissionServer, webhookPath } from '../../functions/admission/index.js';
+import { V1BETA2_ROUTES, nodeFacts, startAdmissionServer, webhookPath, type WebhookRoute } from '../../functions/admission/index.js';
 import profile from '../../functions/profile/index.js';
 
 /** Names of the webhook configurations dev registers (cluster-scoped, removed on stop). */
@@ -26,19 +26,33 @@ export interface DevProfile {
   close(): Promise<void>;
 }
 
-function webhook(kind: 'mutate' | 'validate', resource: typeof DGD_PLURAL | typeof DGDR_PLURAL, base: string, caBundle: string): Record<string, unknown> {
-  const path = webhookPath({ kind, version: 'v1beta1', ...(resource === DGDR_PLURAL ? { resource } : {}) });
+/**
+ * One webhook entry for a route of the admission function. v1beta1 entries match Equivalent
+ * versions (v1alpha1, and for DGDRs v1beta2, reach them converted); the v1beta2 ones only v1beta2.
+ */
+export function devWebhook(route: WebhookRoute, base: string, caBundle: string): Record<string, unknown> {
+  const resource = route.resource ?? DGD_PLURAL;
   return {
-    name: `${kind === 'mutate' ? 'default' : 'validate'}.${resource}.nvidia.com`,
-    clientConfig: { url: `${base}${path}`, caBundle },
-    rules: [{ apiGroups: ['nvidia.com'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: [resource], scope: 'Namespaced' }],
+    name: `${route.kind === 'mutate' ? 'default' : 'validate'}.${route.version === 'v1beta1' ? '' : `${route.version}.`}${resource}.nvidia.com`,
+    clientConfig: { url: `${base}${webhookPath(route)}`, caBundle },
+    rules: [{ apiGroups: ['nvidia.com'], apiVersions: [route.version], operations: ['CREATE', 'UPDATE'], resources: [resource], scope: 'Namespaced' }],
+    matchPolicy: route.version === 'v1beta1' ? 'Equivalent' : 'Exact',
     admissionReviewVersions: ['v1'],
     sideEffects: 'None',
     failurePolicy: 'Fail',
     timeoutSeconds: 10,
-    ...(kind === 'mutate' ? { reinvocationPolicy: 'Never' } : {}),
+    ...(route.kind === 'mutate' ? { reinvocationPolicy: 'Never' } : {}),
   };
 }
+
+/** The routes dev registers: DGD and DGDR v1beta1, DGDR v1beta2 and Run v1beta2 (the v1beta2 CRDs are installed in dev). */
+const DEV_ROUTES: readonly WebhookRoute[] = [
+  { kind: 'mutate', version: 'v1beta1' },
+  { kind: 'validate', version: 'v1beta1' },
+  { kind: 'mutate', version: 'v1beta1', resource: DGDR_PLURAL },
+  { kind: 'validate', version: 'v1beta1', resource: DGDR_PLURAL },
+  ...V1BETA2_ROUTES,
+];
 
 /**
  * Starts the admission webhooks and the profile function, and registers the webhooks.
@@ -47,7 +61,8 @@ function webhook(kind: 'mutate' | 'validate', resource: typeof DGD_PLURAL | type
  */
 export async function startDevProfile(kube: Kube, kubeconfigPath: string, log: Logger, lpxEnabled: boolean): Promise<DevProfile> {
   const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
-  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled }, log, shutdownDelaySeconds: 0 });
+  const listNodes = async () => (await kube.list('v1', 'Node')).map(nodeFacts);
+  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled }, log, shutdownDelaySeconds: 0, listNodes });
   const server = await startFunctionServer(profile, { config: defaultConfig({ port: 0, kubeconfigPath, lpxEnabled }), log, host: '127.0.0.1' });
   const caBundle = Buffer.from(certs.caPem).toString('base64');
   const base = `https://127.0.0.1:${admission.port}`;
@@ -59,7 +74,7 @@ export async function startDevProfile(kube: Kube, kubeconfigPath: string, log: L
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind,
       metadata: { name: DEV_WEBHOOK_CONFIGURATION },
-      webhooks: [webhook(webhookKind, DGD_PLURAL, base, caBundle), webhook(webhookKind, DGDR_PLURAL, base, caBundle)],
+      webhooks: DEV_ROUTES.filter((route) => route.kind === webhookKind).map((route) => devWebhook(route, base, caBundle)),
     };
     await kube.apply(configuration, { force: true });
   }

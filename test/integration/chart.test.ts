@@ -136,13 +136,36 @@ describe('helm lint and template', () => {
     expect(parseRenderSettings(defaults)).toEqual({ defaultOriginVersion: '1.6.1', terminationDelay: '15m', discoveryBackend: 'kubernetes', scheduler: 'none', mpiSshSecretName: 'mpi-run-ssh-secret' });
   });
 
-  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs and Candidates under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
+  it('modelExpressURL reaches the functions as MODEL_EXPRESS_URL (upstream infrastructure.modelExpressURL), and is unset by default', async () => {
+    const envOf = async (flags: string[]) => workloads(await template(flags)).flatMap((w) => w.containers).map((c) => Object.fromEntries(c.env.map((e) => [e.name, e.value])));
+    for (const env of await envOf([])) expect(env['MODEL_EXPRESS_URL']).toBeUndefined();
+    const set = await envOf(['--set', 'lpx.enabled=true,modelExpressURL=http://model-express.dynamo-system:8001']);
+    expect(set.length).toBeGreaterThanOrEqual(2);
+    for (const env of set) expect(env['MODEL_EXPRESS_URL']).toBe('http://model-express.dynamo-system:8001');
+  });
+
+  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs, Candidates, the Runs\' Jobs and pods (by label) and claims under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
     const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
     expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
     const on = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
-    expect(sourceKinds(on, 'dynamo-profile')).toEqual(['ConfigMap', 'DynamoGraphDeployment', 'DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun', 'Job']);
+    expect(sourceKinds(on, 'dynamo-profile')).toEqual(['ConfigMap', 'DynamoGraphDeployment', 'DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun', 'Job', 'Job', 'PersistentVolumeClaim', 'Pod']);
     const source = on.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-profile');
-    expect((source?.spec?.['resources'] as { kind: string; selector?: unknown }[]).find((r) => r.kind === 'Job')?.selector).toEqual({ matchLabels: { app: 'dynamo-profiler' } });
+    const resources = source?.spec?.['resources'] as { kind: string; selector?: unknown }[];
+    // v1beta1 profiling Jobs by their label; a Run's Job and pods by the Run's uid label (functions/profile/run.ts).
+    const runUid = { matchExpressions: [{ key: 'nvidia.com/dgdr-run-uid', operator: 'Exists' }] };
+    expect(resources.filter((r) => r.kind === 'Job').map((r) => r.selector)).toEqual([{ matchLabels: { app: 'dynamo-profiler' } }, runUid]);
+    expect(resources.find((r) => r.kind === 'Pod')?.selector).toEqual(runUid);
+    // One Trigger per kind, however many source entries it has.
+    expect(names(on).filter((n) => n.startsWith('Trigger dynamo-profile-'))).toEqual([
+      'Trigger dynamo-profile-configmap',
+      'Trigger dynamo-profile-dynamographdeployment',
+      'Trigger dynamo-profile-dynamographdeploymentcandidate',
+      'Trigger dynamo-profile-dynamographdeploymentrequest',
+      'Trigger dynamo-profile-dynamographdeploymentrun',
+      'Trigger dynamo-profile-job',
+      'Trigger dynamo-profile-persistentvolumeclaim',
+      'Trigger dynamo-profile-pod',
+    ]);
     expect(sourceKinds(on, 'dynamo-cleanup')).toEqual(['DynamoGraphDeploymentRun', 'LPXGraphDeployment']);
     expect(names(on)).toEqual(expect.arrayContaining(['PingSource dynamo-cleanup-run-retention', 'PingSource dynamo-cleanup-lpx-deadlines', 'Service dynamo-profile', 'Service dynamo-cleanup']));
     // Only kinds with a resync route get a resync PingSource.
@@ -214,6 +237,18 @@ describe('helm lint and template', () => {
       (['mutate', 'validate'] as const).flatMap((kind) => [webhookPath({ kind, version: 'v1beta1' }), webhookPath({ kind, version: 'v1beta1', resource: 'dynamographdeploymentrequests' })]).sort(),
     );
     for (const config of configs) expect(config.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('ns-x/dynamo-admission');
+  });
+
+  it.each(MATRIX)('$name: the DGDR CRD serves v1beta2, admission registers the v1beta2 webhooks and may list Nodes, only under dgdrV1Beta2.enabled (upstream crd-apply strips v1beta2 with its gate off, upstream-notes/dgdr.md §5)', async (row) => {
+    const { V1BETA2_ROUTES, webhookPath } = await import('../../functions/admission/index.js');
+    const objects = await template(setFlags(row));
+    const dgdr = objects.find((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'dynamographdeploymentrequests.nvidia.com');
+    expect(((dgdr?.spec?.['versions'] ?? []) as { name: string }[]).map((v) => v.name)).toEqual(row.v1beta2 ? ['v1beta1', 'v1alpha1', 'v1beta2'] : ['v1beta1', 'v1alpha1']);
+    const paths = objects.filter((o) => o.kind.endsWith('WebhookConfiguration')).flatMap((c) => c.webhooks?.map((w) => w.clientConfig.service.path) ?? []);
+    for (const route of V1BETA2_ROUTES) expect(paths.includes(webhookPath(route))).toBe(row.v1beta2);
+    expect(names(objects).filter((name) => name.endsWith(' dynamo-admission') && name.startsWith('ClusterRole'))).toEqual(row.v1beta2 ? ['ClusterRole dynamo-admission', 'ClusterRoleBinding dynamo-admission'] : []);
+    const account = objects.find((o) => o.kind === 'ServiceAccount' && o.metadata.name === 'dynamo-admission') as unknown as { automountServiceAccountToken: boolean };
+    expect(account.automountServiceAccountToken).toBe(row.v1beta2);
   });
 
   it('installs our CRDs exactly as `dynamo-fn crds` generates them (all of them with both gates on), kept on uninstall (helm.sh/resource-policy: keep)', async () => {

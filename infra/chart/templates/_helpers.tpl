@@ -14,7 +14,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
 
 {{/*
 The configuration every function reads from its environment (shared/runtime/config.ts):
-LOG_LEVEL, LPX_ENABLED, LPX_MODEL_REGISTRY_URL, AISIMULATE_IMAGE; and the settings the chart
+LOG_LEVEL, LPX_ENABLED, LPX_MODEL_REGISTRY_URL, MODEL_EXPRESS_URL, AISIMULATE_IMAGE; and the settings the chart
 forwards for the functions that take them: DGDR_V1BETA2_ENABLED, OPERATOR_VERSION (DGDR
 admission's version rules; its default is the same 1.6.1).
 */}}
@@ -29,6 +29,10 @@ admission's version rules; its default is the same 1.6.1).
   value: {{ .Values.operatorVersion | quote }}
 {{- with .Values.modelRegistryURL }}
 - name: LPX_MODEL_REGISTRY_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.modelExpressURL }}
+- name: MODEL_EXPRESS_URL
   value: {{ . | quote }}
 {{- end }}
 {{- with .Values.images.aisimulate }}
@@ -208,6 +212,7 @@ spec:
       dynamofunction: {{ $name }}
   sink:
     {{- include "dynamo-fn.brokerRef" $root | nindent 4 }}
+{{- $triggered := dict }}
 {{- range .kinds }}
 {{- if ne (toString .resync) "false" }}
 ---
@@ -233,6 +238,9 @@ spec:
   sink:
     {{- include "dynamo-fn.brokerRef" $root | nindent 4 }}
 {{- end }}
+{{- /* One Trigger per kind, however many source entries (selectors) it has. */ -}}
+{{- if not (hasKey $triggered .kind) }}
+{{- $_ := set $triggered .kind true }}
 ---
 # Both the API events and the resync ping of {{ .kind }} carry kind={{ .kind }} and this function.
 apiVersion: eventing.knative.dev/v1
@@ -254,6 +262,7 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: {{ $fullName }}
+{{- end }}
 {{- end }}
 {{- range .ticks }}
 ---
