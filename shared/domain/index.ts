@@ -16,3 +16,5 @@ export * from './v1beta2/index.js';
 export * from './dgdsa.js';
 export * from './dgdr/index.js';
 export { toKubeTime } from './time.js';
+export * from './k8s-discovery.js';
+export * from './alpha-pvcs.js';
