@@ -355,7 +355,7 @@ async function boot(
  * only make that CRD's conversions fail.
  */
 export function withConversionWebhook(loaded: LoadedCrd, webhook: ControlPlaneOptions['conversionWebhook']): LoadedCrd {
-  const conversion = loaded.crd.spec['conversion'] as { strategy?: string; webhook?: { clientConfig?: { service?: Record<string, unknown> } } } | undefined;
+  const conversion = loaded.crd.spec['conversion'] as { strategy?: string; webhook?: Record<string, unknown> } | undefined;
   if (webhook === undefined || conversion?.strategy !== 'Webhook' || !isConvertedByOurAdmission(loaded.crd)) return loaded;
   const crd = structuredClone(loaded.crd);
   crd.spec['conversion'] = { ...conversion, webhook: { ...conversion.webhook, clientConfig: { url: webhook.url, caBundle: webhook.caBundle } } };
