@@ -49,8 +49,9 @@ export interface DockerfileImage {
   readonly exposedPorts: readonly string[];
   readonly labels: Readonly<Record<string, string>>;
   /**
-   * The repository files the build stage copies, each with where it lands (WORKDIR-relative
-   * destinations resolved; a destination ending in "/" takes the source's base name).
+   * The repository files copied into any stage (COPY without --from), each with where it lands
+   * (WORKDIR-relative destinations resolved; with a destination ending in "/" or several sources,
+   * each source keeps its base name).
    */
   readonly copies: readonly { readonly source: string; readonly destination: string }[];
   /** The final stage's `COPY --from=<stage>` instructions. */
