@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { aComponent } from '../../test/support/builders.js';
-import { componentNameBudget, fnv32a, isDns1123Subdomain, podCliqueSetName, shortenName } from './names.js';
+import { componentNameBudget, fnv32a, isDns1123Subdomain, podCliqueSetName, shortenName, usesScalingGroup } from './names.js';
 
 describe('generated names (upstream-notes/grove.md §A.8, dgd.md §4.1)', () => {
   it('fnv32a matches Go hash/fnv New32a', () => {
@@ -33,5 +33,12 @@ describe('generated names (upstream-notes/grove.md §A.8, dgd.md §4.1)', () => 
 
   it('replaces dots in the DGD name, since Grove names a headless Service after the PCS', () => {
     expect(podCliqueSetName('qwen3.0-6b', [aComponent('worker', 'worker')])).toBe('qwen3-0-6b');
+  });
+});
+
+describe('single-node inter-pod GMS uses a scaling group whose longest clique is <name>-gms-0 (upstream UsesPCSG, LongestPodCliqueNameForDGDComponent)', () => {
+  it('budgets "worker" + "worker-gms-0" = 18 characters, and renders as a scaling group', () => {
+    const component = aComponent('worker', 'worker', { experimental: { gpuMemoryService: { mode: 'InterPod' } } });
+    expect([componentNameBudget(component), usesScalingGroup(component)]).toEqual([18, true]);
   });
 });

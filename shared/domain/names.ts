@@ -9,6 +9,7 @@
  * @module
  */
 import { GROVE_MAX_COMBINED_NAME_LENGTH, type Component, type Dgd } from '../api/index.js';
+import { isInterPodGms } from './gms.js';
 
 /** The smallest PodCliqueSet name budget upstream shortens to (upstream-notes/dgd.md §4.1). */
 export const MIN_PODCLIQUESET_NAME_BUDGET = 8;
@@ -53,9 +54,13 @@ export function componentBaseName(component: Pick<Component, 'name'>): string {
   return component.name.toLowerCase();
 }
 
-/** Whether the component renders as a Grove scaling group: multinode or `experimental.grove.forceScalingGroup`. */
+/**
+ * Whether the component renders as a Grove scaling group: multinode, inter-pod GMS, or
+ * `experimental.grove.forceScalingGroup` (upstream `UsesPCSG`; upstream-notes/dgd.md §2.3
+ * "uses a PCSG").
+ */
 export function usesScalingGroup(component: Component): boolean {
-  return isMultinode(component) || component.experimental?.grove?.forceScalingGroup === true;
+  return isMultinode(component) || isInterPodGms(component) || component.experimental?.grove?.forceScalingGroup === true;
 }
 
 /** Whether the component spans several nodes (`multinode.nodeCount` > 1). */
@@ -78,7 +83,9 @@ export function workerCliqueName(component: Component): string {
 export function componentNameBudget(component: Component): number {
   const base = componentBaseName(component).length;
   if (!usesScalingGroup(component)) return base;
-  const longestClique = isMultinode(component) ? workerCliqueName(component).length : base;
+  // The longest rendered clique (upstream `LongestPodCliqueNameForDGDComponent`): `-wkr`, or a
+  // single-node inter-pod GMS weight server `-gms-0`.
+  const longestClique = isMultinode(component) ? workerCliqueName(component).length : isInterPodGms(component) ? base + '-gms-0'.length : base;
   return base + longestClique;
 }
 

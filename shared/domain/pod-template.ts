@@ -51,7 +51,9 @@ import {
   topologyAnnotations,
   withMissingPvcVolumes,
 } from './volumes.js';
-import { shortenName } from './names.js';
+import { isMultinode, shortenName } from './names.js';
+import { applyIntraPodGpuMemoryService, gmsResourceClaimTemplateName, gpuMemoryServiceMode } from './gms.js';
+import { buildFailoverPod, failoverBackendFramework, isIntraPodFailover } from './failover.js';
 
 /** The default `/dev/shm` size when `sharedMemorySize` is omitted (upstream-notes/dgd.md §2.3). */
 export const DEFAULT_SHARED_MEMORY_SIZE = '8Gi';
@@ -322,6 +324,9 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
   const sidecars = authoredContainers.filter((c) => c.name !== MAIN_CONTAINER_NAME);
   podSpec.containers = [main, ...sidecars.map((s) => (s.name === component.frontendSidecar ? frontendSidecarContainer(ctx, s) : s))];
   podSpec.volumes = withMissingPvcVolumes(podSpec.volumes ?? [], ((main as Record<string, unknown>)['volumeMounts'] as Record<string, unknown>[] | undefined) ?? []);
+  // Upstream applies GMS, then failover, to the finished pod (`GenerateBasePodSpec`).
+  if (gpuMemoryServiceMode(component) === 'IntraPod') applyIntraPodGpuMemoryService(podSpec, component, gmsResourceClaimTemplateName(dgd.metadata.name ?? '', component.name));
+  if (isIntraPodFailover(component)) buildFailoverPod(podSpec, isMultinode(component) ? (component.multinode?.nodeCount ?? 2) : 1, failoverBackendFramework(backend, component));
   if (podSpec.volumes.length === 0) delete podSpec.volumes;
   if ((podSpec.initContainers ?? []).length === 0) delete podSpec.initContainers;
   return podSpec;

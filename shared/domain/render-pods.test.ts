@@ -9,6 +9,7 @@ import { parseDgd, type Container, type Dgd, type EnvVar, type KvTransferPolicy 
 import { aComponent, aDgd, deepFreeze } from '../../test/support/builders.js';
 import { renderDgd, type RenderConfig } from './render.js';
 import { withMissingPvcVolumes } from './volumes.js';
+import { GROVE_PCS_CRD, crdValidator } from '../../test/support/grove-schema.js';
 
 type Json = Record<string, unknown>;
 interface Clique {
@@ -238,13 +239,107 @@ describe('labels and annotations', () => {
   });
 });
 
-describe('experimental features not laid out yet', () => {
-  it('warns, naming the field path, for gpuMemoryService and failover instead of silently rendering a different pod', () => {
-    const dgd = aDgd({ spec: { components: [aComponent('worker', 'worker', { experimental: { gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } } })] } });
+describe('GPU memory service and failover in the rendered pod (upstream GenerateBasePodSpec: GMS, then failover, on the finished pod)', () => {
+  // Failover needs container discovery (upstream FailoverSpec); the annotation is set unless a test is about it.
+  const gmsDgd = (overrides: Parameters<typeof aDgd>[0]) => aDgd({ ...overrides, metadata: { annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' } } });
+  const gpuWorker = (experimental: Json, extra: Partial<Parameters<typeof aComponent>[2]> = {}) =>
+    aComponent('worker', 'worker', {
+      podTemplate: { spec: { containers: [{ name: 'main', image: 'vllm-runtime:1.6.0', command: ['python3', '-m', 'dynamo.vllm'], resources: { limits: { 'nvidia.com/gpu': '2' } } }] } },
+      experimental,
+      ...extra,
+    });
+
+  it('intra-pod GMS with failover: engine-0 and engine-1 share the intrapod-shared-gpu claim, the gms-server sidecar and the gms-intrapod-control volume (upstream graph.go, gms_test.go TestEnsureServerSidecar, failover.go)', () => {
+    const clique = cliqueOf(gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } })] } }), 'worker');
+    const pod = clique.spec.podSpec;
+    expect(pod.containers.map((c) => [c.name, c.resources])).toEqual([
+      ['engine-0', { claims: [{ name: 'intrapod-shared-gpu' }] }],
+      ['engine-1', { claims: [{ name: 'intrapod-shared-gpu' }] }],
+    ]);
+    expect(pod.initContainers?.map((c) => c.name)).toEqual(['gms-server']);
+    expect(pod['resourceClaims']).toEqual([{ name: 'intrapod-shared-gpu', resourceClaimTemplateName: 'my-graph-worker-gpu' }]);
+    expect(pod['tolerations']).toEqual([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
+    expect(pod.volumes).toContainEqual({ name: 'gms-intrapod-control', emptyDir: {} });
+  });
+
+  it('warns, naming the field path, that the ResourceClaimTemplate upstream creates is not created here, and says which one', () => {
+    const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod', deviceClassName: 'gpu.example.com' }, failover: { mode: 'IntraPod' } })] } })));
+    expect(result.ok ? result.warnings : []).toEqual([
+      'spec.components[0].experimental.gpuMemoryService ("worker"): the pods claim their GPUs from ResourceClaimTemplate inference/my-graph-worker-gpu (resource.k8s.io/v1, 2 device(s) of class gpu.example.com), which this control plane does not create; create it before the pods can be scheduled',
+    ]);
+  });
+
+  it('single-node inter-pod GMS with failover: a scaling group of <name>-gms-0 and <name> (1 + shadows), the engines starting after the weight server, one claim template per rank (upstream expandSingleNodeGMSRoles, applyCliqueStartupDependencies, gmsResourceSharingEntries)', () => {
+    const dgd = gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod', numShadows: 1 } }, { replicas: 2 })] } });
+    const result = renderDgd(deepFreeze(dgd));
+    expect(result.ok ? result.warnings : result.issues).toEqual([]);
+    const template = pcsOf(dgd).spec.template as Pcs['spec']['template'] & { cliqueStartupType?: string; resourceClaimTemplates?: Json[] };
+    expect(template.cliques.map((c) => ({ name: c.name, replicas: c.spec.replicas, minAvailable: (c.spec as Json)['minAvailable'], startsAfter: c.spec.startsAfter, failoverMember: c.labels['nvidia.com/dynamo-failover-engine-group-member'], discovery: c.labels['nvidia.com/dynamo-discovery-enabled'] }))).toEqual([
+      { name: 'worker-gms-0', replicas: 1, minAvailable: 1, startsAfter: undefined, failoverMember: undefined, discovery: undefined },
+      { name: 'worker', replicas: 2, minAvailable: 1, startsAfter: ['worker-gms-0'], failoverMember: 'true', discovery: 'true' },
+    ]);
+    expect(template.cliqueStartupType).toBe('CliqueStartupTypeExplicit');
+    expect(template.podCliqueScalingGroups).toEqual([
+      { name: 'worker', cliqueNames: ['worker-gms-0', 'worker'], replicas: 2, minAvailable: 1, resourceSharing: [{ name: 'worker-gpu-rank-0', scope: 'PerReplica', filter: { childCliqueNames: ['worker-gms-0', 'worker'] } }] },
+    ]);
+    expect(template.resourceClaimTemplates).toEqual([
+      { name: 'worker-gpu-rank-0', templateSpec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.nvidia.com', allocationMode: 'ExactCount', count: 2 } }] } } } },
+    ]);
+  });
+
+  it('the inter-pod and intra-pod GMS PodCliqueSets pass Grove\'s Coherent CRD schema (../shared/crds/grove)', () => {
+    const validate = crdValidator(GROVE_PCS_CRD);
+    for (const experimental of [{ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { gpuMemoryService: {}, failover: {} }]) {
+      const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [gpuWorker(experimental)] } })));
+      const pcs = result.ok ? result.objects.find((o) => o.kind === 'PodCliqueSet') : undefined;
+      expect(validate(pcs) ? [] : validate.errors).toEqual([]);
+    }
+  });
+
+  it.each([
+    { name: 'intra-pod GMS with failover', experimental: { gpuMemoryService: {}, failover: {} } },
+    { name: 'inter-pod GMS with shadows', experimental: { gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } } },
+  ])('$name: the same frozen input gives the same output (STYLE.md §16)', ({ experimental }) => {
+    const dgd = deepFreeze(gmsDgd({ spec: { components: [gpuWorker(experimental)] } }));
+    expect(renderDgd(dgd)).toEqual(renderDgd(dgd));
+  });
+
+  it('multinode inter-pod GMS is not laid out yet: the component renders as a plain multinode engine, with a warning naming the field path', () => {
+    const dgd = gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { multinode: { nodeCount: 2 } })] } });
     const result = renderDgd(deepFreeze(dgd));
     expect(result.ok ? result.warnings : []).toEqual([
-      'spec.components[0].experimental.gpuMemoryService ("worker"): not rendered by this control plane yet; the component renders without it',
-      'spec.components[0].experimental.failover ("worker"): not rendered by this control plane yet; the component renders without it',
+      'spec.components[0].experimental.gpuMemoryService.mode ("worker"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without the GPU memory service',
+      'spec.components[0].experimental.failover.mode ("worker"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without failover',
+    ]);
+    expect(pcsOf(dgd).spec.template.cliques.map((c) => c.name)).toEqual(['worker-ldr', 'worker-wkr']);
+  });
+
+  it('failover without gpuMemoryService still clones the engines, as upstream renders it, and warns that they do not share GPU memory', () => {
+    const dgd = gmsDgd({ spec: { components: [gpuWorker({ failover: {} })] } });
+    const result = renderDgd(deepFreeze(dgd));
+    expect(result.ok ? result.warnings : []).toEqual([
+      'spec.components[0].experimental.failover ("worker"): requires experimental.gpuMemoryService; without it the failover engines do not share GPU memory',
+    ]);
+    expect(cliqueOf(dgd, 'worker').spec.podSpec.containers.map((c) => c.name)).toEqual(['engine-0', 'engine-1']);
+  });
+
+  it('warns, naming the field path, when failover runs without nvidia.com/dynamo-kube-discovery-mode: container (upstream FailoverSpec: "Also requires the ... annotation")', () => {
+    const result = renderDgd(deepFreeze(aDgd({ spec: { components: [gpuWorker({ gpuMemoryService: {}, failover: {} })] } })));
+    expect(result.ok ? result.warnings.filter((w) => w.includes('.experimental.failover')) : []).toEqual([
+      'spec.components[0].experimental.failover ("worker"): requires the annotation nvidia.com/dynamo-kube-discovery-mode: container, so that each engine registers on its own',
+    ]);
+  });
+
+  it('refuses failover on a backend upstream cannot fail over, naming the field ("failover is not supported for backend framework")', () => {
+    const component = aComponent('worker', 'worker', { experimental: { gpuMemoryService: {}, failover: {} } });
+    const result = renderDgd(deepFreeze(gmsDgd({ spec: { backendFramework: undefined, components: [component] } })));
+    expect(result.ok ? [] : result.issues).toEqual([{ path: 'spec.components[0].experimental.failover', type: 'Invalid', detail: 'failover is not supported for backend framework ""' }]);
+  });
+
+  it('refuses an extraClientContainers name that is not a podTemplate container (upstream gmsExtraClientContainersError)', () => {
+    const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { extraClientContainers: ['metrics'] } })] } })));
+    expect(result.ok ? [] : result.issues).toEqual([
+      { path: 'spec.components[0].experimental.gpuMemoryService.extraClientContainers[0]', type: 'Invalid', value: 'metrics', detail: 'must name a container of podTemplate.spec.containers other than "main"' },
     ]);
   });
 });

@@ -10,6 +10,7 @@
 import {
   ANNOTATION_ENABLE_GROVE,
   ANNOTATION_GROVE_UPDATE_STRATEGY,
+  ANNOTATION_KUBE_DISCOVERY_MODE,
   ANNOTATION_VOLCANO_QUEUE,
   GROVE_ANNOTATION_VOLCANO_QUEUE,
   KAI_SCHEDULER_NAME,
@@ -48,8 +49,10 @@ import {
   usesScalingGroup,
   workerCliqueName,
 } from './names.js';
-import { buildPodSpec, cliqueAnnotations, cliqueLabels, DEFAULT_POD_SETTINGS, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
+import { buildPodSpec, cliqueAnnotations, cliqueLabels, componentAnnotation, DEFAULT_POD_SETTINGS, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
+import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplateName, gmsResourceClaimTemplateSpec, gpuMemoryServiceMode, isInterPodGms } from './gms.js';
+import { failoverComponentIssues, failoverWarnings, interPodGmsLayout } from './failover.js';
 
 /** Settings rendering depends on, from the operator configuration. */
 export interface RenderConfig {
@@ -115,7 +118,7 @@ export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; read
         : `spec.components[${index}] ("${component.name}"): not rendered: LPX components require lpx.enabled=true`,
     );
   });
-  warnings.push(...unrenderedExperimentalWarnings(dgd));
+  warnings.push(...unrenderedExperimentalWarnings(dgd, namespace));
 
   const workerHash = computeWorkerHash(dgd);
   const objects: RenderedObject[] = [];
@@ -126,19 +129,27 @@ export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; read
 }
 
 /**
- * Warnings for the experimental component features this renderer does not lay out yet:
- * GPU memory service (the GMS weight-server cliques or sidecar and their DRA claims) and
- * failover engines (upstream `gms.go`, `failover.go`). The component still renders as a
- * plain engine, so the user is told rather than silently given a different pod. Pure.
+ * Warnings for the experimental component features: the inter-pod GMS and failover layouts
+ * this renderer does not lay out yet (the component renders without them), the
+ * ResourceClaimTemplate an intra-pod GMS component's pods claim their GPUs from (upstream
+ * creates it; this control plane does not), and failover without a matching GMS
+ * (gms.ts, failover.ts). Pure.
  */
-export function unrenderedExperimentalWarnings(dgd: Dgd): string[] {
+export function unrenderedExperimentalWarnings(dgd: Dgd, namespace = dgd.metadata.namespace ?? 'default'): string[] {
   const warnings: string[] = [];
   dgd.spec.components.forEach((component, index) => {
-    for (const feature of ['gpuMemoryService', 'failover'] as const) {
-      if (component.type !== 'lpx' && component.experimental?.[feature] !== undefined) {
-        warnings.push(`spec.components[${index}].experimental.${feature} ("${component.name}"): not rendered by this control plane yet; the component renders without it`);
-      }
+    if (component.type === 'lpx') return;
+    const at = `spec.components[${index}].experimental`;
+    const multinode = isMultinode(component);
+    if (multinode && gpuMemoryServiceMode(component) === 'InterPod') warnings.push(`${at}.gpuMemoryService.mode ("${component.name}"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without the GPU memory service`);
+    if (multinode && experimentalMode(component.experimental?.failover) === 'InterPod') warnings.push(`${at}.failover.mode ("${component.name}"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without failover`);
+    if (gpuMemoryServiceMode(component) === 'IntraPod') {
+      const claim = gmsResourceClaimTemplateSpec(component);
+      warnings.push(
+        `${at}.gpuMemoryService ("${component.name}"): the pods claim their GPUs from ResourceClaimTemplate ${namespace}/${gmsResourceClaimTemplateName(dgd.metadata.name ?? '', component.name)} (resource.k8s.io/v1, ${claim.count} device(s) of class ${claim.deviceClassName}), which this control plane does not create; create it before the pods can be scheduled`,
+      );
     }
+    warnings.push(...failoverWarnings(component, index, componentAnnotation({ dgd, component }, ANNOTATION_KUBE_DISCOVERY_MODE)));
   });
   return warnings;
 }
@@ -190,6 +201,7 @@ function renderIssues(dgd: Dgd, ordinary: readonly Component[]): FieldIssue[] {
     });
   }
   dgd.spec.components.forEach((component, index) => {
+    if (component.type !== 'lpx') issues.push(...gmsComponentIssues(component, index), ...failoverComponentIssues(component, index, dgd.spec.backendFramework));
     const main = component.podTemplate?.spec?.containers?.find((c) => c.name === MAIN_CONTAINER_NAME);
     const roleTemplates = (component.roles ?? []).filter((r) => r.podTemplate !== undefined);
     if (component.type !== 'lpx' && roleTemplates.length === 0 && (main?.image ?? '') === '') {
@@ -320,6 +332,7 @@ export function withSchedulerName(podSpec: Record<string, unknown>, scheduler: P
 function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Component[], workerHash: string, config: RenderConfig): RenderedObject {
   const cliques: PodCliqueTemplateSpec[] = [];
   const scalingGroups: PodCliqueScalingGroupConfig[] = [];
+  const resourceClaimTemplates: Record<string, unknown>[] = [];
   let explicitStartup = false;
 
   const settings = podSettings(config);
@@ -329,6 +342,14 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
     const minimum = effectiveMinAvailable(component);
     const owned = ownedOverrides(component);
     const base = componentBaseName(component);
+    if (isInterPodGms(component) && !isMultinode(component)) {
+      const layout = interPodGmsLayout(component, (name, n, min) => clique(ctx, name, n, min, component.podTemplate), { replicas, minAvailable: minimum, ...owned }, isCheckpointGated(dgd, component));
+      cliques.push(...layout.cliques);
+      scalingGroups.push(layout.scalingGroup);
+      resourceClaimTemplates.push(...layout.resourceClaimTemplates);
+      explicitStartup = true;
+      continue;
+    }
     if (!usesScalingGroup(component)) {
       cliques.push(clique(ctx, base, replicas, minimum, component.podTemplate, owned));
       continue;
@@ -363,6 +384,7 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
     cliques,
   };
   if (scalingGroups.length > 0) template['podCliqueScalingGroups'] = scalingGroups;
+  if (resourceClaimTemplates.length > 0) template['resourceClaimTemplates'] = resourceClaimTemplates;
   if (dgd.spec.priorityClassName !== undefined) template['priorityClassName'] = dgd.spec.priorityClassName;
   const rootTopology = overrideValue(dgd.spec.providerOverride?.value, 'spec', 'template', 'topologyConstraint') ?? typedGraphTopology(dgd);
   if (rootTopology !== undefined) template['topologyConstraint'] = rootTopology;

@@ -78,7 +78,96 @@ function renderedCliques(dir: string): { name: string; cliques: { name: string; 
   return out;
 }
 
-const corpus = [...renderedCliques(resolve(sharedDir, 'corpus', 'dgd')), ...renderedCliques(resolve(repoRoot, 'examples')).map((c) => ({ ...c, name: `examples/${c.name}` }))];
+/**
+ * v1beta1 DGDs with the GPU memory service and failover in shapes the corpus lacks: intra-pod
+ * GMS with failover on a multinode SGLang worker with a frontend sidecar and an extra GMS
+ * client, and on a multinode TensorRT-LLM worker (its SSH port staggered per engine); inter-pod
+ * GMS with a shadow engine (weight-server clique, hostPath socket directory, root init container).
+ */
+const GMS_FAILOVER_DGDS: readonly { readonly name: string; readonly object: Obj }[] = [
+  {
+    name: 'inline/sglang-multinode-gms-failover-sidecars',
+    object: {
+      apiVersion: 'nvidia.com/v1beta1',
+      kind: 'DynamoGraphDeployment',
+      metadata: { name: 'sglang-gms', annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' } },
+      spec: {
+        backendFramework: 'sglang',
+        components: [
+          {
+            name: 'decode',
+            type: 'decode',
+            multinode: { nodeCount: 2 },
+            frontendSidecar: 'sidecar-frontend',
+            experimental: { gpuMemoryService: { mode: 'IntraPod', extraClientContainers: ['weights-probe'] }, failover: { mode: 'IntraPod' }, checkpoint: { enabled: true } },
+            podTemplate: {
+              spec: {
+                containers: [
+                  { name: 'main', image: 'sglang-runtime:1.6.0', command: ['python3', '-m', 'dynamo.sglang'], args: ['--model-path', 'Qwen/Qwen3-0.6B', '--tp', '8'], resources: { limits: { 'nvidia.com/gpu': '8' } } },
+                  { name: 'sidecar-frontend', image: 'sglang-runtime:1.6.0' },
+                  { name: 'weights-probe', image: 'busybox:1.36', command: ['sleep', 'infinity'] },
+                ],
+              },
+            },
+          },
+        ],
+      },
+    },
+  },
+  {
+    name: 'inline/trtllm-multinode-gms-failover',
+    object: {
+      apiVersion: 'nvidia.com/v1beta1',
+      kind: 'DynamoGraphDeployment',
+      metadata: { name: 'trtllm-gms', annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' } },
+      spec: {
+        backendFramework: 'trtllm',
+        components: [
+          {
+            name: 'worker',
+            type: 'worker',
+            multinode: { nodeCount: 2 },
+            experimental: { gpuMemoryService: { deviceClassName: 'gpu.nvidia.com' }, failover: {} },
+            podTemplate: { spec: { containers: [{ name: 'main', image: 'tensorrtllm-runtime:1.6.0', command: ['python3', '-m', 'dynamo.trtllm'], args: ['--model-path', 'm'], resources: { limits: { 'nvidia.com/gpu': '4' } } }] } },
+          },
+        ],
+      },
+    },
+  },
+  {
+    name: 'interpod/vllm-gms-failover-shadows',
+    object: {
+      apiVersion: 'nvidia.com/v1beta1',
+      kind: 'DynamoGraphDeployment',
+      metadata: { name: 'vllm-interpod', annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' } },
+      spec: {
+        backendFramework: 'vllm',
+        components: [
+          {
+            name: 'VllmWorker',
+            type: 'worker',
+            replicas: 2,
+            experimental: { gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod', numShadows: 1 } },
+            podTemplate: { spec: { containers: [{ name: 'main', image: 'vllm-runtime:1.6.0', command: ['python3', '-m', 'dynamo.vllm'], args: ['--model', 'm', '--load-format', 'gms'], resources: { limits: { 'nvidia.com/gpu': '2', memory: '64Gi' } } }] } },
+          },
+        ],
+      },
+    },
+  },
+];
+
+function renderedInline(): { name: string; cliques: { name: string; labels: Record<string, string>; podSpec: Obj }[] }[] {
+  return GMS_FAILOVER_DGDS.map(({ name, object }) => {
+    const parsed = parseDgd(object);
+    if (!parsed.ok) throw new Error(`${name}: ${parsed.issues.map(formatIssue).join('; ')}`);
+    const rendered = renderDgd(parsed.dgd);
+    if (!rendered.ok) throw new Error(`${name}: ${rendered.issues.map(formatIssue).join('; ')}`);
+    const pcs = rendered.objects.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { template: { cliques: { name: string; labels: Record<string, string>; spec: { podSpec: Obj } }[] } } };
+    return { name, cliques: pcs.spec.template.cliques.map((c) => ({ name: c.name, labels: c.labels, podSpec: c.spec.podSpec })) };
+  });
+}
+
+const corpus = [...renderedCliques(resolve(sharedDir, 'corpus', 'dgd')), ...renderedCliques(resolve(repoRoot, 'examples')).map((c) => ({ ...c, name: `examples/${c.name}` })), ...renderedInline()];
 
 let api: ReturnType<typeof apiClient>;
 let namespace: string;
@@ -107,6 +196,22 @@ describe('rendered clique pod specs pass the API server\'s Pod validation (dry-r
       if (answer.status !== 201) failures.push(`${clique.name}: ${answer.status} ${String(answer.body['message'])}`);
     }
     expect(failures).toEqual([]);
+  });
+
+  it('the GMS and failover pods under test carry what they add: engines, the gms-server sidecar and the shared DRA claim (corpus vllm-agg-failover-gms.yaml and the inline DGDs)', () => {
+    const gmsPods = corpus.filter((d) => d.name.startsWith('vllm-agg-failover-gms.yaml') || d.name.startsWith('inline/')).flatMap((d) => d.cliques.filter((c) => c.name !== 'frontend'));
+    const interPod = corpus.find((d) => d.name === 'interpod/vllm-gms-failover-shadows');
+    expect(interPod?.cliques.map((c) => [c.name, ((c.podSpec['initContainers'] as Obj[] | undefined) ?? []).map((i) => i['name']), c.podSpec['restartPolicy']])).toEqual([
+      ['vllmworker-gms-0', ['fix-gms-perms'], 'Always'],
+      ['vllmworker', ['fix-gms-perms'], 'Never'],
+    ]);
+    const shape = (podSpec: Obj) => ({
+      engines: ((podSpec['containers'] as Obj[]).map((c) => c['name']) as string[]).filter((n) => n.startsWith('engine-')),
+      sidecars: ((podSpec['initContainers'] as Obj[] | undefined) ?? []).map((c) => c['name']).filter((n) => n === 'gms-server'),
+      claims: ((podSpec['resourceClaims'] as Obj[] | undefined) ?? []).map((c) => c['name']),
+    });
+    expect(gmsPods.length).toBe(5);
+    for (const clique of gmsPods) expect(shape(clique.podSpec)).toEqual({ engines: ['engine-0', 'engine-1'], sidecars: ['gms-server'], claims: ['intrapod-shared-gpu'] });
   });
 
   it('the check can fail: a mount without a volume and a probe without a handler are refused', async () => {
