@@ -3,9 +3,11 @@
  * webhooks (AdmissionReview v1 over HTTPS).
  *
  * Takes: `POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments`,
- * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments` and `POST /convert`
+ * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments`, the DGDR webhooks
+ * (v1beta1: ./dgdr.ts; v1beta2 and Runs: ./dgdr-v1beta2.ts) and `POST /convert`
  * (ConversionReview v1, per-kind converters in ./convert.ts) from the API server.
- * Reads: nothing but the request (the stored object arrives as `oldObject`).
+ * Reads: the request (the stored object arrives as `oldObject`); under `DGDR_V1BETA2_ENABLED`
+ * every Node, once per v1beta2 DGDR mutation (hardware discovery).
  * Decides: `defaultDgd` (the JSON Patch is the diff of the object and its defaulted copy) and
  * `validateDgd` (shared/domain/admission).
  * Writes: nothing; answers with the AdmissionReview. No field manager.
@@ -24,7 +26,17 @@ import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime/index.js';
 import { DEFAULT_OPERATOR_VERSION } from '../../shared/api/index.js';
-import { canonicalVersion } from '../../shared/domain/index.js';
+import { canonicalVersion, type NodeFacts } from '../../shared/domain/index.js';
+import { createKube, type KubeObject } from '../../shared/kube/index.js';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/** The admission function only reads (Nodes, for v1beta2 hardware discovery); the field manager names it in any audit. */
+const FIELD_MANAGER_ADMISSION = 'dynamo-admission';
+
+/** A Node as hardware discovery reads it. Pure. */
+export function nodeFacts(node: KubeObject): NodeFacts {
+  return { name: node.metadata.name, labels: (node.metadata['labels'] ?? {}) as Record<string, string> };
+}
 import {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -38,6 +50,8 @@ import {
 export { answerAdmissionReview, findWebhookRoute, invalidStatus, webhookPath, exceedsNestingDepth, MAX_NESTING_DEPTH, SERVED_VERSIONS } from './review.js';
 export type { AdmissionAnswer, AdmissionResponse, ServedVersion, WebhookKind, WebhookRoute } from './review.js';
 export { CONVERT_PATH, CONVERTERS, answerConversionReview, createConverterRegistry } from './convert.js';
+export { V1BETA2_ROUTES, admitV1Beta2 } from './dgdr-v1beta2.js';
+export type { V1Beta2Observed } from './dgdr-v1beta2.js';
 export type { ConversionAnswer, ConversionResponse, Converter, ConverterRegistry, ConverterResult } from './convert.js';
 export {
   DEFAULT_ADMISSION_MAX_BODY_BYTES,
@@ -60,7 +74,13 @@ export const usage = `Usage: dynamo-fn serve admission --tls-cert FILE --tls-key
 Serves DynamoGraphDeployment admission webhooks (AdmissionReview v1):
   POST /mutate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments     defaulting (JSON Patch)
   POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments   validation and warnings
-  POST /convert                                                         ConversionReview v1 (DGD v1alpha1 <-> v1beta1)
+  POST /mutate/nvidia.com/v1beta1/dynamographdeploymentrequests         DGDR defaulting (JSON Patch)
+  POST /validate/nvidia.com/v1beta1/dynamographdeploymentrequests       DGDR validation and warnings
+  POST /mutate/nvidia.com/v1beta2/dynamographdeploymentrequests         DGDR v1beta2: hardware discovery from the Nodes, defaults
+  POST /validate/nvidia.com/v1beta2/dynamographdeploymentrequests       DGDR v1beta2 validation (conversion views, bundled AISimulate schema)
+  POST /validate/nvidia.com/v1beta2/dynamographdeploymentruns           Run validation (spec immutable)
+  POST /convert                                                         ConversionReview v1 (DGD v1alpha1 <-> v1beta1;
+                                                                        DGDR v1alpha1, v1beta2 <-> v1beta1)
   /healthz, /readyz, /metrics
 
 Options:
@@ -85,6 +105,8 @@ Environment:
   MAX_BODY_BYTES         larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
   DRAIN_TIMEOUT_SECONDS  bound on the whole shutdown, the delay included (default 25)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  DGDR_V1BETA2_ENABLED   feature gate dgdrV1Beta2.enabled (default false); true lists Nodes for v1beta2
+                         hardware discovery, through KUBECONFIG or else the in-cluster service account
   OPERATOR_VERSION       DGDR default profiler image nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version>
                          (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
   DGDR_DEFAULT_IMAGE     an explicit default profiler image instead (rc or nightly builds)
@@ -196,6 +218,20 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
   if (operatorVersion !== '' && canonicalVersion(operatorVersion) === undefined) return fail(`OPERATOR_VERSION must be a semantic version such as "1.6.1", got ${JSON.stringify(operatorVersion)}`);
   const defaultImage = deps.env['DGDR_DEFAULT_IMAGE'] ?? '';
   const dgdr = { operatorVersion: operatorVersion === '' ? DEFAULT_OPERATOR_VERSION : operatorVersion, ...(defaultImage === '' ? {} : { defaultImage }) };
+  // v1beta2 hardware discovery lists the Nodes (dgdrV1Beta2.enabled only; the chart grants the list).
+  let listNodes: (() => Promise<readonly NodeFacts[]>) | undefined;
+  if (config.dgdrV1Beta2Enabled) {
+    const kubeConfig = new KubeConfig();
+    try {
+      if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
+      else if ((deps.env['KUBERNETES_SERVICE_HOST'] ?? '') === '') return fail('DGDR_V1BETA2_ENABLED needs KUBECONFIG (a kubeconfig file path) when not running in a Kubernetes pod, to list Nodes for hardware discovery');
+      else kubeConfig.loadFromCluster();
+    } catch (error) {
+      return fail(`cannot load KUBECONFIG: ${(error as Error).message}`);
+    }
+    const kube = createKube(kubeConfig, { fieldManager: FIELD_MANAGER_ADMISSION });
+    listNodes = async () => (await kube.list('v1', 'Node')).map(nodeFacts);
+  }
   // Plain HTTP is for local tools: never expose it beyond loopback unless asked to.
   const host = values.host ?? (isPlain ? '127.0.0.1' : undefined);
 
@@ -209,6 +245,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         ...(host === undefined ? {} : { host }),
         ...(tls === undefined ? {} : { tls }),
         config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers, dgdr },
+        ...(listNodes === undefined ? {} : { listNodes }),
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

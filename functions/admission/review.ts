@@ -21,9 +21,11 @@
 import jsonpatch from 'fast-json-patch';
 import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
-import { DGDR_KIND, DGDR_PLURAL } from '../../shared/api/index.js';
+import { DGDR_KIND, DGDR_PLURAL, RUN_PLURAL, isDgdrV1Beta2View } from '../../shared/api/index.js';
+import { validateConversionView } from '../../shared/domain/index.js';
 import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
 import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
+import { V1BETA2, V1BETA2_ROUTES, admitV1Beta2, type V1Beta2Observed } from './dgdr-v1beta2.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
@@ -40,15 +42,19 @@ export const MAX_NESTING_DEPTH = 100;
 /** One webhook endpoint. */
 export interface WebhookRoute {
   readonly kind: WebhookKind;
-  readonly version: ServedVersion;
+  readonly version: ServedVersion | typeof V1BETA2;
   /** The resource admitted; absent means `dynamographdeployments`. */
-  readonly resource?: typeof DGDR_PLURAL;
+  readonly resource?: typeof DGDR_PLURAL | typeof RUN_PLURAL;
 }
 
-/** The DGDR webhooks serve v1beta1 (v1alpha1 requests reach them converted, through the conversion webhook). */
+/**
+ * The DGDR webhooks serve v1beta1 (v1alpha1 requests reach them converted, through the conversion
+ * webhook) and v1beta2 (./dgdr-v1beta2.ts); Runs are validated in v1beta2.
+ */
 const DGDR_ROUTES: readonly WebhookRoute[] = [
   { kind: 'mutate', version: 'v1beta1', resource: DGDR_PLURAL },
   { kind: 'validate', version: 'v1beta1', resource: DGDR_PLURAL },
+  ...V1BETA2_ROUTES,
 ];
 
 /** The URL path of a webhook, e.g. `/validate/nvidia.com/v1beta1/dynamographdeployments`. Pure. */
@@ -78,6 +84,8 @@ export const AdmissionReviewSchema = z.object({
   request: z.object({
     uid: z.string().min(1),
     kind: GroupVersionKindSchema,
+    /** The kind of the original request, before conversion to the webhook's version (`kind` is the converted one). */
+    requestKind: GroupVersionKindSchema.optional(),
     subResource: z.string().optional(),
     name: z.string().optional(),
     namespace: z.string().optional(),
@@ -158,7 +166,7 @@ export function exceedsNestingDepth(value: unknown, limit: number): boolean {
  * AdmissionReview. Never throws for any input.
  * Source: knative.md §4.1; DESIGN.md "Admission". Pure.
  */
-export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig): AdmissionAnswer {
+export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig, observed: V1Beta2Observed = {}): AdmissionAnswer {
   let parsedBody: unknown;
   try {
     parsedBody = JSON.parse(body);
@@ -172,7 +180,7 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
     return { status: 400, message: `request body is not an ${ADMISSION_API_VERSION} ${ADMISSION_REVIEW_KIND} with a request.uid: ${problems}` };
   }
   const request = review.data.request;
-  const { response, patchOperations } = respond(route, request, config);
+  const { response, patchOperations } = respond(route, request, config, observed);
   return {
     status: 200,
     review: { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response },
@@ -189,9 +197,10 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
   };
 }
 
-function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig): { response: AdmissionResponse; patchOperations: number } {
+function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: V1Beta2Observed): { response: AdmissionResponse; patchOperations: number } {
   const { uid } = request;
   if (request.operation === 'DELETE' || request.operation === 'CONNECT') return only({ uid, allowed: true });
+  if (route.version === V1BETA2) return respondV1Beta2(route, request, observed);
   if (route.resource === DGDR_PLURAL) return respondDgdr(route, request, config.dgdr ?? DEFAULT_DGDR_ADMISSION_CONFIG);
   const expected = `${DYNAMO_GROUP}/${route.version}, Kind=${DGD_KIND}`;
   const received = `${request.kind.group}/${request.kind.version}, Kind=${request.kind.kind}`;
@@ -287,16 +296,45 @@ function respondDgdr(route: WebhookRoute, request: AdmissionRequest, config: Dgd
     return only(reject(uid, 400, `request.object must be a ${DYNAMO_GROUP}/${route.version} ${DGDR_KIND}, not ${JSON.stringify(record['apiVersion'])} ${JSON.stringify(record['kind'])}`));
   }
   const operation = request.operation === 'UPDATE' ? 'UPDATE' : 'CREATE';
+  // A native v1beta2 request reads here as its spec.v1beta2 view: never defaulted by the v1beta1
+  // rules, validated by the v1beta2 webhook when the request came in v1beta2, and otherwise only
+  // allowed back unchanged (reference "Conversion views").
+  const oldObject = operation === 'UPDATE' ? request.oldObject : undefined;
+  const isNativeV1Beta2 = (request.requestKind?.version ?? request.kind.version) === V1BETA2;
+  if (route.kind === 'mutate' && isDgdrV1Beta2View(record)) return only({ uid, allowed: true });
+  if (route.kind === 'validate' && !isNativeV1Beta2) {
+    const viewIssues = validateConversionView(object, oldObject, 'v1beta2');
+    if (viewIssues.length > 0) return only(dgdrDenial(uid, viewIssues, objectName(object) ?? request.name ?? '', undefined));
+  }
+  if (route.kind === 'validate' && isDgdrV1Beta2View(record)) return only({ uid, allowed: true });
   if (route.kind === 'mutate') {
     if (isObjectWithDeletionTimestamp(object)) return only({ uid, allowed: true });
     const answer = mutateDgdr(object, operation, config);
     if (answer.patch === undefined) return only({ uid, allowed: true });
     return { response: { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(answer.patch)).toString('base64') }, patchOperations: answer.patch.length };
   }
-  const answer = admitDgdr(object, operation === 'UPDATE' ? request.oldObject : undefined);
-  const warnings = answer.warnings === undefined ? {} : { warnings: answer.warnings };
-  if (answer.allowed || answer.issues === undefined) return only({ uid, allowed: true, ...warnings });
-  const name = objectName(object) ?? request.name ?? '';
-  const status = invalidStatus(answer.issues, name);
-  return only({ uid, allowed: false, status: { ...status, message: dgdrInvalidMessage(answer.issues, name), details: { name, group: DYNAMO_GROUP, kind: DGDR_KIND, causes: status.details?.causes ?? [] } }, ...warnings });
+  const answer = admitDgdr(object, oldObject);
+  if (answer.allowed || answer.issues === undefined) return only({ uid, allowed: true, ...(answer.warnings === undefined ? {} : { warnings: answer.warnings }) });
+  return only(dgdrDenial(uid, answer.issues, objectName(object) ?? request.name ?? '', answer.warnings));
+}
+
+/** The v1beta2 webhooks (DGDR mutate and validate, Run validate): ./dgdr-v1beta2.ts decides, this builds the response. */
+function respondV1Beta2(route: WebhookRoute, request: AdmissionRequest, observed: V1Beta2Observed): { response: AdmissionResponse; patchOperations: number } {
+  const { uid } = request;
+  const answer = admitV1Beta2(route, request, observed);
+  if (answer.badRequest !== undefined) return only(reject(uid, 400, answer.badRequest));
+  const warnings = answer.warnings === undefined || answer.warnings.length === 0 ? {} : { warnings: answer.warnings };
+  if (answer.issues !== undefined && answer.issues.length > 0) {
+    const name = (typeof request.object === 'object' && request.object !== null ? objectName(request.object) : undefined) ?? request.name ?? '';
+    return only(dgdrDenial(uid, answer.issues, name, answer.warnings, answer.kind));
+  }
+  if (answer.patch === undefined || answer.patch.length === 0) return only({ uid, allowed: true, ...warnings });
+  return { response: { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(answer.patch)).toString('base64'), ...warnings }, patchOperations: answer.patch.length };
+}
+
+/** A denied DGDR (or Run, by `kind`): the Invalid status naming the kind, with every issue as a cause. Pure. */
+export function dgdrDenial(uid: string, issues: readonly FieldIssue[], name: string, warnings: readonly string[] | undefined, kind: string = DGDR_KIND): AdmissionResponse {
+  const status = invalidStatus(issues, name);
+  const message = kind === DGDR_KIND ? dgdrInvalidMessage(issues, name) : `${kind}.${DYNAMO_GROUP} ${JSON.stringify(name)} is invalid: ${formatIssues(issues)}`;
+  return { uid, allowed: false, status: { ...status, message, details: { name, group: DYNAMO_GROUP, kind, causes: status.details?.causes ?? [] } }, ...(warnings === undefined || warnings.length === 0 ? {} : { warnings }) };
 }

@@ -44,7 +44,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AdmissionConfig } from '../../shared/domain/index.js';
+import type { AdmissionConfig, NodeFacts } from '../../shared/domain/index.js';
+import { DGDR_PLURAL } from '../../shared/api/index.js';
+import { V1BETA2, type V1Beta2Observed } from './dgdr-v1beta2.js';
 import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit, registerBuildInfo } from '../../shared/runtime/index.js';
 import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
 import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
@@ -131,6 +133,12 @@ export interface AdmissionServerOptions {
   /** Bound on the whole of `close()`, in seconds. Default {@link DEFAULT_DRAIN_TIMEOUT_SECONDS}. */
   readonly drainTimeoutSeconds?: number;
   readonly log: Logger;
+  /**
+   * Lists every Node (name, labels) for v1beta2 hardware discovery (`dgdrV1Beta2.enabled`); called
+   * once per v1beta2 DGDR mutation. Absent: such a mutation that needs discovery is denied, naming
+   * the hardware fields to set.
+   */
+  readonly listNodes?: () => Promise<readonly NodeFacts[]>;
   /** Converters behind `POST /convert`; default every registered kind (./convert.ts `CONVERTERS`). */
   readonly converters?: ConverterRegistry;
   /** Registry for `/metrics`; default a fresh one. */
@@ -248,9 +256,20 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   const converters = options.converters ?? createConverterRegistry();
 
   /** Answers an AdmissionReview from its body (the request checks are in {@link answerPost}). */
-  function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, text: string): void {
+  /** The Nodes a v1beta2 DGDR mutation discovers hardware from; a failed list is reported, not thrown. */
+  async function observeV1Beta2(route: WebhookRoute): Promise<V1Beta2Observed> {
+    if (route.version !== V1BETA2 || route.kind !== 'mutate' || route.resource !== DGDR_PLURAL || options.listNodes === undefined) return {};
+    try {
+      return { nodes: await options.listNodes() };
+    } catch (error) {
+      log.warn({ err: error }, 'Failed to list Nodes for hardware discovery');
+      return { nodes: { error: `cannot list Nodes: ${error instanceof Error ? error.message : String(error)}` } };
+    }
+  }
+
+  async function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, text: string): Promise<void> {
     const url = request.url ?? '/';
-    const answer = answerAdmissionReview(route, text, options.config);
+    const answer = answerAdmissionReview(route, text, options.config, await observeV1Beta2(route));
     const durationMs = performance.now() - started;
     if (answer.status === 400) {
       rejected.inc({ code: '400' });
@@ -261,7 +280,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
     reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
     duration.observe({ webhook: route.kind }, durationMs / 1000);
-    log.info({ webhook: route.kind, version: route.version, kind: route.resource === undefined ? 'DynamoGraphDeployment' : 'DynamoGraphDeploymentRequest', ...answer.summary, durationMs }, 'Answered AdmissionReview');
+    log.info({ webhook: route.kind, version: route.version, kind: route.resource === undefined ? 'DynamoGraphDeployment' : route.resource === DGDR_PLURAL ? 'DynamoGraphDeploymentRequest' : 'DynamoGraphDeploymentRun', ...answer.summary, durationMs }, 'Answered AdmissionReview');
   }
 
   /** Answers a ConversionReview from its body. */
@@ -282,7 +301,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     else log.warn({ webhook: 'convert', ...answer.summary, durationMs }, 'Refused ConversionReview');
   }
 
-  async function answerPost(request: IncomingMessage, response: ServerResponse, started: number, finish: (text: string) => void): Promise<void> {
+  async function answerPost(request: IncomingMessage, response: ServerResponse, started: number, finish: (text: string) => void | Promise<void>): Promise<void> {
     const url = request.url ?? '/';
     const contentType = request.headers['content-type'];
     if (!isJsonContentType(contentType)) {
@@ -326,8 +345,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
           }
         }
       }
-      // Answering is synchronous: one review at a time holds the CPU, so only bytes need a bound.
-      finish(body.body.toString('utf8'));
+      // Answering is synchronous (a v1beta2 mutation first awaits one Node list): one review at a
+      // time holds the CPU, so only bytes need a bound.
+      await finish(body.body.toString('utf8'));
     } finally {
       active -= 1;
       reservation.release();

@@ -26,6 +26,7 @@ import {
   DGD_KIND,
   DGD_V1BETA1,
   DgdrSchema,
+  isDgdrV1Beta2View,
   LABEL_DGDR,
   LABEL_DGDR_NAME,
   LABEL_DGDR_NAMESPACE,
@@ -227,6 +228,8 @@ export async function handle(event: KubeEvent, deps: ProfileDeps): Promise<Outco
   const stored = await deps.kube.get({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace: event.key.namespace, name: event.key.name });
   if (stored === undefined) return DONE; // Gone: its Job and output go with it (owner references); the DGD persists by design.
   if (stored.metadata['deletionTimestamp'] !== undefined) return DONE;
+  // A native v1beta2 request reads through v1beta1 as its spec.v1beta2 view: not a v1beta1 request to profile.
+  if (isDgdrV1Beta2View(stored)) return DONE;
   const parsed = DgdrSchema.safeParse(stored);
   if (!parsed.success) {
     // Admission and the CRD schema admit only valid requests; an object stored before them is reported, not retried.

@@ -51,6 +51,7 @@ import {
   type RenderConfig,
 } from '../../shared/domain/index.js';
 import type { Kube, KubeObject, ObjectRef } from '../../shared/kube/index.js';
+import type { ModelExpressClient } from './model-express.js';
 import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
 export interface ReconcileDeps extends HandlerDeps {
@@ -58,6 +59,8 @@ export interface ReconcileDeps extends HandlerDeps {
   readonly render: RenderConfig;
   /** Events' `reportingInstance` (the pod or revision name). */
   readonly instance: string;
+  /** The Model Express client `gs://` LPX builds go through (`MODEL_EXPRESS_URL`); undefined: none configured. */
+  readonly modelExpress?: ModelExpressClient | undefined;
 }
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';

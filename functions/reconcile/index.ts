@@ -29,9 +29,11 @@ export function depsWithKube(base: HandlerDeps, kube: Kube): ReconcileDeps {
 /**
  * Builds the function's dependencies from the host's: a kube client from KUBECONFIG, else the
  * in-cluster service account.
+ * With `lpx.enabled` and `MODEL_EXPRESS_URL`, also the Model Express client of `gs://` builds.
  * Failures: ConfigError naming KUBECONFIG when it is unset and the process is not in a pod
- * (no KUBERNETES_SERVICE_HOST), so the host stops before it reports ready; the kube client's
- * own error when the kubeconfig file cannot be read.
+ * (no KUBERNETES_SERVICE_HOST), so the host stops before it reports ready; ConfigError naming
+ * MODEL_EXPRESS_URL for a URL upstream refuses; the kube client's own error when the kubeconfig
+ * file cannot be read.
  */
 export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ReconcileDeps> {
   const kubeConfig = new KubeConfig();
@@ -41,7 +43,13 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
   } else kubeConfig.loadFromCluster();
   const deps = depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }));
   await checkLpxStartup(deps);
-  return deps;
+  const modelExpressUrl = base.config.lpxEnabled ? base.config.modelExpressUrl : undefined;
+  if (modelExpressUrl === undefined) return deps;
+  // Loaded only here: without Model Express, neither protobufjs nor grpc-js is in the process.
+  const { createModelExpressClient, parseModelExpressUrl } = await import('./model-express.js');
+  const target = parseModelExpressUrl(modelExpressUrl);
+  if (!target.ok) throw new ConfigError([{ key: 'MODEL_EXPRESS_URL', expected: 'an http:// or https:// URL with a host and no path, query or fragment, or a gRPC target', received: target.error }]);
+  return { ...deps, modelExpress: await createModelExpressClient(modelExpressUrl) };
 }
 
 /** The LPX routes answer nothing and read nothing while lpx.enabled=false (see ./lpx.ts). */

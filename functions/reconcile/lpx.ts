@@ -6,7 +6,11 @@
  * `LpuPipelineRequest` (`scheduling.lpu.nvidia.com/v1alpha1`), which name their LPXGD through
  * the annotation `lpx.nvidia.com/deployment-name` (upstream-notes/lpx.md §6.1 watches).
  * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups and
- * PodCliques (label `app.kubernetes.io/part-of=<pcs>`) and the namespace's LpuPipelineRequests.
+ * PodCliques (label `app.kubernetes.io/part-of=<pcs>`), the namespace's LpuPipelineRequests, and
+ * for the DGD the LPXGD was made from: the Model Express download status of each `gs://` build
+ * (./model-express.ts, when `MODEL_EXPRESS_URL` is set) and the immutable snapshot (inventory and
+ * `manifest.v2.capnp.bin`) of each build, `file://` from this pod's filesystem, `gs://` through
+ * Model Express once downloaded (./lpx-build.ts).
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
  * Writes: server-side apply of the LPX PodCliqueSet and the serving Services; scaling-group `spec.replicas` by
  * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
@@ -36,14 +40,33 @@ import {
   PodCliqueScalingGroupSchema,
   PodCliqueSchema,
   parseDgd,
+  type Dgd,
   type LpuPipelineRequest,
+  type LpxGraphDeployment,
   type PodClique,
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
-import { decideLpxGraphDeployment, lpxPodCliqueSetName, lpxReadyCondition, parseModelRegistryUrl, type LpxDesired, type LpxObserved, type ObservedPodCliqueSet } from '../../shared/domain/index.js';
+import {
+  BUILD_SNAPSHOT_TIMEOUT_MS,
+  decideLpxGraphDeployment,
+  isLpxInputCurrent,
+  lpxPodCliqueSetName,
+  lpxReadyCondition,
+  lpxRemoteBuildUrls,
+  lpxSnapshotBuildUrls,
+  parseModelRegistryUrl,
+  planModelDownloads,
+  type BuildRef,
+  type BuildSnapshotReading,
+  type DownloadCheck,
+  type LpxDesired,
+  type LpxObserved,
+  type ObservedPodCliqueSet,
+} from '../../shared/domain/index.js';
 import type { KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import { handle as handleDgd, type ReconcileDeps } from './dgd.js';
+import { acquireBuildSnapshot, fileBuildStore, modelExpressBuildStore, type BuildStore } from './lpx-build.js';
 
 const LABEL_GROVE_PART_OF = 'app.kubernetes.io/part-of';
 /** A decision that still writes after this many passes waits for the next event or resync. */
@@ -60,8 +83,12 @@ interface Loaded {
   readonly rawGroups: ReadonlyMap<string, KubeObject>;
 }
 
-/** Loads an LPXGD and everything its decision reads; undefined when the LPXGD is gone or being deleted. */
-export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded | undefined> {
+/**
+ * Loads an LPXGD and everything its decision reads, its builds' download checks and snapshots
+ * included (see {@link loadBuilds}); undefined when the LPXGD is gone or being deleted.
+ * Throws TransientError when a build read may pass on a retry.
+ */
+export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildRef | undefined, builds: BuildStore = fileBuildStore()): Promise<Loaded | undefined> {
   const raw = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
   if (raw === undefined || raw.metadata['deletionTimestamp'] !== undefined) return undefined;
   const parsed = LpxGraphDeploymentSchema.safeParse(raw);
@@ -90,6 +117,10 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
     const request = LpuPipelineRequestSchema.safeParse(object);
     if (request.success) requests.push(request.data);
   }
+  // Builds are read (and downloads started) only for the DGD this LPXGD was made from (lpx.md §5.3:
+  // the DGD is validated before the model downloads).
+  const isMatchingDgd = dgd?.ok === true && isLpxInputCurrent(dgd.dgd, lpxgd);
+  const { buildSnapshots, modelDownloadChecks } = dgd?.ok === true && isMatchingDgd ? await loadBuilds(deps, lpxgd, dgd.dgd, registry, builds) : { buildSnapshots: new Map(), modelDownloadChecks: new Map() };
   const observed: LpxObserved = {
     lpxgd,
     dgd: dgd?.ok === true ? dgd.dgd : undefined,
@@ -97,8 +128,48 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<Loaded 
     scalingGroups,
     podCliques,
     requests,
+    buildSnapshots,
+    modelDownloadChecks,
   };
   return { observed, rawGroups };
+}
+
+/** Upstream's error for a `gs://` build without a Model Express client (lpx.md §4 EnsureDownloaded). */
+const NO_MODEL_EXPRESS = 'Model Express client is required for GCS model downloads';
+
+/**
+ * The builds' side of the observed state: the Model Express checks of the `gs://` builds the
+ * plan checks (each with its share of the 30 s budget, upstream `ensureModelsDownloaded`), then
+ * the snapshot of every `file://` build and of every downloaded `gs://` one (upstream acquires
+ * after the downloads).
+ */
+async function loadBuilds(
+  deps: ReconcileDeps,
+  lpxgd: LpxGraphDeployment,
+  dgd: Dgd,
+  registry: BuildRef | undefined,
+  files: BuildStore,
+): Promise<{ buildSnapshots: Map<string, BuildSnapshotReading>; modelDownloadChecks: Map<string, DownloadCheck> }> {
+  const plan = planModelDownloads(lpxRemoteBuildUrls(dgd, registry), lpxgd, deps.now());
+  const modelDownloadChecks = new Map<string, DownloadCheck>();
+  for (const url of plan.toCheck) {
+    modelDownloadChecks.set(url, deps.modelExpress === undefined ? { ok: false, error: NO_MODEL_EXPRESS } : await deps.modelExpress.ensureModelDownloaded(url, plan.perBuildTimeoutMs));
+  }
+  const refreshErrors = [...modelDownloadChecks.values()].flatMap((c) => (c.ok ? [] : [c.error]));
+  // A Ready child keeps running on a failed refresh (lpx.md §5.1 "Periodic refresh").
+  if (plan.isRefresh && refreshErrors.length > 0) deps.log.warn({ errors: refreshErrors }, 'Unable to refresh model downloads');
+  const isDownloaded = (url: string): boolean => {
+    const check = modelDownloadChecks.get(url);
+    return plan.reused.includes(url) || (check !== undefined && check.ok && check.isDownloaded);
+  };
+  const buildSnapshots = new Map<string, BuildSnapshotReading>();
+  for (const url of lpxSnapshotBuildUrls(dgd, registry)) {
+    if (url.startsWith('file://')) buildSnapshots.set(url, await acquireBuildSnapshot(files, url, deps.now));
+    else if (url.startsWith('gs://') && deps.modelExpress !== undefined && isDownloaded(url)) {
+      buildSnapshots.set(url, await acquireBuildSnapshot(modelExpressBuildStore(deps.modelExpress, BUILD_SNAPSHOT_TIMEOUT_MS), url, deps.now));
+    }
+  }
+  return { buildSnapshots, modelDownloadChecks };
 }
 
 /** True when the next pass reads what this one wrote: the new PodCliqueSet's uid, or a scaled group to publish for. */
@@ -146,7 +217,7 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
   const registry = parseModelRegistryUrl(deps.config.lpxModelRegistryUrl);
   if (!registry.ok) throw new PermanentError(`cannot use LPX_MODEL_REGISTRY_URL: ${registry.error}`, { reason: 'InvalidConfig' });
   for (let pass = 0; pass < MAX_PASSES; pass += 1) {
-    const loaded = await load(deps, event.key);
+    const loaded = await load(deps, event.key, registry.registry);
     if (loaded === undefined) return DONE;
     const desired = decideLpxGraphDeployment(loaded.observed, { registry: registry.registry, render: deps.render }, deps.now());
     try {

@@ -237,6 +237,12 @@ export type CrdFeatureGate = 'lpx' | 'dgdrV1Beta2';
 
 /** The annotation naming the chart feature gate of a gated CRD. */
 export const ANNOTATION_CRD_FEATURE_GATE = 'dynamo-fn.nvidia.com/feature-gate';
+/**
+ * The annotation prefix naming the chart feature gate of one served version of a CRD:
+ * `dynamo-fn.nvidia.com/feature-gate.<version>: <gate>`; `infra/chart/templates/crds.yaml` drops
+ * that version unless the gate is on (DGDR v1beta2 under `dgdrV1Beta2`, upstream-notes/dgdr.md §5).
+ */
+export const ANNOTATION_CRD_VERSION_FEATURE_GATE_PREFIX = 'dynamo-fn.nvidia.com/feature-gate.';
 
 /** One of our CRDs: how to build it, and the chart feature gate it is installed under, if any. */
 export interface OwnCrd {

@@ -129,6 +129,6 @@ describe('DGDR v1beta1 -> v1alpha1 -> v1beta1', () => {
   it('converting to the same version is the identity; another version is refused', () => {
     const beta = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'r' }, spec: { model: 'm' } };
     expect(convertDgdr(beta, 'nvidia.com/v1beta1')).toEqual({ ok: true, object: beta });
-    expect(convertDgdr(beta, 'nvidia.com/v1beta2')).toEqual({ ok: false, message: 'cannot convert DynamoGraphDeploymentRequest from nvidia.com/v1beta1 to nvidia.com/v1beta2: supported versions are nvidia.com/v1beta1 and nvidia.com/v1alpha1' });
+    expect(convertDgdr(beta, 'nvidia.com/v1beta3')).toEqual({ ok: false, message: 'cannot convert DynamoGraphDeploymentRequest from nvidia.com/v1beta1 to nvidia.com/v1beta3: supported versions are nvidia.com/v1beta1, nvidia.com/v1alpha1 and nvidia.com/v1beta2' });
   });
 });

@@ -23,6 +23,8 @@
  * @module
  */
 import { DGDR_KIND, DGDR_V1ALPHA1, DGDR_V1BETA1 } from './dgdr.js';
+import { DGDR_V1BETA2 } from './dgdr-v1beta2.js';
+import { convertDgdrV1Beta1ToV1Beta2, convertDgdrV1Beta2ToV1Beta1, convertDgdrV1Beta2ViewBetweenV1Alpha1AndV1Beta1, isDgdrV1Beta2View } from './dgdr-v1beta2-conversion.js';
 
 type Obj = Record<string, unknown>;
 
@@ -225,13 +227,27 @@ export function convertDgdrToV1Alpha1(beta: Readonly<Obj>): DgdrConversionResult
 }
 
 /**
- * Converts a DGDR of either served version to `desiredApiVersion` (same version: unchanged).
- * Failures: an unsupported version on either side. Pure.
+ * Converts a DGDR of any served version (v1alpha1, v1beta1, v1beta2) to `desiredApiVersion`
+ * (same version: unchanged); v1beta2 goes through the v1beta1 hub and its conversion views.
+ * Failures: an unsupported version on either side; a mixed view (./dgdr-v1beta2-conversion.ts). Pure.
  */
 export function convertDgdr(object: Readonly<Obj>, desiredApiVersion: string): DgdrConversionResult {
   const from = object['apiVersion'];
   if (from === desiredApiVersion) return { ok: true, object: structuredClone(object) as Obj };
+  // v1beta2 converts through the v1beta1 hub (./dgdr-v1beta2-conversion.ts, reference "Conversion views").
+  if (from === DGDR_V1BETA2) {
+    const hub = convertDgdrV1Beta2ToV1Beta1(object);
+    return !hub.ok || desiredApiVersion === DGDR_V1BETA1 ? hub : convertDgdr(hub.object, desiredApiVersion);
+  }
+  if (desiredApiVersion === DGDR_V1BETA2) {
+    const hub = from === DGDR_V1BETA1 ? { ok: true as const, object } : convertDgdr(object, DGDR_V1BETA1);
+    return hub.ok ? convertDgdrV1Beta1ToV1Beta2(hub.object) : hub;
+  }
+  // A native v1beta2 request's spec.v1beta2 view has no v1alpha1 counterpart: it is carried as is.
+  if ((from === DGDR_V1ALPHA1 || from === DGDR_V1BETA1) && (desiredApiVersion === DGDR_V1ALPHA1 || desiredApiVersion === DGDR_V1BETA1) && isDgdrV1Beta2View(object)) {
+    return convertDgdrV1Beta2ViewBetweenV1Alpha1AndV1Beta1(object, desiredApiVersion);
+  }
   if (from === DGDR_V1ALPHA1 && desiredApiVersion === DGDR_V1BETA1) return convertDgdrToV1Beta1(object);
   if (from === DGDR_V1BETA1 && desiredApiVersion === DGDR_V1ALPHA1) return convertDgdrToV1Alpha1(object);
-  return { ok: false, message: `cannot convert ${DGDR_KIND} from ${String(from)} to ${desiredApiVersion}: supported versions are ${DGDR_V1BETA1} and ${DGDR_V1ALPHA1}` };
+  return { ok: false, message: `cannot convert ${DGDR_KIND} from ${String(from)} to ${desiredApiVersion}: supported versions are ${DGDR_V1BETA1}, ${DGDR_V1ALPHA1} and ${DGDR_V1BETA2}` };
 }

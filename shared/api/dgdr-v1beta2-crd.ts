@@ -36,7 +36,7 @@ export function dgdrV1Beta2SpecStructuralSchema(): Record<string, unknown> {
   const properties = spec['properties'] as Record<string, Record<string, unknown>>;
   const workload = properties['workload'];
   if (workload !== undefined) {
-    workload['x-kubernetes-validations'] = [{ rule: '!(has(self.trace) && has(self.static))', message: 'workload.trace and workload.static are mutually exclusive' }];
+    workload['x-kubernetes-validations'] = [{ rule: '!(has(self.trace) && has(self.static))', message: 'workload.trace and workload.static are mutually exclusive; set workload.static to null in the same update to switch to a trace' }];
   }
   return spec;
 }

@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { ConditionSchema, ObjectMetaSchema, int32, looseObject } from './core.js';
 import { BACKEND_FRAMEWORKS } from './dgd.js';
+import bundledRecommendInputSchema from './aisimulate-recommend-input.schema.json' with { type: 'json' };
 
 export const DGDR_V1BETA2 = 'nvidia.com/v1beta2';
 export const DGDR_V1BETA2_KIND = 'DynamoGraphDeploymentRequest';
@@ -71,6 +72,13 @@ export const BUNDLED_AISIMULATE_SKUS = [
   'a100_pcie', 'a100_sxm', 'a30', 'b200_sxm', 'b300_sxm', 'b60', 'gb200', 'gb300',
   'h100_pcie', 'h100_sxm', 'h200_sxm', 'l4', 'l40s', 'rtx_pro_6000_server',
 ] as const;
+
+/**
+ * The JSON Schema of the AISimulate `recommend` input of the bundled release (0.13.0.dev85,
+ * generated from it by scripts/aisimulate-input-schema.ts): request and Run admission validate the
+ * merged input against it (reference "v1beta2 hardware SKU"; upstream-notes/profiler.md §3.5).
+ */
+export const BUNDLED_AISIMULATE_RECOMMEND_INPUT_SCHEMA: Readonly<Record<string, unknown>> = bundledRecommendInputSchema;
 
 // Run conditions and reasons. Published is the publisher's, Completed the Run controller's
 // (reference "v1beta2 DGD Overrides"); Valid is the Candidate's (reference "Candidate status").

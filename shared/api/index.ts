@@ -15,6 +15,7 @@ export * from './crd.js';
 export * from './lpx.js';
 export * from './lpx-crd.js';
 export * from './dgdr-v1beta2.js';
+export * from './dgdr-v1beta2-conversion.js';
 export * from './dgdr-v1beta2-crd.js';
 export * from './dgdr.js';
 export * from './dgdr-crd.js';

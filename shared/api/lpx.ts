@@ -39,6 +39,8 @@ export const LABEL_LPX_DEPLOYMENT_UID = 'lpx.nvidia.com/deployment-uid';
 /** Annotation routing Grove child and LPR events to the LPXGD (lpx.md §2.3). */
 export const ANNOTATION_LPX_DEPLOYMENT_NAME = 'lpx.nvidia.com/deployment-name';
 export const ANNOTATION_LPX_WORKLOAD_DIGEST = 'scheduling.lpu.nvidia.com/dynamo-workload-digest';
+/** The compiler provenance of a model's build: its snapshot content id (lpx.md §3.2 LPR annotations; upstream `CompilerSnapshotDigestAnnotation`, also on Agent pods). */
+export const ANNOTATION_LPX_COMPILER_SNAPSHOT_DIGEST = 'scheduling.lpu.nvidia.com/compiler-snapshot-digest';
 export const ANNOTATION_LPX_DYNAMO_MODEL = 'scheduling.lpu.nvidia.com/dynamo-model';
 export const ANNOTATION_LPX_POD_ROLE = 'scheduling.lpu.nvidia.com/role';
 export const ANNOTATION_LPX_POD_MODEL = 'scheduling.lpu.nvidia.com/model';
@@ -53,9 +55,20 @@ export const CONDITION_SCHEDULING_FAILED = 'SchedulingFailed';
 export const CONDITION_SCALING_DEFERRED = 'ScalingDeferred';
 export const REASON_LPX_DEADLINE_EXCEEDED = 'LPXSchedulingDeadlineExceeded';
 export const MESSAGE_LPX_DEADLINE_EXCEEDED = 'An LPX request exceeded its scheduling deadline';
+/** Ready=Pending after removed requests were deleted (lpx.md §5.3 step 15). */
+export const MESSAGE_LPX_CAPACITY_CHANGES = 'Waiting to observe LPX capacity changes';
+/** Ready=Pending while an engine replica's requests no longer match their intent (upstream `reconcilePipelineRequests`, design D). */
+export const MESSAGE_LPX_DESIRED_BUILD = 'Waiting for Grove replicas and their LPX requests to reach the desired build';
+/** Ready=Pending while a desired request name is held by a terminating request (lpx.md §5.3 step 18). */
+export const MESSAGE_LPX_REMOVED_REQUESTS = 'Waiting for removed LPX requests to finish deletion';
+/** Ready=Pending after requests were created (lpx.md §3.2 Publication). */
+export const MESSAGE_LPX_PUBLISHED_REQUESTS = 'Waiting for published LPX requests to appear in the cache';
 export const REASON_LPX_RETRY_AUTHORIZED = 'LPXSchedulingRetryAuthorized';
 export const MESSAGE_LPX_RETRY_AUTHORIZED = 'The current input revision supersedes the previous scheduling failure';
 export const REASON_SCALING_ALLOWED = 'ScalingAllowed';
+/** A component `Ready` not evaluated in a pass (lpx.md §2.2 "Unknown/NotObserved"). */
+export const REASON_COMPONENT_NOT_OBSERVED = 'NotObserved';
+export const MESSAGE_COMPONENT_NOT_OBSERVED = 'Component readiness has not been observed';
 export const MESSAGE_SCALING_ALLOWED = 'No Grove replica changes are deferred';
 export const REASON_GROVE_UPDATE_PENDING = 'GroveUpdatePending';
 export const MESSAGE_GROVE_UPDATE_PENDING = 'Replica changes are deferred until Grove observes the desired PodCliqueSet and any coherent update completes';

@@ -14,7 +14,7 @@ import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kub
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { startAdmissionServer } from '../../functions/admission/index.js';
+import { nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
@@ -193,9 +193,16 @@ export async function run(argv: readonly string[]): Promise<number> {
   const binaries = await ensureKubeBinaries({ log });
   // One admission server (TLS, loopback) for the whole session: v1alpha1 objects convert through
   // its /convert, as the API server in a cluster calls it through the admission Service, and the
-  // DGD and DGDR webhooks (dev-profile.ts, or the chart's with --chart) call it too.
+  // webhooks (dev-profile.ts, or the chart's with --chart) call it too. It starts before the API
+  // server (whose CRDs name its /convert), so the Nodes of v1beta2 hardware discovery are listed
+  // through the client made once the API server runs; no review can come before that.
   const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
-  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
+  let nodesClient: Kube | undefined;
+  const listNodes = async () => {
+    if (nodesClient === undefined) throw new Error('cannot list Nodes: the API server is not started yet');
+    return (await nodesClient.list('v1', 'Node')).map(nodeFacts);
+  };
+  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0, listNodes });
   const plane = await startControlPlane({
     binaries,
     // With --chart our CRDs come from the chart, as on a cluster; with --lpx-enabled, the
@@ -226,6 +233,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   try {
     // One client for what dev itself writes and reads, on the control plane's loaded config.
     const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    nodesClient = kube;
     // The namespaces of the examples, so the kubectl lines below work as printed.
     await ensureNamespaces(kube, await exampleNamespaces(), log);
     const devAdmission = { url: `https://127.0.0.1:${admission.port}`, caPem: certs.caPem };

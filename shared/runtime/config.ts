@@ -14,6 +14,7 @@
  * | `MAX_IN_FLIGHT_EVENTS` | `64` | events handled at once; one more gets 429 with `Retry-After` |
  * | `LPX_ENABLED` | `false` | feature gate `lpx.enabled`: `true` or `false` |
  * | `LPX_MODEL_REGISTRY_URL` | unset | `lpx.modelRegistryURL`: an absolute path, `file://` or `gs://` URL (checked by the functions that use it) |
+ * | `MODEL_EXPRESS_URL` | unset | `infrastructure.modelExpressURL`: the Model Express gRPC endpoint (`http://host:port`, `https://host:port` or a gRPC target) through which `gs://` LPX builds are downloaded and read |
  * | `DGDR_V1BETA2_ENABLED` | `false` | feature gate `dgdrV1Beta2.enabled` (DGDR v1beta2, Runs, Candidates) |
  * | `AISIMULATE_IMAGE` | `nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1` | image of a Run's Job when the Run names none |
  * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
@@ -93,6 +94,7 @@ export const RuntimeEnvSchema = z.object({
   MAX_IN_FLIGHT_EVENTS: unsetWhenEmpty(integerFromEnv(1, 100_000).default(64)),
   LPX_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
   LPX_MODEL_REGISTRY_URL: unsetWhenEmpty(z.string().optional()),
+  MODEL_EXPRESS_URL: unsetWhenEmpty(z.string().optional()),
   DGDR_V1BETA2_ENABLED: unsetWhenEmpty(booleanFromEnv.default(false)),
   AISIMULATE_IMAGE: unsetWhenEmpty(z.string({ error: 'an image reference' }).min(1).default(DEFAULT_AISIMULATE_IMAGE)),
   KUBECONFIG: unsetWhenEmpty(z.string({ error: 'a file path' }).optional()),
@@ -118,6 +120,8 @@ export interface RuntimeConfig {
   readonly lpxEnabled: boolean;
   /** `lpx.modelRegistryURL`; undefined: no registry (only absolute LPX build ids work). */
   readonly lpxModelRegistryUrl?: string | undefined;
+  /** `infrastructure.modelExpressURL`: the Model Express gRPC endpoint `gs://` LPX builds are downloaded and read through; undefined: none. */
+  readonly modelExpressUrl?: string | undefined;
   /** Path of a kubeconfig file; undefined means in-cluster configuration. */
   readonly kubeconfigPath: string | undefined;
   /** Feature gate `dgdrV1Beta2.enabled` (DGDR v1beta2, Runs, Candidates, trace claims). */
@@ -165,6 +169,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     maxInFlightEvents: values.MAX_IN_FLIGHT_EVENTS,
     lpxEnabled: values.LPX_ENABLED,
     ...(values.LPX_MODEL_REGISTRY_URL === undefined ? {} : { lpxModelRegistryUrl: values.LPX_MODEL_REGISTRY_URL }),
+    ...(values.MODEL_EXPRESS_URL === undefined ? {} : { modelExpressUrl: values.MODEL_EXPRESS_URL }),
     kubeconfigPath: values.KUBECONFIG,
     dgdrV1Beta2Enabled: values.DGDR_V1BETA2_ENABLED,
     aisimulateImage: values.AISIMULATE_IMAGE,

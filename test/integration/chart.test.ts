@@ -126,6 +126,14 @@ describe('helm lint and template', () => {
     }
   });
 
+  it('modelExpressURL reaches the functions as MODEL_EXPRESS_URL (upstream infrastructure.modelExpressURL), and is unset by default', async () => {
+    const envOf = async (flags: string[]) => workloads(await template(flags)).flatMap((w) => w.containers).map((c) => Object.fromEntries(c.env.map((e) => [e.name, e.value])));
+    for (const env of await envOf([])) expect(env['MODEL_EXPRESS_URL']).toBeUndefined();
+    const set = await envOf(['--set', 'lpx.enabled=true,modelExpressURL=http://model-express.dynamo-system:8001']);
+    expect(set.length).toBeGreaterThanOrEqual(2);
+    for (const env of set) expect(env['MODEL_EXPRESS_URL']).toBe('http://model-express.dynamo-system:8001');
+  });
+
   it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs and Candidates under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
     const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
     expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
@@ -204,6 +212,18 @@ describe('helm lint and template', () => {
       (['mutate', 'validate'] as const).flatMap((kind) => [webhookPath({ kind, version: 'v1beta1' }), webhookPath({ kind, version: 'v1beta1', resource: 'dynamographdeploymentrequests' })]).sort(),
     );
     for (const config of configs) expect(config.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('ns-x/dynamo-admission');
+  });
+
+  it.each(MATRIX)('$name: the DGDR CRD serves v1beta2, admission registers the v1beta2 webhooks and may list Nodes, only under dgdrV1Beta2.enabled (upstream crd-apply strips v1beta2 with its gate off, upstream-notes/dgdr.md §5)', async (row) => {
+    const { V1BETA2_ROUTES, webhookPath } = await import('../../functions/admission/index.js');
+    const objects = await template(setFlags(row));
+    const dgdr = objects.find((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'dynamographdeploymentrequests.nvidia.com');
+    expect(((dgdr?.spec?.['versions'] ?? []) as { name: string }[]).map((v) => v.name)).toEqual(row.v1beta2 ? ['v1beta1', 'v1alpha1', 'v1beta2'] : ['v1beta1', 'v1alpha1']);
+    const paths = objects.filter((o) => o.kind.endsWith('WebhookConfiguration')).flatMap((c) => c.webhooks?.map((w) => w.clientConfig.service.path) ?? []);
+    for (const route of V1BETA2_ROUTES) expect(paths.includes(webhookPath(route))).toBe(row.v1beta2);
+    expect(names(objects).filter((name) => name.endsWith(' dynamo-admission') && name.startsWith('ClusterRole'))).toEqual(row.v1beta2 ? ['ClusterRole dynamo-admission', 'ClusterRoleBinding dynamo-admission'] : []);
+    const account = objects.find((o) => o.kind === 'ServiceAccount' && o.metadata.name === 'dynamo-admission') as unknown as { automountServiceAccountToken: boolean };
+    expect(account.automountServiceAccountToken).toBe(row.v1beta2);
   });
 
   it('installs our CRDs exactly as `dynamo-fn crds` generates them (all of them with both gates on), kept on uninstall (helm.sh/resource-policy: keep)', async () => {

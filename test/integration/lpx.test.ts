@@ -12,20 +12,25 @@
  * kube-controller-manager's garbage collector does run, so the foreground deletion of a
  * replaced PodCliqueSet really waits for its requests and scaling groups.
  */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGD_KIND, DGD_V1BETA1, FIELD_MANAGER_CLEANUP, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND, parseDgd } from '../../shared/api/index.js';
-import { lpxPodCliqueSetName, podCliqueSetName } from '../../shared/domain/index.js';
+import { buildSnapshotContentId, lpxPodCliqueSetName, podCliqueSetName } from '../../shared/domain/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type HandlerDeps, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as reconcileDeps } from '../../functions/reconcile/index.js';
 import { handle as handleDgd, type ReconcileDeps } from '../../functions/reconcile/dgd.js';
 import { handle as handleLpx } from '../../functions/reconcile/lpx.js';
+import { MODEL_STATUS, createModelExpressClient } from '../../functions/reconcile/model-express.js';
 import { checkLpxStartup } from '../../functions/reconcile/lpx-startup.js';
 import { depsWithKube as cleanupDeps, type CleanupDeps } from '../../functions/cleanup/index.js';
 import { handle as handleDeadlines } from '../../functions/cleanup/lpx-deadlines.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
+import { fileChunks, startTestModelExpress } from '../support/model-express.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
@@ -36,6 +41,14 @@ const scheduler: Kube = createKube(kubeConfig, { fieldManager: 'lpx-scheduler' }
 
 const GROVE = 'grove.io/v1alpha1';
 const DEADLINE_SECONDS = 60;
+/**
+ * The compiled builds the LPX components name: directories on this machine's filesystem, read by
+ * the reconcile function as upstream's operator reads `file://` builds (lpx-build.ts). The
+ * manifest's bytes are opaque here (the manifest is not decoded, only fenced and hashed).
+ */
+let buildsRoot = '';
+let BUILD = '';
+const MANIFEST_BYTES = Buffer.from('compiled LPX manifest v2');
 
 function baseDeps(lpxEnabled: boolean, now: () => Date = () => new Date()): HandlerDeps {
   return { log, now, config: defaultConfig({ lpxEnabled, kubeconfigPath: process.env['KUBECONFIG'] }) };
@@ -66,7 +79,7 @@ function aHybridDgd(namespace: string, name: string, engine: Record<string, unkn
       restart: { strategy: { type: 'Parallel' } },
       components: [
         { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: template('nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.0') },
-        { name: 'engine', type: 'lpx', lpx: { buildId: '/models/llama-lpx' }, roles: lpxRoles, ...engine },
+        { name: 'engine', type: 'lpx', lpx: { buildId: BUILD }, roles: lpxRoles, ...engine },
       ],
     },
   };
@@ -178,8 +191,16 @@ async function writeReceipt(request: KubeObject, phase: string): Promise<void> {
 
 describe('LPX on a real API server (issue 11)', () => {
   let enabled: ReconcileDeps;
-  beforeAll(() => {
+  beforeAll(async () => {
     enabled = reconcileWith(true);
+    buildsRoot = await mkdtemp(path.join(tmpdir(), 'lpx-builds-'));
+    BUILD = path.join(buildsRoot, 'llama-lpx');
+    await mkdir(path.join(BUILD, 'part-0'), { recursive: true });
+    await writeFile(path.join(BUILD, 'manifest.v2.capnp.bin'), MANIFEST_BYTES);
+    await writeFile(path.join(BUILD, 'part-0', 'chip-0.gas'), 'gas');
+  });
+  afterAll(async () => {
+    await rm(buildsRoot, { recursive: true, force: true });
   });
 
   it('the lpx.enabled start-up check passes with the LpuPipelineRequest and PodGang APIs installed', async () => {
@@ -250,11 +271,113 @@ describe('LPX on a real API server (issue 11)', () => {
     expect(conditionOf(await getDgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'LPX scheduler is binding the planned workload Pods' });
   });
 
+  it('"AcquireBuildSnapshot ... Require the supported binary compiler manifest": without manifest.v2.capnp.bin nothing LPX is rendered; with it, its snapshot digest is on the Agents and every request; a recompiled build\'s requests are replaced only after Grove rolls their engine ("An immutable mismatch waits for the Grove engine to roll")', async () => {
+    const namespace = await createTestNamespace(kubeConfig, 'lpx-build');
+    const name = 'compiled';
+    const build = path.join(buildsRoot, 'uncompiled');
+    await mkdir(build, { recursive: true });
+    await writeFile(path.join(build, 'manifest.json'), '{}');
+    await applyDgd(aHybridDgd(namespace, name, { replicas: 1, lpx: { buildId: build } }));
+    await reconcileAll(enabled, namespace, name);
+
+    // A permanent failure: reported on the child and the DGD, nothing LPX rendered, the event answered.
+    const message = `acquiring immutable LPX build snapshot for model "engine" build "${build}": immutable build snapshot is inconsistent: immutable build "file://${build}" is missing manifest.v2.capnp.bin`;
+    expect(conditionOf(await getLpxgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message });
+    expect(conditionOf(await getDgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', message });
+    expect((await user.list(GROVE, 'PodCliqueSet', namespace)).map((p) => p.metadata.name)).toEqual([name]);
+    expect(await requestsOf(namespace)).toEqual([]);
+
+    // The compiler writes the manifest: the next reconcile (an event or the resync) proceeds.
+    await writeFile(path.join(build, 'manifest.v2.capnp.bin'), MANIFEST_BYTES);
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    const digest = buildSnapshotContentId(['manifest.json', 'manifest.v2.capnp.bin'], MANIFEST_BYTES);
+    const pcsName = await lpxPcsName(namespace, name);
+    const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+    const cliques = (pcs?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string> }[] } }).template.cliques;
+    expect(cliques.map((c) => [c.name, c.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']])).toEqual([['agt', digest], ['cond', undefined]]);
+    await actAsGroveScalingGroup(namespace, pcsName, 'observed-not-ready');
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    const requests = await requestsOf(namespace);
+    expect(requests.map((r) => r.metadata.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest'])).toEqual([digest]);
+    expect(conditionOf(await getLpxgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'Waiting for published LPX requests to appear in the cache' });
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    expect((await requestsOf(namespace)).map((r) => r.metadata.resourceVersion)).toEqual(requests.map((r) => r.metadata.resourceVersion));
+
+    // The build is recompiled in place: the Agents' template moves to the new digest at once, but
+    // the request waits until Grove has rolled its engine replica (lpx.md §3.2 "An immutable
+    // mismatch waits for the Grove engine to roll").
+    const rebuiltBytes = Buffer.from('recompiled LPX manifest v2');
+    await writeFile(path.join(build, 'manifest.v2.capnp.bin'), rebuiltBytes);
+    const rebuilt = buildSnapshotContentId(['manifest.json', 'manifest.v2.capnp.bin'], rebuiltBytes);
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    const rolledPcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+    const templates = (rolledPcs?.['spec'] as { template: { cliques: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }[] } }).template.cliques;
+    expect(templates.find((c) => c.name === 'agt')?.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']).toBe(rebuilt);
+    expect((await requestsOf(namespace)).map((r) => r.metadata.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest'])).toEqual([digest]);
+    expect(conditionOf(await getLpxgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'Waiting for Grove replicas and their LPX requests to reach the desired build' });
+
+    // As Grove: replica 0's role cliques rolled to the new template. The old request is retired,
+    // and once it is gone, published again for the new build.
+    for (const template of templates) {
+      await grove.apply({
+        apiVersion: GROVE,
+        kind: 'PodClique',
+        metadata: { name: `${pcsName}-0-lpx-0-${template.name}`, namespace, labels: { ...(template.labels ?? {}), 'app.kubernetes.io/part-of': pcsName }, annotations: template.annotations ?? {} },
+        spec: { roleName: template.name, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
+      });
+    }
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    await eventually('the old request is gone', async () => ((await requestsOf(namespace)).length === 0 ? true : undefined));
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    expect((await requestsOf(namespace)).map((r) => r.metadata.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest'])).toEqual([rebuilt]);
+  });
+
+  it('a gs:// build is downloaded through Model Express before anything LPX is rendered ("Waiting for model downloads to complete"), then read through it; a fresh download is not checked again', async () => {
+    // Model Express is a real gRPC server on loopback: it answers DOWNLOADING until the test says otherwise.
+    const manifest = Buffer.from('compiled LPX manifest v2 in GCS');
+    const build = 'gs://models-bucket/llama/b1';
+    let isDownloaded = false;
+    const mx = await startTestModelExpress({
+      download: (modelName) => [{ modelName, status: isDownloaded ? MODEL_STATUS.DOWNLOADED : MODEL_STATUS.DOWNLOADING, message: '' }],
+      files: () => ['manifest.v2.capnp.bin', 'part-0/chip-0.gas'],
+      chunks: () => fileChunks(manifest, 1024),
+    });
+    const client = await createModelExpressClient(mx.url);
+    try {
+      const withMx: ReconcileDeps = { ...enabled, modelExpress: client };
+      const namespace = await createTestNamespace(kubeConfig, 'lpx-gs');
+      const name = 'remote';
+      await applyDgd(aHybridDgd(namespace, name, { replicas: 1, lpx: { buildId: build } }));
+      await reconcileAll(withMx, namespace, name);
+      const waiting = await getLpxgd(namespace, name);
+      expect(conditionOf(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: `Waiting for model downloads to complete: ${build}` });
+      expect((waiting?.['status'] as { modelDownload?: unknown }).modelDownload).toEqual({ builds: [] });
+      expect((await user.list(GROVE, 'PodCliqueSet', namespace)).map((p) => p.metadata.name)).toEqual([name]);
+
+      isDownloaded = true;
+      await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), withMx);
+      const downloaded = await getLpxgd(namespace, name);
+      expect((downloaded?.['status'] as { modelDownload?: { builds: string[]; lastCheckedAt: string } }).modelDownload).toMatchObject({ builds: [build], lastCheckedAt: expect.stringMatching(/Z$/) });
+      const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: await lpxPcsName(namespace, name) });
+      const agent = (pcs?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string> }[] } }).template.cliques.find((c) => c.name === 'agt');
+      expect(agent?.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']).toBe(buildSnapshotContentId(['manifest.v2.capnp.bin', 'part-0/chip-0.gas'], manifest));
+
+      // "Builds already in a fresh status.modelDownload.builds are reused without re-checking".
+      const checks = () => mx.requests.filter((r) => r.rpc === 'EnsureModelDownloaded').length;
+      const before = checks();
+      await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), withMx);
+      expect(checks()).toBe(before);
+    } finally {
+      client.close();
+      await mx.stop();
+    }
+  });
+
   /** A graph whose engine has `replicas` (or omitted), a 60 s deadline, receipts bound on `bound` ordinals only. */
   async function graphWithExpiringRequests(prefix: string, engine: Record<string, unknown>, annotations: Record<string, string>, liveReplicas: number, boundOrdinals: readonly number[]) {
     const namespace = await createTestNamespace(kubeConfig, prefix);
     const name = 'deadline';
-    await applyDgd(aHybridDgd(namespace, name, { lpx: { buildId: '/models/llama-lpx', scheduling: { attemptDeadlineSeconds: DEADLINE_SECONDS } }, ...engine }, annotations));
+    await applyDgd(aHybridDgd(namespace, name, { lpx: { buildId: BUILD, scheduling: { attemptDeadlineSeconds: DEADLINE_SECONDS } }, ...engine }, annotations));
     await reconcileAll(enabled, namespace, name);
     const pcsName = await lpxPcsName(namespace, name);
     if (engine['replicas'] === undefined) {

@@ -322,17 +322,28 @@ describe('"A waiting container is a diagnostic, not a failure"', () => {
 
 describe('Run retention: "The operator keeps the Runs, Jobs, and pods of a request\'s five most recent finished Runs"', () => {
   it('retires the finished Runs of one request beyond the five most recent; Runs of other owners and unowned Runs are untouched', async () => {
-    // The owning request: the DGDR v1beta2 kind is not served here; the owner reference is all retention reads.
-    const request = { apiVersion: DGDR_V1BETA2, kind: 'DynamoGraphDeploymentRequest', name: 'retain', uid: randomUUID(), controller: true };
+    // The owning request exists: DGDR v1beta2 is served, so the garbage collector collects Runs
+    // owned by a request that does not, and a Run of an older generation than its request's is
+    // Superseded. So, as the request controller does, each Run evaluates the request's current
+    // generation, and the request moves on (a new spec, a new generation) once it finished.
+    const owner = await user.create({ apiVersion: DGDR_V1BETA2, kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'retain', namespace }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, hardware: { gpu: { sku: 'h200_sxm', budget: 8, numGpusPerNode: 8 } }, recommendation: { maxCandidates: 1 } } });
+    if (owner === undefined) throw new Error('DGDR retain already exists');
+    const request = { apiVersion: DGDR_V1BETA2, kind: 'DynamoGraphDeploymentRequest', name: 'retain', uid: String(owner.metadata['uid']), controller: true };
     const names = [1, 2, 3, 4, 5, 6, 7].map((g) => `retain-${g}`);
-    for (const [index, name] of names.entries()) await createRun(name, undefined, { outcome: 'fail' }, { ref: request, generation: index + 1 });
+    for (const [index, name] of names.entries()) {
+      const current = await user.get({ apiVersion: DGDR_V1BETA2, kind: 'DynamoGraphDeploymentRequest', namespace, name: 'retain' });
+      if (current === undefined) throw new Error('DGDR retain is gone');
+      await createRun(name, undefined, { outcome: 'fail' }, { ref: request, generation: Number(current.metadata['generation']) });
+      await reasonOf(name, undefined, 'JobFailed');
+      await user.replace({ ...current, spec: { ...(current['spec'] as Record<string, unknown>), recommendation: { maxCandidates: index + 2 } } });
+    }
     await createRun('unowned-1', undefined, { outcome: 'fail' });
-    for (const name of [...names, 'unowned-1']) await reasonOf(name, undefined, 'JobFailed');
+    await reasonOf('unowned-1', undefined, 'JobFailed');
     await handleRunCleanup(event(RUN_KIND, DGDR_V1BETA2, 'retain-7'), cleanup);
     const left = (await user.list(DGDR_V1BETA2, RUN_KIND, namespace)).filter((r) => r.metadata.deletionTimestamp === undefined).map((r) => r.metadata.name);
     expect(left.filter((n) => n.startsWith('retain-') || n.startsWith('unowned-')).sort()).toEqual(['retain-3', 'retain-4', 'retain-5', 'retain-6', 'retain-7', 'unowned-1']);
     // The retired Runs' Jobs and pods go with them (garbage collection); the kept ones stay.
     await eventually('the retired Runs\' Jobs to be collected', async () => ((await getJob('retain-1')) === undefined && (await getJob('retain-2')) === undefined ? true : undefined));
     expect(await getJob('retain-3')).toBeDefined();
-  });
+  }, 240_000);
 });

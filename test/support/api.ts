@@ -12,6 +12,14 @@ export type Obj = Record<string, unknown>;
 export interface ApiAnswer {
   readonly status: number;
   readonly body: Obj;
+  /** The texts of the `Warning` headers (admission warnings arrive as `299 - "<text>"`). */
+  readonly warnings: readonly string[];
+}
+
+/** The texts of `Warning: 299 - "<text>"` headers. */
+function warningTexts(header: string | string[] | undefined): string[] {
+  const values = header === undefined ? [] : Array.isArray(header) ? header : [header];
+  return values.flatMap((value) => [...value.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((match) => (match[1] ?? '').replace(/\\(.)/g, '$1')));
 }
 
 export type ApiClient = (method: Dispatcher.HttpMethod, path: string, body?: unknown, contentType?: string) => Promise<ApiAnswer>;
@@ -32,7 +40,7 @@ export function apiClient(): ApiClient {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.body.text();
-    return { status: response.statusCode, body: text === '' ? {} : (JSON.parse(text) as Obj) };
+    return { status: response.statusCode, body: text === '' ? {} : (JSON.parse(text) as Obj), warnings: warningTexts(response.headers['warning']) };
   };
 }
 

@@ -14,7 +14,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
 
 {{/*
 The configuration every function reads from its environment (shared/runtime/config.ts):
-LOG_LEVEL, LPX_ENABLED, LPX_MODEL_REGISTRY_URL, AISIMULATE_IMAGE; and the settings the chart
+LOG_LEVEL, LPX_ENABLED, LPX_MODEL_REGISTRY_URL, MODEL_EXPRESS_URL, AISIMULATE_IMAGE; and the settings the chart
 forwards for the functions that take them: DGDR_V1BETA2_ENABLED, OPERATOR_VERSION (DGDR
 admission's version rules; its default is the same 1.6.1).
 */}}
@@ -29,6 +29,10 @@ admission's version rules; its default is the same 1.6.1).
   value: {{ .Values.operatorVersion | quote }}
 {{- with .Values.modelRegistryURL }}
 - name: LPX_MODEL_REGISTRY_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.modelExpressURL }}
+- name: MODEL_EXPRESS_URL
   value: {{ . | quote }}
 {{- end }}
 {{- with .Values.images.aisimulate }}

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Dgd, LpuPipelineRequest, LpxGraphDeployment, PodClique, PodCliqueScalingGroup } from '../../api/index.js';
-import { decideLpxGraphDeployment, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
+import type { BuildSnapshotReading } from './build-snapshot.js';
+import { decideLpxGraphDeployment, lpxSnapshotBuildUrls, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
 import { decideLpxHandoff } from './handoff.js';
 import { parseModelRegistryUrl } from './model-registry.js';
-import { desiredPipelineRequests } from './pipeline-requests.js';
+import { desiredPipelineRequests, isPipelineRequestMatching } from './pipeline-requests.js';
 import { lpxPodCliqueSetName } from './names.js';
 import { resolveLpxWorkloads } from './workloads.js';
 
@@ -28,9 +29,12 @@ function anLpxgd(dgd: Dgd, overrides: Partial<LpxGraphDeployment['metadata']> = 
     spec: { inputRevision: handoff.inputRevision },
   };
 }
+/** The snapshot of build /models/b, as the shell acquired it. */
+const DIGEST = `sha256:${'b'.repeat(64)}`;
+const SNAPSHOTS: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: DIGEST }]]);
 const PCS = lpxPodCliqueSetName({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' });
 function aPcs(dgd: Dgd, overrides: Partial<ObservedPodCliqueSet['metadata']> = {}): ObservedPodCliqueSet {
-  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), podCliques: new Map(), requests: [] }, config, NOW).applyPodCliqueSet;
+  const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS, modelDownloadChecks: new Map() }, config, NOW).applyPodCliqueSet;
   return { metadata: { name: PCS, uid: 'pcs-uid', generation: 1, ownerReferences: [{ uid: 'lpx-uid', controller: true }], ...overrides }, spec: rendered?.['spec'], status: { observedGeneration: 1 } };
 }
 function aGroup(replicas: number, available = 0): PodCliqueScalingGroup {
@@ -46,7 +50,7 @@ const registry = parseModelRegistryUrl(undefined);
 const config = { registry: registry.ok ? registry.registry : undefined, render: { terminationDelay: '15m' } };
 
 function observedWith(dgd: Dgd, extra: Partial<LpxObserved> = {}): LpxObserved {
-  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), podCliques: new Map(), requests: [], ...extra };
+  return { lpxgd: anLpxgd(dgd), dgd, podCliqueSet: aPcs(dgd), scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2)]]), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS, modelDownloadChecks: new Map(), ...extra };
 }
 /** As Grove: every role clique of `replicas` engine replicas, `ready` of their pods ready (one pod each). */
 function roleCliques(replicas: number, ready = 1): Map<string, PodClique> {
@@ -59,21 +63,58 @@ function roleCliques(replicas: number, ready = 1): Map<string, PodClique> {
   }
   return out;
 }
+function ordinalOf(request: LpuPipelineRequest): number {
+  return (request.spec['materializationTarget'] as { podCliqueScalingGroupRef: { replicaIndex: number } }).podCliqueScalingGroupRef.replicaIndex;
+}
+/** The requests an earlier pass created for `replicas` engine replicas, as the API server stores them (no receipt yet). */
+function publishedRequests(dgd: Dgd, replicas: number): LpuPipelineRequest[] {
+  return desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(dgd), new Map([['lpx', replicas]]), { name: PCS, uid: 'pcs-uid' }, new Map([['engine', DIGEST]]))
+    .map((r) => ({ ...r.object, metadata: { ...r.object.metadata, uid: `u-${r.name}`, generation: 1, resourceVersion: '7' } }) as unknown as LpuPipelineRequest);
+}
 const readyOf = (observed: LpxObserved) => decideLpxGraphDeployment(observed, config, NOW).status.conditions.find((c) => c.type === 'Ready');
 
 describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
   it.each([
     { name: 'an owner that is not a DGD fails', reason: '"LPXGraphDeployment requires a DynamoGraphDeployment controller owner"', observed: { ...observedWith(aDgd()), lpxgd: anLpxgd(aDgd(), { ownerReferences: [] }) }, want: { reason: 'Failed', message: 'LPXGraphDeployment requires a DynamoGraphDeployment controller owner' } },
-    { name: 'a scaling group not yet scheduled is pending with Grove\'s counts', reason: 'lpx.md §5.2 "insufficient scheduled replicas: scheduled=%d/%d"', observed: observedWith(aDgd()), want: { reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' } },
-    { name: 'an available scaling group whose role cliques are missing waits for them', reason: 'lpx.md §5.2 "Missing: Waiting for LPX role %s"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]) }), want: { reason: 'Pending', message: 'Waiting for LPX role agt' } },
-    { name: 'a replica counts only when every clique is fully ready', reason: 'lpx.md §5.2 "available = min(PCSG available, the replicas whose every clique is ready)"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2, 0) }), want: { reason: 'Pending', message: 'scheduled but available=0/2' } },
-    { name: 'a gs:// build needs Model Express, which is not configured', reason: 'lpx.md §4 EnsureDownloaded: "gs: requires a Model Express client (Model Express client is required for GCS model downloads)"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'gs://bucket/model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'ensure LPX build "gs://bucket/model/build" is downloaded: Model Express client is required for GCS model downloads' } },
+    { name: 'a scaling group not yet scheduled is pending with Grove\'s counts', reason: 'lpx.md §5.2 "insufficient scheduled replicas: scheduled=%d/%d"', observed: observedWith(aDgd(), { requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' } },
+    { name: 'an available scaling group whose role cliques are missing waits for them', reason: 'lpx.md §5.2 "Missing: Waiting for LPX role %s"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'Waiting for LPX role agt' } },
+    { name: 'a replica counts only when every clique is fully ready', reason: 'lpx.md §5.2 "available = min(PCSG available, the replicas whose every clique is ready)"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2, 0), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'scheduled but available=0/2' } },
+    { name: 'a gs:// build needs Model Express, which is not configured', reason: 'lpx.md §4 EnsureDownloaded: "gs: requires a Model Express client (Model Express client is required for GCS model downloads)"; upstream ensureModelsDownloaded "ensure model %q is downloaded: %w"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'gs://bucket/model/build' } }); return observedWith(d, { lpxgd: anLpxgd(d), modelDownloadChecks: new Map([['gs://bucket/model/build', { ok: false, error: 'Model Express client is required for GCS model downloads' }]]) }); })(), want: { reason: 'Failed', message: 'ensure model "gs://bucket/model/build" is downloaded: Model Express client is required for GCS model downloads' } },
+    { name: 'a gs:// build Model Express is still downloading is waited for', reason: 'lpx.md §5.1 Results "Ready Pending Waiting for model downloads to complete: <comma list>"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'gs://bucket/model/build' } }); return observedWith(d, { lpxgd: anLpxgd(d), modelDownloadChecks: new Map([['gs://bucket/model/build', { ok: true, isDownloaded: false }]]) }); })(), want: { reason: 'Pending', message: 'Waiting for model downloads to complete: gs://bucket/model/build' } },
     { name: 'a DGD at another input revision is waited for', reason: '"a stale inputRevision ... gives Pending Waiting for the matching DynamoGraphDeployment"', observed: { ...observedWith(aDgd()), dgd: aDgd({ replicas: 3 }) }, want: { reason: 'Pending', message: 'Waiting for the matching DynamoGraphDeployment' } },
     { name: 'a foreign PodCliqueSet at the LPX name is never adopted', reason: '"PodCliqueSet %q is not controlled by this LPXGraphDeployment"', observed: observedWith(aDgd(), { podCliqueSet: aPcs(aDgd(), { ownerReferences: [{ uid: 'other', controller: true }] }) }), want: { reason: 'Failed', message: `PodCliqueSet "${PCS}" is not controlled by this LPXGraphDeployment` } },
     { name: 'a relative build id without a registry fails', reason: 'lpx.md §4 BuildURL "model registry URL is not configured"; §5.1 "resolve LPX build URL %q: %w"', observed: (() => { const d = aDgd({ replicas: 2, lpx: { buildId: 'model/build' } }); return observedWith(d); })(), want: { reason: 'Failed', message: 'resolve LPX build URL "model/build": model registry URL is not configured' } },
-    { name: 'an available engine whose requests have no receipt yet is pending', reason: 'lpx.md §3.3 "no or stale receipt: LPUPipelineRequest is published"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2) }), want: { reason: 'Pending', message: 'LPUPipelineRequest is published' } },
-  ])('$name', ({ observed, want }) => {
-    expect(readyOf(observed)).toMatchObject({ status: 'False', ...want });
+    { name: 'an available engine whose requests have no receipt yet is pending', reason: 'lpx.md §3.3 "no or stale receipt: LPUPipelineRequest is published"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd(), 2) }), want: { reason: 'Pending', message: 'LPUPipelineRequest is published' } },
+    { name: 'requests just created are waited for in the cache, before any readiness message', reason: 'lpx.md §3.2 Publication: "Then Ready is Pending: Waiting for published LPX requests to appear in the cache"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2) }), want: { reason: 'Pending', message: 'Waiting for published LPX requests to appear in the cache' } },
+    { name: 'a removed ordinal\'s request is deleted and the capacity change waited for', reason: 'lpx.md §5.3 step 15 "Delete the removed LPRs: Waiting to observe LPX capacity changes"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd({ replicas: 3 }), 3) }), want: { reason: 'Pending', message: 'Waiting to observe LPX capacity changes' } },
+    { name: 'a removed ordinal\'s request the scheduler still commits is kept until its release', reason: 'lpx.md §3.2 Deletion "Ordinary retirement waits for status.committed to clear (D)"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd({ replicas: 3 }), 3).map((r) => (ordinalOf(r) === 2 ? { ...r, status: { phase: 'bound', observedGeneration: 1, committed: {} } } : r)) }), want: { reason: 'Pending', message: 'Waiting to observe LPX capacity changes' }, deletes: [] as string[] },
+    { name: 'a desired name still held by a terminating request is not reused until it is gone', reason: 'lpx.md §3.2 "Terminating LPRs are pending cleanup; their names must disappear before they are reused"; §5.3 step 18 "Waiting for removed LPX requests to finish deletion"', observed: observedWith(aDgd(), { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(aDgd(), 2).map((r, i) => (i === 0 ? { ...r, metadata: { ...r.metadata, deletionTimestamp: NOW.toISOString() } } : r)) }), want: { reason: 'Pending', message: 'Waiting for removed LPX requests to finish deletion' } },
+    { name: 'a build whose snapshot could not be acquired fails, naming the component and its buildId', reason: 'upstream ResolveWorkloads: "%w for model %q build %q: %w" with ErrBuildSnapshotAcquisition "acquiring immutable LPX build snapshot"; build_snapshot.go "immutable build %q is missing manifest.v2.capnp.bin"', observed: observedWith(aDgd(), { buildSnapshots: new Map([['file:///models/b', { ok: false, error: 'immutable build snapshot is inconsistent: immutable build "file:///models/b" is missing manifest.v2.capnp.bin' }]]) }), want: { reason: 'Failed', message: 'acquiring immutable LPX build snapshot for model "engine" build "/models/b": immutable build snapshot is inconsistent: immutable build "file:///models/b" is missing manifest.v2.capnp.bin' } },
+  ])('$name', (row) => {
+    expect(readyOf(row.observed)).toMatchObject({ status: 'False', ...row.want });
+    if ('deletes' in row) expect(decideLpxGraphDeployment(row.observed, config, NOW).deleteRequests.map((r) => r.name)).toEqual(row.deletes);
+  });
+
+  it('"CompilerSnapshotDigestAnnotation records compiler provenance": the build snapshot\'s content id is on every request and Agent clique of its component, not on the conductor', () => {
+    const desired = decideLpxGraphDeployment(observedWith(aDgd()), config, NOW);
+    expect(desired.createRequests.map((r) => r.metadata['annotations'])).toEqual(desired.createRequests.map(() => expect.objectContaining({ 'scheduling.lpu.nvidia.com/compiler-snapshot-digest': DIGEST })));
+    const cliques = ((desired.applyPodCliqueSet?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string> }[] } }).template.cliques);
+    expect(cliques.map((c) => [c.name, c.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']])).toEqual([['agt', DIGEST], ['cond', undefined]]);
+  });
+
+  it('lpxSnapshotBuildUrls: the builds of the LPX components, deduplicated and sorted; unresolvable ids are left to the decision', () => {
+    const dgd = aDgd();
+    const components = [...dgd.spec.components, { ...dgd.spec.components[0], name: 'b', lpx: { buildId: '/models/b/' } }, { ...dgd.spec.components[0], name: 'c', lpx: { buildId: 'gs://bucket/x' } }, { ...dgd.spec.components[0], name: 'd', lpx: { buildId: 'relative/x' } }] as Dgd['spec']['components'];
+    expect(lpxSnapshotBuildUrls({ spec: { ...dgd.spec, components } }, undefined)).toEqual(['file:///models/b', 'gs://bucket/x']);
+  });
+
+  it('"If not observed in that pass, it is reported as Unknown/NotObserved": a pass that stops before readiness resets every component\'s Ready', () => {
+    const dgd = aDgd();
+    const first = decideLpxGraphDeployment(observedWith(dgd, { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: publishedRequests(dgd, 2) }), config, NOW);
+    expect(first.status.components['engine']?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'True' });
+    const lpxgd = { ...anLpxgd(dgd), status: first.status };
+    const stopped = decideLpxGraphDeployment(observedWith(dgd, { lpxgd, buildSnapshots: new Map([['file:///models/b', { ok: false, error: 'gone' }]]) }), config, NOW);
+    expect(stopped.status.components['engine']).toEqual({ ...first.status.components['engine'], conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NotObserved', message: 'Component readiness has not been observed', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 }] });
   });
 
   it('explicit replicas are written to the scaling group, and requests are published only for the capacity it has', () => {
@@ -131,6 +172,49 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     expect(seedFor(omitted, 7, 5)).toBe(7);
   });
 
+  describe('"An immutable mismatch waits for the Grove engine to roll (D)" (lpx.md §3.2 Matching; upstream reconcilePipelineRequests)', () => {
+    const NEW_DIGEST = `sha256:${'c'.repeat(64)}`;
+    const rebuilt: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: NEW_DIGEST }]]);
+    /** As Grove after rolling: the role cliques of `replicas` replicas carry the desired templates' labels and annotations. */
+    function rolledCliques(replicas: number): Map<string, PodClique> {
+      const desired = decideLpxGraphDeployment(observedWith(aDgd(), { buildSnapshots: rebuilt }), config, NOW).applyPodCliqueSet;
+      const templates = (desired?.['spec'] as { template: { cliques: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }[] } }).template.cliques;
+      const out = roleCliques(replicas);
+      for (const [name, clique] of out) {
+        const template = templates.find((t) => name.endsWith(`-${t.name}`));
+        out.set(name, { ...clique, metadata: { ...clique.metadata, labels: template?.labels ?? {}, annotations: template?.annotations ?? {} } });
+      }
+      return out;
+    }
+    // Requests published for the old build (DIGEST), Grove's engine available.
+    const old = publishedRequests(aDgd(), 2);
+    const base = { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), buildSnapshots: rebuilt };
+
+    it.each([
+      { name: 'before Grove rolls the replica\'s cliques: nothing is deleted or created', observed: observedWith(aDgd(), { ...base, podCliques: roleCliques(2), requests: old }), deleted: [] as string[] },
+      { name: 'rolled, but the scheduler still commits the old plan: wait for its release', reason: '"Ordinary retirement waits for status.committed to clear (D)"', observed: observedWith(aDgd(), { ...base, podCliques: rolledCliques(2), requests: old.map((r) => ({ ...r, status: { phase: 'bound', observedGeneration: 1, committed: { execution: { acceptedGeneration: 1 } } } })) }), deleted: [] },
+      { name: 'rolled and released: the old requests are deleted with preconditions, to be published again', observed: observedWith(aDgd(), { ...base, podCliques: rolledCliques(2), requests: old }), deleted: old.map((r) => r.metadata.name ?? '') },
+      { name: 'an old request already terminating is not deleted again', observed: observedWith(aDgd(), { ...base, podCliques: rolledCliques(2), requests: old.map((r, i) => (i === 0 ? { ...r, metadata: { ...r.metadata, deletionTimestamp: NOW.toISOString() } } : r)) }), deleted: [old[1]?.metadata.name ?? ''] },
+    ])('$name', ({ observed, deleted }) => {
+      const desired = decideLpxGraphDeployment(observed, config, NOW);
+      expect(desired.deleteRequests).toEqual(deleted.map((name) => ({ name, uid: `u-${name}`, resourceVersion: '7' })));
+      expect(desired.createRequests).toEqual([]);
+      expect(desired.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'Waiting for Grove replicas and their LPX requests to reach the desired build' });
+    });
+
+    it('isPipelineRequestMatching: the observed request may carry more annotations, never other values or another spec', () => {
+      const [desired] = desiredPipelineRequests({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' }, 'llama', resolveLpxWorkloads(aDgd()), new Map([['lpx', 1]]), { name: PCS, uid: 'pcs-uid' }, new Map([['engine', DIGEST]]));
+      if (desired === undefined) throw new Error('no request');
+      const observedAs = (annotations: Record<string, string>, spec: Record<string, unknown>) => ({ metadata: { annotations }, spec });
+      const annotations = desired.object.metadata['annotations'] as Record<string, string>;
+      const spec = desired.object['spec'] as Record<string, unknown>;
+      expect(isPipelineRequestMatching(observedAs({ ...annotations, 'scheduler.example/status': 'observed' }, spec), desired.object)).toBe(true);
+      expect(isPipelineRequestMatching(observedAs({ ...annotations, 'scheduling.lpu.nvidia.com/compiler-snapshot-digest': 'another-snapshot' }, spec), desired.object)).toBe(false);
+      expect(isPipelineRequestMatching(observedAs({ ...annotations, 'scheduling.lpu.nvidia.com/dynamo-workload-digest': 'another-build' }, spec), desired.object)).toBe(false);
+      expect(isPipelineRequestMatching(observedAs(annotations, { ...spec, repairPolicy: { mode: 'repair' } }), desired.object)).toBe(false);
+    });
+  });
+
   it('is deterministic, does not throw on frozen input, and deciding again after its writes writes nothing new', () => {
     const dgd = aDgd();
     const observed = observedWith(dgd);
@@ -141,6 +225,10 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     expect(again.createRequests).toEqual([]);
     expect(again.deleteRequests).toEqual([]);
     expect(again.scale).toEqual([]);
-    expect(again.status).toEqual(first.status);
+    // Only the Ready message moves on, from the publication to the readiness it now observes (lpx.md §3.2).
+    expect(first.status.conditions.find((c) => c.type === 'Ready')?.message).toBe('Waiting for published LPX requests to appear in the cache');
+    expect(again.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Pending', message: 'insufficient scheduled replicas: scheduled=0/2' });
+    const third = decideLpxGraphDeployment({ ...observed, requests: created, lpxgd: { ...observed.lpxgd, status: again.status } }, config, NOW);
+    expect(third.status).toEqual(again.status);
   });
 });

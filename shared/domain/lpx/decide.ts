@@ -18,8 +18,14 @@ import {
   LPX_REASON_FAILED,
   LPX_REASON_PENDING,
   MESSAGE_GROVE_UPDATE_PENDING,
+  MESSAGE_COMPONENT_NOT_OBSERVED,
+  MESSAGE_LPX_CAPACITY_CHANGES,
   MESSAGE_LPX_DEADLINE_EXCEEDED,
+  MESSAGE_LPX_DESIRED_BUILD,
+  MESSAGE_LPX_PUBLISHED_REQUESTS,
+  MESSAGE_LPX_REMOVED_REQUESTS,
   MESSAGE_SCALING_ALLOWED,
+  REASON_COMPONENT_NOT_OBSERVED,
   REASON_GROVE_UPDATE_PENDING,
   REASON_SCALING_ALLOWED,
   LpxConfigSchema,
@@ -32,11 +38,13 @@ import {
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
+import { buildSnapshotAcquisitionError, type BuildSnapshotReading } from './build-snapshot.js';
+import { decideModelDownloads, lpxRemoteBuildUrls, planModelDownloads, type DownloadCheck, type ModelDownloadStatus } from './model-download.js';
 import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
-import { desiredPipelineRequests, evaluateReceipts, isRequestControlledBy } from './pipeline-requests.js';
+import { decideEngineHandoff, desiredPipelineRequests, evaluateReceipts, isPipelineRequestMatching, isReplicaAtDesiredRevision, isRequestCommitted, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
 import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
@@ -59,6 +67,26 @@ export interface LpxObserved {
   readonly podCliques: ReadonlyMap<string, PodClique>;
   /** Every LpuPipelineRequest in the namespace (foreign ones included, to refuse name collisions). */
   readonly requests: readonly LpuPipelineRequest[];
+  /** The snapshot of each build the DGD's LPX components name, by build URL (see {@link lpxSnapshotBuildUrls}). */
+  readonly buildSnapshots: ReadonlyMap<string, BuildSnapshotReading>;
+  /** This reconcile's Model Express checks of the `gs://` builds, by build URL (see `planModelDownloads`). */
+  readonly modelDownloadChecks: ReadonlyMap<string, DownloadCheck>;
+}
+
+/**
+ * lpxSnapshotBuildUrls: the build URLs whose snapshots the decision reads: each LPX component's
+ * `lpx.buildId` resolved against the registry (a `gs://` one is read only once downloaded),
+ * deduplicated, sorted. Unresolvable ids are left to the decision's "resolve LPX build URL"
+ * failure.
+ * In: dgd.spec.components, the registry. Out: URLs. Source: lpx.md §4, §5.1 (collection). Pure.
+ */
+export function lpxSnapshotBuildUrls(dgd: Pick<Dgd, 'spec'>, registry: BuildRef | undefined): string[] {
+  const urls = new Set<string>();
+  for (const component of dgd.spec.components.filter((c) => c.type === 'lpx')) {
+    const url = resolveBuildUrl(registry, LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '');
+    if (url.ok) urls.add(url.url);
+  }
+  return [...urls].sort();
 }
 
 export interface LpxConfig {
@@ -76,7 +104,7 @@ export interface LpxDesired {
   readonly scale: readonly { readonly name: string; readonly replicas: number; readonly resourceVersion: string | undefined }[];
   readonly createRequests: readonly RenderedObject[];
   readonly deleteRequests: readonly { readonly name: string; readonly uid: string | undefined; readonly resourceVersion: string | undefined }[];
-  readonly status: { readonly observedGeneration: number; readonly conditions: Condition[]; readonly components: Record<string, LpxComponentStatus> };
+  readonly status: { readonly observedGeneration: number; readonly conditions: Condition[]; readonly components: Record<string, LpxComponentStatus>; readonly modelDownload?: ModelDownloadStatus };
 }
 
 function pending(message: string): LpxVerdict {
@@ -93,6 +121,64 @@ export function isCoherentUpdateBlocking(pcs: ObservedPodCliqueSet | undefined):
   const progress = pcs.status?.updateProgress;
   if (progress !== undefined && (progress.updateEndedAt ?? '') === '') return true;
   return pcs.status?.observedGeneration !== pcs.metadata.generation;
+}
+
+/**
+ * isLpxInputCurrent: the DGD is not being deleted, selects LPX, and hashes (with the LPXGD's
+ * restart token) to the LPXGD's `spec.inputRevision`; otherwise the LPXGD waits "for the
+ * matching DynamoGraphDeployment" and nothing is read or written for it (lpx.md §5.3 step 3;
+ * §6.1 "Before any write, it re-validates that the DGD still matches spec.inputRevision and the
+ * restart token"). Pure.
+ */
+export function isLpxInputCurrent(dgd: Dgd, lpxgd: Pick<LpxGraphDeployment, 'metadata' | 'spec'>): boolean {
+  if (dgd.metadata.deletionTimestamp !== undefined || !dgd.spec.components.some((c) => c.type === 'lpx')) return false;
+  const handoff = decideLpxHandoff(dgd, { ownerReferences: lpxgd.metadata.ownerReferences ?? [], annotations: lpxgd.metadata.annotations ?? {} });
+  return handoff.ok && handoff.inputRevision === lpxgd.spec.inputRevision;
+}
+
+/**
+ * publicationVerdict: what the request writes of this pass leave Ready waiting for, in upstream's
+ * step order (lpx.md §5.3): 15. removed requests deleted, "Waiting to observe LPX capacity
+ * changes"; an engine replica whose requests no longer match their intent, "Waiting for Grove
+ * replicas and their LPX requests to reach the desired build" (upstream
+ * `reconcilePipelineRequests`, design D); 18. a desired name still held by a terminating request ("pending cleanup", §3.2:
+ * its name must disappear before it is reused), "Waiting for removed LPX requests to finish
+ * deletion"; then requests created, "Waiting for published LPX requests to appear in the cache"
+ * (§3.2 Publication). Upstream returns at the first of these, so it outranks the readiness
+ * verdict's pending message (never a failure). Ready when none applies. Pure.
+ */
+export function publicationVerdict(hasDeleted: boolean, isHandingOff: boolean, isNameTerminating: boolean, hasCreated: boolean): LpxVerdict {
+  if (hasDeleted) return pending(MESSAGE_LPX_CAPACITY_CHANGES);
+  if (isHandingOff) return pending(MESSAGE_LPX_DESIRED_BUILD);
+  if (isNameTerminating) return pending(MESSAGE_LPX_REMOVED_REQUESTS);
+  if (hasCreated) return pending(MESSAGE_LPX_PUBLISHED_REQUESTS);
+  return { kind: 'ready' };
+}
+
+/**
+ * componentsNotObserved: the component statuses of a pass that stopped before readiness, each
+ * with its `Ready` condition `Unknown`, reason `NotObserved`, "Component readiness has not been
+ * observed" (the transition time kept while it stays Unknown). Source: lpx.md §2.2
+ * "components": "It is reset at the start of each reconcile. If not observed in that pass, it is
+ * reported as Unknown/NotObserved". Pure.
+ */
+export function componentsNotObserved(components: Readonly<Record<string, LpxComponentStatus>>, generation: number, now: Date): Record<string, LpxComponentStatus> {
+  const out: Record<string, LpxComponentStatus> = {};
+  for (const [name, status] of Object.entries(components)) {
+    const previous = (status.conditions ?? []).find((c) => c.type === CONDITION_READY);
+    out[name] = {
+      ...status,
+      conditions: [{
+        type: CONDITION_READY,
+        status: 'Unknown',
+        reason: REASON_COMPONENT_NOT_OBSERVED,
+        message: MESSAGE_COMPONENT_NOT_OBSERVED,
+        lastTransitionTime: previous?.status === 'Unknown' ? previous.lastTransitionTime : now.toISOString(),
+        observedGeneration: generation,
+      }],
+    };
+  }
+  return out;
 }
 
 /**
@@ -124,9 +210,14 @@ function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undef
  *    DynamoGraphDeployment controller owner") with the same uid;
  * 2. the DGD must exist, not be deleting, select LPX and hash to `spec.inputRevision`, else
  *    Pending "Waiting for the matching DynamoGraphDeployment";
- * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>"); a `gs://` build
- *    fails with upstream's "Model Express client is required for GCS model downloads" (no Model
- *    Express client here; `file://` builds need no download);
+ * 3. every build URL must resolve (Failed "resolve LPX build URL %q: <error>"); every `gs://`
+ *    build must be downloaded through Model Express (see `decideModelDownloads`: Pending "Waiting
+ *    for model downloads to complete: ...", Failed "ensure model %q is downloaded: ..."; without
+ *    a Model Express client, "Model Express client is required for GCS model downloads");
+ *    `file://` builds need no download; every build's snapshot must have
+ *    been acquired (Failed "acquiring immutable LPX build snapshot for model %q build %q: <error>",
+ *    upstream `ErrBuildSnapshotAcquisition`), its content id stamped on the component's Agents
+ *    and requests as the compiler-snapshot digest;
  * 4. the PCS: foreign -> Failed "PodCliqueSet %q is not controlled by this LPXGraphDeployment";
  *    deleting -> Pending "Waiting for PodCliqueSet garbage collection"; a changed layout ->
  *    foreground delete, Pending "Waiting for the previous PodCliqueSet and its requests to be
@@ -146,7 +237,10 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const { lpxgd } = observed;
   const generation = lpxgd.metadata.generation ?? 0;
   const previousComponents = lpxgd.status?.components ?? {};
-  const result = (verdict: LpxVerdict, extra: Partial<Omit<LpxDesired, 'status'>> = {}, components: Record<string, LpxComponentStatus> = { ...previousComponents }, isDeferred = false): LpxDesired => {
+  // Kept as observed until the download step decides it (upstream persists the whole status).
+  let modelDownload: ModelDownloadStatus | undefined = lpxgd.status?.modelDownload;
+  const result = (verdict: LpxVerdict, extra: Partial<Omit<LpxDesired, 'status'>> = {}, observedComponents: Record<string, LpxComponentStatus> | undefined = undefined, isDeferred = false): LpxDesired => {
+    const components = observedComponents ?? componentsNotObserved(previousComponents, generation, now);
     const conditions = [lpxReadyCondition(verdict, generation, conditionOf(lpxgd, CONDITION_READY), now)];
     const previousDeferred = conditionOf(lpxgd, CONDITION_SCALING_DEFERRED);
     if (isDeferred || previousDeferred !== undefined) {
@@ -168,7 +262,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
       createRequests: [],
       deleteRequests: [],
       ...extra,
-      status: { observedGeneration: generation, conditions, components },
+      status: { observedGeneration: generation, conditions, components, ...(modelDownload === undefined ? {} : { modelDownload }) },
     };
   };
 
@@ -177,17 +271,27 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   const { dgd } = observed;
   if (dgd !== undefined && dgd.metadata.uid !== owner['uid']) return result(failed(`LPXGraphDeployment controller owner uid ${JSON.stringify(owner['uid'])} does not match DynamoGraphDeployment ${JSON.stringify(dgd.metadata.name)}`));
   const waitingForDgd = pending('Waiting for the matching DynamoGraphDeployment');
-  if (dgd === undefined || dgd.metadata.deletionTimestamp !== undefined || !dgd.spec.components.some((c) => c.type === 'lpx')) return result(waitingForDgd);
-  const handoff = decideLpxHandoff(dgd, { ownerReferences: lpxgd.metadata.ownerReferences ?? [], annotations: lpxgd.metadata.annotations ?? {} });
-  if (!handoff.ok || handoff.inputRevision !== lpxgd.spec.inputRevision) return result(waitingForDgd);
+  if (dgd === undefined || !isLpxInputCurrent(dgd, lpxgd)) return result(waitingForDgd);
 
+  const builds: { component: string; buildId: string; url: string }[] = [];
   for (const component of dgd.spec.components.filter((c) => c.type === 'lpx')) {
     const buildId = LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '';
     const url = resolveBuildUrl(config.registry, buildId);
     if (!url.ok) return result(failed(`resolve LPX build URL ${JSON.stringify(buildId)}: ${url.error}`));
-    // gs:// builds are downloaded through Model Express (lpx.md §4 EnsureDownloaded), which this
-    // control plane has no client for: upstream's error without one.
-    if (url.url.startsWith('gs://')) return result(failed(`ensure LPX build ${JSON.stringify(url.url)} is downloaded: Model Express client is required for GCS model downloads`));
+    builds.push({ component: component.name, buildId, url: url.url });
+  }
+  // gs:// builds are downloaded through Model Express first (lpx.md §5.1).
+  const downloads = decideModelDownloads(planModelDownloads(lpxRemoteBuildUrls(dgd, config.registry), lpxgd, now), observed.modelDownloadChecks, lpxgd.status?.modelDownload, now);
+  modelDownload = downloads.modelDownload;
+  if (downloads.kind === 'pending') return result(pending(downloads.message));
+  if (downloads.kind === 'failed') return result(failed(downloads.message));
+  // The immutable build snapshot of each component (upstream ResolveWorkloads, after the downloads):
+  // its content id is the compiler-snapshot digest of the component's Agents and requests.
+  const snapshotDigests = new Map<string, string>();
+  for (const build of builds) {
+    const snapshot = observed.buildSnapshots.get(build.url) ?? { ok: false, error: `build ${JSON.stringify(build.url)} was not read` };
+    if (!snapshot.ok) return result(failed(buildSnapshotAcquisitionError(build.component, build.buildId, snapshot.error)));
+    snapshotDigests.set(build.component, snapshot.contentId);
   }
 
   const id: LpxIdentity = { namespace: lpxgd.metadata.namespace ?? 'default', name: lpxgd.metadata.name ?? '', uid: lpxgd.metadata.uid ?? '' };
@@ -214,16 +318,16 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   if (pcs !== undefined && !(pcs.metadata.ownerReferences ?? []).some((ref) => ref['controller'] === true && ref['uid'] === id.uid)) {
     return result(failed(`PodCliqueSet ${JSON.stringify(pcsName)} is not controlled by this LPXGraphDeployment`));
   }
-  if (pcs?.metadata.deletionTimestamp !== undefined) return result(pending('Waiting for PodCliqueSet garbage collection'), {}, carry());
+  if (pcs?.metadata.deletionTimestamp !== undefined) return result(pending('Waiting for PodCliqueSet garbage collection'), {}, componentsNotObserved(carry(), generation, now));
 
   const seeds = observedSeeds(pcs?.spec);
   const desiredSeeds = new Map(workloads.map((w) => [w.scalingGroup, seedFor(w, pcs === undefined ? undefined : seeds.get(w.scalingGroup), retainedOf(w))]));
-  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render);
+  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render, snapshotDigests);
   if (pcs !== undefined && lpxLayoutKey(pcs.spec) !== lpxLayoutKey(desiredPcs['spec'])) {
-    return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, carry());
+    return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, componentsNotObserved(carry(), generation, now));
   }
   if (pcs === undefined || pcs.metadata.uid === undefined) {
-    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads) }, carry());
+    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads) }, componentsNotObserved(carry(), generation, now));
   }
 
   const isBlocked = isCoherentUpdateBlocking(pcs);
@@ -262,16 +366,41 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     if (findExpiredRequests({ workloads: deadlineWorkloads, requests: controlled }, now).expired.length > 0) isDeferred = true;
   }
 
-  const desiredRequests = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, publishCapacity, { name: pcsName, uid: pcs.metadata.uid });
+  const desiredRequests = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, publishCapacity, { name: pcsName, uid: pcs.metadata.uid }, snapshotDigests);
   const ours = observed.requests.filter((r) => isRequestControlledBy(r, pcs.metadata.uid ?? ''));
   const oursByName = new Map(ours.map((r) => [r.metadata.name ?? '', r]));
   const foreignNames = new Set(observed.requests.filter((r) => !isRequestControlledBy(r, pcs.metadata.uid ?? '')).map((r) => r.metadata.name ?? ''));
   const desiredNames = new Set(desiredRequests.map((r) => r.name));
   const foreign = desiredRequests.find((r) => foreignNames.has(r.name));
   const createRequests = isFailureCurrent || missingGroup ? [] : desiredRequests.filter((r) => !oursByName.has(r.name) && !foreignNames.has(r.name)).map((r) => r.object);
-  const deleteRequests = ours
-    .filter((r) => !desiredNames.has(r.metadata.name ?? '') && r.metadata.deletionTimestamp === undefined && !missingGroup)
+  // Removed ordinals' requests; one the scheduler still commits waits for its release (lpx.md §3.2
+  // Deletion: "Ordinary retirement waits for status.committed to clear (D)").
+  const removed = ours.filter((r) => !desiredNames.has(r.metadata.name ?? '') && r.metadata.deletionTimestamp === undefined && !missingGroup);
+  const removedRequests = removed
+    .filter((r) => !isRequestCommitted(r))
     .map((r) => ({ name: r.metadata.name ?? '', uid: r.metadata.uid, resourceVersion: r.metadata.resourceVersion }));
+
+  // A request whose immutable intent changed (a new workload or build) is handed over per engine
+  // replica once Grove has rolled that replica and the scheduler released it (lpx.md §3.2 Matching).
+  const mismatchedByEngine = new Map<string, { workload: LpxWorkload; replicaIndex: number; requests: LpuPipelineRequest[] }>();
+  for (const desired of desiredRequests) {
+    const current = oursByName.get(desired.name);
+    if (current === undefined || isPipelineRequestMatching(current, desired.object)) continue;
+    const workload = workloads.find((w) => w.scalingGroup === desired.scalingGroup);
+    if (workload === undefined) continue;
+    const key = `${desired.scalingGroup}/${desired.replicaIndex}`;
+    const engine = mismatchedByEngine.get(key) ?? { workload, replicaIndex: desired.replicaIndex, requests: [] };
+    engine.requests.push(current);
+    mismatchedByEngine.set(key, engine);
+  }
+  const retiredRequests: { name: string; uid: string | undefined; resourceVersion: string | undefined }[] = [];
+  for (const engine of mismatchedByEngine.values()) {
+    const group = groupOf(engine.workload);
+    const isAtDesiredRevision = group !== undefined && isReplicaAtDesiredRevision(desiredPcs['spec'], group, observed.podCliques, engine.replicaIndex);
+    const handoff = decideEngineHandoff(isAtDesiredRevision, engine.requests);
+    if (handoff.kind === 'retire') retiredRequests.push(...handoff.requests.map((r) => ({ name: r.metadata.name ?? '', uid: r.metadata.uid, resourceVersion: r.metadata.resourceVersion })));
+  }
+  const deleteRequests = [...removedRequests, ...retiredRequests];
 
   // Readiness (lpx.md §5.2): workloads, then receipts, then deferral.
   let verdict: LpxVerdict = { kind: 'ready' };
@@ -303,10 +432,16 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   }
   if (foreign !== undefined) fold(failed(`LpuPipelineRequest ${JSON.stringify(foreign.name)} is not controlled by PodCliqueSet ${JSON.stringify(pcsName)}`));
   const fullCapacity = new Map(workloads.map((w) => [w.scalingGroup, w.explicitReplicas ?? groupOf(w)?.spec.replicas ?? 0]));
-  const allDesired = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, fullCapacity, { name: pcsName, uid: pcs.metadata.uid });
+  const allDesired = desiredPipelineRequests(id, dgd.metadata.name ?? '', workloads, fullCapacity, { name: pcsName, uid: pcs.metadata.uid }, snapshotDigests);
   const receipts = evaluateReceipts(allDesired.map((r) => r.name), oursByName);
   if (receipts.kind !== 'bound') fold(receipts.kind === 'failed' ? failed(receipts.message) : pending(receipts.message));
   if (isDeferred) fold(pending('Replica changes are deferred until the Grove coherent update completes'));
+  const publication = publicationVerdict(removed.length > 0, mismatchedByEngine.size > 0, desiredRequests.some((r) => oursByName.get(r.name)?.metadata.deletionTimestamp !== undefined), createRequests.length > 0);
+  // Upstream returns at its publication step, so that message outranks a pending readiness verdict.
+  const outrank = (next: LpxVerdict) => {
+    if (next.kind !== 'ready' && verdict.kind !== 'failed') verdict = next;
+  };
+  outrank(publication);
   if (isFailureCurrent) verdict = failed(MESSAGE_LPX_DEADLINE_EXCEEDED);
 
   return result(verdict, { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), scale, createRequests, deleteRequests }, components, isDeferred);

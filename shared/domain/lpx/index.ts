@@ -1,9 +1,11 @@
 /**
  * The LPX decisions: workloads, names, input revision, the LPX PodCliqueSet, pipeline requests,
- * readiness and its merge into the DGD, scheduling deadlines, the model registry.
+ * readiness and its merge into the DGD, scheduling deadlines, the model registry and the build snapshot.
  * @module
  */
 export * from './model-registry.js';
+export * from './build-snapshot.js';
+export * from './model-download.js';
 export * from './workloads.js';
 export * from './names.js';
 export * from './input-revision.js';

@@ -9,19 +9,25 @@
  * @module
  */
 import {
+  ANNOTATION_LPX_COMPILER_SNAPSHOT_DIGEST,
   ANNOTATION_LPX_DEPLOYMENT_NAME,
   ANNOTATION_LPX_DYNAMO_MODEL,
   ANNOTATION_LPX_WORKLOAD_DIGEST,
   GROVE_API_VERSION,
   LABEL_GRAPH_DEPLOYMENT_NAME,
   LABEL_LPX_DEPLOYMENT_UID,
+  LABEL_WORKER_HASH,
   LPR_API_VERSION,
   LPR_KIND,
   PODCLIQUESET_KIND,
   type LpuPipelineRequest,
+  type PodClique,
+  type PodCliqueScalingGroup,
 } from '../../api/index.js';
 import { labelValue } from '../pod-template.js';
 import type { RenderedObject } from '../render.js';
+import { snapshotAnnotation } from './build-snapshot.js';
+import { sortedKeysJson } from './input-revision.js';
 import { pipelineRequestName, type LpxIdentity } from './names.js';
 import { scalingGroupCliqueName, scalingGroupObjectName, workloadDigest } from './render-pcs.js';
 import type { LpxWorkload } from './workloads.js';
@@ -46,9 +52,12 @@ export interface OwningPodCliqueSet {
  * model, one request, in workload / ordinal / model order (upstream's publication order).
  * Spec: `executionBackend: nodeLocal`, `materializationTarget{podCliqueSetReplicaIndex: 0,
  * podCliqueScalingGroupRef{name, replicaIndex}}`, `nodeLocal{agentPodCliqueRef{name}, model}`,
- * `repairPolicy.mode: samePlacement`. The build-derived fields (allocationMetadata, partitions,
- * targetFamily, workloadMode) need the compiled build, which this control plane does not read.
- * In: identity, DGD name, workloads, capacity per scaling group, the owning PCS. Pure.
+ * `repairPolicy.mode: samePlacement`. Annotation `scheduling.lpu.nvidia.com/compiler-snapshot-digest`:
+ * the snapshot content id of the model's build (by owning component name), when known. The
+ * fields upstream derives from the decoded manifest (allocationMetadata, partitions,
+ * targetFamily, workloadMode) are not rendered: the manifest is not decoded here.
+ * In: identity, DGD name, workloads, capacity per scaling group, the owning PCS, the snapshot
+ * digests by component name. Pure.
  */
 export function desiredPipelineRequests(
   id: LpxIdentity,
@@ -56,6 +65,7 @@ export function desiredPipelineRequests(
   workloads: readonly LpxWorkload[],
   capacity: ReadonlyMap<string, number>,
   pcs: OwningPodCliqueSet,
+  snapshotDigests: ReadonlyMap<string, string> = new Map(),
 ): DesiredPipelineRequest[] {
   const out: DesiredPipelineRequest[] = [];
   for (const workload of workloads) {
@@ -71,7 +81,7 @@ export function desiredPipelineRequests(
             name,
             namespace: id.namespace,
             labels: { [LABEL_GRAPH_DEPLOYMENT_NAME]: labelValue(dgdName), [LABEL_LPX_DEPLOYMENT_UID]: id.uid },
-            annotations: { [ANNOTATION_LPX_DEPLOYMENT_NAME]: id.name, [ANNOTATION_LPX_DYNAMO_MODEL]: model.model, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest },
+            annotations: { [ANNOTATION_LPX_DEPLOYMENT_NAME]: id.name, [ANNOTATION_LPX_DYNAMO_MODEL]: model.model, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest, ...snapshotAnnotation(snapshotDigests, model.component.name) },
             ownerReferences: [{ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, name: pcs.name, uid: pcs.uid, controller: true, blockOwnerDeletion: true }],
           },
           spec: {
@@ -151,4 +161,83 @@ export function evaluateReceipts(desiredNames: readonly string[], observed: Read
     return request === undefined ? ({ kind: 'pending', message: MESSAGE_LPR_PUBLISHED } as const) : receiptVerdict(request);
   });
   return verdicts.find((v) => v.kind === 'failed') ?? verdicts.find((v) => v.kind === 'pending') ?? { kind: 'bound' };
+}
+
+/**
+ * isPipelineRequestMatching (upstream `pipelineRequestMatches`): an observed request still
+ * carries the desired immutable intent: every desired annotation with its value (the observed
+ * one may have more) and a spec equal to the desired one. A mismatch (a changed workload digest
+ * or compiler-snapshot digest, a changed clique) is not updated in place.
+ * Source: lpx.md §3.2 "Matching"; upstream `internal/controller/lpx/pipeline_request.go`. Pure.
+ */
+export function isPipelineRequestMatching(observed: Pick<LpuPipelineRequest, 'metadata' | 'spec'>, desired: RenderedObject): boolean {
+  const desiredAnnotations = (desired.metadata['annotations'] ?? {}) as Record<string, string>;
+  const observedAnnotations = observed.metadata.annotations ?? {};
+  if (Object.entries(desiredAnnotations).some(([key, value]) => observedAnnotations[key] !== value)) return false;
+  return sortedKeysJson(observed.spec) === sortedKeysJson(desired['spec']);
+}
+
+/** The clique templates and scaling groups of a rendered or observed LPX PodCliqueSet spec, as {@link isReplicaAtDesiredRevision} reads them. */
+interface CliqueTemplates {
+  readonly template?: { readonly cliques?: readonly { readonly name?: string; readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> }[] };
+}
+
+/** The clique metadata that names a revision: the worker hash label, the workload and compiler-snapshot digest annotations. */
+const REVISION_LABELS = [LABEL_WORKER_HASH] as const;
+const REVISION_ANNOTATIONS = [ANNOTATION_LPX_WORKLOAD_DIGEST, ANNOTATION_LPX_COMPILER_SNAPSHOT_DIGEST] as const;
+
+/**
+ * isReplicaAtDesiredRevision (upstream `replicaCliquesMatch`): every role clique of one
+ * scaling-group replica exists and carries its desired template's revision: the worker hash label
+ * and the workload digest annotation (upstream), and the compiler-snapshot digest annotation (ours
+ * also marks a changed build there, where upstream folds it into the workload digest). A replica
+ * beyond the group's `spec.replicas` is not.
+ * In: the desired PCS spec, the scaling group, the observed PodCliques by name, the PCS name and
+ * the replica index. Source: upstream `internal/controller/lpx/pipeline_request.go`. Pure.
+ */
+export function isReplicaAtDesiredRevision(
+  pcsSpec: unknown,
+  group: Pick<PodCliqueScalingGroup, 'metadata' | 'spec'>,
+  podCliques: ReadonlyMap<string, Pick<PodClique, 'metadata'>>,
+  replicaIndex: number,
+): boolean {
+  if (replicaIndex >= group.spec.replicas) return false;
+  const templates = ((pcsSpec ?? {}) as CliqueTemplates).template?.cliques ?? [];
+  return group.spec.cliqueNames.every((cliqueName) => {
+    const template = templates.find((t) => t.name === cliqueName);
+    const clique = podCliques.get(`${group.metadata.name ?? ''}-${replicaIndex}-${cliqueName}`);
+    if (template === undefined || clique === undefined) return false;
+    return REVISION_LABELS.every((key) => clique.metadata.labels?.[key] === template.labels?.[key])
+      && REVISION_ANNOTATIONS.every((key) => clique.metadata.annotations?.[key] === template.annotations?.[key]);
+  });
+}
+
+/** The scheduler still commits a plan for the request (`status.committed`): its retirement waits for the release (upstream `pipelineRequestCommitted`). Pure. */
+export function isRequestCommitted(request: Pick<LpuPipelineRequest, 'status'>): boolean {
+  return request.status?.committed !== undefined && request.status.committed !== null;
+}
+
+/** One engine's mismatched requests: what to delete now, or why to wait. */
+export type EngineHandoff =
+  | { readonly kind: 'waitForGrove' }
+  | { readonly kind: 'waitForRelease' }
+  | { readonly kind: 'retire'; readonly requests: readonly Pick<LpuPipelineRequest, 'metadata'>[] };
+
+/**
+ * decideEngineHandoff (upstream `reconcilePipelineRequests`, design D: "hands each complete Grove
+ * engine to LPX after its old requests finalize"): for one scaling-group replica whose observed
+ * requests no longer match their desired intent:
+ * - while Grove has not rolled that replica's cliques to the desired revision, wait;
+ * - while any of its old requests is still committed by the scheduler (`status.committed`), wait
+ *   for the release;
+ * - otherwise retire (delete, with uid and resourceVersion preconditions) the old requests that
+ *   are not already terminating; the missing ones are then published again.
+ * Source: lpx.md §3.2 "An immutable mismatch waits for the Grove engine to roll (D)", "Ordinary
+ * retirement waits for status.committed to clear (D)"; upstream
+ * `internal/controller/lpx/pipeline_request.go`. Pure.
+ */
+export function decideEngineHandoff(isAtDesiredRevision: boolean, mismatched: readonly Pick<LpuPipelineRequest, 'metadata' | 'status'>[]): EngineHandoff {
+  if (!isAtDesiredRevision) return { kind: 'waitForGrove' };
+  if (mismatched.some(isRequestCommitted)) return { kind: 'waitForRelease' };
+  return { kind: 'retire', requests: mismatched.filter((r) => r.metadata.deletionTimestamp === undefined) };
 }

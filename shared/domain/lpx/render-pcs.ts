@@ -40,6 +40,7 @@ import { maxUnavailable, resolveUpdateStrategy } from '../availability.js';
 import { componentServiceName } from '../names.js';
 import { buildPodSpec, cliqueAnnotations, cliqueLabels, dynamoNamespace, labelValue, type CliqueContext } from '../pod-template.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
+import { snapshotAnnotation } from './build-snapshot.js';
 import { sortedKeysJson } from './input-revision.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import type { LpxWorkload } from './workloads.js';
@@ -92,7 +93,9 @@ function roleClique(
  * - per workload a scaling group: cliques (agents, then the conductor), `minAvailable` from the
  *   serving (target) component, `replicas` the seed, `rollingUpdate.maxUnavailable` from the
  *   serving component's providerOverride budget;
- * - per model an Agent clique (role `agent`, annotation `scheduling.lpu.nvidia.com/model`);
+ * - per model an Agent clique (role `agent`, annotations `scheduling.lpu.nvidia.com/model` and,
+ *   when the build snapshot is known, `scheduling.lpu.nvidia.com/compiler-snapshot-digest`, as
+ *   upstream's Agent pods carry it, so a changed build rolls its Agents);
  *   the conductor clique (role `conductor`, label `lpx.nvidia.com/serving: "true"`) starts after
  *   the agents; every pod uses the `lpx-scheduler`.
  * Deterministic. Pure.
@@ -103,6 +106,7 @@ export function renderLpxPodCliqueSet(
   workloads: readonly LpxWorkload[],
   seeds: ScalingGroupSeeds,
   config: Pick<RenderConfig, 'terminationDelay'>,
+  snapshotDigests: ReadonlyMap<string, string> = new Map(),
 ): RenderedObject {
   const name = lpxPodCliqueSetName(id);
   const cliques: PodCliqueTemplateSpec[] = [];
@@ -120,6 +124,7 @@ export function renderLpxPodCliqueSet(
           [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest,
           [ANNOTATION_LPX_POD_ROLE]: LPX_ROLE_AGENT,
           [ANNOTATION_LPX_POD_MODEL]: model.model,
+          ...snapshotAnnotation(snapshotDigests, model.component.name),
         }, {}, undefined),
       );
     }

@@ -53,7 +53,8 @@ function roleOf(component: Component, name: string): Role | undefined {
 /**
  * Agent pods per engine replica. Upstream derives the count from the compiled build's partitions
  * (and `localPartitions`) and requires an explicit agent count to equal it; this control plane
- * cannot read builds, so it takes the explicit agent role replicas, else 1. Pure.
+ * reads the build's Cap'n Proto manifest (build-snapshot.ts) but does not decode it, so it takes
+ * the explicit agent role replicas, else 1. Pure.
  */
 export function agentReplicas(role: Role | undefined): number {
   return role?.replicas ?? 1;

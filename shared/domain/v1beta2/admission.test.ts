@@ -53,6 +53,18 @@ describe('v1beta2 request and Run admission', () => {
       spec: { hardware: {}, workload: trace },
       want: { issues: [{ path: 'spec.aisim.inputOverrides.engine.hardware', type: 'Required', detail: 'must be specified (AISimulate input schema)' }], warnings: [] },
     },
+    {
+      name: 'a static workload without a load target is refused at the typed field, once',
+      reason: 'upstream v1beta2 StaticWorkload "exactly one of requestRate, concurrency or kvLoadRatio" (upstream-notes/dgdr.md §5); the bundled schema requires traffic.load',
+      spec: { workload: { static: { isl: 4000, osl: 1000 } } },
+      want: { issues: [{ path: 'spec.workload.static.concurrency', type: 'Required', detail: 'a static workload needs a load target: set spec.workload.static.concurrency or spec.workload.static.requestRate' }], warnings: [] },
+    },
+    {
+      name: 'a static workload with both load targets is refused',
+      reason: 'upstream v1beta2 StaticWorkload "exactly one of requestRate, concurrency or kvLoadRatio" (upstream-notes/dgdr.md §5); as the v1beta1 workload (dgdr-reference "Spec reference")',
+      spec: { workload: { static: { isl: 4000, osl: 1000, concurrency: 8, requestRate: 2 } } },
+      want: { issues: [{ path: 'spec.workload.static.requestRate', type: 'Forbidden', detail: 'may not be set together with spec.workload.static.concurrency: they are mutually exclusive' }], warnings: [] },
+    },
   ];
   it.each(rows)('$name', ({ spec, want }) => {
     expect(validateV1Beta2Spec(aRun({ spec }).spec, validateInput)).toEqual(want);

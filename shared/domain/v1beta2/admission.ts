@@ -6,7 +6,8 @@
  * Source: ../shared/reference/dgdr-reference.txt "v1beta2 hardware SKU" (warn on an SKU missing
  * from the bundled catalog, never reject it; an unknown SKU needs budget and numGpusPerNode;
  * "Request and Run admission validate the merged input against the bundled AISimulate input
- * schema"), "Replay a recorded trace" (trace xor static), "v1beta2 DGD Overrides" (only a
+ * schema"), "Replay a recorded trace" (trace xor static; a static load target, from upstream's
+ * v1beta2 type), "v1beta2 DGD Overrides" (only a
  * `nvidia.com/v1beta1` `DynamoGraphDeployment`).
  * @module
  */
@@ -43,6 +44,30 @@ export function validateWorkloadExclusive(spec: DgdrV1Beta2Spec): readonly Field
   return [];
 }
 
+/**
+ * A static workload names exactly one load target: `concurrency` or `requestRate` (AISimulate's
+ * `traffic.load`, which its input requires), unless `spec.aisim.inputOverrides` sets
+ * `traffic.load` itself. Issues: Required at `spec.workload.static.concurrency`; Forbidden at
+ * `spec.workload.static.requestRate` when both are set.
+ * Source: upstream v1beta2 StaticWorkload ("exactly one of requestRate, concurrency or
+ * kvLoadRatio", upstream-notes/dgdr.md §5); the bundled AISimulate input schema
+ * (`TrafficRecommendationConfig` requires `load`). Pure.
+ */
+export function validateStaticWorkloadTarget(spec: DgdrV1Beta2Spec): readonly FieldIssue[] {
+  const workload = spec.workload;
+  const target = workload?.trace === undefined ? workload?.static : undefined;
+  if (target === undefined || target === null) return [];
+  if (target.concurrency !== undefined && target.requestRate !== undefined) {
+    return [{ path: 'spec.workload.static.requestRate', type: 'Forbidden', detail: 'may not be set together with spec.workload.static.concurrency: they are mutually exclusive' }];
+  }
+  const traffic = spec.aisim?.inputOverrides?.['traffic'];
+  const hasLoadOverride = typeof traffic === 'object' && traffic !== null && !Array.isArray(traffic) && (traffic as Record<string, unknown>)['load'] !== undefined;
+  if (target.concurrency === undefined && target.requestRate === undefined && !hasLoadOverride) {
+    return [{ path: 'spec.workload.static.concurrency', type: 'Required', detail: 'a static workload needs a load target: set spec.workload.static.concurrency or spec.workload.static.requestRate' }];
+  }
+  return [];
+}
+
 /** `spec.overrides.dgd` must be a `nvidia.com/v1beta1` `DynamoGraphDeployment`. Pure. */
 export function validateV1Beta2DgdOverrideVersion(spec: DgdrV1Beta2Spec): readonly FieldIssue[] {
   const dgd = spec.overrides?.dgd;
@@ -60,8 +85,12 @@ export function validateV1Beta2DgdOverrideVersion(spec: DgdrV1Beta2Spec): readon
  */
 export function validateV1Beta2Spec(spec: DgdrV1Beta2Spec, validateInput: AisimulateInputValidator): V1Beta2Validation {
   const sku = validateHardwareSku(spec);
+  const target = validateStaticWorkloadTarget(spec);
+  // A missing load target is reported once, at the typed field the user sets, not again as the
+  // merged input's missing traffic.load.
+  const inputIssues = validateInput(buildAisimulateInput(spec)).filter((issue) => target.length === 0 || issue.path !== 'spec.aisim.inputOverrides.traffic.load');
   return {
-    issues: [...sku.issues, ...validateWorkloadExclusive(spec), ...validateV1Beta2DgdOverrideVersion(spec), ...validateInput(buildAisimulateInput(spec))],
+    issues: [...sku.issues, ...validateWorkloadExclusive(spec), ...target, ...validateV1Beta2DgdOverrideVersion(spec), ...inputIssues],
     warnings: sku.warnings,
   };
 }

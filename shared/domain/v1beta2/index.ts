@@ -13,3 +13,4 @@ export * from './candidate.js';
 export * from './recommendation.js';
 export * from './request-runs.js';
 export * from './admission.js';
+export * from './request-admission.js';

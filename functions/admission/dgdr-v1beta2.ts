@@ -1,0 +1,114 @@
+/**
+ * The v1beta2 webhooks (experimental, `dgdrV1Beta2.enabled`):
+ *
+ * | Path | Decision |
+ * | --- | --- |
+ * | `POST /mutate/nvidia.com/v1beta2/dynamographdeploymentrequests` | `defaultV1Beta2Request`: missing hardware discovered from the Nodes and persisted; the static workload default |
+ * | `POST /validate/nvidia.com/v1beta2/dynamographdeploymentrequests` | `validateConversionView` (the read-only `spec.v1beta1`), then `validateV1Beta2Object` |
+ * | `POST /validate/nvidia.com/v1beta2/dynamographdeploymentruns` | `validateV1Beta2Object` (spec immutable, the merged AISimulate input) |
+ *
+ * A request that is the `spec.v1beta1` view of a native v1beta1 (or v1alpha1) request came in
+ * through v1beta1 or v1alpha1 and is left to the v1beta1 webhooks; from a v1beta2 client it may
+ * only come back unchanged. No I/O: the server lists the Nodes before a v1beta2 mutation
+ * (./server.ts) and hands them in as {@link V1Beta2Observed}.
+ *
+ * Source: dgdr-reference "Conversion views", "v1beta2 hardware SKU", "v1beta2 DGD Overrides",
+ * "Replay a recorded trace"; shared/domain/v1beta2/request-admission.ts for every rule.
+ * @module
+ */
+import jsonpatch from 'fast-json-patch';
+import {
+  BUNDLED_AISIMULATE_RECOMMEND_INPUT_SCHEMA,
+  DGDR_KIND,
+  DGDR_PLURAL,
+  DGDR_VIEW_V1BETA1,
+  DYNAMO_GROUP,
+  RUN_KIND,
+  RUN_PLURAL,
+  isDgdrV1Beta1View,
+  type FieldIssue,
+} from '../../shared/api/index.js';
+import {
+  compileAisimulateInputSchema,
+  defaultV1Beta2Request,
+  validateConversionView,
+  validateV1Beta2Object,
+  type AisimulateInputValidator,
+  type NodeFacts,
+} from '../../shared/domain/index.js';
+import type { AdmissionRequest, WebhookRoute } from './review.js';
+
+export const V1BETA2 = 'v1beta2';
+
+/** The v1beta2 routes; the chart registers them only with `dgdrV1Beta2.enabled`. */
+export const V1BETA2_ROUTES: readonly WebhookRoute[] = [
+  { kind: 'mutate', version: V1BETA2, resource: DGDR_PLURAL },
+  { kind: 'validate', version: V1BETA2, resource: DGDR_PLURAL },
+  { kind: 'validate', version: V1BETA2, resource: RUN_PLURAL },
+];
+
+/** What the server observed for a v1beta2 mutation: every Node, or why they could not be listed. */
+export interface V1Beta2Observed {
+  readonly nodes?: readonly NodeFacts[] | { readonly error: string };
+}
+
+/** A v1beta2 answer before the review envelope (./review.ts builds it). */
+export interface V1Beta2Answer {
+  readonly kind: string;
+  readonly badRequest?: string;
+  readonly patch?: readonly jsonpatch.Operation[];
+  readonly warnings?: readonly string[];
+  readonly issues?: readonly FieldIssue[];
+}
+
+let bundledValidator: AisimulateInputValidator | undefined;
+
+/** The bundled AISimulate input schema, compiled on first use (about 50 KB of JSON Schema). */
+function validateBundledInput(input: unknown): readonly FieldIssue[] {
+  bundledValidator ??= compileAisimulateInputSchema(BUNDLED_AISIMULATE_RECOMMEND_INPUT_SCHEMA);
+  return bundledValidator(input);
+}
+
+function isObj(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Decides one v1beta2 review. In: the route, the request (object and, on UPDATE, oldObject in
+ * v1beta2), the observed Nodes (mutations only). Out: a patch, warnings, issues (a 422 denial)
+ * or a bad-request reason. Pure.
+ */
+export function admitV1Beta2(route: WebhookRoute, request: AdmissionRequest, observed: V1Beta2Observed): V1Beta2Answer {
+  const kind = route.resource === RUN_PLURAL ? RUN_KIND : DGDR_KIND;
+  const expected = `${DYNAMO_GROUP}/${V1BETA2}, Kind=${kind}`;
+  const received = `${request.kind.group}/${request.kind.version}, Kind=${request.kind.kind}`;
+  if (received !== expected) return { kind, badRequest: `this webhook admits ${expected}, not ${received}` };
+  if (request.subResource !== undefined && request.subResource !== '') return { kind };
+  const object = request.object;
+  if (!isObj(object)) return { kind, badRequest: 'request.object must be an object' };
+  if (object['apiVersion'] !== `${DYNAMO_GROUP}/${V1BETA2}` || object['kind'] !== kind) {
+    return { kind, badRequest: `request.object must be a ${DYNAMO_GROUP}/${V1BETA2} ${kind}, not ${JSON.stringify(object['apiVersion'])} ${JSON.stringify(object['kind'])}` };
+  }
+  const oldObject = request.operation === 'UPDATE' ? request.oldObject : undefined;
+  if (request.operation === 'UPDATE' && !isObj(oldObject)) return { kind, badRequest: 'request.oldObject must be an object on UPDATE' };
+  const isTerminating = isObj(object['metadata']) && object['metadata']['deletionTimestamp'] != null;
+  if (route.kind === 'mutate') {
+    // A view is never defaulted, and a request written through v1beta1 or v1alpha1 (an unchanged
+    // spec.v1beta2 view, here in its native form) must be stored as written.
+    const isFromV1Beta2 = (request.requestKind?.version ?? request.kind.version) === V1BETA2;
+    if (isTerminating || isDgdrV1Beta1View(object) || !isFromV1Beta2) return { kind };
+    const defaulted = defaultV1Beta2Request(object, oldObject, observed.nodes ?? { error: 'the admission function cannot list Nodes' });
+    if (!defaulted.ok) return { kind, issues: defaulted.issues };
+    return { kind, patch: jsonpatch.compare(object, defaulted.object) };
+  }
+  if (kind === DGDR_KIND) {
+    const isFromOlderVersion = (request.requestKind?.version ?? V1BETA2) !== V1BETA2;
+    // A native v1beta1/v1alpha1 request written through its own version: the v1beta1 webhooks validate it.
+    if (isFromOlderVersion && isDgdrV1Beta1View(object)) return { kind };
+    const viewIssues = isFromOlderVersion ? [] : validateConversionView(object, oldObject, DGDR_VIEW_V1BETA1);
+    if (viewIssues.length > 0) return { kind, issues: viewIssues };
+    if (isDgdrV1Beta1View(object)) return { kind };
+  }
+  const result = validateV1Beta2Object(kind, object, oldObject, validateBundledInput);
+  return { kind, issues: result.issues, warnings: result.warnings };
+}

@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { buildSnapshotAcquisitionError, buildSnapshotContentId, hasCompilerManifest, normalizeBuildInventory } from './build-snapshot.js';
+
+describe('normalizeBuildInventory (upstream TestNormalizeBuildFilePathsCanonicalizesAndRejectsAmbiguity)', () => {
+  it('"Canonicalize and sort an unambiguous build inventory"', () => {
+    expect(normalizeBuildInventory(['z/file.gas', 'manifest.v2.capnp.bin', './a/file.gas'])).toEqual({ ok: true, paths: ['a/file.gas', 'manifest.v2.capnp.bin', 'z/file.gas'] });
+  });
+
+  it.each([
+    { name: 'normalized duplicate', paths: ['a/file.gas', './a/file.gas'], error: 'build inventory repeats relative path "a/file.gas"' },
+    { name: 'parent traversal', paths: ['../outside.gas'], error: 'build inventory contains invalid relative path "../outside.gas"' },
+    { name: 'absolute path', paths: ['/outside.gas'], error: 'build inventory contains invalid relative path "/outside.gas"' },
+    { name: 'empty path', paths: ['  '], error: 'build inventory contains invalid relative path "  "' },
+  ])('"Reject the selected ambiguous or unsafe inventory path": $name', ({ paths, error }) => {
+    expect(normalizeBuildInventory(paths)).toEqual({ ok: false, error });
+  });
+});
+
+describe('buildSnapshotContentId (upstream AcquireBuildSnapshot: "Bind the stable inventory and manifest bytes into the snapshot identity")', () => {
+  const manifest = Buffer.from('compiled manifest bytes');
+
+  it('is sha256 over the length-prefixed fields of upstream writeBuildSnapshotField, in upstream\'s order', () => {
+    // Spelled out field by field from build_snapshot.go: fmt.Fprintf(hash, "%d:", len(value)); hash.Write(value).
+    const expected = createHash('sha256')
+      .update('31:dynamo-lpx-compiler-snapshot/v3')
+      .update('9:inventory')
+      .update('1:2')
+      .update('14:inventory-path').update('21:manifest.v2.capnp.bin')
+      .update('14:inventory-path').update('17:part-0/chip-0.gas')
+      .update('17:compiler-metadata')
+      .update('1:1')
+      .update('13:metadata-path').update('21:manifest.v2.capnp.bin')
+      .update('14:metadata-bytes').update(`${manifest.length}:`).update(manifest)
+      .digest('hex');
+    expect(buildSnapshotContentId(['manifest.v2.capnp.bin', 'part-0/chip-0.gas'], manifest)).toBe(`sha256:${expected}`);
+  });
+
+  it('"Changing only a payload path changes snapshot identity"; "Changing only the manifest bytes changes identity again"', () => {
+    const first = buildSnapshotContentId(['manifest.v2.capnp.bin', 'part-0/chip-0.gas'], manifest);
+    const renamed = buildSnapshotContentId(['manifest.v2.capnp.bin', 'part-0/chip-1.gas'], manifest);
+    const grown = buildSnapshotContentId(['manifest.v2.capnp.bin', 'part-0/chip-1.gas'], Buffer.concat([manifest, Buffer.from([0])]));
+    expect(new Set([first, renamed, grown]).size).toBe(3);
+  });
+});
+
+describe('the compiler manifest and the acquisition error', () => {
+  it('"Require revision-2 binary compiler metadata without fallback": revision-1 and JSON metadata do not count', () => {
+    expect(hasCompilerManifest(['allocation_metadata.json', 'compile_summary.json', 'gas_program_layout.json', 'manifest.capnp.bin'])).toBe(false);
+    expect(hasCompilerManifest(['manifest.v2.capnp.bin'])).toBe(true);
+  });
+
+  it('names the component and the buildId as written (upstream "%w for model %q build %q: %w", ErrBuildSnapshotAcquisition)', () => {
+    expect(buildSnapshotAcquisitionError('engine', 'llama/b1', 'cause')).toBe('acquiring immutable LPX build snapshot for model "engine" build "llama/b1": cause');
+  });
+});
