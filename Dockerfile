@@ -20,9 +20,21 @@ COPY functions ./functions
 COPY infra/chart ./infra/chart
 RUN find . -path ./node_modules -prune -o -name '*.test.ts' -print -delete
 
+# The override tool a profiling Job's init container installs for the profiler
+# (/dgd-apply-overrides; shared/profiler/override-tool.ts): one file bundled with esbuild.
+FROM node:24-bookworm-slim AS override-tool
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY scripts ./scripts
+COPY shared ./shared
+RUN node scripts/build.mjs --only dgd-apply-overrides --outdir /out
+
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
 WORKDIR /app
 COPY --from=build /app /app
+COPY --from=override-tool /out/dgd-apply-overrides.mjs /app/dist/dgd-apply-overrides.mjs
+COPY infra/image/dgd-apply-overrides /dgd-apply-overrides
 ENV NODE_ENV=production
 LABEL org.opencontainers.image.title="dynamo-fn" org.opencontainers.image.licenses="Apache-2.0"
 USER 65532:65532

@@ -8,7 +8,8 @@
  * `dgdr.nvidia.com/name` + `dgdr.nvidia.com/namespace`).
  * Reads: the DGDR now; the Job `profile-<name>` and its pods (label `job-name`); the ConfigMap
  * `dgdr-output-<name>`; the DGD `status.dgdName` and, while it is not ready, its pods (image-pull
- * diagnostics); the request's ConfigMaps while deploying; every Node (only while Pending and discovery is
+ * diagnostics); the request's ConfigMaps while deploying; every Node, the DCGM exporter pods and their
+ * metrics (HTTP, ./dcgm.ts) and the network operator's pods (only while Pending and discovery is
  * needed); the model-cache PVC when set.
  * Decides: `decideDgdr` (shared/domain/dgdr, pure).
  * Writes, in order: the discovered `spec.hardware` (update with the resourceVersion precondition),
@@ -37,12 +38,15 @@ import {
   type Dgdr,
 } from '../../shared/api/index.js';
 import {
+  DEFAULT_DCGM_ENDPOINT_TEMPLATE,
   decideDgdr,
   decideDgdRejected,
   needsHardwareDiscovery,
+  needsHardwareMetadataDiscovery,
   outputConfigMapName,
   profilingJobName,
   profilingJobRbac,
+  readDcgmNodes,
   trackingLabels,
   type ChildFacts,
   type DgdrDesired,
@@ -53,12 +57,17 @@ import {
 } from '../../shared/domain/index.js';
 import type { Kube, KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import { loadDiscoverySignals, type ScrapeMetrics } from './dcgm.js';
 
 export interface ProfileDeps extends HandlerDeps {
   readonly kube: Kube;
   readonly profilingJob: ProfilingJobConfig;
   /** Events' `reportingInstance` (the pod or revision name). */
   readonly instance: string;
+  /** Where DCGM exporter pods are scraped (`{POD_IP}` replaced); default `http://{POD_IP}:9400/metrics`. */
+  readonly dcgmEndpointTemplate?: string;
+  /** How a metrics endpoint is read; default an HTTP GET with upstream's timeouts (./dcgm.ts). */
+  readonly scrapeMetrics?: ScrapeMetrics;
 }
 
 export const REPORTING_CONTROLLER = 'nvidia.com/dynamo-profile';
@@ -138,7 +147,14 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
   const isJobFailed = ((job?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Failed' && c.status === 'True');
   const pods = job !== undefined && isJobFailed ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [];
   const isDiscovering = phase === 'Pending' && job === undefined;
-  const nodes = isDiscovering && needsHardwareDiscovery(dgdr.spec.hardware) ? await deps.kube.list('v1', 'Node') : undefined;
+  const isDiscoveringHardware = isDiscovering && (needsHardwareDiscovery(dgdr.spec.hardware) || needsHardwareMetadataDiscovery(dgdr.spec.hardware));
+  const nodes = isDiscoveringHardware ? await deps.kube.list('v1', 'Node') : undefined;
+  const discoverySignals = isDiscoveringHardware ? await loadDiscoverySignals(deps.kube, deps.dcgmEndpointTemplate ?? DEFAULT_DCGM_ENDPOINT_TEMPLATE, deps.scrapeMetrics) : undefined;
+  const dcgm = discoverySignals?.dcgm === undefined ? undefined : readDcgmNodes(discoverySignals.dcgm);
+  // Exporters present but unreadable: the node labels decide; say why, as upstream logs it.
+  if (dcgm?.ok === false && ((discoverySignals?.dcgm?.exporterPods.length ?? 0) > 0 || discoverySignals?.dcgm?.listError !== undefined)) {
+    deps.log.warn({ error: dcgm.error }, 'DCGM discovery failed, falling back to node-label discovery');
+  }
   const pvcName = dgdr.spec.modelCache?.pvcName;
   const pvc = isDiscovering && pvcName !== undefined && pvcName !== '' ? await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvcName }) : undefined;
   const dgdStatus = (dgd?.['status'] ?? {}) as { state?: string; components?: Record<string, { replicas?: number; availableReplicas?: number }> };
@@ -151,6 +167,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
     configMaps: configMaps.map(childFacts),
     dgdPodContainers: dgdPods.flatMap(waitingContainers),
     nodes: nodes?.map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })),
+    ...(discoverySignals === undefined ? {} : { discoverySignals }),
     modelCachePvcExists: isDiscovering && pvcName !== undefined && pvcName !== '' ? pvc !== undefined : undefined,
   };
 }

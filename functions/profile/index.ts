@@ -10,12 +10,14 @@
  * `/dgd-apply-overrides` that a profiling Job's init container installs when a request sets
  * `spec.overrides.dgd` (unset: such requests fail with upstream's message); `NATS_SERVER`,
  * `ETCD_ENDPOINTS`, `MODEL_EXPRESS_URL`, `PROMETHEUS_ENDPOINT`, passed to the profiler when set
- * (upstream `AddStandardEnvVars`).
+ * (upstream `AddStandardEnvVars`); `DCGM_METRICS_ENDPOINT_TEMPLATE`, where hardware discovery
+ * scrapes DCGM exporter pods (`{POD_IP}` replaced; default `http://{POD_IP}:9400/metrics`, upstream's).
  * @module
  */
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN } from '../../shared/api/index.js';
+import { ENV_DCGM_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
@@ -34,6 +36,7 @@ export const STANDARD_ENV_NAMES = ['NATS_SERVER', 'ETCD_ENDPOINTS', 'MODEL_EXPRE
 /** The function's dependencies around a given client. */
 export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record<string, string | undefined>> = process.env): ProfileDeps {
   const operatorImage = env['OPERATOR_IMAGE'];
+  const dcgmEndpointTemplate = env[ENV_DCGM_ENDPOINT_TEMPLATE];
   return {
     ...base,
     kube,
@@ -45,6 +48,7 @@ export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record
       }),
     },
     instance: env['K_REVISION'] ?? hostname(),
+    ...(dcgmEndpointTemplate === undefined || dcgmEndpointTemplate === '' ? {} : { dcgmEndpointTemplate }),
   };
 }
 

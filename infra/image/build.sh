@@ -5,7 +5,9 @@
 #     packages (apt-get download; unpacked with dpkg-deb, no maintainer scripts run);
 #   - the Node.js binary of the `node` npm package (the devDependency every npm script uses);
 #   - the app and its production dependencies (npm ci --omit=dev, from the npm cache);
-#   - umoci (Debian package) to write the OCI image layout.
+#   - umoci (Debian package) to write the OCI image layout;
+#   - /dgd-apply-overrides, the override tool a profiling Job's init container installs
+#     (esbuild of the repository's node_modules bundles it).
 # The image: entrypoint `node /app/bin/dynamo-fn.js`, user 65532:65532 (non-root), nothing
 # written outside /tmp (mount an emptyDir there: the chart does), so a read-only root
 # filesystem works. Its config (OCI field names: User, WorkingDir, Entrypoint, Cmd, Env,
@@ -70,6 +72,13 @@ mapfile -t app_files < <(field appFiles)
 find "$root"/app -name '*.test.ts' -delete
 mapfile -t npm_ci_flags < <(field npmCiFlags)
 (cd "$root"/app && npm ci "${npm_ci_flags[@]}" --loglevel=error)
+
+echo "build.sh: the override tool (/dgd-apply-overrides, /app/dist/dgd-apply-overrides.mjs)"
+# What a profiling Job's init container runs to install our spec.overrides.dgd merge for the
+# profiler (shared/profiler/override-tool.ts); its shebang names the distroless image's node path.
+(cd "$repo" && "$node_bin" scripts/build.mjs --only dgd-apply-overrides --outdir "$root/app/dist" >/dev/null)
+install -m 0755 "$repo"/infra/image/dgd-apply-overrides "$root"/dgd-apply-overrides
+mkdir -p "$root"/nodejs/bin && ln -s /usr/local/bin/node "$root"/nodejs/bin/node
 
 echo "build.sh: OCI image layout (umoci)"
 umoci init --layout "$out/oci"

@@ -3,13 +3,15 @@
  * deploy/operator/cmd/dgd-apply-overrides/main_test.go (named in each test) and the profiler's
  * side of the protocol (upstream-notes/profiler.md §1.8).
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, stat } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rename, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
+import { buildOverrideToolBundle } from '../../test/support/override-tool-bundle.js';
+import { repoRoot } from '../../test/support/paths.js';
 import { installOverrideTool, run } from './dgd-apply-overrides.js';
 
 const betaBlueprint = {
@@ -100,4 +102,31 @@ describe('dgd-apply-overrides', () => {
     const { stdout } = await promisify(execFile)(file, ['--protocol-version'], { env: { PATH: '/usr/bin:/bin' } });
     expect(stdout).toBe('1\n');
   }, 30_000);
+
+  it('the bundle\'s --install-to (what the init container dgd-override-installer runs) installs a self-contained tool: Node.js and the bundle beside it, nothing of this checkout, runnable after moving it (the profiler container mounts it elsewhere)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'dgd-tool-'));
+    const bundle = await buildOverrideToolBundle(path.join(dir, 'image-dist'));
+    await promisify(execFile)(process.execPath, [bundle, '--install-to', path.join(dir, 'emptydir', 'dgd-apply-overrides')]);
+    const wrapper = await readFile(path.join(dir, 'emptydir', 'dgd-apply-overrides'), 'utf8');
+    expect(wrapper).not.toContain(repoRoot);
+    expect(wrapper).not.toContain(process.execPath);
+    expect((await stat(path.join(dir, 'emptydir', '.dgd-apply-overrides', 'node'))).mode & 0o111).not.toBe(0);
+    // The profiler container mounts the emptyDir at /opt/dynamo/bin: another path than the installer's.
+    await rename(path.join(dir, 'emptydir'), path.join(dir, 'mounted'));
+    const tool = path.join(dir, 'mounted', 'dgd-apply-overrides');
+    const env = { PATH: '/usr/bin:/bin' };
+    expect((await promisify(execFile)(tool, ['--protocol-version'], { env })).stdout).toBe('1\n');
+    const merged = await new Promise<string>((resolve, reject) => {
+      const child = spawn(tool, [], { env });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${String(code)}`))));
+      child.stdin.end(request(betaBlueprint, alphaOverride));
+    });
+    // The same merge as in-process: the v1alpha1 override's image on the Worker's main container.
+    const inProcess = await call([], request(betaBlueprint, alphaOverride));
+    expect(merged).toBe(inProcess.stdout);
+    expect(JSON.parse(merged).spec.components[1].podTemplate.spec.containers[0].image).toBe('new-image');
+  }, 60_000);
 });

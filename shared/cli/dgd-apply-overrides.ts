@@ -10,11 +10,13 @@
  *   stderr; a failure prints `apply DGD override: <error>` (or what could not be decoded) on
  *   stderr, nothing on stdout, and exits 1;
  * - `--install-to PATH` writes an executable at PATH that runs this command (what the
- *   operator's init container does with its binary), so `DYNAMO_DGD_APPLY_OVERRIDES_BIN` can name it.
+ *   operator's init container does with its binary), so `DYNAMO_DGD_APPLY_OVERRIDES_BIN` can name it:
+ *   self-contained (Node.js and the bundled tool copied beside PATH) when run from the bundle
+ *   `dist/dgd-apply-overrides.mjs`, as in our image; from the sources, a wrapper running this checkout.
  * @module
  */
 import { applyDgdOverride, DGD_OVERRIDE_PROTOCOL_VERSION, formatOverrideWarning } from '../domain/dgdr/overrides.js';
-import { installOverrideTool } from '../profiler/override-tool.js';
+import { installOverrideTool, type InstallOverrideToolOptions } from '../profiler/override-tool.js';
 
 export { installOverrideTool };
 
@@ -58,7 +60,8 @@ const processIo: CommandIo = {
   writeStderr: (text) => process.stderr.write(text),
 };
 
-export async function run(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
+/** Runs the command. `install` says where the self-contained bundle is when running from it (./dgd-apply-overrides-entry.ts). */
+export async function run(argv: readonly string[], io: CommandIo = processIo, install: InstallOverrideToolOptions = {}): Promise<number> {
   const fail = (message: string): number => {
     io.writeStderr(`${message}\n`);
     return 1;
@@ -79,7 +82,7 @@ export async function run(argv: readonly string[], io: CommandIo = processIo): P
     return 0;
   }
   if (installTo !== undefined) {
-    await installOverrideTool(installTo);
+    await installOverrideTool(installTo, install);
     return 0;
   }
 

@@ -38,6 +38,8 @@ export interface LocalProfilerRunnerOptions {
   readonly pollIntervalMs?: number;
   /** Called when a Job's run finished (tests wait on it). */
   readonly onRun?: (job: KubeObject, run: LocalJobRun) => void;
+  /** The override tool bundle a Job's `dgd-override-installer` runs, as our image does (LocalJobOptions). */
+  readonly overrideToolBundle?: string;
 }
 
 export interface LocalProfilerRunner {
@@ -65,6 +67,7 @@ export function startLocalProfilerRunner(options: LocalProfilerRunnerOptions): L
     const relays: Promise<void>[] = [];
     try {
       const run = await runProfilingJobLocally(job, {
+        ...(options.overrideToolBundle === undefined ? {} : { overrideToolBundle: options.overrideToolBundle }),
         onStatus: (status) => {
           log.info({ kind: 'Job', namespace, name, phase: status.phase, message: status.message }, 'Profiler reached phase');
           const env = profilerEnv(job);

@@ -79,7 +79,7 @@ export async function startDevProfiler(options: { readonly kubeConfig: KubeConfi
   const { log } = options;
   await ensureVenv({ log });
   // A request with spec.overrides.dgd gets the override tool's init container from this image; the
-  // local runner uses our dgd-apply-overrides instead, so any name will do here.
+  // local runner runs that init container as our image would, so any name will do here.
   process.env['OPERATOR_IMAGE'] ??= 'dynamo-fn:dev';
   const runner = startLocalProfilerRunner({ kube: createKube(options.kubeConfig, { fieldManager: FIELD_MANAGER_OUTPUT_COPIER }), log });
   log.info({}, 'Started local profiler: profiling Jobs run the real Dynamo 1.6.1 profiler on this machine');

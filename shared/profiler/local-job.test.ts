@@ -26,7 +26,7 @@ function jobFor(spec: Record<string, unknown>): Record<string, unknown> {
 describe('localProfilerCommand', () => {
   it('runs python -m dynamo.profiler from the venv with the Job args, /data mapped to a local folder, literal env kept, offline env added', () => {
     const job = jobFor({});
-    const command = localProfilerCommand(job, '/venv', '/work', '/work/bin/dgd-apply-overrides');
+    const command = localProfilerCommand(job, '/venv', '/work');
     const container = ((job['spec'] as { template: { spec: { containers: { name: string; args: string[] }[] } } }).template.spec.containers)[0];
     expect(command.executable).toBe('/venv/bin/python');
     expect(command.args).toEqual(['-m', 'dynamo.profiler', '--config', container?.args[1], '--output-dir', '/work/volumes/profiling-output']);
@@ -49,9 +49,23 @@ describe('localProfilerCommand', () => {
     expect(command.env).not.toHaveProperty('DYNAMO_DGD_APPLY_OVERRIDES_BIN');
   });
 
-  it('with spec.overrides.dgd the Job names the installed tool; locally that is our dgd-apply-overrides', () => {
+  it('with spec.overrides.dgd the init container installs into the dgd-override-tool emptyDir and the profiler runs it by the Job\'s own DYNAMO_DGD_APPLY_OVERRIDES_BIN (profiler.md §1.4)', () => {
     const job = jobFor({ overrides: { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment' } } });
-    expect(localProfilerCommand(job, '/venv', '/work', '/work/bin/dgd-apply-overrides').env['DYNAMO_DGD_APPLY_OVERRIDES_BIN']).toBe('/work/bin/dgd-apply-overrides');
+    const command = localProfilerCommand(job, '/venv', '/work');
+    // /opt/dynamo/bin/dgd-apply-overrides in both containers: one emptyDir, one local folder.
+    expect(command.overrideToolInstall).toBe('/work/volumes/dgd-override-tool/dgd-apply-overrides');
+    expect(command.env['DYNAMO_DGD_APPLY_OVERRIDES_BIN']).toBe('/work/volumes/dgd-override-tool/dgd-apply-overrides');
+  });
+
+  it('without spec.overrides.dgd there is no installer to run', () => {
+    expect(localProfilerCommand(jobFor({}), '/venv', '/work').overrideToolInstall).toBeUndefined();
+  });
+
+  it('refuses an installer that is not /dgd-apply-overrides --install-to <path>', () => {
+    const job = jobFor({ overrides: { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment' } } });
+    const podSpec = (job['spec'] as { template: { spec: { initContainers: { command: string[] }[] } } }).template.spec;
+    (podSpec.initContainers[0] as { command: string[] }).command = ['/bin/cp'];
+    expect(() => localProfilerCommand(job, '/venv', '/work')).toThrow('Job profile-qwen: init container dgd-override-installer runs ["/bin/cp","--install-to","/opt/dynamo/bin/dgd-apply-overrides"], not /dgd-apply-overrides --install-to <path>');
   });
 
   it.each([
@@ -67,7 +81,7 @@ describe('localProfilerCommand', () => {
       error: /^Job j: container profiler runs \["aisimulate","recommend"\], not python -m dynamo.profiler$/,
     },
   ])('refuses $name', ({ job, error }) => {
-    expect(() => localProfilerCommand(job, '/venv', '/work', '/tool')).toThrow(LocalJobError);
-    expect(() => localProfilerCommand(job, '/venv', '/work', '/tool')).toThrow(error);
+    expect(() => localProfilerCommand(job, '/venv', '/work')).toThrow(LocalJobError);
+    expect(() => localProfilerCommand(job, '/venv', '/work')).toThrow(error);
   });
 });

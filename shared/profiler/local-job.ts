@@ -4,10 +4,15 @@
  * `dgdr-output-<name>` ConfigMap from the whole `profiler_status.yaml` (shared/profiler/output.ts).
  *
  * What is kept from the Job: the container's command (its `python` becomes the venv's), args and
- * literal env (`DGDR_NAME`, `DGDR_NAMESPACE`, `DGDR_UID`, ...). What is local: each emptyDir
- * mount (`/data`) is a folder under the run's work folder (args naming it are rewritten);
- * `DYNAMO_DGD_APPLY_OVERRIDES_BIN` (set by the Job only with `spec.overrides.dgd`) names our
- * `dgd-apply-overrides`; the run is offline: `HF_HOME` is a Hugging Face cache seeded with the
+ * literal env (`DGDR_NAME`, `DGDR_NAMESPACE`, `DGDR_UID`, ...); the init container
+ * `dgd-override-installer` (only with `spec.overrides.dgd`), run first as our image runs its
+ * `/dgd-apply-overrides --install-to <path>`: the self-contained tool (Node.js + the bundle
+ * `dist/dgd-apply-overrides.mjs`, shared/profiler/override-tool.ts) installed into the emptyDir
+ * `dgd-override-tool`, which the profiler then runs through the Job's own
+ * `DYNAMO_DGD_APPLY_OVERRIDES_BIN=/opt/dynamo/bin/dgd-apply-overrides`, as in the cluster. What is
+ * local: each emptyDir mount (`/data`, `/opt/dynamo/bin`) is a folder under the run's work folder
+ * (args and env naming it are rewritten), shared by the containers mounting it; the run is
+ * offline: `HF_HOME` is a Hugging Face cache seeded with the
  * model's config.json that AISimulate ships, `HF_HUB_OFFLINE=1`, `TRANSFORMERS_OFFLINE=1`; the
  * repo-root `deploy.utils` shim is on `PYTHONPATH`; `WORKSPACE_DIR` is the container's
  * `workingDir` (`/workspace`), so generated paths match the in-cluster Job. `valueFrom` env
@@ -24,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
-import { installOverrideTool } from './override-tool.js';
+import { findOverrideToolBundle, installOverrideTool } from './override-tool.js';
 import { FINAL_CONFIG_FILE, finalOutputConfigMap, parseProfilerStatus, PROFILER_STATUS_FILE, type DgdrRef, type OutputCopierResult, type ProfilerStatus } from './output.js';
 import { profilerBaseEnv, venvDir } from './venv.js';
 
@@ -32,6 +37,9 @@ import { profilerBaseEnv, venvDir } from './venv.js';
 export const PROFILER_CONTAINER_NAME = 'profiler';
 /** Env the Job sets when `spec.overrides.dgd` is present (profiler.md §1.2). */
 export const ENV_OVERRIDE_TOOL = 'DYNAMO_DGD_APPLY_OVERRIDES_BIN';
+/** The init container installing the override tool, and the command our image runs for it (profiler.md §1.4). */
+export const OVERRIDE_TOOL_INSTALLER_NAME = 'dgd-override-installer';
+export const OVERRIDE_TOOL_INSTALLER_COMMAND = '/dgd-apply-overrides';
 
 const EnvVarSchema = z.object({ name: z.string(), value: z.string().optional(), valueFrom: z.unknown().optional() });
 const ContainerSchema = z.object({
@@ -49,6 +57,7 @@ const JobSchema = z.object({
   spec: z.object({
     template: z.object({
       spec: z.object({
+        initContainers: z.array(ContainerSchema).optional(),
         containers: z.array(ContainerSchema),
         volumes: z.array(z.object({ name: z.string(), emptyDir: z.unknown().optional() }).loose()).optional(),
       }),
@@ -66,6 +75,8 @@ export interface LocalJobOptions {
   readonly workDir?: string;
   /** Called with each new `profiler_status.yaml` phase while the profiler runs. */
   readonly onStatus?: (status: ProfilerStatus) => void;
+  /** The override tool bundle (`npm run build`'s `dist/dgd-apply-overrides.mjs`) the init container runs, as our image does; default none: the installed tool runs this checkout. */
+  readonly overrideToolBundle?: string;
   /** Ends the profiler after this long (SIGKILL); default 900 s. */
   readonly timeoutSeconds?: number;
   /** How often the status file is read while the profiler runs; default 500 ms. */
@@ -95,14 +106,17 @@ export interface LocalProfilerCommand {
   readonly outputDir: string;
   /** `model` of the `--config` spec, when it has one. */
   readonly model: string | undefined;
+  /** Where the init container `dgd-override-installer` installs the tool (local path), when the Job has it. */
+  readonly overrideToolInstall: string | undefined;
 }
 
 /**
- * Resolves the Job's profiler container into a local command (see the module docstring).
- * In: a batch/v1 Job (parsed JSON), the venv folder, the work folder, and the override tool
- * path. Failures: LocalJobError naming what is missing. Pure.
+ * Resolves the Job's profiler container (and its override-tool init container) into a local
+ * command (see the module docstring). In: a batch/v1 Job (parsed JSON), the venv folder, the work
+ * folder. Failures: LocalJobError naming what is missing, or an installer that does not run
+ * `/dgd-apply-overrides --install-to <path>` on an emptyDir. Pure.
  */
-export function localProfilerCommand(job: unknown, venv: string, workDir: string, overrideTool: string): LocalProfilerCommand {
+export function localProfilerCommand(job: unknown, venv: string, workDir: string): LocalProfilerCommand {
   const parsed = JobSchema.safeParse(job);
   if (!parsed.success) throw new LocalJobError(`not a batch/v1 Job with a pod template: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const { metadata, spec } = parsed.data;
@@ -114,21 +128,15 @@ export function localProfilerCommand(job: unknown, venv: string, workDir: string
     throw new LocalJobError(`Job ${metadata.name}: container ${PROFILER_CONTAINER_NAME} runs ${JSON.stringify(command.slice(0, 3))}, not python -m dynamo.profiler`);
   }
   const emptyDirs = new Set((spec.template.spec.volumes ?? []).filter((v) => v.emptyDir !== undefined).map((v) => v.name));
-  const mounts = (container.volumeMounts ?? []).filter((m) => emptyDirs.has(m.name)).map((m) => ({ from: m.mountPath.replace(/\/+$/, ''), to: path.join(workDir, 'volumes', m.name) }));
-  const localPath = (arg: string): string => {
-    for (const mount of mounts) {
-      if (arg === mount.from) return mount.to;
-      if (arg.startsWith(`${mount.from}/`)) return path.join(mount.to, arg.slice(mount.from.length + 1));
-    }
-    return arg;
-  };
+  const localPath = localPathsOf(container, emptyDirs, workDir);
   const args = ['-m', 'dynamo.profiler', ...rest.map(localPath)];
   const outputIndex = args.indexOf('--output-dir');
   const outputDir = outputIndex >= 0 && args[outputIndex + 1] !== undefined ? (args[outputIndex + 1] as string) : path.join(workDir, 'profiling_results');
 
   const env: Record<string, string> = {};
   for (const variable of container.env ?? []) if (variable.value !== undefined) env[variable.name] = variable.value;
-  if (env[ENV_OVERRIDE_TOOL] !== undefined) env[ENV_OVERRIDE_TOOL] = overrideTool;
+  // The Job's own path to the tool, in the emptyDir the init container installs into.
+  if (env[ENV_OVERRIDE_TOOL] !== undefined) env[ENV_OVERRIDE_TOOL] = localPath(env[ENV_OVERRIDE_TOOL]);
   const dgdr = { name: env['DGDR_NAME'] ?? '', namespace: env['DGDR_NAMESPACE'] ?? metadata.namespace ?? 'default', uid: env['DGDR_UID'] ?? '' };
   if (dgdr.name === '') throw new LocalJobError(`Job ${metadata.name}: container ${PROFILER_CONTAINER_NAME} has no DGDR_NAME env`);
   Object.assign(env, profilerBaseEnv(), {
@@ -137,7 +145,56 @@ export function localProfilerCommand(job: unknown, venv: string, workDir: string
     HOME: process.env['HOME'] ?? workDir,
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
   });
-  return { dgdr, executable: path.join(venv, 'bin', 'python'), args, env, cwd: path.join(workDir, 'cwd'), outputDir, model: readConfigModel(args) };
+  const overrideToolInstall = overrideToolInstallPath(metadata.name, spec.template.spec.initContainers ?? [], emptyDirs, workDir);
+  return { dgdr, executable: path.join(venv, 'bin', 'python'), args, env, cwd: path.join(workDir, 'cwd'), outputDir, model: readConfigModel(args), overrideToolInstall };
+}
+
+type Container = z.infer<typeof ContainerSchema>;
+
+/** Maps a container's paths under its emptyDir mounts to the volumes' local folders (`<workDir>/volumes/<name>`). */
+function localPathsOf(container: Container, emptyDirs: ReadonlySet<string>, workDir: string): (containerPath: string) => string {
+  const mounts = (container.volumeMounts ?? []).filter((m) => emptyDirs.has(m.name)).map((m) => ({ from: m.mountPath.replace(/\/+$/, ''), to: path.join(workDir, 'volumes', m.name) }));
+  return (containerPath) => {
+    for (const mount of mounts) {
+      if (containerPath === mount.from) return mount.to;
+      if (containerPath.startsWith(`${mount.from}/`)) return path.join(mount.to, containerPath.slice(mount.from.length + 1));
+    }
+    return containerPath;
+  };
+}
+
+/** The local path the `dgd-override-installer` init container installs to, or undefined without one. */
+function overrideToolInstallPath(jobName: string, initContainers: readonly Container[], emptyDirs: ReadonlySet<string>, workDir: string): string | undefined {
+  const installer = initContainers.find((c) => c.name === OVERRIDE_TOOL_INSTALLER_NAME);
+  if (installer === undefined) return undefined;
+  const [program, flag, target, ...extra] = [...(installer.command ?? []), ...(installer.args ?? [])];
+  if (program !== OVERRIDE_TOOL_INSTALLER_COMMAND || flag !== '--install-to' || target === undefined || extra.length > 0) {
+    throw new LocalJobError(`Job ${jobName}: init container ${OVERRIDE_TOOL_INSTALLER_NAME} runs ${JSON.stringify([program, flag, target, ...extra])}, not ${OVERRIDE_TOOL_INSTALLER_COMMAND} --install-to <path>`);
+  }
+  const local = localPathsOf(installer, emptyDirs, workDir)(target);
+  if (local === target) throw new LocalJobError(`Job ${jobName}: init container ${OVERRIDE_TOOL_INSTALLER_NAME} installs to ${target}, which is not on an emptyDir volume it mounts`);
+  return local;
+}
+
+/**
+ * Runs the init container `dgd-override-installer` as our image does: the bundle
+ * `dgd-apply-overrides.mjs` with `--install-to <path>` in its own Node.js process (the image's
+ * `/dgd-apply-overrides` is that bundle). Without a bundle (a checkout before `npm run build`),
+ * installs a wrapper running this checkout. Failures: LocalJobError with the installer's stderr.
+ */
+async function runOverrideToolInstaller(target: string, bundle: string | undefined): Promise<void> {
+  if (bundle === undefined) {
+    await installOverrideTool(target);
+    return;
+  }
+  const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [bundle, '--install-to', target], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', (error) => resolve({ code: null, stderr: error.message }));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+  if (result.code !== 0) throw new LocalJobError(`init container ${OVERRIDE_TOOL_INSTALLER_NAME} failed (exit ${String(result.code)}): ${result.stderr.trim()}`);
 }
 
 function readConfigModel(args: readonly string[]): string | undefined {
@@ -190,8 +247,8 @@ async function findSitePackages(venv: string): Promise<string> {
 export async function runProfilingJobLocally(job: unknown, options: LocalJobOptions = {}): Promise<LocalJobRun> {
   const workDir = options.workDir ?? (await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-profile-')));
   const venv = await venvDir();
-  const overrideTool = await installOverrideTool(path.join(workDir, 'bin', 'dgd-apply-overrides'));
-  const command = localProfilerCommand(job, venv, workDir, overrideTool);
+  const command = localProfilerCommand(job, venv, workDir);
+  if (command.overrideToolInstall !== undefined) await runOverrideToolInstaller(command.overrideToolInstall, options.overrideToolBundle ?? findOverrideToolBundle());
   await mkdir(command.outputDir, { recursive: true });
   await mkdir(command.cwd, { recursive: true });
   if (command.model !== undefined) await seedHuggingFaceCache(venv, command.env['HF_HOME'] ?? path.join(workDir, 'hf'), command.model);

@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,14 +50,23 @@ async function imageConfig(): Promise<ImageConfig> {
 /** Runs the image's entrypoint with `args`, as its user, on its rootfs mounted read-only. */
 async function runEntrypoint(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const { config } = await imageConfig();
+  return runInImage([...(config.Entrypoint ?? []), ...args]);
+}
+
+/**
+ * Runs `argv` in the image, on its rootfs mounted read-only, with the image's environment; as the
+ * image's user unless `user` says otherwise; /tmp a tmpfs, or the host folder `tmpDir` (bound) when given.
+ */
+async function runInImage(argv: readonly string[], options: { readonly user?: string; readonly tmpDir?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { config } = await imageConfig();
   const rootfs = path.join(out, 'rootfs');
-  const [uid, gid] = (config.User ?? '').split(':');
+  const [uid, gid] = (options.user ?? config.User ?? '').split(':');
   const command = [
     `mount --bind ${rootfs} ${rootfs}`,
     `mount -o remount,bind,ro ${rootfs}`,
-    `mount -t tmpfs -o size=64m tmpfs ${rootfs}/tmp`,
+    options.tmpDir === undefined ? `mount -t tmpfs -o size=64m tmpfs ${rootfs}/tmp` : `mount --bind ${options.tmpDir} ${rootfs}/tmp`,
     // The image's environment only, then chroot to its root as its user.
-    `exec env -i ${(config.Env ?? []).map((e) => `'${e}'`).join(' ')} /usr/sbin/chroot --userspec=${uid}:${gid} ${rootfs} ${[...(config.Entrypoint ?? []), ...args].map((a) => `'${a}'`).join(' ')}`,
+    `exec env -i ${(config.Env ?? []).map((e) => `'${e}'`).join(' ')} /usr/sbin/chroot --userspec=${uid}:${gid} ${rootfs} ${argv.map((a) => `'${a}'`).join(' ')}`,
   ].join(' && ');
   return run('/usr/bin/unshare', ['--mount', 'sh', '-c', command]);
 }
@@ -95,14 +104,17 @@ describe('the OCI image', () => {
     });
   });
 
-  it('holds in /app exactly what the Dockerfile copies there, with the production dependencies and no test files', async () => {
+  it('holds what the Dockerfile puts in the final image: in /app exactly that with the production dependencies, no test files', async () => {
     const dockerfile = await readDockerfile();
-    const copied = new Set(dockerfile.copies.map(({ destination }) => path.posix.relative('/app', destination).split('/')[0]));
+    // The build stage's /app is copied whole; the final stage's own copies land where they say.
+    const landed = [
+      ...dockerfile.copies.filter(({ stage }) => stage === 'build' || stage === ''),
+      ...dockerfile.copiesFromStages.filter(({ destination }) => destination !== '/app'),
+    ].map(({ destination }) => destination);
+    for (const destination of landed) expect(existsSync(path.join(out, 'rootfs', destination)), destination).toBe(true);
+    const underApp = new Set(landed.filter((d) => d.startsWith('/app/')).map((d) => path.posix.relative('/app', d).split('/')[0]));
     const app = path.join(out, 'rootfs', 'app');
-    expect((await readdir(app)).sort()).toEqual([...copied, 'node_modules'].sort());
-    for (const { destination } of dockerfile.copies) {
-      expect(existsSync(path.join(out, 'rootfs', destination)), destination).toBe(true);
-    }
+    expect((await readdir(app)).sort()).toEqual([...underApp, 'node_modules'].sort());
     const tests = (await readdir(app, { recursive: true })).filter((file) => !file.startsWith('node_modules') && file.endsWith('.test.ts'));
     expect(tests).toEqual([]);
   });
@@ -124,5 +136,19 @@ describe('the OCI image', () => {
     const result = await runEntrypoint(['crds', '--out', '/app/written-by-test']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('dynamo-fn crds: cannot write to /app/written-by-test');
+  });
+
+  it('/dgd-apply-overrides, the command of a profiling Job\'s init container dgd-override-installer (upstream-notes/profiler.md §1.4), installs as its user 1000 on the emptyDir an override tool that runs outside the image', async () => {
+    // The emptyDir: a host folder bound on /tmp; the profiler container (another image) then runs the tool from it.
+    const emptyDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-emptydir-'));
+    await chmod(emptyDir, 0o777);
+    try {
+      const installed = await runInImage(['/dgd-apply-overrides', '--install-to', '/tmp/bin/dgd-apply-overrides'], { user: '1000:1000', tmpDir: emptyDir });
+      expect(installed).toEqual({ code: 0, stdout: '', stderr: '' });
+      const tool = await run(path.join(emptyDir, 'bin', 'dgd-apply-overrides'), ['--protocol-version'], { PATH: '/usr/bin:/bin' });
+      expect(tool).toEqual({ code: 0, stdout: '1\n', stderr: '' });
+    } finally {
+      await rm(emptyDir, { recursive: true, force: true });
+    }
   });
 });

@@ -11,27 +11,38 @@
  * No Grove operator runs here: the test acts as Grove by creating each PodClique of the
  * PodCliqueSet and writing the status Grove writes when all pods are ready. The request must then
  * reach Deployed. Cases: vLLM aggregated (spec1), planner + kvRouter disaggregated (spec3),
- * mocker (spec4), the recorded specs of ../shared/fixtures/profiler/.
+ * mocker (spec4), `spec.overrides.dgd` (spec8), the recorded specs of ../shared/fixtures/profiler/.
+ *
+ * With `spec.overrides.dgd` the profiler itself merges, by running `$DYNAMO_DGD_APPLY_OVERRIDES_BIN`
+ * (upstream-notes/profiler.md §1.8). The profile function runs with `OPERATOR_IMAGE` set, as the
+ * chart sets it to our image, so the Job carries the init container `dgd-override-installer`; the
+ * runner runs it as our image does (the bundle `dgd-apply-overrides.mjs`, built here as `npm run
+ * build` builds it, with `--install-to`) into the Job's emptyDir, and the profiler calls the
+ * installed, self-contained tool through the Job's own env: our merge, as in the cluster.
  */
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import profileFunction from '../../functions/profile/index.js';
+import profileFunction, { initProfile } from '../../functions/profile/index.js';
 import reconcileFunction from '../../functions/reconcile/index.js';
 import { DGDR_KIND, DGDR_V1BETA1, DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
 import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
 import { podCliqueSetName } from '../../shared/domain/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { FIELD_MANAGER_OUTPUT_COPIER, startLocalProfilerRunner, type LocalProfilerRunner } from '../../shared/profiler/cluster-runner.js';
+import type { LocalJobRun } from '../../shared/profiler/local-job.js';
 import { ensureVenv } from '../../shared/profiler/venv.js';
 import { defaultConfig, startFunctionServer, TransientError, type FunctionServer } from '../../shared/runtime/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createLineLog } from '../harness/log.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
-import { sharedDir } from '../support/paths.js';
+import { buildOverrideToolBundle } from '../support/override-tool-bundle.js';
+import { repoRoot, sharedDir } from '../support/paths.js';
 import { admitThroughChain } from '../unit/admission-chain.js';
 import { admitDgdrThroughChain } from '../unit/dgdr-admission-chain.js';
 
@@ -50,13 +61,18 @@ let bridge: EventBridge;
 let runner: LocalProfilerRunner;
 let namespace = '';
 let nodeNames: string[] = [];
+/** The image the chart gives the profile function as OPERATOR_IMAGE (ours); the runner stands in for it. */
+const OPERATOR_IMAGE = 'ghcr.io/dynamo-fn/dynamo-fn:contract';
+/** Each Job's local run, by Job name. */
+const runs = new Map<string, LocalJobRun>();
 
 beforeAll(async () => {
   await ensureVenv({ log: createLineLog() });
   namespace = await createTestNamespace(kubeConfig, 'profiler-contract');
   nodeNames = await createGpuNodes(user, parseGpuFleet('1xNVIDIA-H200:8'), NODE_PREFIX);
   const config = defaultConfig({ port: 0, kubeconfigPath: process.env['KUBECONFIG'] });
-  profileServer = await startFunctionServer(profileFunction, { config, log, host: '127.0.0.1' });
+  const profileEnv = { ...process.env, OPERATOR_IMAGE };
+  profileServer = await startFunctionServer({ ...profileFunction, init: (base) => initProfile(base, profileEnv) }, { config, log, host: '127.0.0.1' });
   reconcileServer = await startFunctionServer(reconcileFunction, { config, log, host: '127.0.0.1' });
   const dgdr = { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND };
   const dgd = { apiVersion: DGD_V1BETA1, kind: DGD_KIND };
@@ -70,7 +86,8 @@ beforeAll(async () => {
       { name: 'reconcile', url: reconcileServer.url, kinds: [dgd], mode: 'Reference' },
     ],
   });
-  runner = startLocalProfilerRunner({ kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_OUTPUT_COPIER }), log, namespace });
+  const overrideToolBundle = await buildOverrideToolBundle(await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-image-dist-')));
+  runner = startLocalProfilerRunner({ kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_OUTPUT_COPIER }), log, namespace, overrideToolBundle, onRun: (job, run) => runs.set(job.metadata.name, run) });
 }, 900_000);
 
 afterAll(async () => {
@@ -128,7 +145,7 @@ interface Case {
   readonly fixture: string;
   /** Component names the real profiler generates for this request (dgdr-reference "Generated component names"). */
   readonly components: readonly string[];
-  readonly check?: (dgd: KubeObject, components: Component[]) => Promise<void>;
+  readonly check?: (dgd: KubeObject, components: Component[], job: KubeObject) => Promise<void>;
 }
 
 const cases: Case[] = [
@@ -157,7 +174,28 @@ const cases: Case[] = [
   },
 ];
 
-const dgdrNames: Record<string, string> = { 'spec1.json': 'qwen-agg', 'spec3.json': 'qwen-disagg', 'spec4.json': 'qwen-mocker' };
+cases.push({
+  name: 'overrides.dgd (spec8), merged by the profiler through the Job\'s installed dgd-apply-overrides',
+  fixture: 'spec8.json',
+  components: ['Frontend', 'worker'],
+  check: async (_dgd, components, job) => {
+    // The Job as upstream's contract has it with an override (profiler.md §1.4): our image installs the tool.
+    const podSpec = (job['spec'] as { template: { spec: { initContainers?: Record<string, unknown>[]; containers: { name: string; env?: { name: string; value?: string }[] }[] } } }).template.spec;
+    expect(podSpec.initContainers?.[0]).toMatchObject({ name: 'dgd-override-installer', image: OPERATOR_IMAGE, command: ['/dgd-apply-overrides'], args: ['--install-to', '/opt/dynamo/bin/dgd-apply-overrides'] });
+    expect(podSpec.containers.find((c) => c.name === 'profiler')?.env).toContainEqual({ name: 'DYNAMO_DGD_APPLY_OVERRIDES_BIN', value: '/opt/dynamo/bin/dgd-apply-overrides' });
+    // What the init container installed in the emptyDir: self-contained, nothing of this checkout.
+    const run = await eventually('the runner to report the Job\'s run', async () => runs.get(job.metadata.name));
+    const toolDir = path.join(path.dirname(run.logFile), 'volumes', 'dgd-override-tool');
+    expect(existsSync(path.join(toolDir, '.dgd-apply-overrides', 'node'))).toBe(true);
+    expect(await readFile(path.join(toolDir, 'dgd-apply-overrides'), 'utf8')).not.toContain(repoRoot);
+    // The override's image on the worker only (the profiler called the tool; without it the profiler fails at GeneratingDGD).
+    const image = (name: string) => components.find((c) => c.name === name)?.podTemplate?.spec?.containers?.find((c) => c.name === 'main');
+    expect((image('worker') as { image?: string } | undefined)?.image).toBe('registry.example/runtime:1.7.0');
+    expect((image('Frontend') as { image?: string } | undefined)?.image).toBe('nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1');
+  },
+});
+
+const dgdrNames: Record<string, string> = { 'spec1.json': 'qwen-agg', 'spec3.json': 'qwen-disagg', 'spec4.json': 'qwen-mocker', 'spec8.json': 'qwen-override' };
 
 describe('the real profiler, from the Job our profile function created to a Deployed request', () => {
   it.each(cases)('$name: the generated DGD passes our admission and the API server, reconciles to a PodCliqueSet, and the request reaches Deployed', async ({ fixture, components, check }) => {
@@ -200,7 +238,7 @@ describe('the real profiler, from the Job our profile function created to a Depl
     const chain = admitThroughChain({ object: { apiVersion: dgd.apiVersion, kind: dgd.kind, metadata: { name: dgd.metadata.name, namespace, labels: dgd.metadata.labels ?? {} }, spec } });
     expect(chain.issues).toEqual([]);
     expect(chain.allowed).toBe(true);
-    await check?.(dgd, spec.components);
+    await check?.(dgd, spec.components, job);
 
     const pcsName = podCliqueSetName(dgdName, spec.components.filter((c) => c.type !== 'lpx') as never);
     const pcs = await eventually('the PodCliqueSet', () => user.get({ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', namespace, name: pcsName }), 60_000);

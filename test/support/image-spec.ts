@@ -53,11 +53,11 @@ export interface DockerfileImage {
    * (WORKDIR-relative destinations resolved; with a destination ending in "/" or several sources,
    * each source keeps its base name).
    */
-  readonly copies: readonly { readonly source: string; readonly destination: string }[];
+  readonly copies: readonly { readonly stage: string; readonly source: string; readonly destination: string }[];
   /** The final stage's `COPY --from=<stage>` instructions. */
   readonly copiesFromStages: readonly { readonly stage: string; readonly source: string; readonly destination: string }[];
-  /** Every RUN instruction's words. */
-  readonly runs: readonly (readonly string[])[];
+  /** Every RUN instruction's words, with its stage's name ("" for the final stage). */
+  readonly runs: readonly { readonly stage: string; readonly words: readonly string[] }[];
 }
 
 function words(instruction: Instruction): string[] {
@@ -95,7 +95,7 @@ export function parseDockerfile(text: string): DockerfileImage {
       .filter((i): i is PropertyInstruction => i.getKeyword() === keyword && i instanceof PropertyInstruction)
       .flatMap((i) => i.getProperties().map((p): [string, string] => [p.getName(), p.getValue() ?? '']));
 
-  const copies: { source: string; destination: string }[] = [];
+  const copies: { stage: string; source: string; destination: string }[] = [];
   const copiesFromStages: { stage: string; source: string; destination: string }[] = [];
   for (const stage of stages) {
     let workdir = '/';
@@ -108,7 +108,7 @@ export function parseDockerfile(text: string): DockerfileImage {
       const sources = args.slice(0, -1);
       for (const source of sources) {
         const target = path.posix.resolve(workdir, destination.endsWith('/') || sources.length > 1 ? path.posix.join(destination, path.posix.basename(source)) : destination);
-        if (fromStage === undefined) copies.push({ source, destination: target });
+        if (fromStage === undefined) copies.push({ stage: stage.name ?? '', source, destination: target });
         else if (stage === last(stages)) copiesFromStages.push({ stage: fromStage, source, destination: target });
       }
     }
@@ -124,7 +124,7 @@ export function parseDockerfile(text: string): DockerfileImage {
     labels: Object.fromEntries(properties('LABEL')),
     copies,
     copiesFromStages,
-    runs: stages.flatMap((stage) => stage.instructions.filter((i) => i.getKeyword() === 'RUN').map(words)),
+    runs: stages.flatMap((stage) => stage.instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => ({ stage: stage.name ?? '', words: words(i) }))),
   };
 }
 

@@ -3,7 +3,7 @@
  * that need no profile function: the fields the runner reads (the `profiler` container's
  * command, args, env, workingDir and mounts; the volumes), with upstream's values.
  * Source: ../shared/upstream-notes/profiler.md §1.1 (Job), §1.2 (container `profiler`), §1.4
- * (the override tool with `overrides.dgd`).
+ * (the override tool with `overrides.dgd`: its emptyDir, the init container installing it, the mount and env).
  */
 export interface ProfilingJobInput {
   /** The DGDR's name, namespace and uid. */
@@ -22,7 +22,15 @@ export function aProfilingJob({ dgdr, spec }: ProfilingJobInput): Record<string,
   ];
   const mounts: Record<string, unknown>[] = [{ name: 'profiling-output', mountPath: '/data' }];
   const volumes: Record<string, unknown>[] = [{ name: 'profiling-output', emptyDir: {} }];
+  const initContainers: Record<string, unknown>[] = [];
   if (hasDgdOverride) {
+    initContainers.push({
+      name: 'dgd-override-installer',
+      image: 'dynamo-fn:test',
+      command: ['/dgd-apply-overrides'],
+      args: ['--install-to', '/opt/dynamo/bin/dgd-apply-overrides'],
+      volumeMounts: [{ name: 'dgd-override-tool', mountPath: '/opt/dynamo/bin' }],
+    });
     env.push({ name: 'DYNAMO_DGD_APPLY_OVERRIDES_BIN', value: '/opt/dynamo/bin/dgd-apply-overrides' });
     mounts.push({ name: 'dgd-override-tool', mountPath: '/opt/dynamo/bin', readOnly: true });
     volumes.push({ name: 'dgd-override-tool', emptyDir: {} });
@@ -37,6 +45,7 @@ export function aProfilingJob({ dgdr, spec }: ProfilingJobInput): Record<string,
         spec: {
           serviceAccountName: 'dgdr-profiling-job',
           restartPolicy: 'Never',
+          ...(initContainers.length === 0 ? {} : { initContainers }),
           containers: [
             {
               name: 'profiler',

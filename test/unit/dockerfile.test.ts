@@ -31,8 +31,8 @@ const script = (entrypoint: readonly string[]) => entrypoint.slice(1);
 const withoutPath = (env: readonly string[]) => env.filter((e) => !e.startsWith('PATH='));
 
 describe('the Dockerfile and infra/image/image.json (the registry-free build) describe the same image', () => {
-  it('has a build stage and a final stage', () => {
-    expect(dockerfile.stages.map((stage) => stage.name ?? '')).toEqual(['build', '']);
+  it('has a build stage, the override tool\'s stage and a final stage', () => {
+    expect(dockerfile.stages.map((stage) => stage.name ?? '')).toEqual(['build', 'override-tool', '']);
   });
 
   it('runs as the same non-root user, 65532:65532 (the chart\'s runAsUser)', () => {
@@ -69,23 +69,31 @@ describe('the Dockerfile and infra/image/image.json (the registry-free build) de
   });
 
   it('copies the same repository files to the same places under the working directory', () => {
-    expect(dockerfile.copies).toEqual(spec.appFiles.map((file) => ({ source: file, destination: path.posix.join(spec.WorkingDir, file) })));
-    expect(dockerfile.copiesFromStages).toEqual([{ stage: 'build', source: spec.WorkingDir, destination: spec.WorkingDir }]);
+    expect(dockerfile.copies.filter(({ stage }) => stage === 'build')).toEqual(spec.appFiles.map((file) => ({ stage: 'build', source: file, destination: path.posix.join(spec.WorkingDir, file) })));
+    expect(dockerfile.copiesFromStages.filter(({ stage }) => stage === 'build')).toEqual([{ stage: 'build', source: spec.WorkingDir, destination: spec.WorkingDir }]);
     for (const file of spec.appFiles) expect(existsSync(path.join(repoRoot, file)), file).toBe(true);
   });
 
   it('installs the production dependencies with the same npm ci flags', () => {
-    expect(dockerfile.runs.filter((words) => words[0] === 'npm')).toEqual([['npm', 'ci', ...spec.npmCiFlags]]);
+    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'build' && words[0] === 'npm').map(({ words }) => words)).toEqual([['npm', 'ci', ...spec.npmCiFlags]]);
   });
 
   it('deletes the test files, as build.sh does', () => {
-    expect(dockerfile.runs.filter((words) => words[0] === 'find')).toEqual([['find', '.', '-path', './node_modules', '-prune', '-o', '-name', "'*.test.ts'", '-print', '-delete']]);
+    expect(dockerfile.runs.filter(({ words }) => words[0] === 'find').map(({ words }) => words)).toEqual([['find', '.', '-path', './node_modules', '-prune', '-o', '-name', "'*.test.ts'", '-print', '-delete']]);
   });
 
-  it('bases both stages on the Node.js major version every npm script runs on (the node devDependency)', () => {
+  // build.sh: `scripts/build.mjs --only dgd-apply-overrides --outdir "$root/app/dist"` and
+  // `install -m 0755 infra/image/dgd-apply-overrides "$root"/dgd-apply-overrides`.
+  it('installs the override tool where build.sh does: the bundle at /app/dist/dgd-apply-overrides.mjs, infra/image/dgd-apply-overrides at /dgd-apply-overrides', () => {
+    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'override-tool' && words[0] === 'node').map(({ words }) => words)).toEqual([['node', 'scripts/build.mjs', '--only', 'dgd-apply-overrides', '--outdir', '/out']]);
+    expect(dockerfile.copiesFromStages.filter(({ stage }) => stage === 'override-tool')).toEqual([{ stage: 'override-tool', source: '/out/dgd-apply-overrides.mjs', destination: '/app/dist/dgd-apply-overrides.mjs' }]);
+    expect(dockerfile.copies.filter(({ stage }) => stage === '')).toEqual([{ stage: '', source: 'infra/image/dgd-apply-overrides', destination: '/dgd-apply-overrides' }]);
+  });
+
+  it('bases every stage on the Node.js major version every npm script runs on (the node devDependency)', () => {
     const devDependencies = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
     const major = /(\d+)\./.exec(devDependencies['node'] ?? '')?.[1];
     expect(major).toBe('24');
-    expect(dockerfile.stages.map((stage) => /node(?:js)?:?(\d+)/.exec(stage.image)?.[1])).toEqual([major, major]);
+    expect(dockerfile.stages.map((stage) => /node(?:js)?:?(\d+)/.exec(stage.image)?.[1])).toEqual([major, major, major]);
   });
 });

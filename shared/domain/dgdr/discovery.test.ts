@@ -5,9 +5,13 @@
  * upstream-notes/profiler.md §2 (InferHardwareSystem) and the controller test pinning two
  * `H200-SXM5-141GB` nodes with `gpuSku: h200_sxm` -> `totalGpus: 16` (dgdr.md §3.3).
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../../test/support/paths.js';
 import type { DgdrHardware } from '../../api/index.js';
-import { discoverHardware, normalizeGpuProduct, type DiscoveryResult, type NodeFacts } from './discovery.js';
+import type { DcgmExporterPod } from './dcgm.js';
+import { discoverHardware, discoverHardwareMetadata, needsHardwareMetadataDiscovery, normalizeGpuProduct, type DiscoveryResult, type DiscoverySignals, type NodeFacts } from './discovery.js';
 
 function gpuNode(name: string, product: string, count: number, memoryMb: number, extra: Record<string, string> = {}): NodeFacts {
   return { name, labels: { 'nvidia.com/gpu.product': product, 'nvidia.com/gpu.count': String(count), 'nvidia.com/gpu.memory': String(memoryMb), 'nvidia.com/gpu.present': 'true', ...extra } };
@@ -184,5 +188,178 @@ describe('discoverHardware', () => {
     const first = discoverHardware(undefined, nodes);
     if (!first.ok) throw new Error(first.message);
     expect(discoverHardware(first.hardware, nodes)).toEqual(first);
+  });
+});
+
+/** A Node with no GPU Feature Discovery labels (GFD not installed), as the DCGM rows use. */
+function bareNode(name: string, extra: Record<string, string> = {}): NodeFacts {
+  return { name, labels: { 'kubernetes.io/hostname': name, ...extra } };
+}
+
+/** A Running DCGM exporter pod on `nodeName` whose scrape returned the fixture body (test/fixtures/dcgm/). */
+function exporterOn(nodeName: string, fixture: string, index: number): DcgmExporterPod {
+  const podIp = `10.244.0.${index + 10}`;
+  const body = readFileSync(resolve(repoRoot, 'test', 'fixtures', 'dcgm', fixture), 'utf8');
+  return { namespace: 'gpu-operator', name: `nvidia-dcgm-exporter-${index}`, nodeName, phase: 'Running', podIp, scrape: { endpoint: `http://${podIp}:9400/metrics`, ok: true, body } };
+}
+
+interface SignalRow {
+  readonly name: string;
+  readonly reason: string;
+  readonly input: { readonly hardware?: DgdrHardware; readonly nodes: readonly NodeFacts[]; readonly signals: DiscoverySignals };
+  readonly want: DiscoveryResult;
+}
+
+const SIGNAL_ROWS: SignalRow[] = [
+  {
+    name: 'GFD labels absent: two H200 HGX nodes from DCGM alone -> h200_sxm, measured VRAM, budget 16, interconnect nvlink',
+    reason: 'upstream enrichHardwareFromDiscovery (DCGM first) and parseDCGMAcceleratorMetrics; dgdr-reference "interconnect" (best-effort nvlink vs pcie)',
+    input: { nodes: [bareNode('gpu-a'), bareNode('gpu-b')], signals: { dcgm: { exporterPods: [exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0), exporterOn('gpu-b', 'h200-hgx-8gpu.metrics', 1)], isGpuOperatorRunning: false } } },
+    want: ok({ gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 16, rdma: false, interconnect: 'nvlink' }),
+  },
+  {
+    name: 'DCGM wins over GFD labels: the exporter\'s measured VRAM and model, not the labels\' (labels say 4 x 141312 MiB)',
+    reason: 'upstream enrichHardwareFromDiscovery: node labels are only the fallback',
+    input: { nodes: [gpuNode('gpu-a', H200, 4, 141312)], signals: { dcgm: { exporterPods: [exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0)], isGpuOperatorRunning: false } } },
+    want: ok({ gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 8, rdma: false, interconnect: 'nvlink' }),
+  },
+  {
+    name: 'DCGM\'s "NVIDIA H100 80GB HBM3" has no SXM hint -> h100_pcie, as upstream infers it',
+    reason: 'upstream InferHardwareSystem on the exporter\'s modelName (upstream-notes/profiler.md §2.4 "consequence")',
+    input: { nodes: [bareNode('gpu-a')], signals: { dcgm: { exporterPods: [exporterOn('gpu-a', 'h100-hgx-8gpu.metrics', 0)], isGpuOperatorRunning: false } } },
+    want: ok({ gpuSku: 'h100_pcie', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false, interconnect: 'nvlink' }),
+  },
+  {
+    name: 'a PCIe L40S node: interconnect pcie; an explicit interconnect is kept',
+    reason: 'dgdr-reference "interconnect" (distinguishes nvlink from pcie when omitted; explicit values win)',
+    input: { hardware: { interconnect: 'nvlink' }, nodes: [bareNode('gpu-c')], signals: { dcgm: { exporterPods: [exporterOn('gpu-c', 'l40s-pcie-4gpu.metrics', 0)], isGpuOperatorRunning: false } } },
+    want: ok({ interconnect: 'nvlink', gpuSku: 'l40s', vramMb: 46068, numGpusPerNode: 4, totalGpus: 4, rdma: false }),
+  },
+  {
+    name: 'mixed fleet from DCGM: gpuSku l40s restricts discovery and the budget to the L40S node',
+    reason: 'dgdr-reference "gpuSku" (discovery and totalGpus restricted to matching nodes); upstream discoverPrometheusPods filter',
+    input: {
+      hardware: { gpuSku: 'l40s' },
+      nodes: [bareNode('gpu-a'), bareNode('gpu-c')],
+      signals: { dcgm: { exporterPods: [exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0), exporterOn('gpu-c', 'l40s-pcie-4gpu.metrics', 1)], isGpuOperatorRunning: false } },
+    },
+    want: ok({ gpuSku: 'l40s', vramMb: 46068, numGpusPerNode: 4, totalGpus: 4, rdma: false, interconnect: 'pcie' }),
+  },
+  {
+    name: 'RDMA for a DCGM node from its Node\'s nvidia.com/rdma.present=true',
+    reason: 'upstream discoverPrometheusPods -> detectRDMAFromNode on the selected SKU\'s nodes',
+    input: { nodes: [bareNode('gpu-a', { 'nvidia.com/rdma.present': 'true' })], signals: { dcgm: { exporterPods: [exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0)], isGpuOperatorRunning: false } } },
+    want: ok({ gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 8, rdma: true, interconnect: 'nvlink' }),
+  },
+  {
+    name: 'RDMA from an rdma pod in nvidia-network-operator (InfiniBand), on the GFD-label path too',
+    reason: 'upstream detectIBPods (dgdr.md §3.5)',
+    input: { nodes: [gpuNode('gpu-a', H100, 8, 81559)], signals: { dcgm: { exporterPods: [], isGpuOperatorRunning: false }, networkOperatorPodNames: ['rdma-shared-dp-ds-x7k2p'] } },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: true }),
+  },
+  {
+    name: 'no exporter pods: GFD labels decide, and the label path yields no interconnect',
+    reason: 'upstream-notes/dgdr.md §3.5 ("the node-label path yields none")',
+    input: { nodes: [gpuNode('gpu-a', H100, 8, 81559)], signals: { dcgm: { exporterPods: [], isGpuOperatorRunning: true } } },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false }),
+  },
+  {
+    name: 'every exporter failing falls back to GFD labels',
+    reason: 'upstream discoverHardwareForEnrichment ("DCGM discovery failed, falling back to node-label discovery")',
+    input: {
+      nodes: [gpuNode('gpu-a', H100, 8, 81559)],
+      signals: { dcgm: { exporterPods: [{ ...exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0), scrape: { endpoint: 'http://10.244.0.10:9400/metrics', ok: false, error: 'HTTP GET http://10.244.0.10:9400/metrics failed: connect ECONNREFUSED' } }], isGpuOperatorRunning: false } },
+    },
+    want: ok({ gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false }),
+  },
+  {
+    name: 'exporters failing and no GFD labels: "metrics discovery failed: <dcgm>; node-label discovery failed: <labels>"',
+    reason: 'upstream DiscoverGPUHardware',
+    input: {
+      nodes: [bareNode('gpu-a')],
+      signals: { dcgm: { exporterPods: [{ ...exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0), scrape: { endpoint: 'http://10.244.0.10:9400/metrics', ok: false, error: 'metrics endpoint http://10.244.0.10:9400/metrics returned status 503' } }], isGpuOperatorRunning: false } },
+    },
+    want: {
+      ok: false,
+      message:
+        'metrics discovery failed: dcgm discovery failed: failed to scrape any dcgm exporter pod: [pod nvidia-dcgm-exporter-0 (10.244.0.10): http://10.244.0.10:9400/metrics: metrics endpoint http://10.244.0.10:9400/metrics returned status 503]; ' +
+        'node-label discovery failed: no nodes with NVIDIA GPU Feature Discovery labels found (checked 1 nodes). Ensure GPU nodes have labels: nvidia.com/gpu.count, nvidia.com/gpu.product, nvidia.com/gpu.memory; or set spec.hardware.{gpuSku,vramMb,numGpusPerNode,totalGpus} explicitly',
+    },
+  },
+  {
+    name: 'DCGM nodes none of the requested gpuSku, nor labelled ones: both failures are named',
+    reason: 'upstream discoverPrometheusPods ("no GPU nodes matching SKU %q found") and DiscoverGPUHardware',
+    input: { hardware: { gpuSku: 'b200_sxm' }, nodes: [bareNode('gpu-a')], signals: { dcgm: { exporterPods: [exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0)], isGpuOperatorRunning: false } } },
+    want: {
+      ok: false,
+      message:
+        'metrics discovery failed: dcgm discovery failed: no GPU nodes matching SKU "b200_sxm" found; ' +
+        'node-label discovery failed: no nodes with NVIDIA GPU Feature Discovery labels found (checked 1 nodes). Ensure GPU nodes have labels: nvidia.com/gpu.count, nvidia.com/gpu.product, nvidia.com/gpu.memory; or set spec.hardware.{gpuSku,vramMb,numGpusPerNode,totalGpus} explicitly',
+    },
+  },
+  {
+    name: 'the reference\'s 10% rule applies to DCGM-measured VRAM: vramMb 81920 vs measured 81559 still discovers the budget',
+    reason: 'dgdr-reference "vramMb" ("vramMb: 81920 matches a measured 81079 MiB")',
+    input: { hardware: { vramMb: 81920 }, nodes: [bareNode('gpu-a')], signals: { dcgm: { exporterPods: [exporterOn('gpu-a', 'h100-hgx-8gpu.metrics', 0)], isGpuOperatorRunning: false } } },
+    want: ok({ gpuSku: 'h100_pcie', vramMb: 81920, numGpusPerNode: 8, totalGpus: 8, rdma: false, interconnect: 'nvlink' }),
+  },
+];
+
+describe('discoverHardware with DCGM exporters and the network operator', () => {
+  it.each(SIGNAL_ROWS)('$name', ({ input, want }) => {
+    expect(discoverHardware(input.hardware, input.nodes, input.signals)).toEqual(want);
+  });
+
+  it('discovering again from the persisted result changes nothing', () => {
+    const row = SIGNAL_ROWS[0];
+    if (row === undefined) throw new Error('no rows');
+    const first = discoverHardware(undefined, row.input.nodes, row.input.signals);
+    if (!first.ok) throw new Error(first.message);
+    expect(discoverHardware(first.hardware, row.input.nodes, row.input.signals)).toEqual(first);
+  });
+});
+
+const EXPLICIT = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 8 } as const;
+
+describe('needsHardwareMetadataDiscovery', () => {
+  it.each([
+    { name: 'all four required fields set, interconnect and rdma missing: best-effort discovery', reason: 'upstream enrichHardwareFromDiscovery (metadataComplete)', input: EXPLICIT, want: true },
+    { name: 'rdma set but no interconnect: still best-effort', reason: 'upstream: metadataComplete needs both', input: { ...EXPLICIT, rdma: false }, want: true },
+    { name: 'everything set: no discovery at all', reason: 'upstream: requiredComplete && metadataComplete returns', input: { ...EXPLICIT, interconnect: 'pcie', rdma: false }, want: false },
+    { name: 'a required field missing: that is required discovery, not this', reason: 'upstream discoveryRequired', input: { gpuSku: 'h200_sxm' } as const, want: false },
+  ])('$name', ({ input, want }) => {
+    expect(needsHardwareMetadataDiscovery(input)).toBe(want);
+  });
+});
+
+describe('discoverHardwareMetadata', () => {
+  const h200Dcgm: DiscoverySignals = { dcgm: { exporterPods: [exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0)], isGpuOperatorRunning: false } };
+  it.each([
+    {
+      name: 'explicit hardware on a DCGM node: interconnect nvlink and rdma false filled, the explicit shape kept as given',
+      reason: 'upstream enrichHardwareFromDiscovery: only unset fields change; interconnect only if discovered, rdma always',
+      input: { hardware: { ...EXPLICIT, numGpusPerNode: 4, totalGpus: 4 }, nodes: [bareNode('gpu-a')], signals: h200Dcgm },
+      want: { ...EXPLICIT, numGpusPerNode: 4, totalGpus: 4, interconnect: 'nvlink', rdma: false },
+    },
+    {
+      name: 'GFD labels only: rdma from the labels, no interconnect (the label path yields none)',
+      reason: 'upstream-notes/dgdr.md §3.5',
+      input: { hardware: EXPLICIT, nodes: [gpuNode('gpu-a', 'NVIDIA-H200', 8, 143771, { 'nvidia.com/rdma.present': 'true' })], signals: {} },
+      want: { ...EXPLICIT, rdma: true },
+    },
+    {
+      name: 'nothing of the requested type in the cluster: the hardware is left as it is, never a failure',
+      reason: 'upstream: "Optional hardware metadata discovery unavailable; leaving unset fields unchanged"',
+      input: { hardware: EXPLICIT, nodes: [gpuNode('gpu-a', H100, 8, 81559)], signals: {} },
+      want: EXPLICIT,
+    },
+    {
+      name: 'explicit interconnect and rdma are never replaced',
+      reason: 'dgdr-reference "interconnect", "rdma" (discovery only when omitted)',
+      input: { hardware: { ...EXPLICIT, interconnect: 'pcie' }, nodes: [bareNode('gpu-a', { 'nvidia.com/rdma.present': 'true' })], signals: h200Dcgm },
+      want: { ...EXPLICIT, interconnect: 'pcie', rdma: true },
+    },
+  ])('$name', ({ input, want }) => {
+    expect(discoverHardwareMetadata(input.hardware, input.nodes, input.signals)).toEqual(want);
   });
 });

@@ -6,10 +6,13 @@
  * numGpusPerNode, interconnect, rdma) and "SKU format"; upstream deploy/operator/internal/gpu/discovery.go
  * (`InferHardwareSystem`, node-label discovery, RDMA labels, the 32-GPU cap) as recorded in
  * ../shared/upstream-notes/profiler.md §2 and dgdr.md §3. The reference wins where they differ
- * (b300_sxm, vr_nvl72, gb200, the 10 % tolerance, shape-only budgets).
+ * (b300_sxm, vr_nvl72, gb200, the 10 % tolerance, shape-only budgets). Where DCGM exporters run,
+ * their metrics describe the nodes first (./dcgm.ts), as upstream's `enrichHardwareFromDiscovery`
+ * tries DCGM before node labels.
  * @module
  */
 import { GPU_SKUS, type DgdrHardware, type GpuSku } from '../../api/index.js';
+import { hasInfinibandPods, readDcgmNodes, type DcgmFacts } from './dcgm.js';
 
 /** GPU Feature Discovery labels (upstream-notes/profiler.md §2.3). */
 export const LABEL_GPU_COUNT = 'nvidia.com/gpu.count';
@@ -38,6 +41,8 @@ export interface GpuNode {
   readonly gpuCount: number;
   readonly vramMb: number;
   readonly hasRdma: boolean;
+  /** `nvlink` or `pcie`, known only from DCGM metrics (the node-label path yields none, dgdr.md §3.5). */
+  readonly interconnect?: 'nvlink' | 'pcie';
 }
 
 /** SKU rules in order; the first token contained in the normalised product wins (GB200 before B200, L40S before L40 before L4). */
@@ -102,8 +107,47 @@ export function readGpuNode(node: NodeFacts): GpuNode | undefined {
   const product = node.labels[LABEL_GPU_PRODUCT] ?? '';
   const vramMb = positiveInteger(node.labels[LABEL_GPU_MEMORY]);
   if (gpuCount === undefined || product.trim() === '' || vramMb === undefined) return undefined;
-  const hasRdma = node.labels[LABEL_RDMA_PRESENT] === 'true' || node.labels[LABEL_SRIOV_CAPABLE] === 'true';
-  return { name: node.name, product, sku: normalizeGpuProduct(product), gpuCount, vramMb, hasRdma };
+  return { name: node.name, product, sku: normalizeGpuProduct(product), gpuCount, vramMb, hasRdma: hasRdmaLabel(node) };
+}
+
+/**
+ * `nvidia.com/rdma.present=true` or `feature.node.kubernetes.io/network-sriov.capable=true`.
+ * Source: upstream `detectRDMAFromNode` (dgdr.md §3.5). Pure.
+ */
+export function hasRdmaLabel(node: NodeFacts | undefined): boolean {
+  return node?.labels[LABEL_RDMA_PRESENT] === 'true' || node?.labels[LABEL_SRIOV_CAPABLE] === 'true';
+}
+
+/** What discovery reads besides the Nodes; each signal is optional (absent: not observed). */
+export interface DiscoverySignals {
+  /** The DCGM exporter pods and their scrapes. */
+  readonly dcgm?: DcgmFacts;
+  /** Names of the pods in `nvidia-network-operator` (an `rdma` pod there means InfiniBand). */
+  readonly networkOperatorPodNames?: readonly string[];
+}
+
+type GpuNodesResult = { readonly ok: true; readonly nodes: readonly GpuNode[] } | { readonly ok: false; readonly error: string };
+
+/**
+ * The GPU nodes the DCGM exporters describe, with the SKU normalised from `modelName`, RDMA from
+ * the Node's labels, and the interconnect; restricted to `gpuSku` when it is set (none matching:
+ * `dcgm discovery failed: no GPU nodes matching SKU "<x>" found`).
+ * Source: upstream `discoverPrometheusPods`, `normalizeScrapedGPUInfo` (profiler.md §2.2). Pure.
+ */
+export function readDcgmGpuNodes(dcgm: DcgmFacts, gpuSku: GpuSku | undefined, nodes: readonly NodeFacts[]): GpuNodesResult {
+  const read = readDcgmNodes(dcgm);
+  if (!read.ok) return read;
+  const gpuNodes = read.nodes.map((n): GpuNode => ({
+    name: n.name,
+    product: n.product,
+    sku: normalizeGpuProduct(n.product),
+    gpuCount: n.gpuCount,
+    vramMb: n.vramMb,
+    hasRdma: hasRdmaLabel(nodes.find((node) => node.name === n.name)),
+    interconnect: n.interconnect,
+  }));
+  if (gpuSku !== undefined && !gpuNodes.some((n) => n.sku === gpuSku)) return { ok: false, error: `dcgm discovery failed: no GPU nodes matching SKU "${gpuSku}" found` };
+  return { ok: true, nodes: gpuNodes };
 }
 
 /** The hardware discovery decides: the complete hardware to persist, or the failure message. */
@@ -114,19 +158,56 @@ function isWithinTolerance(requested: number, measured: number): boolean {
 }
 
 /**
- * Whether discovery is needed: any of gpuSku, vramMb, numGpusPerNode, totalGpus unset (interconnect
- * and rdma are best-effort metadata and do not by themselves trigger discovery).
- * Source: upstream-notes/dgdr.md §3.1 "Enrichment". Pure.
+ * Whether required discovery is needed: any of gpuSku, vramMb, numGpusPerNode, totalGpus unset; its
+ * failure fails the request. (Missing interconnect or rdma alone is best-effort:
+ * {@link needsHardwareMetadataDiscovery}.) Source: upstream-notes/dgdr.md §3.1 "Enrichment". Pure.
  */
 export function needsHardwareDiscovery(hardware: DgdrHardware | undefined): boolean {
   return hardware?.gpuSku === undefined || hardware.vramMb === undefined || hardware.numGpusPerNode === undefined || hardware.totalGpus === undefined;
 }
 
 /**
+ * Whether only the capability metadata is missing: gpuSku, vramMb, numGpusPerNode and totalGpus
+ * all set, but interconnect or rdma not. Upstream then still discovers, best-effort
+ * ("metadataComplete := hw.Interconnect != \"\" && hw.RDMA != nil"; dgdr.md §3.1).
+ * Source: upstream `enrichHardwareFromDiscovery`; dgdr-reference "interconnect", "rdma"
+ * ("Best-effort discovery ... when omitted"). Pure.
+ */
+export function needsHardwareMetadataDiscovery(hardware: DgdrHardware | undefined): boolean {
+  return !needsHardwareDiscovery(hardware) && (hardware?.interconnect === undefined || hardware.rdma === undefined);
+}
+
+/**
+ * Best-effort discovery of the missing capability metadata for otherwise explicit hardware: the
+ * discovery of {@link discoverHardware} restricted to the requested gpuSku (the explicit shape
+ * fields are not checked against the cluster), then only `interconnect` (when measured by DCGM) and
+ * `rdma` (false means "checked, not found") are filled where unset. Discovery finding nothing
+ * leaves the hardware unchanged and never fails the request.
+ * Source: upstream `enrichHardwareFromDiscovery` with `discoveryRequired` false ("leaving unset
+ * fields unchanged"); dgdr.md §3.1. Pure.
+ */
+export function discoverHardwareMetadata(requested: DgdrHardware, nodes: readonly NodeFacts[], signals: DiscoverySignals = {}): DgdrHardware {
+  const found = discoverHardware(requested.gpuSku === undefined ? {} : { gpuSku: requested.gpuSku }, nodes, signals);
+  if (!found.ok) return requested;
+  return {
+    ...requested,
+    ...(requested.interconnect === undefined && found.hardware.interconnect !== undefined ? { interconnect: found.hardware.interconnect } : {}),
+    ...(requested.rdma === undefined ? { rdma: found.hardware.rdma ?? false } : {}),
+  };
+}
+
+/**
  * Discovers the DGDR's hardware from the cluster's nodes, keeping every explicit value.
- * In: the requested `spec.hardware` (possibly absent) and every Node (name, labels). Out: the
- * hardware to persist (gpuSku, vramMb, numGpusPerNode, totalGpus, rdma; interconnect only when given),
- * or a failure message naming the value to set.
+ * In: the requested `spec.hardware` (possibly absent), every Node (name, labels), and the DCGM and
+ * network-operator signals when observed. Out: the hardware to persist (gpuSku, vramMb,
+ * numGpusPerNode, totalGpus, rdma; interconnect when given or measured by DCGM), or a failure
+ * message naming the value to set.
+ * Source precedence (upstream `enrichHardwareFromDiscovery`, `DiscoverGPUHardware`): the DCGM
+ * exporters' metrics describe the GPU nodes when they give any (so their model, measured VRAM and
+ * NVLink interconnect win over GPU Feature Discovery labels); otherwise the GFD labels do. When
+ * exporters exist but give nothing and the labels fail too, the message is upstream's
+ * `metrics discovery failed: <dcgm error>; node-label discovery failed: <label error>`.
+ * RDMA: a selected-type node's labels, or an `rdma` pod in `nvidia-network-operator` (InfiniBand).
  * Rules (dgdr-reference "hardware"):
  * - the auto-selected shape is the GPU type, GPUs per node and VRAM per GPU of the node with the most
  *   GPUs, ties broken by the highest VRAM per GPU; an explicit `gpuSku` restricts discovery (and the
@@ -139,13 +220,26 @@ export function needsHardwareDiscovery(hardware: DgdrHardware | undefined): bool
  * Failures (messages are ours; the reference gives none): no GPU nodes; none matching gpuSku; unknown
  * product; the two shape mismatches. Pure.
  */
-export function discoverHardware(requested: DgdrHardware | undefined, nodes: readonly NodeFacts[]): DiscoveryResult {
+export function discoverHardware(requested: DgdrHardware | undefined, nodes: readonly NodeFacts[], signals: DiscoverySignals = {}): DiscoveryResult {
   const hardware = requested ?? {};
-  const gpuNodes = nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined);
+  const hasInfiniband = hasInfinibandPods(signals.networkOperatorPodNames ?? []);
+  if (signals.dcgm !== undefined) {
+    const fromDcgm = readDcgmGpuNodes(signals.dcgm, hardware.gpuSku, nodes);
+    if (fromDcgm.ok) return selectHardware(hardware, fromDcgm.nodes, nodes.length, hasInfiniband);
+    const fromLabels = selectHardware(hardware, nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined), nodes.length, hasInfiniband);
+    // Without any exporter pod DCGM is simply absent: the node-label result stands alone.
+    if (fromLabels.ok || (signals.dcgm.exporterPods.length === 0 && signals.dcgm.listError === undefined)) return fromLabels;
+    return { ok: false, message: `metrics discovery failed: ${fromDcgm.error}; node-label discovery failed: ${fromLabels.message}` };
+  }
+  return selectHardware(hardware, nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined), nodes.length, hasInfiniband);
+}
+
+/** The rules of {@link discoverHardware} over one source's GPU nodes. */
+function selectHardware(hardware: DgdrHardware, gpuNodes: readonly GpuNode[], nodeCount: number, hasInfiniband: boolean): DiscoveryResult {
   if (gpuNodes.length === 0) {
     return {
       ok: false,
-      message: `no nodes with NVIDIA GPU Feature Discovery labels found (checked ${nodes.length} nodes). Ensure GPU nodes have labels: ${LABEL_GPU_COUNT}, ${LABEL_GPU_PRODUCT}, ${LABEL_GPU_MEMORY}; or set spec.hardware.{gpuSku,vramMb,numGpusPerNode,totalGpus} explicitly`,
+      message: `no nodes with NVIDIA GPU Feature Discovery labels found (checked ${nodeCount} nodes). Ensure GPU nodes have labels: ${LABEL_GPU_COUNT}, ${LABEL_GPU_PRODUCT}, ${LABEL_GPU_MEMORY}; or set spec.hardware.{gpuSku,vramMb,numGpusPerNode,totalGpus} explicitly`,
     };
   }
   const candidates = hardware.gpuSku === undefined ? gpuNodes : gpuNodes.filter((n) => n.sku === hardware.gpuSku);
@@ -177,7 +271,8 @@ export function discoverHardware(requested: DgdrHardware | undefined, nodes: rea
       vramMb: hardware.vramMb ?? best.vramMb,
       numGpusPerNode: hardware.numGpusPerNode ?? best.gpuCount,
       totalGpus,
-      rdma: hardware.rdma ?? candidates.some((n) => n.hasRdma),
+      rdma: hardware.rdma ?? (hasInfiniband || candidates.some((n) => n.hasRdma)),
+      ...(hardware.interconnect === undefined && best.interconnect !== undefined ? { interconnect: best.interconnect } : {}),
     },
   };
 }

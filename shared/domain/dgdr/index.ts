@@ -6,6 +6,7 @@
 export * from './image-version.js';
 export * from './admission.js';
 export * from './discovery.js';
+export * from './dcgm.js';
 export * from './output-copier.js';
 export * from './profiling-job.js';
 export * from './profiler-output.js';

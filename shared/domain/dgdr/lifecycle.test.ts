@@ -90,6 +90,27 @@ describe('decideDgdr', () => {
     expect(desired.events).toEqual([{ type: 'Normal', reason: 'Initialized', action: 'Validate', note: 'DGDR initialized successfully' }]);
   });
 
+  it('Pending with DCGM exporters: their hardware and interconnect are persisted and reach the Job\'s --config (upstream enrichHardwareFromDiscovery)', () => {
+    const dgdr = aDgdr({ spec: { hardware: undefined } });
+    const body = readFileSync(resolve(import.meta.dirname, '../../../test/fixtures/dcgm/h200-hgx-8gpu.metrics'), 'utf8');
+    const exporterPods = ['a', 'b'].map((node, i) => ({ namespace: 'gpu-operator', name: `dcgm-${node}`, nodeName: node, phase: 'Running', podIp: `10.0.0.${i + 1}`, scrape: { endpoint: `http://10.0.0.${i + 1}:9400/metrics`, ok: true as const, body } }));
+    const desired = decideDgdr(observed(dgdr, { nodes: [{ name: 'a', labels: {} }, { name: 'b', labels: {} }], discoverySignals: { dcgm: { exporterPods, isGpuOperatorRunning: false } } }), CONFIG, NOW);
+    const want = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 16, rdma: false, interconnect: 'nvlink' };
+    expect(desired.hardware).toEqual(want);
+    const args = ((((desired.job?.['spec'] as Obj)['template'] as Obj)['spec'] as { containers: { args: string[] }[] }).containers[0]?.args ?? []);
+    expect(JSON.parse(args[1] ?? '{}').hardware).toEqual(want);
+  });
+
+  it('Pending with explicit sizing but no interconnect: best-effort discovery adds it; nothing found leaves the spec as it is', () => {
+    const explicit = { gpuSku: 'h200_sxm', vramMb: 141312, numGpusPerNode: 8, totalGpus: 16 } as const;
+    const dgdr = aDgdr({ spec: { hardware: explicit } });
+    const nodes = [{ name: 'a', labels: { 'nvidia.com/gpu.product': 'H200-SXM5-141GB', 'nvidia.com/gpu.count': '8', 'nvidia.com/gpu.memory': '141312', 'nvidia.com/rdma.present': 'true' } }];
+    expect(decideDgdr(observed(dgdr, { nodes }), CONFIG, NOW).hardware).toEqual({ ...explicit, rdma: true });
+    const nothing = decideDgdr(observed(dgdr, { nodes: [] }), CONFIG, NOW);
+    expect(nothing.hardware).toBeUndefined();
+    expect(nothing.status?.phase).toBe('Pending');
+  });
+
   it('"every mismatch ... moves the DGDR to Failed before any Job exists" (no GPU nodes)', () => {
     const desired = decideDgdr(observed(aDgdr({ spec: { hardware: undefined } }), { nodes: [] }), CONFIG, NOW);
     expect(desired.job).toBeUndefined();

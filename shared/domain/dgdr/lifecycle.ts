@@ -35,7 +35,7 @@ import {
   type ProfilingPhase,
 } from '../../api/index.js';
 import { isDeepEqual, isObject } from '../admission/common.js';
-import { discoverHardware, needsHardwareDiscovery, type NodeFacts } from './discovery.js';
+import { discoverHardware, discoverHardwareMetadata, needsHardwareDiscovery, needsHardwareMetadataDiscovery, type DiscoverySignals, type NodeFacts } from './discovery.js';
 import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, type JobCondition, type PodFacts } from './profiler-output.js';
 import { buildProfilingJob, outputConfigMapName, profilingJobName, type ProfilingJobConfig } from './profiling-job.js';
 
@@ -66,6 +66,8 @@ export interface DgdrObserved {
   readonly configMaps: readonly ChildFacts[];
   /** Every Node (name, labels); loaded only when Pending and discovery is needed. */
   readonly nodes: readonly NodeFacts[] | undefined;
+  /** The DCGM exporters and the network operator's pods, loaded with the Nodes (absent where not loaded). */
+  readonly discoverySignals?: DiscoverySignals;
   /** Whether `spec.modelCache.pvcName` exists in the namespace (undefined when not set). */
   readonly modelCachePvcExists: boolean | undefined;
 }
@@ -336,9 +338,11 @@ function decidePending(observed: DgdrObserved, config: ProfilingJobConfig, draft
   if (observed.modelCachePvcExists === false) problems.push(`model cache PVC ${spec.modelCache?.pvcName ?? ''} not found in namespace ${dgdr.metadata.namespace ?? ''}`);
   let hardware = spec.hardware;
   if (needsHardwareDiscovery(spec.hardware)) {
-    const discovered = discoverHardware(spec.hardware, observed.nodes ?? []);
+    const discovered = discoverHardware(spec.hardware, observed.nodes ?? [], observed.discoverySignals);
     if (discovered.ok) hardware = discovered.hardware;
     else problems.push(`GPU hardware discovery failed: ${discovered.message}`);
+  } else if (spec.hardware !== undefined && needsHardwareMetadataDiscovery(spec.hardware)) {
+    hardware = discoverHardwareMetadata(spec.hardware, observed.nodes ?? [], observed.discoverySignals);
   }
   if (problems.length > 0) return failWith(draft, CONDITION_VALIDATION, REASON_VALIDATION_FAILED, problems.join('; '), { reason: 'ValidationFailed', action: 'Validate' });
   const enriched: Dgdr = { ...dgdr, spec: { ...spec, ...(hardware === undefined ? {} : { hardware }) } };

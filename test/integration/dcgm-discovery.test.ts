@@ -1,0 +1,182 @@
+/**
+ * DCGM-exporter hardware discovery on the real control plane (issue 13, "DCGM where present"):
+ * kube-apiserver, the job controller, kube-scheduler and kwok with simulated GPU nodes; DCGM
+ * exporter pods as the GPU Operator's DaemonSet would run them (labels `app=nvidia-dcgm-exporter`,
+ * one per GPU node, bound to it; kwok makes them Running and gives each a pod IP); the profile
+ * function behind the local event bridge.
+ *
+ * What does not run here: the DCGM exporter itself (there are no GPUs). A real HTTP server on
+ * loopback stands in for each exporter pod and serves the Prometheus text a DCGM exporter serves
+ * (test/fixtures/dcgm/, format of NVIDIA/dcgm-exporter's `/metrics`). Upstream scrapes every
+ * Running exporter pod directly at `http://{POD_IP}:9400/metrics`; kwok's pod IPs route nowhere, so
+ * the function gets upstream's own override, `DCGM_METRICS_ENDPOINT_TEMPLATE`, pointing at the
+ * server with the pod IP in the path (`http://127.0.0.1:<port>/{POD_IP}/metrics`): each pod is
+ * still found through the API server and scraped by its own IP.
+ */
+import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import profile from '../../functions/profile/index.js';
+import { initProfile } from '../../functions/profile/index.js';
+import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
+import { createKube, type ApplyObject, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { TransientError, defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
+import { gpuNodeObjects, parseGpuFleet } from '../harness/gpu-nodes.js';
+import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
+import { eventually } from '../support/eventually.js';
+import { repoRoot } from '../support/paths.js';
+import { admitDgdrThroughChain } from '../unit/dgdr-admission-chain.js';
+
+type Obj = Record<string, unknown>;
+
+const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
+const kubeConfig = testKubeConfig();
+const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
+const DGDR = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest' };
+const NODE_PREFIX = 'dcgm-gpu';
+const H200_METRICS = readFileSync(resolve(repoRoot, 'test', 'fixtures', 'dcgm', 'h200-hgx-8gpu.metrics'), 'utf8');
+// Generous: a loaded 2-core machine can take many seconds per reconcile pass.
+const TIMEOUT_MS = 90_000;
+
+let exporters: Server;
+let exporterPort = 0;
+/** The body each pod IP's exporter serves, or the HTTP status it fails with. */
+const bodies = new Map<string, string | number>();
+let server: FunctionServer;
+let bridge: EventBridge;
+let namespace = '';
+let nodeNames: string[] = [];
+let exporterPods: { name: string; podIp: string; nodeName: string }[] = [];
+
+/** GPU nodes without GPU Feature Discovery labels (no GFD installed): only `nvidia.com/gpu` capacity. */
+async function createBareGpuNodes(): Promise<string[]> {
+  const nodes = gpuNodeObjects(parseGpuFleet('2xNVIDIA-H200:8'), NODE_PREFIX);
+  for (const node of nodes) {
+    const labels = { ...(node.metadata.labels as Record<string, string>) };
+    for (const key of ['nvidia.com/gpu.product', 'nvidia.com/gpu.count', 'nvidia.com/gpu.memory']) delete labels[key];
+    await user.apply({ ...node, metadata: { ...node.metadata, labels } } as ApplyObject, { force: true });
+    await user.applyStatus({ apiVersion: 'v1', kind: 'Node', metadata: { name: node.metadata.name }, status: node['status'] }, { force: true });
+  }
+  return nodes.map((node) => node.metadata.name);
+}
+
+beforeAll(async () => {
+  exporters = createServer((request, response) => {
+    const match = /^\/([0-9.]+)\/metrics$/.exec(request.url ?? '');
+    const body = match === null ? undefined : bodies.get(match[1] ?? '');
+    if (typeof body === 'string') {
+      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(body);
+      return;
+    }
+    response.writeHead(typeof body === 'number' ? body : 404).end();
+  });
+  await new Promise<void>((done) => exporters.listen(0, '127.0.0.1', done));
+  exporterPort = (exporters.address() as { port: number }).port;
+
+  namespace = await createTestNamespace(kubeConfig, 'dcgm');
+  nodeNames = await createBareGpuNodes();
+  for (const [index, nodeName] of nodeNames.entries()) {
+    await user.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `nvidia-dcgm-exporter-${index}`, namespace, labels: { app: 'nvidia-dcgm-exporter' } },
+      spec: { nodeName, containers: [{ name: 'nvidia-dcgm-exporter', image: 'nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless', ports: [{ name: 'metrics', containerPort: 9400 }] }] },
+    });
+  }
+  exporterPods = await eventually(
+    'kwok to run both exporter pods with pod IPs',
+    async () => {
+      const pods = await user.list('v1', 'Pod', namespace, { labelSelector: 'app=nvidia-dcgm-exporter' });
+      const running = pods.map((pod) => ({ name: pod.metadata.name, status: (pod['status'] ?? {}) as { phase?: string; podIP?: string }, nodeName: ((pod['spec'] ?? {}) as { nodeName?: string }).nodeName ?? '' }));
+      if (running.length !== 2 || !running.every((p) => p.status.phase === 'Running' && (p.status.podIP ?? '') !== '')) return undefined;
+      return running.map((p) => ({ name: p.name, podIp: p.status.podIP ?? '', nodeName: p.nodeName }));
+    },
+    TIMEOUT_MS,
+  );
+
+  const env = { ...process.env, DCGM_METRICS_ENDPOINT_TEMPLATE: `http://127.0.0.1:${exporterPort}/{POD_IP}/metrics` };
+  server = await startFunctionServer({ ...profile, init: (base) => initProfile(base, env) }, { config: defaultConfig({ port: 0, kubeconfigPath: process.env['KUBECONFIG'] }), log, host: '127.0.0.1' });
+  bridge = await startEventBridge({
+    kubeConfig,
+    log,
+    resyncIntervalSeconds: 2,
+    retry: { retries: 5, backoffDelayMs: 100 },
+    subscriptions: [{ name: 'profile', url: server.url, kinds: [DGDR, { apiVersion: 'batch/v1', kind: 'Job' }, { apiVersion: 'v1', kind: 'ConfigMap' }], mode: 'Reference' }],
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await bridge?.stop();
+  await server?.close();
+  for (const pod of exporterPods) await user.delete({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.name });
+  // Exporter pods are found cluster-wide: the files after this one must not see them (kwok finishes the delete).
+  await eventually('the exporter pods gone', async () => ((await user.list('v1', 'Pod', namespace, { labelSelector: 'app=nvidia-dcgm-exporter' })).length === 0 ? true : undefined), TIMEOUT_MS);
+  for (const name of nodeNames) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
+  await new Promise<void>((done) => exporters?.close(() => done()));
+});
+
+/** Applies a request as `kubectl apply` would after our admission (defaults and validation, in-process). */
+async function applyDgdr(name: string, spec: Obj): Promise<void> {
+  const admitted = admitDgdrThroughChain({ object: { ...DGDR, metadata: { name, namespace }, spec: { model: 'Qwen/Qwen3-0.6B', backend: 'vllm', ...spec } } });
+  expect(admitted.issues).toEqual([]);
+  await eventually('the request applied', async () => {
+    try {
+      return await user.apply(admitted.object as ApplyObject, { force: true });
+    } catch (error) {
+      if (error instanceof TransientError) return undefined;
+      throw error;
+    }
+  });
+}
+
+async function getDgdr(name: string): Promise<KubeObject | undefined> {
+  return user.get({ ...DGDR, namespace, name });
+}
+
+describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
+  it('GFD labels absent: the exporters\' metrics give gpuSku, vramMb, numGpusPerNode, totalGpus and interconnect nvlink, persisted and passed to the profiler (upstream enrichHardwareFromDiscovery: DCGM first)', async () => {
+    for (const pod of exporterPods) bodies.set(pod.podIp, H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
+    await applyDgdr('dcgm-h200', {});
+    const want = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 16, rdma: false, interconnect: 'nvlink' };
+    const stored = await eventually('the discovered hardware on the request', async () => {
+      const dgdr = await getDgdr('dcgm-h200');
+      return (dgdr?.['spec'] as { hardware?: unknown } | undefined)?.hardware === undefined ? undefined : dgdr;
+    }, TIMEOUT_MS);
+    expect((stored['spec'] as Obj)['hardware']).toEqual(want);
+    // Upstream passes the enriched spec to the profiler as --config: the interconnect reaches it.
+    const job = await eventually('the profiling Job', () => user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-dcgm-h200' }), TIMEOUT_MS);
+    const profiler = ((job['spec'] as { template: { spec: { containers: { name: string; args: string[] }[] } } }).template.spec.containers).find((c) => c.name === 'profiler');
+    const config = JSON.parse(profiler?.args[1] ?? '{}') as { hardware?: unknown };
+    expect(config.hardware).toEqual(want);
+  });
+
+  it('explicit gpuSku, vramMb, numGpusPerNode and totalGpus: interconnect and rdma are still discovered, best-effort, and the explicit values kept (upstream enrichHardwareFromDiscovery "metadataComplete")', async () => {
+    for (const pod of exporterPods) bodies.set(pod.podIp, H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
+    const explicit = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 4 };
+    await applyDgdr('dcgm-explicit', { hardware: explicit });
+    const job = await eventually('the profiling Job', () => user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-dcgm-explicit' }), TIMEOUT_MS);
+    const want = { ...explicit, interconnect: 'nvlink', rdma: false };
+    expect(((await getDgdr('dcgm-explicit'))?.['spec'] as Obj)['hardware']).toEqual(want);
+    const profiler = ((job['spec'] as { template: { spec: { containers: { name: string; args: string[] }[] } } }).template.spec.containers).find((c) => c.name === 'profiler');
+    expect((JSON.parse(profiler?.args[1] ?? '{}') as { hardware?: unknown }).hardware).toEqual(want);
+  });
+
+  it('exporters failing and no GFD labels: the request is Failed before any Job, naming both failures (upstream DiscoverGPUHardware)', async () => {
+    for (const pod of exporterPods) bodies.set(pod.podIp, 503);
+    await applyDgdr('dcgm-down', {});
+    const failed = await eventually('the request to fail validation', async () => {
+      const dgdr = await getDgdr('dcgm-down');
+      return (dgdr?.['status'] as { phase?: string } | undefined)?.phase === 'Failed' ? dgdr : undefined;
+    }, TIMEOUT_MS);
+    const validation = ((failed['status'] as { conditions?: { type: string; status: string; reason: string; message: string }[] }).conditions ?? []).find((c) => c.type === 'Validation');
+    expect(validation).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
+    const endpoints = [...exporterPods].map((pod) => `pod ${pod.name} (${pod.podIp}): http://127.0.0.1:${exporterPort}/${pod.podIp}/metrics: metrics endpoint http://127.0.0.1:${exporterPort}/${pod.podIp}/metrics returned status 503`);
+    expect(validation?.message).toContain('GPU hardware discovery failed: metrics discovery failed: dcgm discovery failed: failed to scrape any dcgm exporter pod: [');
+    for (const endpoint of endpoints) expect(validation?.message).toContain(endpoint);
+    expect(validation?.message).toContain('; node-label discovery failed: no nodes with NVIDIA GPU Feature Discovery labels found');
+    expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-dcgm-down' })).toBeUndefined();
+  });
+});
