@@ -3,7 +3,8 @@
  * profiling Job, the generated DynamoGraphDeployment and the request's status; for the v1beta2
  * API (behind `dgdrV1Beta2.enabled`), DynamoGraphDeploymentRuns: trace-claim protection before
  * the Job exists, the Run's AISimulate Job, and the Run's `Completed` condition (./run.ts, under
- * its own field manager). Deployed as a Knative Service that scales to zero (infra/chart/templates/profile/); run
+ * its own field manager); one Run per generation of a native v1beta2 request, a spec change
+ * stopping the old Run (Superseded) first (./request.ts). Deployed as a Knative Service that scales to zero (infra/chart/templates/profile/); run
  * locally with `dynamo-fn serve profile`.
  *
  * Configuration, besides the host's (shared/runtime): `OPERATOR_IMAGE`, the image carrying
@@ -21,6 +22,7 @@ import { ENV_DCGM_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
+import { route as requestRoute, runRoute as requestOfRunRoute } from './request.js';
 import { claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';
 
 /** The profile function's dependencies: the DGDR ones, and the Runs' client (its own field manager). */
@@ -93,6 +95,24 @@ const anyJobRoute: Route<ProfileFunctionDeps> = {
   handle: async (event, deps) => combineResyncOutcomes([await jobRoute.handle(event, deps), await onRunKube(runJobRoute).handle(event, deps)]),
 };
 
+/**
+ * A DynamoGraphDeploymentRequest event goes to the v1beta1 lifecycle (./dgdr.ts) and, with the
+ * v1beta2 gate on, to the v1beta2 Runs (./request.ts); each ignores the other's requests. The
+ * resync lists every request once. The worse outcome answers the broker.
+ */
+const anyDgdrRoute: Route<ProfileFunctionDeps> = {
+  apiVersion: dgdrRoute.apiVersion,
+  kind: dgdrRoute.kind,
+  handle: async (event, deps) => combineResyncOutcomes([await dgdrRoute.handle(event, deps), await onRunKube(requestRoute).handle(event, deps)]),
+  ...(dgdrRoute.listKeys === undefined ? {} : { listKeys: dgdrRoute.listKeys }),
+};
+
+/** A Run event reconciles the Run, then the v1beta2 request that controls it (a stopped Run lets the next start). */
+const runAndRequestRoute: Route<ProfileFunctionDeps> = {
+  ...onRunKube(runRoute),
+  handle: async (event, deps) => combineResyncOutcomes([await onRunKube(runRoute).handle(event, deps), await onRunKube(requestOfRunRoute).handle(event, deps)]),
+};
+
 /** Both clients on one kubeconfig. Failures: as {@link loadKubeConfig}. */
 export async function initProfile(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ProfileFunctionDeps> {
   const kubeConfig = loadKubeConfig(base, env);
@@ -105,7 +125,7 @@ export async function initProfile(base: HandlerDeps, env: Readonly<Record<string
 
 const profile: FunctionDefinition<ProfileFunctionDeps> = {
   name: 'profile',
-  routes: [dgdrRoute, anyJobRoute, configMapRoute, dgdRoute, onRunKube(runRoute), onRunKube(podRoute), onRunKube(claimRoute)],
+  routes: [anyDgdrRoute, anyJobRoute, configMapRoute, dgdRoute, runAndRequestRoute, onRunKube(podRoute), onRunKube(claimRoute)],
   init: (base) => initProfile(base),
 };
 export default profile;

@@ -2,8 +2,9 @@
  * The Candidate publisher of a v1beta2 Run: once the Run's Job completed, turns AISimulate's
  * recommendations into DynamoGraphDeploymentCandidates and reports `Published` on the Run.
  *
- * Reads: the Run's output ConfigMap (`<run>-aisimulate-output`, key `recommendation.json`); the
- * Run's existing Candidates.
+ * Reads: the Run's output ConfigMap (`<run>-aisimulate-output`, key `recommendation.json`, written
+ * by the Job's output step, shared/domain/v1beta2/run-output.ts; only when the Run controls it);
+ * the Run's existing Candidates.
  * Decides: `selectCandidates`, `renderCandidateDgd`, `decideCandidateContent`, `decideValid`
  * (shared/domain, pure).
  * Writes, per Candidate in search order: create (never over an existing object), a strict
@@ -26,8 +27,6 @@ import {
   REASON_PUBLICATION_BLOCKED,
   REASON_PUBLICATION_SUCCEEDED,
   RUN_KIND,
-  RUN_OUTPUT_CONFIGMAP_SUFFIX,
-  RUN_OUTPUT_RECOMMENDATION_KEY,
   type CandidateRef,
   type Condition,
   type Run,
@@ -39,7 +38,9 @@ import {
   decideValid,
   dryRunDgd,
   nextCondition,
+  readRunOutput,
   renderCandidate,
+  runOutputConfigMapName,
   renderCandidateDgd,
   selectCandidates,
   type DryRunResult,
@@ -97,12 +98,13 @@ export async function publishCandidates(deps: PublisherDeps, run: Run): Promise<
   const namespace = run.metadata.namespace ?? '';
   const runName = run.metadata.name ?? '';
   const uid = run.metadata.uid ?? '';
-  const output = await deps.publisherKube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: `${runName}${RUN_OUTPUT_CONFIGMAP_SUFFIX}` });
-  const text = (output?.['data'] as Record<string, string> | undefined)?.[RUN_OUTPUT_RECOMMENDATION_KEY];
-  if (text === undefined) return false;
+  const configMapName = runOutputConfigMapName(runName);
+  const output = readRunOutput(await deps.publisherKube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: configMapName }), uid);
+  if (output.kind === 'NotOurs') deps.log.warn({ kind: 'ConfigMap', namespace, name: configMapName }, 'Ignored ConfigMap not controlled by the DynamoGraphDeploymentRun');
+  if (output.kind !== 'Found') return false;
   let recommendation: unknown;
   try {
-    recommendation = JSON.parse(text) as unknown;
+    recommendation = JSON.parse(output.recommendationJson) as unknown;
   } catch {
     recommendation = undefined;
   }

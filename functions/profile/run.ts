@@ -8,8 +8,9 @@
  * `nvidia.com/dgdr-run-uid`); its Candidates (same label); the owning request, when the Run has one.
  * Decides: `decideRun` (shared/domain, pure): the Run decision table.
  * Writes, in order: the claim finalizer `nvidia.com/dgdr-run-<uid>` (replace with a
- * resourceVersion precondition), then the Job (create by server-side apply, never over a Job
- * the Run does not control), or a Job stop (foreground deletion); then the Run status through
+ * resourceVersion precondition), then the Job's ServiceAccount `dgdr-profiling-job` and its
+ * RoleBinding when missing (as for v1beta1 profiling Jobs), then the Job (create by server-side
+ * apply, never over a Job the Run does not control), or a Job stop (foreground deletion); then the Run status through
  * the status subresource (phase, jobRef, times, the `Completed` condition); then Events on
  * Completed transitions. Field manager `dynamo-profile-run` (the profile function gives Runs their own client).
  * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
@@ -36,6 +37,7 @@ import {
   decideRun,
   isRunComplete,
   jobStateOf,
+  profilingJobRbac,
   renderRunJob,
   runJobName,
   traceClaimNameOf,
@@ -140,6 +142,8 @@ export async function write(deps: RunDeps, loaded: RunLoaded, desired: RunDesire
         await addClaimFinalizer(deps, namespace, action.claimName, action.finalizer);
         break;
       case 'CreateJob': {
+        // The Job's ServiceAccount (its output step writes the results ConfigMap) and its binding, created when missing; existing ones are left as they are.
+        for (const object of profilingJobRbac(namespace)) await deps.kube.create(object as Parameters<Kube['create']>[0]);
         const job = renderRunJob(run, { defaultImage: deps.config.aisimulateImage });
         const created = await deps.kube.apply(job as unknown as Parameters<Kube['apply']>[0], { force: true });
         jobRef = { name: created.metadata.name, ...(created.metadata.uid === undefined ? {} : { uid: created.metadata.uid }) };

@@ -104,6 +104,15 @@ export const REASON_JOB_FAILED = 'JobFailed';
 export const REASON_JOB_DELETED = 'JobDeleted';
 export const REASON_JOB_CONFLICT = 'JobConflict';
 export const REASON_NO_VALID_CANDIDATES = 'NoValidCandidates';
+/**
+ * The v1beta2 request's `Accepted` condition (upstream's print column, dgdr.md §5; reasons are
+ * ours, the reference names none): the current generation has its Run, or is waiting for the
+ * previous Run to stop, or its Run's name is taken by an object the request does not control.
+ */
+export const CONDITION_ACCEPTED = 'Accepted';
+export const REASON_RUN_CREATED = 'RunCreated';
+export const REASON_STOPPING_PREVIOUS_RUN = 'StoppingPreviousRun';
+export const REASON_RUN_CONFLICT = 'RunConflict';
 
 /** Conditions as a list map keyed by `type`, so two field managers own different types. */
 const ConditionListSchema = z.array(ConditionSchema).meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });

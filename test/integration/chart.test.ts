@@ -134,13 +134,28 @@ describe('helm lint and template', () => {
     for (const env of set) expect(env['MODEL_EXPRESS_URL']).toBe('http://model-express.dynamo-system:8001');
   });
 
-  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs and Candidates under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
+  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs, Candidates, the Runs\' Jobs and pods (by label) and claims under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
     const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
     expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
     const on = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
-    expect(sourceKinds(on, 'dynamo-profile')).toEqual(['ConfigMap', 'DynamoGraphDeployment', 'DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun', 'Job']);
+    expect(sourceKinds(on, 'dynamo-profile')).toEqual(['ConfigMap', 'DynamoGraphDeployment', 'DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun', 'Job', 'Job', 'PersistentVolumeClaim', 'Pod']);
     const source = on.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-profile');
-    expect((source?.spec?.['resources'] as { kind: string; selector?: unknown }[]).find((r) => r.kind === 'Job')?.selector).toEqual({ matchLabels: { app: 'dynamo-profiler' } });
+    const resources = source?.spec?.['resources'] as { kind: string; selector?: unknown }[];
+    // v1beta1 profiling Jobs by their label; a Run's Job and pods by the Run's uid label (functions/profile/run.ts).
+    const runUid = { matchExpressions: [{ key: 'nvidia.com/dgdr-run-uid', operator: 'Exists' }] };
+    expect(resources.filter((r) => r.kind === 'Job').map((r) => r.selector)).toEqual([{ matchLabels: { app: 'dynamo-profiler' } }, runUid]);
+    expect(resources.find((r) => r.kind === 'Pod')?.selector).toEqual(runUid);
+    // One Trigger per kind, however many source entries it has.
+    expect(names(on).filter((n) => n.startsWith('Trigger dynamo-profile-'))).toEqual([
+      'Trigger dynamo-profile-configmap',
+      'Trigger dynamo-profile-dynamographdeployment',
+      'Trigger dynamo-profile-dynamographdeploymentcandidate',
+      'Trigger dynamo-profile-dynamographdeploymentrequest',
+      'Trigger dynamo-profile-dynamographdeploymentrun',
+      'Trigger dynamo-profile-job',
+      'Trigger dynamo-profile-persistentvolumeclaim',
+      'Trigger dynamo-profile-pod',
+    ]);
     expect(sourceKinds(on, 'dynamo-cleanup')).toEqual(['DynamoGraphDeploymentRun', 'LPXGraphDeployment']);
     expect(names(on)).toEqual(expect.arrayContaining(['PingSource dynamo-cleanup-run-retention', 'PingSource dynamo-cleanup-lpx-deadlines', 'Service dynamo-profile', 'Service dynamo-cleanup']));
     // Only kinds with a resync route get a resync PingSource.

@@ -6,9 +6,11 @@
  * (upstream-notes/profiler.md §3.5, installed by `npm run py:setup`), over a small generated
  * `dynamo.request.trace.v1` gzip trace standing where the kubelet would mount the claim's file.
  * The only rewrites are the pod's paths to local ones (the trace mount, the output emptyDir, the
- * input file). The output step (AISimulate's `recommendation.json` into the Run's output
- * ConfigMap) is the test's, as the Job's output step would do it. The Run must then publish
- * Candidates that are Valid on the real API server and succeed, and the claim be released.
+ * input file), the downward-API namespace, and the test's kubeconfig for the pod's
+ * ServiceAccount. The same command ends with the Job's output step (shared/domain/v1beta2/
+ * run-output.ts), which writes AISimulate's results into the Run's output ConfigMap on the real
+ * API server. The Run must then publish Candidates that are Valid there and succeed, and the
+ * claim be released.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -17,9 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CANDIDATE_KIND, DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, RunSchema, type Condition } from '../../shared/api/index.js';
-import { AISIMULATE_INPUT_FILE, AISIMULATE_OUTPUT_DIR, ENV_AISIMULATE_INPUT, buildAisimulateInput, compileAisimulateInputSchema, traceMountPath } from '../../shared/domain/index.js';
+import { AISIMULATE_INPUT_FILE, AISIMULATE_OUTPUT_DIR, ENV_RUN_OUTPUT_STEP, buildAisimulateInput, renderRunOutputStep, compileAisimulateInputSchema, traceMountPath } from '../../shared/domain/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { profilerBaseEnv, ensureVenv, venvDir } from '../../shared/profiler/index.js';
 import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
@@ -35,6 +37,7 @@ import { sharedDir } from '../support/paths.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
+const kubeconfigPath = inject('kubeconfigPath') ?? process.env['KUBECONFIG'] ?? '';
 const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
 const base = { log, now: () => new Date(), config: defaultConfig({ dgdrV1Beta2Enabled: true, aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1' }) };
 const profile = { ...profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN })), publisherKube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_PUBLISHER }) };
@@ -83,17 +86,28 @@ function condition(object: KubeObject | undefined, type: string): Condition | un
   return (object?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === type);
 }
 
-/** Runs the Job's container command locally: same argv and env, pod paths mapped to local ones. */
+/**
+ * Runs the Job's container command locally: same argv and env, pod paths mapped to local ones
+ * (in the argv and in env values), the downward-API namespace resolved to the Job's, and the
+ * test's kubeconfig standing for the pod's ServiceAccount (the output step falls back to it).
+ */
 async function runJobContainerLocally(job: KubeObject, localTrace: string, outputDir: string, inputFile: string): Promise<{ code: number; stderr: string }> {
-  const container = (job['spec'] as { template: { spec: { containers: { name: string; command: string[]; env: { name: string; value: string }[] }[] } } }).template.spec.containers.find((c) => c.name === 'aisimulate');
+  type EnvVar = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } };
+  const container = (job['spec'] as { template: { spec: { containers: { name: string; command: string[]; env: EnvVar[] }[] } } }).template.spec.containers.find((c) => c.name === 'aisimulate');
   if (container === undefined) throw new Error('the Job has no aisimulate container');
   const mountPath = traceMountPath(SUBPATH);
-  const env = Object.fromEntries(container.env.map((e) => [e.name, e.name === ENV_AISIMULATE_INPUT ? e.value.split(mountPath).join(localTrace) : e.value]));
-  const command = container.command.map((part) => part.split(AISIMULATE_OUTPUT_DIR).join(outputDir).split(AISIMULATE_INPUT_FILE).join(inputFile));
+  const local = (text: string) => text.split(mountPath).join(localTrace).split(AISIMULATE_OUTPUT_DIR).join(outputDir).split(AISIMULATE_INPUT_FILE).join(inputFile);
+  const resolve = (e: EnvVar): string => {
+    if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') return job.metadata.namespace ?? '';
+    if (e.value === undefined) throw new Error(`env ${e.name}: only values and the metadata.namespace fieldRef are resolved here`);
+    return e.value;
+  };
+  const env = Object.fromEntries(container.env.map((e) => [e.name, e.name === ENV_RUN_OUTPUT_STEP ? resolve(e) : local(resolve(e))]));
+  const command = container.command.map(local);
   const venv = await venvDir();
   const [file, ...args] = command as [string, ...string[]];
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(file, args, { env: { ...process.env, ...profilerBaseEnv(), ...env, PATH: `${join(venv, 'bin')}:${process.env['PATH'] ?? ''}` }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(file, args, { env: { ...process.env, ...profilerBaseEnv(), ...env, KUBECONFIG: kubeconfigPath, PATH: `${join(venv, 'bin')}:${process.env['PATH'] ?? ''}` }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
     child.on('error', reject);
@@ -137,8 +151,14 @@ describe('a v1beta2 trace Run with the real AISimulate', () => {
     const outputDir = join(work, 'output');
     const result = await runJobContainerLocally(job, join(work, 'claim', SUBPATH), outputDir, join(work, 'aisimulate-input.json'));
     expect(result, result.stderr).toMatchObject({ code: 0 });
-    const recommendation = await readFile(join(outputDir, 'recommendation.json'), 'utf8');
-    await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'qwen3-trace-replay-1-aisimulate-output', namespace }, data: { 'recommendation.json': recommendation } });
+    // The Job's output step wrote the results ConfigMap: controlled by the Run, labelled with its uid.
+    const output = await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'qwen3-trace-replay-1-aisimulate-output' });
+    expect(output?.metadata.labels).toEqual({ 'nvidia.com/dgdr-run-uid': run.metadata.uid });
+    expect(output?.metadata['ownerReferences']).toEqual([{ apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRun', name: 'qwen3-trace-replay-1', uid: run.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    const written = JSON.parse((output?.['data'] as Record<string, string>)['recommendation.json'] ?? '{}') as { schema_version?: string; candidates?: { candidate_id: string }[] };
+    const full = JSON.parse(await readFile(join(outputDir, 'recommendation.json'), 'utf8')) as { schema_version: string; candidates: { candidate_id: string; status: string }[] };
+    expect(written.schema_version).toBe(full.schema_version);
+    expect(written.candidates?.map((c) => c.candidate_id)).toEqual(full.candidates.filter((c) => c.status === 'feasible').map((c) => c.candidate_id));
 
     const done = await eventually('the Run to finish', async () => {
       await handleRun(event('qwen3-trace-replay-1'), profile);
@@ -159,3 +179,71 @@ describe('a v1beta2 trace Run with the real AISimulate', () => {
     expect(released?.metadata['finalizers'] ?? []).not.toContain(`nvidia.com/dgdr-run-${run.metadata.uid ?? ''}`);
   }, AISIMULATE_TIMEOUT_MS + 120_000);
 });
+
+/** Runs only the Job's output step (`python3 -c "$RUN_OUTPUT_STEP"`) with the venv's python, as the container does after AISimulate. */
+async function runOutputStep(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  const venv = await venvDir();
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(join(venv, 'bin', 'python3'), ['-c', renderRunOutputStep()], { env: { ...process.env, ...profilerBaseEnv(), ...env, KUBECONFIG: kubeconfigPath }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code: code ?? -1, stderr }));
+  });
+}
+
+describe('the Job\'s output step (shared/domain/v1beta2/run-output.ts) on the real API server', () => {
+  it('writes the reduced recommendation.json into the Run\'s ConfigMap, replaces its own on a retry, and never touches a ConfigMap the Run does not control', async () => {
+    const run = await user.apply({ ...RUN, metadata: { name: 'output-step-1', namespace }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, workload: { static: { isl: 4000, osl: 1000 } } } });
+    const outputDir = join(work, 'output-step');
+    await mkdir(outputDir, { recursive: true });
+    const full = await readFile(join(sharedDir, 'fixtures', 'aisimulate', 'rec1.recommendation.first-candidate.json'), 'utf8');
+    await writeFile(join(outputDir, 'recommendation.json'), full);
+    const env = { RUN_NAME: 'output-step-1', RUN_UID: run.metadata.uid ?? '', POD_NAMESPACE: namespace, RUN_OUTPUT_CONFIGMAP: 'output-step-1-aisimulate-output', RUN_OUTPUT_DIR: outputDir };
+    const configMap = () => user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'output-step-1-aisimulate-output' });
+
+    // Someone else's ConfigMap holds the name: the step fails (so the Job fails) and leaves it as it is.
+    await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'output-step-1-aisimulate-output', namespace }, data: { note: 'not ours' } });
+    const refused = await runOutputStep(env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`ERROR: ConfigMap ${namespace}/output-step-1-aisimulate-output exists and is not controlled by DynamoGraphDeploymentRun output-step-1; it is left untouched`);
+    expect((await configMap())?.['data']).toEqual({ note: 'not ours' });
+    await user.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'output-step-1-aisimulate-output' });
+    await eventually('the foreign ConfigMap to be gone', async () => ((await configMap()) === undefined ? true : undefined));
+
+    const written = await runOutputStep(env);
+    expect(written, written.stderr).toMatchObject({ code: 0 });
+    const stored = await configMap();
+    expect(stored?.metadata['ownerReferences']).toEqual([{ ...RUN, name: 'output-step-1', uid: run.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    type Candidate = { candidate_id: string; status: string; config: Record<string, unknown>; metrics: unknown; used_gpus?: number; score?: number };
+    const reduced = JSON.parse((stored?.['data'] as Record<string, string>)['recommendation.json'] ?? '{}') as { schema_version: string; views: unknown; candidates: Candidate[] };
+    const original = JSON.parse(full) as { schema_version: string; views: unknown; candidates: Candidate[] };
+    expect(reduced.schema_version).toBe(original.schema_version);
+    expect(reduced.views).toEqual(original.views);
+    // Only what the publisher reads, of the feasible candidates: the scalar config fields (the nested estimator settings dropped), metrics, used GPUs, score.
+    expect(reduced.candidates).toEqual(original.candidates.filter((c) => c.status === 'feasible').map((c) => ({
+      candidate_id: c.candidate_id,
+      status: c.status,
+      config: Object.fromEntries(Object.entries(c.config).filter(([, v]) => v === null || typeof v !== 'object')),
+      metrics: c.metrics,
+      ...(c.used_gpus === undefined ? {} : { used_gpus: c.used_gpus }),
+      ...(c.score === undefined ? {} : { score: c.score }),
+    })));
+    expect(reduced.candidates[0]?.config).toMatchObject({ deployment_mode: 'agg', tp: 2 });
+    expect(Buffer.byteLength((stored?.['data'] as Record<string, string>)['recommendation.json'] ?? '')).toBeLessThan(Buffer.byteLength(full));
+
+    // A retried pod (its AISimulate found nothing feasible this time) finds its own ConfigMap and replaces it.
+    await writeFile(join(outputDir, 'recommendation.json'), JSON.stringify({ ...original, candidates: [] }));
+    const again = await runOutputStep(env);
+    expect(again, again.stderr).toMatchObject({ code: 0 });
+    const replaced = await configMap();
+    expect(JSON.parse((replaced?.['data'] as Record<string, string>)['recommendation.json'] ?? '{}')).toMatchObject({ candidates: [] });
+    expect(replaced?.metadata.uid).toBe(stored?.metadata.uid);
+
+    // No recommendation.json (AISimulate wrote none): one ERROR line, exit 1.
+    const missing = await runOutputStep({ ...env, RUN_OUTPUT_DIR: join(work, 'no-such-output') });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`ERROR: cannot read ${join(work, 'no-such-output', 'recommendation.json')}`);
+  }, 120_000);
+});
+

@@ -4,8 +4,8 @@
  * dry-run of each DGD, `Valid`, `Published`, and the Run's outcome. Source:
  * ../shared/reference/dgdr-reference.txt "v1beta2 DGD Overrides" and "Candidate status".
  *
- * The Job's output step (which leaves `recommendation.json` in the Run's output ConfigMap) is
- * played by the test with a real AISimulate output: ../shared/fixtures/aisimulate/
+ * The Job's output step (which leaves `recommendation.json` in the Run's output ConfigMap; it
+ * runs for real in v1beta2-aisimulate-contract.test.ts) is played by the test with a real AISimulate output: ../shared/fixtures/aisimulate/
  * rec1.recommendation.first-candidate.json (`aisimulate recommend` over a Dynamo trace,
  * upstream-notes/profiler.md §3.5). The publisher's client impersonates a service account whose
  * Role first lacks `create` on DynamoGraphDeployments (the dry-run needs it), then gets it.
@@ -31,6 +31,8 @@ const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
 const base = { log, now: () => new Date(), config: defaultConfig({ dgdrV1Beta2Enabled: true, aisimulateImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1' }) };
 const RUN = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
 const RECOMMENDATION = readFileSync(resolve(sharedDir, 'fixtures', 'aisimulate', 'rec1.recommendation.first-candidate.json'), 'utf8');
+/** A real disaggregated `aisimulate recommend` output (see shared/domain/v1beta2/recommendation.test.ts). */
+const DISAGG_RECOMMENDATION = readFileSync(resolve(import.meta.dirname, '..', 'fixtures', 'aisimulate', 'disagg.recommendation.json'), 'utf8');
 const SERVICE_ACCOUNT = 'dynamo-profile-publisher';
 
 let namespace = '';
@@ -94,14 +96,24 @@ async function createRun(name: string, dgdOverride?: Record<string, unknown>): P
   });
 }
 
-/** Runs the Run's Job to completion (kwok), then leaves AISimulate's output where the Job's output step would. */
-async function completeJob(name: string): Promise<void> {
+/**
+ * Runs the Run's Job to completion (kwok), then leaves AISimulate's output where the Job's output
+ * step would (shared/domain/v1beta2/run-output.ts): the ConfigMap `<run>-aisimulate-output`,
+ * labelled with the Run's uid and controller-owned by the Run.
+ */
+async function completeJob(name: string, recommendation: string = RECOMMENDATION): Promise<void> {
   await eventually(`Job ${name}-aisimulate complete`, async () => {
     await handleRun(event(name), deps).catch(() => undefined);
     const job = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: `${name}-aisimulate` });
     return (job?.['status'] as { succeeded?: number } | undefined)?.succeeded === 1 ? job : undefined;
   });
-  await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-aisimulate-output`, namespace }, data: { 'recommendation.json': RECOMMENDATION } });
+  const uid = (await getRun(name))?.metadata.uid ?? '';
+  await user.apply({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `${name}-aisimulate-output`, namespace, labels: { 'nvidia.com/dgdr-run-uid': uid }, ownerReferences: [{ ...RUN, name, uid, controller: true, blockOwnerDeletion: true }] },
+    data: { 'recommendation.json': recommendation },
+  });
 }
 
 function condition(object: KubeObject | undefined, type: string): Condition | undefined {
@@ -181,3 +193,25 @@ describe('Candidate status: Valid reasons and the Run outcome', () => {
     expect((candidate?.['spec'] as { restart?: unknown }).restart).toEqual({ id: 'restart-1' });
   });
 });
+
+describe('disaggregated Candidates: "applied to every selected Candidate across backends and topologies"', () => {
+  it('a real disaggregated search (test/fixtures/aisimulate/disagg.recommendation.json) publishes Candidates with Frontend, decode and prefill that pass the strict dry-run, in views.top_n order; a decode override applies to each of them', async () => {
+    await createRun('disagg', { metadata: { labels: { workload: 'customized' } }, spec: { components: [{ name: 'decode', replicas: 2 }] } });
+    await completeJob('disagg', DISAGG_RECOMMENDATION);
+    const succeeded = await eventually('the disaggregated Run to succeed', async () => {
+      await handleRun(event('disagg'), deps).catch(() => undefined);
+      const run = await getRun('disagg');
+      return condition(run, 'Completed')?.status === 'True' ? run : undefined;
+    });
+    expect(condition(succeeded, 'Completed')).toMatchObject({ reason: 'RunSucceeded', message: '3 of 3 Candidates are Valid' });
+    expect((succeeded['status'] as { candidateRefs: { candidateId: string }[] }).candidateRefs.map((r) => r.candidateId)).toEqual(['candidate-000003', 'candidate-000002', 'candidate-000001']);
+    const best = await user.get({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, namespace, name: 'disagg-candidate-000003' });
+    expect(condition(best, 'Valid')).toMatchObject({ status: 'True', reason: 'ValidationSucceeded' });
+    expect(best?.metadata.labels?.['workload']).toBe('customized');
+    const components = (best?.['spec'] as { components: { name: string; type: string; replicas: number }[] }).components;
+    // The override set decode's replicas to 2 (AISimulate chose 1); prefill keeps AISimulate's 2 replicas.
+    expect(components.map((c) => [c.name, c.type, c.replicas])).toEqual([['Frontend', 'frontend', 1], ['decode', 'decode', 2], ['prefill', 'prefill', 2]]);
+    expect(best?.['status']).toMatchObject({ rank: 1, parameters: { deployment_mode: 'disagg', prefill_replicas: 2, prefill_tp: 1, decode_replicas: 1, decode_tp: 4, used_gpus: 6 } });
+  });
+});
+

@@ -212,6 +212,7 @@ spec:
       dynamofunction: {{ $name }}
   sink:
     {{- include "dynamo-fn.brokerRef" $root | nindent 4 }}
+{{- $triggered := dict }}
 {{- range .kinds }}
 {{- if ne (toString .resync) "false" }}
 ---
@@ -237,6 +238,9 @@ spec:
   sink:
     {{- include "dynamo-fn.brokerRef" $root | nindent 4 }}
 {{- end }}
+{{- /* One Trigger per kind, however many source entries (selectors) it has. */ -}}
+{{- if not (hasKey $triggered .kind) }}
+{{- $_ := set $triggered .kind true }}
 ---
 # Both the API events and the resync ping of {{ .kind }} carry kind={{ .kind }} and this function.
 apiVersion: eventing.knative.dev/v1
@@ -258,6 +262,7 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: {{ $fullName }}
+{{- end }}
 {{- end }}
 {{- range .ticks }}
 ---

@@ -5,6 +5,7 @@
  */
 export * from './aisimulate-input.js';
 export * from './observed.js';
+export * from './run-output.js';
 export * from './run-lifecycle.js';
 export * from './run-job.js';
 export * from './trace-claim.js';

@@ -67,54 +67,114 @@ function positiveInt(value: unknown, fallback: number): number {
 }
 
 /**
- * The DGD an aggregated candidate stands for: a `Frontend` (`python3 -m dynamo.frontend`) and a
- * `worker` with `replicas` from the candidate, `python3 -m dynamo.<backend>` with the model and
- * the tensor/pipeline parallel sizes, and `tp x pp` GPUs per replica. Other deployment modes
- * (disaggregated, afd) have no renderer yet: undefined.
- * In: the candidate, the Run's spec (model, image), the default image. Pure.
+ * The extra arguments of a disaggregated worker, per backend and role, as the Dynamo 1.6.1
+ * profiler writes them (the observed vLLM disagg DGD, upstream-notes/profiler.md §1.8 and
+ * ../shared/fixtures/profiler/out3.final_config.yaml; upstream
+ * components/src/dynamo/profiler/templates/dgd/{sglang,trtllm}/disagg.yaml): every backend takes
+ * `--disaggregation-mode prefill|decode`; vLLM adds the NIXL KV connector (`kv_producer` on
+ * prefill, `kv_consumer` on decode); SGLang the NIXL transfer backend, bootstrap port 12345
+ * and `--host 0.0.0.0`.
  */
-export function renderCandidateDgd(candidate: RecommendedCandidate, spec: Pick<DgdrV1Beta2Spec, 'model' | 'image'>, defaultImage: string): GeneratedDgd | undefined {
-  const { config } = candidate;
-  if (config['deployment_mode'] !== 'agg') return undefined;
-  const backend = typeof config['backend'] === 'string' ? config['backend'] : '';
-  const flags = PARALLEL_FLAGS[backend];
-  if (flags === undefined) return undefined;
-  const tp = positiveInt(config['tp'], 1);
-  const pp = positiveInt(config['pp'], 1);
-  const image = runtimeImage(spec.image ?? defaultImage, backend);
-  const gpus = String(tp * pp);
+const DISAGG_ARGS: Readonly<Record<string, (role: DisaggRole) => readonly string[]>> = {
+  vllm: (role) => ['--disaggregation-mode', role, '--kv-transfer-config', JSON.stringify({ kv_connector: 'NixlConnector', kv_role: role === 'prefill' ? 'kv_producer' : 'kv_consumer' })],
+  sglang: (role) => ['--disaggregation-mode', role, '--disaggregation-transfer-backend', 'nixl', '--disaggregation-bootstrap-port', '12345', '--host', '0.0.0.0'],
+  trtllm: (role) => ['--disaggregation-mode', role],
+};
+
+/** A worker role of a disaggregated candidate; also its component's name and type. */
+export type DisaggRole = 'prefill' | 'decode';
+
+/** The shape of one worker component: replicas and parallelism. */
+interface WorkerShape {
+  readonly replicas: number;
+  readonly tp: number;
+  readonly pp: number;
+}
+
+/** A worker component: `python3 -m dynamo.<backend>` with the model, tp/pp flags and extra args; `tp x pp` GPUs per replica. */
+function workerComponent(name: string, type: string, backend: string, image: string, model: string, shape: WorkerShape, extraArgs: readonly string[]): Record<string, unknown> {
+  const flags = PARALLEL_FLAGS[backend] ?? ['--tensor-parallel-size', '--pipeline-parallel-size'];
+  const gpus = String(shape.tp * shape.pp);
   return {
-    metadata: {},
-    spec: {
-      backendFramework: backend,
-      components: [
-        { name: 'Frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image, command: ['python3'], args: ['-m', 'dynamo.frontend'] }] } } },
-        {
-          name: 'worker',
-          type: 'worker',
-          replicas: positiveInt(config['replicas'], 1),
-          podTemplate: {
-            spec: {
-              containers: [
-                {
-                  name: 'main',
-                  image,
-                  command: ['python3', '-m', `dynamo.${backend}`],
-                  args: ['--model', spec.model.name, flags[0], String(tp), flags[1], String(pp)],
-                  resources: { limits: { 'nvidia.com/gpu': gpus }, requests: { 'nvidia.com/gpu': gpus } },
-                },
-              ],
-            },
+    name,
+    type,
+    replicas: shape.replicas,
+    podTemplate: {
+      spec: {
+        containers: [
+          {
+            name: 'main',
+            image,
+            command: ['python3', '-m', `dynamo.${backend}`],
+            args: ['--model', model, flags[0], String(shape.tp), flags[1], String(shape.pp), ...extraArgs],
+            resources: { limits: { 'nvidia.com/gpu': gpus }, requests: { 'nvidia.com/gpu': gpus } },
           },
-        },
-      ],
+        ],
+      },
     },
   };
 }
 
-/** The resolved simulation inputs a Candidate's status keeps as `parameters`. Pure. */
+function frontendComponent(image: string): Record<string, unknown> {
+  return { name: 'Frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image, command: ['python3'], args: ['-m', 'dynamo.frontend'] }] } } };
+}
+
+/** The shape of a role from AISimulate's `<role>_replicas`, `<role>_tp`, `<role>_pp` config keys (a disagg candidate, `aisimulate recommend`). Pure. */
+export function disaggWorkerShape(config: Readonly<Record<string, unknown>>, role: DisaggRole): WorkerShape {
+  return { replicas: positiveInt(config[`${role}_replicas`], 1), tp: positiveInt(config[`${role}_tp`], 1), pp: positiveInt(config[`${role}_pp`], 1) };
+}
+
+/**
+ * The DGD a candidate stands for, by its `deployment_mode`:
+ * - `agg`: a `Frontend` (`python3 -m dynamo.frontend`) and a `worker` (type worker) with
+ *   `replicas`, `tp`, `pp` from the candidate;
+ * - `disagg`: a `Frontend`, a `decode` (type decode) and a `prefill` (type prefill) worker, each
+ *   with its own replicas and parallelism (`decode_*`, `prefill_*`) and the backend's
+ *   disaggregation arguments (see DISAGG_ARGS). Component names and types are the Dynamo 1.6.1
+ *   profiler's (profiler.md §1.8 "Generated component names observed": vLLM disagg `Frontend`,
+ *   `decode`, `prefill`; dgdr.md §4.5 for SGLang and TRT-LLM).
+ * Workers run `python3 -m dynamo.<backend>` with the model and the tensor/pipeline parallel
+ * sizes, and `tp x pp` GPUs per replica. Other modes (afd) and unknown backends: undefined.
+ * In: the candidate, the Run's spec (model, image), the default image. Pure.
+ */
+export function renderCandidateDgd(candidate: RecommendedCandidate, spec: Pick<DgdrV1Beta2Spec, 'model' | 'image'>, defaultImage: string): GeneratedDgd | undefined {
+  const { config } = candidate;
+  const backend = typeof config['backend'] === 'string' ? config['backend'] : '';
+  const disaggArgs = DISAGG_ARGS[backend];
+  if (PARALLEL_FLAGS[backend] === undefined || disaggArgs === undefined) return undefined;
+  const image = runtimeImage(spec.image ?? defaultImage, backend);
+  const model = spec.model.name;
+  if (config['deployment_mode'] === 'agg') {
+    const shape = { replicas: positiveInt(config['replicas'], 1), tp: positiveInt(config['tp'], 1), pp: positiveInt(config['pp'], 1) };
+    return { metadata: {}, spec: { backendFramework: backend, components: [frontendComponent(image), workerComponent('worker', 'worker', backend, image, model, shape, [])] } };
+  }
+  if (config['deployment_mode'] === 'disagg') {
+    const roles: readonly DisaggRole[] = ['decode', 'prefill'];
+    return {
+      metadata: {},
+      spec: { backendFramework: backend, components: [frontendComponent(image), ...roles.map((role) => workerComponent(role, role, backend, image, model, disaggWorkerShape(config, role), disaggArgs(role)))] },
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The resolved simulation inputs a Candidate's status keeps as `parameters`: backend, version,
+ * deployment mode, `tp`/`pp`/`replicas` (agg) or `prefill_*`/`decode_*` replicas/tp/pp (disagg),
+ * `used_gpus`. Pure.
+ */
 export function candidateParameters(candidate: RecommendedCandidate): Record<string, unknown> {
   const c = candidate.config;
   const pick = (key: string) => (c[key] === undefined || c[key] === null ? {} : { [key]: c[key] });
-  return { ...pick('backend'), ...pick('backend_version'), ...pick('deployment_mode'), ...pick('tp'), ...pick('pp'), ...pick('replicas'), ...(candidate.usedGpus === undefined ? {} : { used_gpus: candidate.usedGpus }) };
+  const roles = ['prefill', 'decode'].flatMap((role) => ['replicas', 'tp', 'pp'].map((key) => `${role}_${key}`));
+  return {
+    ...pick('backend'),
+    ...pick('backend_version'),
+    ...pick('deployment_mode'),
+    ...pick('tp'),
+    ...pick('pp'),
+    ...pick('replicas'),
+    ...Object.fromEntries(roles.flatMap((key) => (c[key] === undefined || c[key] === null ? [] : [[key, c[key]]]))),
+    ...(candidate.usedGpus === undefined ? {} : { used_gpus: candidate.usedGpus }),
+  };
 }

@@ -9,7 +9,18 @@
  * replacement Run"); upstream-notes/dgdr.md §5 (status `activeRunRef`, `recentRunRefs` newest first).
  * @module
  */
-import { DGDR_V1BETA2, DGDR_V1BETA2_KIND, LABEL_DGDR_GENERATION, RUN_KIND, type DgdrV1Beta2Spec } from '../../api/index.js';
+import {
+  CONDITION_ACCEPTED,
+  DGDR_V1BETA2,
+  DGDR_V1BETA2_KIND,
+  LABEL_DGDR_GENERATION,
+  REASON_RUN_CONFLICT,
+  REASON_RUN_CREATED,
+  REASON_STOPPING_PREVIOUS_RUN,
+  RUN_KIND,
+  type Condition,
+  type DgdrV1Beta2Spec,
+} from '../../api/index.js';
 import { shortenName } from '../names.js';
 
 /** One Run of the request, as observed. */
@@ -25,6 +36,8 @@ export interface RequestObserved {
   readonly request: { readonly name: string; readonly namespace: string; readonly uid: string; readonly generation: number; readonly spec: DgdrV1Beta2Spec };
   /** The Runs the request controls. */
   readonly runs: readonly RequestRun[];
+  /** An object named like the current generation's Run that the request does not control (never adopted). */
+  readonly foreignRunName?: string;
 }
 
 export interface RequestRunsDesired {
@@ -33,6 +46,18 @@ export interface RequestRunsDesired {
   readonly activeRunRef: { readonly name: string; readonly uid?: string } | undefined;
   /** Finished Runs, newest generation first. */
   readonly recentRunRefs: readonly { readonly name: string; readonly uid?: string }[];
+  /** Open Runs of older generations: each is reconciled so it stops (Superseded). */
+  readonly supersededRuns: readonly string[];
+}
+
+/**
+ * Which API a stored request is native to, from its spec as read: read at v1beta2, a native
+ * v1beta1 request carries the read-only view `spec.v1beta1`; read at v1beta1, a native v1beta2
+ * request carries `spec.v1beta2` (reference "Conversion views"). In: the `spec` as read.
+ * Out: whether that spec holds the other version's view. Pure.
+ */
+export function hasConversionView(spec: unknown, view: 'v1beta1' | 'v1beta2'): boolean {
+  return typeof spec === 'object' && spec !== null && !Array.isArray(spec) && (spec as Record<string, unknown>)[view] !== undefined;
 }
 
 /** Object names are DNS subdomains: at most 253 characters. */
@@ -48,17 +73,20 @@ const ref = (run: RequestRun) => ({ name: run.name, ...(run.uid === undefined ? 
 /**
  * Decides the request's Runs: the current generation's Run is created once no older Run is
  * still open (an open older Run is being stopped as Superseded first); it carries the request's
- * spec unchanged, the generation label and a controller reference to the request.
+ * spec unchanged, the generation label and a controller reference to the request. A Run of that
+ * name the request does not control is never adopted: nothing is created.
  * In: the request and its Runs. Out: RequestRunsDesired. Pure.
  */
 export function decideRequestRuns(observed: RequestObserved): RequestRunsDesired {
   const { request, runs } = observed;
   const current = runs.find((run) => run.generation === request.generation);
-  const olderOpen = runs.filter((run) => run.generation < request.generation && !run.isComplete);
+  const olderOpen = runs.filter((run) => run.generation < request.generation && !run.isComplete).sort((a, b) => b.generation - a.generation);
   const recent = runs.filter((run) => run.isComplete).sort((a, b) => b.generation - a.generation).map(ref);
-  if (current !== undefined) return { createRun: undefined, activeRunRef: current.isComplete ? undefined : ref(current), recentRunRefs: recent };
-  const stopping = olderOpen.sort((a, b) => b.generation - a.generation)[0];
-  if (stopping !== undefined) return { createRun: undefined, activeRunRef: ref(stopping), recentRunRefs: recent };
+  const supersededRuns = olderOpen.map((run) => run.name);
+  if (current !== undefined) return { createRun: undefined, activeRunRef: current.isComplete ? undefined : ref(current), recentRunRefs: recent, supersededRuns };
+  const stopping = olderOpen[0];
+  if (stopping !== undefined) return { createRun: undefined, activeRunRef: ref(stopping), recentRunRefs: recent, supersededRuns };
+  if (observed.foreignRunName !== undefined) return { createRun: undefined, activeRunRef: undefined, recentRunRefs: recent, supersededRuns };
   const name = runNameFor(request.name, request.generation);
   return {
     createRun: {
@@ -74,5 +102,25 @@ export function decideRequestRuns(observed: RequestObserved): RequestRunsDesired
     },
     activeRunRef: { name },
     recentRunRefs: recent,
+    supersededRuns,
   };
+}
+
+/**
+ * The request's `Accepted` condition: True `RunCreated` once the current generation has its Run;
+ * False `StoppingPreviousRun` while an older Run is being stopped (reference "v1beta2 DGD
+ * Overrides": "Changing the request's spec stops the old Run and its publisher before starting
+ * the replacement Run"); False `RunConflict` when the Run's name is taken by an object the
+ * request does not control (DESIGN.md "Writes": never adopt; the parent reports the conflict).
+ * `observedGeneration` is the request's generation. In: observed and the decision. Pure.
+ */
+export function decideRequestAccepted(observed: RequestObserved, desired: RequestRunsDesired): Omit<Condition, 'lastTransitionTime'> {
+  const { request } = observed;
+  const generation = { observedGeneration: request.generation };
+  const runName = runNameFor(request.name, request.generation);
+  const [stopping] = desired.supersededRuns;
+  const hasCurrent = observed.runs.some((run) => run.generation === request.generation) || desired.createRun !== undefined;
+  if (hasCurrent) return { type: CONDITION_ACCEPTED, status: 'True', reason: REASON_RUN_CREATED, message: `DynamoGraphDeploymentRun ${runName} evaluates generation ${request.generation}`, ...generation };
+  if (stopping !== undefined) return { type: CONDITION_ACCEPTED, status: 'False', reason: REASON_STOPPING_PREVIOUS_RUN, message: `waiting for DynamoGraphDeploymentRun ${stopping} to stop (Superseded) before starting generation ${request.generation}`, ...generation };
+  return { type: CONDITION_ACCEPTED, status: 'False', reason: REASON_RUN_CONFLICT, message: `${observed.foreignRunName ?? runName} exists and is not controlled by this request; it is left untouched`, ...generation };
 }

@@ -3,11 +3,12 @@ import { deepFreeze } from '../../../test/support/builders.js';
 import { RUN_UID, aRun } from '../../../test/support/v1beta2-builders.js';
 import { buildAisimulateInput } from './aisimulate-input.js';
 import { applyRunJobOverrides, renderRunJob } from './run-job.js';
+import { renderRunOutputStep } from './run-output.js';
 
 const config = { defaultImage: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1' };
 
 describe('the Run\'s Job', () => {
-  it('reference "Replay a recorded trace": mounts only the trace file, read-only, only into the AISimulate container, at /var/run/aisimulate/trace/trace.jsonl.gz, with supplemental group 65532 and no fsGroup', () => {
+  it('reference "Replay a recorded trace": mounts only the trace file, read-only, only into the AISimulate container, at /var/run/aisimulate/trace/trace.jsonl.gz, with supplemental group 65532 and no fsGroup; the output step runs after AISimulate succeeded, as the dgdr-profiling-job ServiceAccount', () => {
     const run = deepFreeze(aRun());
     expect(renderRunJob(run, config)).toEqual({
       apiVersion: 'batch/v1',
@@ -24,13 +25,22 @@ describe('the Run\'s Job', () => {
           metadata: { labels: { 'nvidia.com/dgdr-run-uid': RUN_UID } },
           spec: {
             restartPolicy: 'Never',
+            serviceAccountName: 'dgdr-profiling-job',
             securityContext: { supplementalGroups: [65532] },
             containers: [
               {
                 name: 'aisimulate',
                 image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1',
-                command: ['/bin/sh', '-c', `printf '%s' "$AISIMULATE_INPUT" > /tmp/aisimulate-input.json && exec aisimulate recommend -c /tmp/aisimulate-input.json --output-dir /var/run/aisimulate/output --overwrite --format json`],
-                env: [{ name: 'AISIMULATE_INPUT', value: JSON.stringify(buildAisimulateInput(run.spec)) }],
+                command: ['/bin/sh', '-c', `printf '%s' "$AISIMULATE_INPUT" > /tmp/aisimulate-input.json && aisimulate recommend -c /tmp/aisimulate-input.json --output-dir /var/run/aisimulate/output --overwrite --format json && exec python3 -c "$RUN_OUTPUT_STEP"`],
+                env: [
+                  { name: 'AISIMULATE_INPUT', value: JSON.stringify(buildAisimulateInput(run.spec)) },
+                  { name: 'RUN_NAME', value: 'qwen3-trace-replay-1' },
+                  { name: 'RUN_UID', value: RUN_UID },
+                  { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                  { name: 'RUN_OUTPUT_CONFIGMAP', value: 'qwen3-trace-replay-1-aisimulate-output' },
+                  { name: 'RUN_OUTPUT_DIR', value: '/var/run/aisimulate/output' },
+                  { name: 'RUN_OUTPUT_STEP', value: renderRunOutputStep() },
+                ],
                 volumeMounts: [
                   { name: 'trace', mountPath: '/var/run/aisimulate/trace/trace.jsonl.gz', subPath: 'windows/2026-10-27T10-00.jsonl.gz', readOnly: true },
                   { name: 'output', mountPath: '/var/run/aisimulate/output' },

@@ -20,8 +20,19 @@ import {
   TRACE_SUPPLEMENTAL_GROUP,
   type Run,
 } from '../../api/index.js';
+import { PROFILING_SERVICE_ACCOUNT } from '../dgdr/profiling-job.js';
 import { buildAisimulateInput, traceMountPath } from './aisimulate-input.js';
 import { runJobName } from './run-lifecycle.js';
+import {
+  ENV_POD_NAMESPACE,
+  ENV_RUN_NAME,
+  ENV_RUN_OUTPUT_CONFIGMAP,
+  ENV_RUN_OUTPUT_DIR,
+  ENV_RUN_OUTPUT_STEP,
+  ENV_RUN_UID,
+  renderRunOutputStep,
+  runOutputConfigMapName,
+} from './run-output.js';
 
 /** The env var carrying the AISimulate input JSON into the container. */
 export const ENV_AISIMULATE_INPUT = 'AISIMULATE_INPUT';
@@ -31,12 +42,13 @@ export const AISIMULATE_OUTPUT_DIR = '/var/run/aisimulate/output';
 export const AISIMULATE_INPUT_FILE = '/tmp/aisimulate-input.json';
 
 /**
- * The container's command: write `$AISIMULATE_INPUT` to a file, then exec
- * `aisimulate recommend -c <file> --output-dir <dir> --overwrite --format json`. The same
- * command runs locally in the contract test. Pure.
+ * The container's command: write `$AISIMULATE_INPUT` to a file, run
+ * `aisimulate recommend -c <file> --output-dir <dir> --overwrite --format json`, and only when it
+ * exits 0, exec the output step (`python3 -c "$RUN_OUTPUT_STEP"`, ./run-output.ts), which writes
+ * the results ConfigMap. The same command runs locally in the contract test. Pure.
  */
 export function aisimulateCommand(outputDir: string = AISIMULATE_OUTPUT_DIR, inputFile: string = AISIMULATE_INPUT_FILE): string[] {
-  return ['/bin/sh', '-c', `printf '%s' "$${ENV_AISIMULATE_INPUT}" > ${inputFile} && exec aisimulate recommend -c ${inputFile} --output-dir ${outputDir} --overwrite --format json`];
+  return ['/bin/sh', '-c', `printf '%s' "$${ENV_AISIMULATE_INPUT}" > ${inputFile} && aisimulate recommend -c ${inputFile} --output-dir ${outputDir} --overwrite --format json && exec python3 -c "$${ENV_RUN_OUTPUT_STEP}"`];
 }
 
 /** JobSpec scalars an override replaces when set (upstream-notes/dgdr.md §2.2). */
@@ -92,8 +104,10 @@ export interface RunJobConfig {
  * (`nvidia.com/dgdr-run-uid`, also on the pod), controller-owned by the Run (so deleting the
  * Run deletes it), `backoffLimit: 0`, `restartPolicy: Never`, pod `supplementalGroups:
  * [65532]` and no `fsGroup`; the trace claim volume is `readOnly`, mounted by `subPath` at
- * {@link traceMountPath} into the `aisimulate` container only; then
- * `spec.overrides.profilingJob` by {@link applyRunJobOverrides}.
+ * {@link traceMountPath} into the `aisimulate` container only; the output step's env (Run name
+ * and uid, the pod's namespace from the downward API, the results ConfigMap, the output
+ * directory, the step's program) and the ServiceAccount `dgdr-profiling-job` that may write the
+ * ConfigMap (./run-output.ts); then `spec.overrides.profilingJob` by {@link applyRunJobOverrides}.
  * In: the Run (metadata.name/namespace/uid, spec). Out: a batch/v1 Job manifest. Pure.
  */
 export function renderRunJob(run: Run, config: RunJobConfig): Record<string, unknown> {
@@ -123,13 +137,22 @@ export function renderRunJob(run: Run, config: RunJobConfig): Record<string, unk
         metadata: { labels },
         spec: {
           restartPolicy: 'Never',
+          serviceAccountName: PROFILING_SERVICE_ACCOUNT,
           securityContext: { supplementalGroups: [TRACE_SUPPLEMENTAL_GROUP] },
           containers: [
             {
               name: AISIMULATE_CONTAINER_NAME,
               image: run.spec.image ?? config.defaultImage,
               command: aisimulateCommand(),
-              env: [{ name: ENV_AISIMULATE_INPUT, value: JSON.stringify(buildAisimulateInput(run.spec)) }],
+              env: [
+                { name: ENV_AISIMULATE_INPUT, value: JSON.stringify(buildAisimulateInput(run.spec)) },
+                { name: ENV_RUN_NAME, value: name },
+                { name: ENV_RUN_UID, value: uid },
+                { name: ENV_POD_NAMESPACE, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: ENV_RUN_OUTPUT_CONFIGMAP, value: runOutputConfigMapName(name) },
+                { name: ENV_RUN_OUTPUT_DIR, value: AISIMULATE_OUTPUT_DIR },
+                { name: ENV_RUN_OUTPUT_STEP, value: renderRunOutputStep() },
+              ],
               volumeMounts,
             },
           ],
