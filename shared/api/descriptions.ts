@@ -288,7 +288,7 @@ export function describeDgdrV1Beta2Fields(registry: DescriptionRegistry): void {
     [status.recentRunRefs, 'Retained terminal DynamoGraphDeploymentRuns, newest first.'],
     [runRef.name, 'The DynamoGraphDeploymentRun name.'],
     [runRef.uid, 'The DynamoGraphDeploymentRun UID.'],
-    [status.conditions, 'Conditions keyed by type: reconciliation of the request, not the outcomes of its Runs.'],
+    [status.conditions, 'Conditions keyed by type (Accepted: the current generation has its Run): reconciliation of the request, not the outcomes of its Runs.'],
   ]);
 }
 
