@@ -3,6 +3,9 @@
  * msw so that faults can be injected. The same handler runs against a real kube-apiserver in
  * test/integration/reconcile.test.ts; this file checks the exact requests and the failure paths.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { http, HttpResponse } from 'msw';
 import pino from 'pino';
@@ -14,6 +17,7 @@ import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runt
 import { aDgd } from '../../test/support/builders.js';
 import { startMswHttpServer, type MswHttpServer } from '../../test/support/msw-server.js';
 import { handle, type ReconcileDeps } from './dgd.js';
+import { init } from './index.js';
 
 // msw path patterns match any origin; the server's own URL is known only once it listens.
 const API = '*';
@@ -48,7 +52,8 @@ const echo = async ({ request }: { request: Request }) => {
 const handlers = [
   http.get(`${API}/apis/nvidia.com/v1beta1`, () => discovery('nvidia.com/v1beta1', [['dynamographdeployments', 'DynamoGraphDeployment'], ['dynamographdeployments/status', 'DynamoGraphDeployment']])),
   http.get(`${API}/apis/grove.io/v1alpha1`, () => discovery('grove.io/v1alpha1', [['podcliquesets', 'PodCliqueSet'], ['podcliques', 'PodClique'], ['podcliquescalinggroups', 'PodCliqueScalingGroup']])),
-  http.get(`${API}/api/v1`, () => discovery('v1', [['services', 'Service']])),
+  http.get(`${API}/api/v1`, () => discovery('v1', [['services', 'Service'], ['serviceaccounts', 'ServiceAccount'], ['persistentvolumeclaims', 'PersistentVolumeClaim']])),
+  http.get(`${API}/apis/rbac.authorization.k8s.io/v1`, () => discovery('rbac.authorization.k8s.io/v1', [['roles', 'Role'], ['rolebindings', 'RoleBinding']])),
   http.get(`${API}/apis/events.k8s.io/v1`, () => discovery('events.k8s.io/v1', [['events', 'Event']])),
   http.get(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name`, async ({ request }) => {
     await record(request);
@@ -66,6 +71,16 @@ const handlers = [
     await record(request);
     return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 });
   }),
+  http.get(`${API}/api/v1/namespaces/inference/serviceaccounts/:name`, async ({ request }) => {
+    await record(request);
+    return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 });
+  }),
+  http.get(`${API}/apis/rbac.authorization.k8s.io/v1/namespaces/inference/:plural/:name`, async ({ request }) => {
+    await record(request);
+    return HttpResponse.json({ kind: 'Status', code: 404, reason: 'NotFound' }, { status: 404 });
+  }),
+  http.patch(`${API}/api/v1/namespaces/inference/serviceaccounts/:name`, echo),
+  http.patch(`${API}/apis/rbac.authorization.k8s.io/v1/namespaces/inference/:plural/:name`, echo),
   http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, echo),
   http.patch(`${API}/api/v1/namespaces/inference/services/:name`, echo),
   http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name/status`, echo),
@@ -118,8 +133,11 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
     expect(writes()).toEqual([
       'PATCH /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/roles/my-graph-k8s-service-discovery-role',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'PATCH /api/v1/namespaces/inference/services/my-graph-frontend',
       'PATCH /api/v1/namespaces/inference/services/my-graph-worker',
+      'PATCH /api/v1/namespaces/inference/serviceaccounts/my-graph-k8s-service-discovery',
       'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status',
       'POST /apis/events.k8s.io/v1/namespaces/inference/events',
     ]);
@@ -136,6 +154,27 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(calls.filter((c) => c.path.endsWith('/podcliques') || c.path.endsWith('/podcliquescalinggroups')).map((c) => c.query['labelSelector'])).toEqual([
       'app.kubernetes.io/part-of=my-graph',
       'app.kubernetes.io/part-of=my-graph',
+    ]);
+  });
+
+  it('render settings come from the function\'s configuration: GANG_SCHEDULER=kai and GROVE_TERMINATION_DELAY=30m reach the applied PodCliqueSet (init -> parseRenderSettings)', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
+    const dir = mkdtempSync(join(tmpdir(), 'reconcile-init-'));
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfigPath, `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${server.url}", insecure-skip-tls-verify: true}}]\nusers: [{name: t, user: {token: secret}}]\ncontexts: [{name: t, context: {cluster: t, user: t}}]\ncurrent-context: t\n`);
+    try {
+      const base = { log: pino({ level: 'silent' }), now: () => NOW, config: defaultConfig({ kubeconfigPath }) };
+      const configured = await init(base, { GANG_SCHEDULER: 'kai', GROVE_TERMINATION_DELAY: '30m' });
+      await expect(handle(event, configured)).resolves.toEqual({ kind: 'Done' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const pcs = calls.find((c) => c.method === 'PATCH' && c.path.endsWith('/podcliquesets/my-graph'))?.body as { spec: { template: { terminationDelay: string; cliques: { labels: Record<string, string>; spec: { podSpec: { schedulerName?: string } } }[] } } };
+    expect(pcs.spec.template.terminationDelay).toBe('30m');
+    // KAI: schedulerName kai-scheduler and the queue label (upstream injectKaiSchedulerIfEnabled, default queue "dynamo").
+    expect(pcs.spec.template.cliques.map((c) => [c.spec.podSpec.schedulerName, c.labels['kai.scheduler/queue']])).toEqual([
+      ['kai-scheduler', 'dynamo'],
+      ['kai-scheduler', 'dynamo'],
     ]);
   });
 
@@ -170,8 +209,11 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(outcome.kind === 'Transient' ? outcome.cause : undefined).toBeInstanceOf(TransientError);
     expect(writes()).toEqual([
       'PATCH /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/roles/my-graph-k8s-service-discovery-role',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'PATCH /api/v1/namespaces/inference/services/my-graph-frontend',
       'PATCH /api/v1/namespaces/inference/services/my-graph-worker',
+      'PATCH /api/v1/namespaces/inference/serviceaccounts/my-graph-k8s-service-discovery',
       'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status',
       'POST /apis/events.k8s.io/v1/namespaces/inference/events',
     ]);

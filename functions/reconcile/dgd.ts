@@ -6,12 +6,15 @@
  * children, `PodCliqueSet`, `PodClique`, `PodCliqueScalingGroup` (`grove.io`) and `Service`
  * (core), which are mapped to the owning DGD through controller references (Resource mode,
  * so a deleted child still names its owner; infra/reconcile/events.yaml).
- * Reads: the DGD now (the event's copy may be stale); the objects of its rendered PodCliqueSet
- * and Service names, whoever controls them; the Grove PodCliques and PodCliqueScalingGroups of
+ * Reads: the DGD now (the event's copy may be stale); the objects of its rendered PodCliqueSet,
+ * Service, Kubernetes discovery ServiceAccount/Role/RoleBinding and intra-pod GMS
+ * ResourceClaimTemplate names and of its v1alpha1
+ * PVCs to create, whoever controls them; the Grove PodCliques and PodCliqueScalingGroups of
  * its PodCliqueSet (label `app.kubernetes.io/part-of=<pcs>`).
  * Decides: `decideDgd` / `decideDgdFailure` (shared/domain, pure).
- * Writes: server-side apply of the PodCliqueSet and component Services this DGD controls (never
- * an object it does not), then replica changes through the children's `scale` subresources
+ * Writes: server-side apply of the PodCliqueSet, component Services, discovery
+ * ServiceAccount/Role/RoleBinding and GMS ResourceClaimTemplates this DGD controls (never an object it does not), a create of
+ * each v1alpha1 PVC (`create: true`) that does not exist (never an apply over one), then replica changes through the children's `scale` subresources
  * (unless the Coherent gate holds them back), then the DGD status through the status
  * subresource, then one Event per Ready transition; field manager `dynamo-reconcile`. Nothing
  * is written for a DGD that is gone or under deletion; a pass that finds the DGD gone at its
@@ -34,7 +37,10 @@ import {
   PODCLIQUE_KIND,
   PodCliqueScalingGroupSchema,
   PodCliqueSchema,
+  PERSISTENT_VOLUME_CLAIM_KIND,
   parseDgd,
+  type Component,
+  type Dgd,
   type PodClique,
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
@@ -44,7 +50,15 @@ import {
   componentServiceName,
   decideDgd,
   decideDgdFailure,
+  gmsResourceClaimTemplateName,
+  gpuMemoryServiceMode,
+  k8sDiscoveryServiceAccountName,
+  RESOURCE_API_VERSION,
+  RESOURCE_CLAIM_TEMPLATE_KIND,
   podCliqueSetName,
+  providedAlphaPvcNames,
+  renderAlphaPvcs,
+  usesK8sDiscoveryServiceAccount,
   type DgdDesired,
   type DgdObserved,
   type ObservedObject,
@@ -64,6 +78,7 @@ export interface ReconcileDeps extends HandlerDeps {
 }
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
+const RBAC_API_VERSION = 'rbac.authorization.k8s.io/v1';
 
 /** The binding: DGD events (any version of group nvidia.com) and the DGD resync. */
 export const route: Route<ReconcileDeps> = { apiVersion: DGD_V1BETA1, kind: DGD_KIND, handle, listKeys };
@@ -107,6 +122,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
   ]);
   if (pcs !== undefined) children.PodCliqueSet.set(pcsName, pcs);
   for (const service of services) if (service !== undefined) children.Service.set(service.metadata.name, service);
+  Object.assign(children, await loadIdentityAndClaims(deps, key.namespace, parsed.dgd, ordinary));
   for (const object of cliques) {
     const child = PodCliqueSchema.safeParse(object);
     if (child.success) children.PodClique.set(object.metadata.name, child.data);
@@ -116,6 +132,53 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
     if (child.success) children.PodCliqueScalingGroup.set(object.metadata.name, child.data);
   }
   return { parent, children };
+}
+
+/**
+ * The objects of the Kubernetes discovery ServiceAccount, Role and RoleBinding names (when the
+ * DGD renders them) and of the v1alpha1 claims it creates or names for the user to provide, by
+ * kind and name, whoever controls them (ownership: never adopt; an existing claim is used as it is).
+ */
+async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd: Dgd, ordinary: readonly Component[]): Promise<Record<string, Map<string, ObservedObject>>> {
+  const refs: ObjectRef[] = [];
+  if (usesK8sDiscoveryServiceAccount(dgd, ordinary, deps.render)) {
+    const account = k8sDiscoveryServiceAccountName(dgd.metadata.name ?? '');
+    refs.push(
+      { apiVersion: 'v1', kind: 'ServiceAccount', namespace, name: account },
+      { apiVersion: RBAC_API_VERSION, kind: 'Role', namespace, name: `${account}-role` },
+      { apiVersion: RBAC_API_VERSION, kind: 'RoleBinding', namespace, name: `${account}-binding` },
+    );
+  }
+  for (const component of ordinary) {
+    if (gpuMemoryServiceMode(component) === 'IntraPod') refs.push({ apiVersion: RESOURCE_API_VERSION, kind: RESOURCE_CLAIM_TEMPLATE_KIND, namespace, name: gmsResourceClaimTemplateName(dgd.metadata.name ?? '', component.name) });
+  }
+  const claimNames = [...renderAlphaPvcs(dgd, (name) => ({ name })).objects.map((claim) => (claim['metadata'] as { name: string }).name), ...providedAlphaPvcNames(dgd)];
+  for (const name of new Set(claimNames)) refs.push({ apiVersion: 'v1', kind: PERSISTENT_VOLUME_CLAIM_KIND, namespace, name });
+  const found = await Promise.all(refs.map((ref) => deps.kube.get(ref)));
+  const byKind: Record<string, Map<string, ObservedObject>> = {};
+  refs.forEach((ref, index) => {
+    const object = found[index];
+    const map = (byKind[ref.kind] ??= new Map<string, ObservedObject>());
+    if (object !== undefined) map.set(ref.name, object);
+  });
+  return byKind;
+}
+
+/**
+ * Creates the decision's create-only objects (the v1alpha1 PVCs that do not exist yet), each on
+ * its own; one that appeared meanwhile (409 AlreadyExists) is left as it is.
+ */
+async function createAll(deps: ReconcileDeps, desired: DgdDesired): Promise<Error[]> {
+  const failures: Error[] = [];
+  for (const object of desired.create) {
+    try {
+      const stored = await deps.kube.create(object);
+      if (stored !== undefined) deps.log.info({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, `Created ${object.kind}`);
+    } catch (error) {
+      failures.push(asShellError(error));
+    }
+  }
+  return failures;
 }
 
 /**
@@ -132,6 +195,8 @@ async function applyAll(deps: ReconcileDeps, observed: DgdObserved, desired: Dgd
       // Only objects this DGD controls are in the decision: force takes back a field someone
       // changed by hand, as a controller's apply does.
       const stored = await deps.kube.apply(object, { force: true });
+      // Only the PodCliqueSet and Services are undone by hand; the discovery identity is left to
+      // the garbage collector (the DGD is its controller), so the role needs no delete on it.
       const seen = object.kind === PODCLIQUESET_KIND ? observed.children.PodCliqueSet : object.kind === 'Service' ? observed.children.Service : undefined;
       if (seen !== undefined && !seen.has(object.metadata.name)) {
         created.push({ ref: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, resourceVersion: stored.metadata.resourceVersion });
@@ -276,7 +341,8 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
   }
   let desired = decideDgd(observed, deps.render, deps.now());
   const applied = await applyAll(deps, observed, desired);
-  if (applied.failures.length > 0) return reportFailure(deps, observed, parent, applied.failures, false);
+  const createFailures = await createAll(deps, desired);
+  if (applied.failures.length > 0 || createFailures.length > 0) return reportFailure(deps, observed, parent, [...applied.failures, ...createFailures], false);
   // "after a write, waits for its cache to observe that configuration" (dgd-reference): the
   // PodCliqueSet event this write causes resumes scaling.
   if (applied.podCliqueSetWritten) desired = decideDgd({ ...observed, podCliqueSetWritten: true }, deps.render, deps.now());

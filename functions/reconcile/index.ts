@@ -10,18 +10,23 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
 import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
-import { ConfigError, type FunctionDefinition, type HandlerDeps } from '../../shared/runtime/index.js';
+import { ConfigError, parseRenderSettings, type FunctionDefinition, type HandlerDeps, type RenderSettings } from '../../shared/runtime/index.js';
 import { childRoutes, route as dgdRoute, type ReconcileDeps } from './dgd.js';
 import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
 import { lpuPipelineRequestRoute, lpxGraphDeploymentRoute } from './lpx.js';
 import { checkLpxStartup } from './lpx-startup.js';
 
-/** The function's dependencies around a given client (the real one, or replay's in-memory one). */
-export function depsWithKube(base: HandlerDeps, kube: Kube): ReconcileDeps {
+/**
+ * The function's dependencies around a given client (the real one, or replay's in-memory one):
+ * the render config is the renderer's defaults, `lpx.enabled` from the host's configuration,
+ * and the render settings from the environment (`parseRenderSettings`: OPERATOR_VERSION,
+ * GROVE_TERMINATION_DELAY, DISCOVERY_BACKEND, GANG_SCHEDULER, MPI_SSH_SECRET_NAME).
+ */
+export function depsWithKube(base: HandlerDeps, kube: Kube, settings: RenderSettings = {}): ReconcileDeps {
   return {
     ...base,
     kube,
-    render: { ...DEFAULT_RENDER_CONFIG, lpxEnabled: base.config.lpxEnabled },
+    render: { ...DEFAULT_RENDER_CONFIG, ...settings, lpxEnabled: base.config.lpxEnabled },
     instance: process.env['K_REVISION'] ?? hostname(),
   };
 }
@@ -30,18 +35,20 @@ export function depsWithKube(base: HandlerDeps, kube: Kube): ReconcileDeps {
  * Builds the function's dependencies from the host's: a kube client from KUBECONFIG, else the
  * in-cluster service account.
  * With `lpx.enabled` and `MODEL_EXPRESS_URL`, also the Model Express client of `gs://` builds.
- * Failures: ConfigError naming KUBECONFIG when it is unset and the process is not in a pod
- * (no KUBERNETES_SERVICE_HOST), so the host stops before it reports ready; ConfigError naming
+ * Failures: ConfigError naming each bad render setting (`parseRenderSettings`); ConfigError
+ * naming KUBECONFIG when it is unset and the process is not in a pod (no
+ * KUBERNETES_SERVICE_HOST), so the host stops before it reports ready; ConfigError naming
  * MODEL_EXPRESS_URL for a URL upstream refuses; the kube client's own error when the kubeconfig
  * file cannot be read.
  */
 export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ReconcileDeps> {
+  const settings = parseRenderSettings(env);
   const kubeConfig = new KubeConfig();
   if (base.config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(base.config.kubeconfigPath);
   else if ((env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
     throw new ConfigError([{ key: 'KUBECONFIG', expected: 'a kubeconfig file path when not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)', received: undefined }]);
   } else kubeConfig.loadFromCluster();
-  const deps = depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }));
+  const deps = depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }), settings);
   await checkLpxStartup(deps);
   const modelExpressUrl = base.config.lpxEnabled ? base.config.modelExpressUrl : undefined;
   if (modelExpressUrl === undefined) return deps;

@@ -127,3 +127,16 @@ export const ANNOTATION_DGD_SPEC = 'nvidia.com/dgd-spec';
 
 /** The Planner's service account name, allowed to change adapter-managed replicas in any namespace (upstream `consts.PlannerServiceAccountName`). */
 export const PLANNER_SERVICE_ACCOUNT_NAME = 'planner-serviceaccount';
+
+/**
+ * Kubernetes discovery RBAC (upstream `deploy/operator/internal/discovery/resource.go`): the
+ * ServiceAccount `<dgd>-k8s-service-discovery`, its Role `<sa>-role` and RoleBinding
+ * `<sa>-binding`, labelled as upstream labels them.
+ */
+export const K8S_DISCOVERY_SERVICE_ACCOUNT_SUFFIX = '-k8s-service-discovery';
+export const LABEL_APP_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const LABEL_APP_COMPONENT = 'app.kubernetes.io/component';
+export const LABEL_APP_NAME = 'app.kubernetes.io/name';
+export const K8S_DISCOVERY_MANAGED_BY = 'dynamo-operator';
+export const K8S_DISCOVERY_COMPONENT = 'rbac';
+export const PERSISTENT_VOLUME_CLAIM_KIND = 'PersistentVolumeClaim';

@@ -95,6 +95,24 @@ function putSavedPayload(metadata: Obj, payload: Obj): void {
   metadata['annotations'] = { ...(isObj(metadata['annotations']) ? metadata['annotations'] : {}), [ANNOTATION_DGD_SPEC]: JSON.stringify(payload) };
 }
 
+/**
+ * The v1alpha1 `spec.pvcs` a converted DGD still carries: the `spec.pvcs` list of the saved
+ * payload in `metadata.annotations["nvidia.com/dgd-spec"]` (upstream
+ * `GetDGDPreservedAlphaPVCs`). In: the DGD's metadata. Out: the raw entries, in order, or an
+ * empty list when there is no payload, it does not parse or it has no `pvcs`. Pure.
+ */
+export function preservedAlphaPvcs(metadata: { readonly annotations?: Readonly<Record<string, string>> | undefined }): unknown[] {
+  const raw = metadata.annotations?.[ANNOTATION_DGD_SPEC];
+  if (raw === undefined) return [];
+  try {
+    const payload: unknown = JSON.parse(raw);
+    const spec = isObj(payload) && isObj(payload['spec']) ? payload['spec'] : undefined;
+    return spec !== undefined && Array.isArray(spec['pvcs']) ? structuredClone(spec['pvcs'] as unknown[]) : [];
+  } catch {
+    return [];
+  }
+}
+
 /** v1alpha1 service -> v1beta1 component, with the spec's PVC names (their mounts become volumes). */
 function forwardService(name: string, service: Obj, pvcNames: ReadonlySet<string>): Obj | undefined {
   const parsed = ServiceV1Alpha1Schema.safeParse(service);

@@ -84,6 +84,24 @@ export const DgdV1Alpha1Schema = z.object({
 });
 export type DgdV1Alpha1 = z.infer<typeof DgdV1Alpha1Schema>;
 
+/**
+ * One v1alpha1 `spec.pvcs[]` entry (upstream `api/v1alpha1/common.go` `PVC`): the claim `name`,
+ * and with `create: true` the `storageClass`, `size` (a quantity) and `volumeAccessMode` of the
+ * claim the operator creates (CEL "When create is true, size, storageClass, and
+ * volumeAccessMode are required"). Parsed where the claims are created, not in the CRD schema
+ * (which keeps `spec.pvcs[]` open).
+ */
+export const PvcV1Alpha1Schema = z
+  .object({
+    name: z.string().min(1),
+    create: z.boolean().optional(),
+    storageClass: z.string().optional(),
+    size: z.union([z.string(), z.number()]).optional(),
+    volumeAccessMode: z.string().optional(),
+  })
+  .loose();
+export type PvcV1Alpha1 = z.infer<typeof PvcV1Alpha1Schema>;
+
 /** Result of converting one v1alpha1 object: a v1beta1-shaped object (not yet validated). */
 export type ConversionResult =
   | { readonly ok: true; readonly object: Record<string, unknown>; readonly notes: readonly string[] }

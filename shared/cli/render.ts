@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { DGD_KIND, formatIssue, parseDgd } from '../api/index.js';
+import { ANNOTATION_DGD_SPEC, DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, convertDgd, formatIssue, parseDgd, type Dgd } from '../api/index.js';
 import { DEFAULT_RENDER_CONFIG, isDns1123Label, isDns1123Subdomain, renderDgd, type RenderConfig, type RenderedObject } from '../domain/index.js';
 import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
@@ -73,7 +73,7 @@ export function renderYaml(
       continue;
     }
     for (const note of parsed.notes) out.notes.push(`${label}: ${note}`);
-    const rendered = renderDgd(parsed.dgd, { namespace: options.namespace, config: { ...options.config, lpxEnabled: options.lpxEnabled, terminationDelay: options.terminationDelay } });
+    const rendered = renderDgd(asStored(parsed.dgd, object), { namespace: options.namespace, config: { ...options.config, lpxEnabled: options.lpxEnabled, terminationDelay: options.terminationDelay } });
     if (!rendered.ok) {
       for (const issue of rendered.issues) out.errors.push(`${label}: ${formatIssue(issue)}`);
       continue;
@@ -82,6 +82,18 @@ export function renderYaml(
     out.objects.push(...rendered.objects);
   }
   return out;
+}
+
+/**
+ * The DGD as the API server would store it: a v1alpha1 object keeps what v1beta1 cannot
+ * express (`spec.pvcs`, whose `create: true` claims render) in the conversion webhook's
+ * `nvidia.com/dgd-spec` annotation.
+ */
+function asStored(dgd: Dgd, source: Record<string, unknown>): Dgd {
+  if (source['apiVersion'] !== DGD_V1ALPHA1) return dgd;
+  const hub = convertDgd(source, DGD_V1BETA1);
+  const saved = hub.ok ? (hub.object['metadata'] as { annotations?: Record<string, string> } | undefined)?.annotations?.[ANNOTATION_DGD_SPEC] : undefined;
+  return saved === undefined ? dgd : { ...dgd, metadata: { ...dgd.metadata, annotations: { ...dgd.metadata.annotations, [ANNOTATION_DGD_SPEC]: saved } } };
 }
 
 /** Prints objects as a YAML stream (`---` between documents), stable line layout. */

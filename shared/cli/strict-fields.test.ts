@@ -48,7 +48,7 @@ describe('dynamo-fn render: strict by default, --lenient only warns', () => {
     const out = renderYaml(text, 'g.yaml', { ...options, lenient: true });
     expect(out.errors).toEqual([]);
     expect(out.notes).toContain('g.yaml#1: DynamoGraphDeployment "g": warning: unknown field "spec.components[0].replcas"');
-    expect(out.objects.map((o) => o.kind)).toEqual(['PodCliqueSet', 'Service']);
+    expect(out.objects.map((o) => o.kind)).toEqual(['PodCliqueSet', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
   });
 });
 

@@ -35,8 +35,12 @@ describe('replay of captured events (DESIGN.md "Capture and replay")', () => {
     const first = steps[0]?.writes.map((w) => (w.verb === 'createEvent' ? `createEvent ${w.event.reason}` : w.verb === 'delete' ? 'delete' : `${w.verb} ${w.object.kind}/${w.object.metadata.name}`));
     expect(first).toEqual([
       'apply PodCliqueSet/qwen3-agg',
+      // The Kubernetes discovery identity (default backend kubernetes; upstream reconcileK8sDiscoveryResources).
+      'apply Role/qwen3-agg-k8s-service-discovery-role',
+      'apply RoleBinding/qwen3-agg-k8s-service-discovery-binding',
       'apply Service/qwen3-agg-frontend',
       'apply Service/qwen3-agg-worker',
+      'apply ServiceAccount/qwen3-agg-k8s-service-discovery',
       'applyStatus DynamoGraphDeployment/qwen3-agg',
       'createEvent some_resources_are_not_ready',
     ]);
@@ -52,6 +56,6 @@ describe('replay of captured events (DESIGN.md "Capture and replay")', () => {
     const ping = JSON.stringify({ specversion: '1.0', id: 'ping-1', type: 'dev.knative.sources.ping', source: '/apis/v1/namespaces/dynamo-system/pingsources/dynamo-dgd-resync', kind: 'DynamoGraphDeployment', data: {} });
     const steps = await replay([ping]);
     expect(steps.map((s) => [s.objects, s.outcome])).toEqual([[['inference/qwen3-agg'], 'Done']]);
-    expect(steps[0]?.writes.length).toBe(5);
+    expect(steps[0]?.writes.length).toBe(8);
   });
 });

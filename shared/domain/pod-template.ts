@@ -54,6 +54,7 @@ import {
 import { isMultinode, shortenName } from './names.js';
 import { applyIntraPodGpuMemoryService, gmsResourceClaimTemplateName, gpuMemoryServiceMode } from './gms.js';
 import { buildFailoverPod, failoverBackendFramework, isIntraPodFailover } from './failover.js';
+import { withK8sDiscoveryServiceAccount } from './k8s-discovery.js';
 
 /** The default `/dev/shm` size when `sharedMemorySize` is omitted (upstream-notes/dgd.md §2.3). */
 export const DEFAULT_SHARED_MEMORY_SIZE = '8Gi';
@@ -273,7 +274,8 @@ type PodSpecJson = Record<string, unknown> & { containers?: Container[]; initCon
  *    default (on from runtime 1.5.0, off for decode; an authored value wins);
  * 3. on a multinode clique DYNAMO_LEADER_ADDRESS/DYNAMO_RANK (origin >= 1.6.0) and the
  *    backend's launch command;
- * 4. the base pod spec overlaid by the authored pod spec, the default fsGroup, the sidecars;
+ * 4. the base pod spec overlaid by the authored pod spec, the default fsGroup, the Kubernetes
+ *    discovery ServiceAccount unless one is named (k8s-discovery.ts), the sidecars;
  * 5. compilation cache, shared memory, the v1alpha1 frontend sidecar defaults, and a PVC
  *    volume for every main-container mount that names none.
  * Pure: `template` is cloned.
@@ -292,7 +294,7 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
   const userWithGraphEnv = user === undefined ? (dgd.spec.env === undefined ? undefined : { name: MAIN_CONTAINER_NAME, env: dgd.spec.env }) : { ...user, env: mergeEnvByName(dgd.spec.env, user.env) };
   const main = mergeMainContainer(base, userWithGraphEnv);
 
-  const podSpec = mergePodSpec(component, authored as Record<string, unknown>) as PodSpecJson;
+  const podSpec = withK8sDiscoveryServiceAccount(mergePodSpec(component, authored as Record<string, unknown>), dgd.metadata.name ?? '', discoveryBackend(ctx) === 'kubernetes') as PodSpecJson;
   const policy = activeKvTransferPolicy(dgd.spec.experimental);
   if (policy !== undefined && isWorkerClass(component)) applyKvTransferPolicy(main, podSpec, policy, mergeEnvByName);
   // Authored (pod template or graph `spec.env`, which upstream folds into it first) wins.

@@ -74,7 +74,10 @@ const ENDED = { updateStartedAt: '2026-11-29T11:58:00Z', updateEndedAt: '2026-11
 describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
   it('applies the rendered PodCliqueSet and Services and reports Ready=False "<component>: resource not found" before Grove creates the children', () => {
     const desired = decideDgd(observed(dgd), DEFAULT_RENDER_CONFIG, NOW);
-    expect(desired.apply.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['PodCliqueSet/my-graph', 'Service/my-graph-frontend', 'Service/my-graph-worker']);
+    // With Kubernetes discovery (the default backend) the discovery ServiceAccount, Role and
+    // RoleBinding are children too (upstream reconcileK8sDiscoveryResources).
+    expect(desired.apply.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['PodCliqueSet/my-graph', 'Role/my-graph-k8s-service-discovery-role', 'RoleBinding/my-graph-k8s-service-discovery-binding', 'Service/my-graph-frontend', 'Service/my-graph-worker', 'ServiceAccount/my-graph-k8s-service-discovery']);
+    expect(desired.create).toEqual([]);
     expect(desired.scale).toEqual([]);
     expect(desired.status).toEqual({
       observedGeneration: 3,
@@ -304,7 +307,7 @@ describe('ownership: "a Service or PodCliqueSet of the same name that is not con
 
   it('leaves out every conflicting object, applies the rest, scales nothing, reports OwnershipConflict naming each object, permanently', () => {
     const desired = decideDgd(observed(withWorkers(5), { pcs: foreignPcs, services: [handMadeService], cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
-    expect(desired.apply.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Service/my-graph-worker']);
+    expect(desired.apply.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Role/my-graph-k8s-service-discovery-role', 'RoleBinding/my-graph-k8s-service-discovery-binding', 'Service/my-graph-worker', 'ServiceAccount/my-graph-k8s-service-discovery']);
     expect(desired.scale).toEqual([]);
     const message =
       'PodCliqueSet inference/my-graph exists and is not controlled by this DynamoGraphDeployment (controller: Deployment other); it is left untouched; ' +
@@ -321,7 +324,7 @@ describe('ownership: "a Service or PodCliqueSet of the same name that is not con
   it('an object this DGD controls (owner reference with controller: true and its uid) is applied as usual', () => {
     const ours = { ...handMadeService, metadata: { ...handMadeService.metadata, ownerReferences: OURS } };
     const desired = decideDgd(observed(dgd, { services: [ours] }), DEFAULT_RENDER_CONFIG, NOW);
-    expect(desired.apply.map((o) => o.metadata.name)).toEqual(['my-graph', 'my-graph-frontend', 'my-graph-worker']);
+    expect(desired.apply.map((o) => o.metadata.name)).toEqual(['my-graph', 'my-graph-k8s-service-discovery-role', 'my-graph-k8s-service-discovery-binding', 'my-graph-frontend', 'my-graph-worker', 'my-graph-k8s-service-discovery']);
     expect(desired.permanentFailure).toBeUndefined();
   });
 
@@ -378,5 +381,43 @@ describe('decision checks (STYLE.md §16)', () => {
   const inputs = [observed(dgd), observed(withWorkers(5, COHERENT), { pcs: aStoredPcs(withWorkers(5, COHERENT), { strategy: 'Coherent', observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren })];
   it.each(inputs.map((input, index) => ({ name: `input ${index}`, input })))('$name: the same input gives the same output, and a frozen input does not throw', ({ input }) => {
     expect(decideDgd(input, DEFAULT_RENDER_CONFIG, NOW)).toEqual(decideDgd(input, DEFAULT_RENDER_CONFIG, NOW));
+  });
+});
+
+describe('v1alpha1 claims and the discovery identity as children (upstream reconcilePVC, reconcileK8sDiscoveryResources)', () => {
+  const pvcs = [{ name: 'model-cache', create: true, storageClass: 'standard', size: '10Gi', volumeAccessMode: 'ReadWriteOnce' }];
+  const withClaims = { ...dgd, metadata: { ...dgd.metadata, annotations: { 'nvidia.com/dgd-spec': JSON.stringify({ spec: { pvcs } }) } } };
+  const world = (children: Record<string, Map<string, Record<string, unknown>>>): DgdObserved =>
+    deepFreeze({ parent: withClaims as unknown as Record<string, unknown>, children: { ...observed(withClaims).children, ...children } });
+
+  it('a claim to create that does not exist is created (never applied); one that exists, whoever made it, is used as it is', () => {
+    const absent = decideDgd(world({ PersistentVolumeClaim: new Map() }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(absent.create.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['PersistentVolumeClaim/model-cache']);
+    expect(absent.apply.map((o) => o.kind)).not.toContain('PersistentVolumeClaim');
+    const handMade = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'model-cache', namespace: 'inference' } };
+    const present = decideDgd(world({ PersistentVolumeClaim: new Map([['model-cache', handMade]]) }), DEFAULT_RENDER_CONFIG, NOW);
+    expect([present.create, present.permanentFailure]).toEqual([[], undefined]);
+  });
+
+  it('a claim named for the user to provide (no create) that does not exist: upstream\'s "legacy top-level PVC ... does not exist and create is not enabled", Ready=False, permanent; the rest is still applied', () => {
+    const named = { ...dgd, metadata: { ...dgd.metadata, annotations: { 'nvidia.com/dgd-spec': JSON.stringify({ spec: { pvcs: [{ name: 'weights' }] } }) } } };
+    const at = (claims: Map<string, Record<string, unknown>>): DgdObserved => deepFreeze({ parent: named as unknown as Record<string, unknown>, children: { ...observed(named).children, PersistentVolumeClaim: claims } });
+    const missing = decideDgd(at(new Map()), DEFAULT_RENDER_CONFIG, NOW);
+    const message = 'legacy top-level PVC "weights" does not exist and create is not enabled';
+    expect(missing.permanentFailure).toEqual({ reason: 'failed_to_reconcile_the_resources', message });
+    expect(missing.status.conditions[0]).toMatchObject({ status: 'False', reason: 'failed_to_reconcile_the_resources', message });
+    expect([missing.status.state, missing.scale, missing.apply.map((o) => o.kind)]).toEqual(['failed', [], ['PodCliqueSet', 'Role', 'RoleBinding', 'Service', 'Service', 'ServiceAccount']]);
+    const present = decideDgd(at(new Map([['weights', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'weights' } }]])), DEFAULT_RENDER_CONFIG, NOW);
+    expect(present.permanentFailure).toBeUndefined();
+  });
+
+  it('a hand-made ServiceAccount of the discovery name is left untouched and reported as an OwnershipConflict', () => {
+    const handMade = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'my-graph-k8s-service-discovery', namespace: 'inference' } };
+    const desired = decideDgd(world({ ServiceAccount: new Map([['my-graph-k8s-service-discovery', handMade]]) }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.apply.map((o) => o.kind)).not.toContain('ServiceAccount');
+    expect(desired.permanentFailure).toEqual({
+      reason: 'OwnershipConflict',
+      message: 'ServiceAccount inference/my-graph-k8s-service-discovery exists and is not controlled by this DynamoGraphDeployment (controller: none); it is left untouched',
+    });
   });
 });

@@ -22,6 +22,7 @@ import {
   REASON_RESOURCES_NOT_READY,
   REASON_SCALING_ALLOWED,
   REASON_SCALING_DEFERRED,
+  PERSISTENT_VOLUME_CLAIM_KIND,
   formatIssues,
   parseDgd,
   type Condition,
@@ -37,6 +38,7 @@ import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParen
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
 import { toKubeTime } from './time.js';
 import { combineReadiness } from './lpx/readiness.js';
+import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
 import { decideDgdLpx } from './lpx/dgd-part.js';
 
 /** An object as read from the API server (unparsed). */
@@ -54,6 +56,12 @@ export interface DgdObserved {
     /** Grove's PodCliques of that PodCliqueSet (label `app.kubernetes.io/part-of`). */
     readonly PodClique: ReadonlyMap<string, PodClique>;
     readonly PodCliqueScalingGroup: ReadonlyMap<string, PodCliqueScalingGroup>;
+    /** The objects of the Kubernetes discovery ServiceAccount, Role and RoleBinding names (k8s-discovery.ts), whoever controls them. */
+    readonly ServiceAccount?: ReadonlyMap<string, ObservedObject>;
+    readonly Role?: ReadonlyMap<string, ObservedObject>;
+    readonly RoleBinding?: ReadonlyMap<string, ObservedObject>;
+    /** The claims of the v1alpha1 `spec.pvcs` names to create (alpha-pvcs.ts), whoever made them. */
+    readonly PersistentVolumeClaim?: ReadonlyMap<string, ObservedObject>;
     /** The DGD's LPXGraphDeployment as stored, when LPX is enabled and it exists (issue 11). */
     readonly LPXGraphDeployment?: ObservedObject | undefined;
   };
@@ -89,6 +97,12 @@ export interface DgdStatusIntent {
 export interface DgdDesired {
   /** Objects to server-side apply, sorted by kind then name (never one we do not control). */
   readonly apply: readonly RenderedObject[];
+  /**
+   * Objects to create only if absent, never applied over (the v1alpha1 PVCs with `create: true`
+   * that do not exist yet: an existing claim is used as it is, whoever made it; upstream
+   * `reconcilePVC`). Sorted by name.
+   */
+  readonly create: readonly RenderedObject[];
   /** Scale-subresource writes, after the applies (empty while scaling is gated). */
   readonly scale: readonly ScaleIntent[];
   readonly status: DgdStatusIntent;
@@ -114,8 +128,12 @@ type ReadyCondition = Pick<Condition, 'status' | 'reason' | 'message'>;
  * - a rendered name taken by an object this DGD does not control: that object is left out
  *   of the applies, nothing is scaled, `Ready=False`, reason `OwnershipConflict`, the
  *   message naming each object, state `failed` (permanent);
+ * - a v1alpha1 claim the user is to provide (`spec.pvcs[]` without `create`) that does not
+ *   exist, when `children.PersistentVolumeClaim` is observed: the rest is applied, nothing
+ *   scaled, `Ready=False`, reason `failed_to_reconcile_the_resources`, upstream's message
+ *   (permanent, left to the resync);
  * - otherwise the rendered objects (an existing PodCliqueSet keeps its seeded template
- *   replicas), the scale writes the Coherent gate allows, `Ready` from the observed children,
+ *   replicas; the v1alpha1 PVCs go to `create`, and only those that do not exist yet), the scale writes the Coherent gate allows, `Ready` from the observed children,
  *   `ScalingDeferred` (True, state pending, Ready reason `scaling_deferred`) while the gate
  *   holds back a pending replica change under Coherent, else False `ScalingAllowed`.
  * `status.observedGeneration` advances only when the pass succeeds (not on a failure).
@@ -135,17 +153,29 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const rendered = renderDgd(dgd, { config });
   if (!rendered.ok) return invalid(observed, rendered.issues, lastReconciled, now);
 
-  const conflicts = findOwnershipConflicts(rendered.objects, observed.children as unknown as Record<string, ReadonlyMap<string, OwnedObject>>, readUid(observed.parent));
+  const claims = rendered.objects.filter((o) => o.kind === PERSISTENT_VOLUME_CLAIM_KIND);
+  const owned = rendered.objects.filter((o) => o.kind !== PERSISTENT_VOLUME_CLAIM_KIND);
+  const create = claims.filter((o) => observed.children.PersistentVolumeClaim?.has(o.metadata.name) !== true);
+  const conflicts = findOwnershipConflicts(owned, observed.children as unknown as Record<string, ReadonlyMap<string, OwnedObject>>, readUid(observed.parent));
   const taken = new Set(conflicts.map((c) => `${c.kind}/${c.name}`));
   const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', ordinary);
   const pcs = taken.has(`${PODCLIQUESET_KIND}/${pcsName}`) ? undefined : readPodCliqueSet(observed.children.PodCliqueSet.get(pcsName));
-  const apply = rendered.objects.filter((o) => !taken.has(`${o.kind}/${o.metadata.name}`)).map((o) => (o.kind === PODCLIQUESET_KIND ? keepSeededReplicas(o, pcs) : o));
+  const apply = owned.filter((o) => !taken.has(`${o.kind}/${o.metadata.name}`)).map((o) => (o.kind === PODCLIQUESET_KIND ? keepSeededReplicas(o, pcs) : o));
 
   if (conflicts.length > 0) {
     const message = describeOwnershipConflicts(conflicts);
-    const desired = finish(observed, { apply, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_OWNERSHIP_CONFLICT, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
+    const desired = finish(observed, { apply, create, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_OWNERSHIP_CONFLICT, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
     return { ...desired, permanentFailure: { reason: REASON_OWNERSHIP_CONFLICT, message } };
+  }
+  // A claim the v1alpha1 spec names for the user to provide is missing (upstream reconcilePVC
+  // fails the pass). Unlike upstream, the rest is still applied, so the pods start once the
+  // claim exists; the resync notices it.
+  const claimsObserved = observed.children.PersistentVolumeClaim;
+  const missingClaims = claimsObserved === undefined ? undefined : describeMissingAlphaPvcs(providedAlphaPvcNames(dgd), claimsObserved);
+  if (missingClaims !== undefined) {
+    const desired = finish(observed, { apply, create, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message: missingClaims }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
+    return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message: missingClaims } };
   }
 
   const written = observed.podCliqueSetWritten === true;
@@ -167,7 +197,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const components = lpx === undefined ? readiness.components : { ...readiness.components, ...lpx.components };
   return finish(
     observed,
-    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling: deferred ? 'deferred' : 'allowed', components },
+    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling: deferred ? 'deferred' : 'allowed', components },
     now,
   );
 }
@@ -206,6 +236,7 @@ function invalid(observed: DgdObserved, issues: readonly FieldIssue[], lastRecon
 
 interface Verdict {
   readonly apply: readonly RenderedObject[];
+  readonly create?: readonly RenderedObject[];
   readonly scale: readonly ScaleIntent[];
   readonly generation: number | undefined;
   readonly state: DgdStatusIntent['state'];
@@ -247,7 +278,7 @@ function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired 
   const events: DgdEventIntent[] = transitioned
     ? [{ name: readyEventName(observed.parent, beforeReady, verdict.ready), type: verdict.eventType, reason: verdict.ready.reason, note: verdict.ready.message.slice(0, 1024) }]
     : [];
-  return { apply: verdict.apply, scale: verdict.scale, status, events };
+  return { apply: verdict.apply, create: verdict.create ?? [], scale: verdict.scale, status, events };
 }
 
 /** A condition keeping the time of its last status flip, so re-deciding the same state writes nothing new. */

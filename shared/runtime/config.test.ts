@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_BODY_BYTES, parseConfig } from './config.js';
+import { DEFAULT_MAX_BODY_BYTES, parseConfig, parseRenderSettings } from './config.js';
 import { ConfigError } from './errors.js';
 
 function configErrorOf(env: Readonly<Record<string, string>>): ConfigError {
@@ -125,5 +125,42 @@ describe('parseConfig', () => {
     expect(error.message).toMatchInlineSnapshot(
       `"invalid configuration: PORT must be an integer from 0 to 65535, got "x"; LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"; LPX_ENABLED must be "true" or "false", got "1""`,
     );
+  });
+});
+
+describe('parseRenderSettings (the reconcile function\'s render settings)', () => {
+  it('an empty environment sets nothing, so every renderer default applies', () => {
+    expect(parseRenderSettings({ PORT: '9090' })).toEqual({});
+  });
+
+  it('reads every key it documents, into the render config fields of the same meaning as the `dynamo-fn render` flags', () => {
+    expect(
+      parseRenderSettings({ OPERATOR_VERSION: 'v1.7.0-rc1', GROVE_TERMINATION_DELAY: '1h30m', DISCOVERY_BACKEND: 'etcd', GANG_SCHEDULER: 'kai', MPI_SSH_SECRET_NAME: 'mpi-keys' }),
+    ).toEqual({ defaultOriginVersion: '1.7.0', terminationDelay: '1h30m', discoveryBackend: 'etcd', scheduler: 'kai', mpiSshSecretName: 'mpi-keys' });
+  });
+
+  it('treats an empty value as unset', () => {
+    expect(parseRenderSettings({ OPERATOR_VERSION: '', GANG_SCHEDULER: '' })).toEqual({});
+  });
+
+  it('returns a frozen object', () => {
+    expect(Object.isFrozen(parseRenderSettings({ GANG_SCHEDULER: 'volcano' }))).toBe(true);
+  });
+
+  it.each<{ name: string; env: Readonly<Record<string, string>>; key: string; expected: string }>([
+    { name: 'OPERATOR_VERSION latest', env: { OPERATOR_VERSION: 'latest' }, key: 'OPERATOR_VERSION', expected: 'a semantic version such as "1.6.1"' },
+    { name: 'GROVE_TERMINATION_DELAY without a unit', env: { GROVE_TERMINATION_DELAY: '15' }, key: 'GROVE_TERMINATION_DELAY', expected: 'a duration such as 15m, 1h30m or 90s' },
+    { name: 'DISCOVERY_BACKEND nats', env: { DISCOVERY_BACKEND: 'nats' }, key: 'DISCOVERY_BACKEND', expected: '"kubernetes" or "etcd"' },
+    { name: 'GANG_SCHEDULER KAI', env: { GANG_SCHEDULER: 'KAI' }, key: 'GANG_SCHEDULER', expected: '"none", "kai" or "volcano"' },
+    { name: 'MPI_SSH_SECRET_NAME with capitals', env: { MPI_SSH_SECRET_NAME: 'MPI_Keys' }, key: 'MPI_SSH_SECRET_NAME', expected: 'a Secret name (a lowercase RFC 1123 subdomain)' },
+  ])('rejects $name, naming the key and what was expected', ({ env, key, expected }) => {
+    let error: unknown;
+    try {
+      parseRenderSettings(env);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).issues).toEqual([{ key, expected, received: Object.values(env)[0] }]);
   });
 });

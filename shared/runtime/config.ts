@@ -20,6 +20,17 @@
  * | `KUBECONFIG` | unset | path of a kubeconfig file; unset means in-cluster config |
  * | `DGD_REPLICAS_MODIFIERS` | unset | comma-separated service-account usernames (`system:serviceaccount:<ns>:<name>`) allowed to change adapter-managed DGD replicas (admission) |
  *
+ * The reconcile function's render settings ({@link parseRenderSettings}; the `dynamo-fn render`
+ * flags of the same names):
+ *
+ * | Variable | Default | Meaning |
+ * | --- | --- | --- |
+ * | `OPERATOR_VERSION` | `1.6.1` | the operator version a DGD without `nvidia.com/dynamo-operator-origin-version` renders as (a semantic version, `v` allowed) |
+ * | `GROVE_TERMINATION_DELAY` | `15m` | PodCliqueSet `template.terminationDelay` (a Go duration: `15m`, `1h30m`, `90s`) |
+ * | `DISCOVERY_BACKEND` | `kubernetes` | the default discovery backend: `kubernetes` or `etcd` |
+ * | `GANG_SCHEDULER` | `none` | gang scheduler integration: `none`, `kai` or `volcano` |
+ * | `MPI_SSH_SECRET_NAME` | `mpi-run-ssh-secret` | the Secret with the TensorRT-LLM multinode SSH keys |
+ *
  * An empty value counts as unset (Kubernetes manifests often template `value: ""`).
  *
  * @module
@@ -180,4 +191,68 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
 /** The defaults alone, for tests and tools that build a host without an environment. */
 export function defaultConfig(overrides: Partial<RuntimeConfig> = {}): RuntimeConfig {
   return Object.freeze({ ...parseConfig({}), ...overrides });
+}
+
+/** A metav1.Duration as Go's time.ParseDuration reads it (Grove's terminationDelay). */
+const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
+/** `MAJOR.MINOR.PATCH`, a leading `v`, pre-release or build allowed (canonicalised to `MAJOR.MINOR.PATCH`). */
+const SEMANTIC_VERSION = /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)([-+][0-9A-Za-z.+-]*)?$/;
+/** A DNS-1123 subdomain (a Secret name). */
+const DNS1123_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * The render settings' environment variables (table above); every key optional, an unset key
+ * keeps the renderer's default.
+ */
+export const RenderEnvSchema = z.object({
+  OPERATOR_VERSION: unsetWhenEmpty(
+    z
+      .string()
+      .trim()
+      .regex(SEMANTIC_VERSION, { error: 'a semantic version such as "1.6.1"' })
+      .transform((value) => value.replace(SEMANTIC_VERSION, '$1.$2.$3'))
+      .optional(),
+  ),
+  GROVE_TERMINATION_DELAY: unsetWhenEmpty(z.string().trim().regex(GO_DURATION, { error: 'a duration such as 15m, 1h30m or 90s' }).optional()),
+  DISCOVERY_BACKEND: unsetWhenEmpty(z.enum(['kubernetes', 'etcd'], { error: '"kubernetes" or "etcd"' }).optional()),
+  GANG_SCHEDULER: unsetWhenEmpty(z.enum(['none', 'kai', 'volcano'], { error: '"none", "kai" or "volcano"' }).optional()),
+  MPI_SSH_SECRET_NAME: unsetWhenEmpty(z.string().trim().regex(DNS1123_SUBDOMAIN, { error: 'a Secret name (a lowercase RFC 1123 subdomain)' }).optional()),
+});
+
+/** The render settings the environment sets (the shape of the renderer's `RenderConfig` fields); absent ones keep their defaults. */
+export interface RenderSettings {
+  readonly defaultOriginVersion?: string;
+  readonly terminationDelay?: string;
+  readonly discoveryBackend?: 'kubernetes' | 'etcd';
+  readonly scheduler?: 'none' | 'kai' | 'volcano';
+  readonly mpiSshSecretName?: string;
+}
+
+/**
+ * Parses the reconcile function's render settings from environment variables.
+ * In: `env`; only the keys of {@link RenderEnvSchema} are read. Out: a frozen
+ * {@link RenderSettings} holding only the keys that are set (`OPERATOR_VERSION` canonicalised to
+ * `MAJOR.MINOR.PATCH`). Failures: throws {@link ConfigError} listing every bad key with what was
+ * expected, so the function stops before it listens. Source: STYLE.md §22. Pure.
+ * @example
+ * parseRenderSettings({ GANG_SCHEDULER: 'kai' }) // { scheduler: 'kai' }
+ */
+export function parseRenderSettings(env: Readonly<Record<string, string | undefined>>): RenderSettings {
+  const parsed = RenderEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const key = issue.path[0];
+        return { key: typeof key === 'string' ? key : '(root)', expected: issue.message, received: readEnv(env, key) };
+      }),
+    );
+  }
+  const values = parsed.data;
+  const settings: Record<string, string> = {};
+  if (values.OPERATOR_VERSION !== undefined) settings['defaultOriginVersion'] = values.OPERATOR_VERSION;
+  if (values.GROVE_TERMINATION_DELAY !== undefined) settings['terminationDelay'] = values.GROVE_TERMINATION_DELAY;
+  if (values.DISCOVERY_BACKEND !== undefined) settings['discoveryBackend'] = values.DISCOVERY_BACKEND;
+  if (values.GANG_SCHEDULER !== undefined) settings['scheduler'] = values.GANG_SCHEDULER;
+  if (values.MPI_SSH_SECRET_NAME !== undefined) settings['mpiSshSecretName'] = values.MPI_SSH_SECRET_NAME;
+  return Object.freeze(settings) as RenderSettings;
 }

@@ -15,7 +15,7 @@ export { DONE } from './contract.js';
 export { ConfigError, PermanentError, TransientError } from './errors.js';
 export type { ConfigIssue, RuntimeErrorOptions } from './errors.js';
 
-export { DEFAULT_MAX_BODY_BYTES, LOG_LEVELS, RuntimeEnvSchema, defaultConfig, parseConfig } from './config.js';
+export { DEFAULT_MAX_BODY_BYTES, LOG_LEVELS, RenderEnvSchema, RuntimeEnvSchema, defaultConfig, parseConfig, parseRenderSettings, type RenderSettings } from './config.js';
 export type { LogLevel, RuntimeConfig } from './config.js';
 
 export {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, ownCrds } from '../../shared/api/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
+import { parseRenderSettings } from '../../shared/runtime/index.js';
 import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
 import { testKubeConfig } from '../harness/testing.js';
@@ -124,6 +125,15 @@ describe('helm lint and template', () => {
       const env = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
       expect(env).toEqual(expect.objectContaining({ LPX_ENABLED: String(row.lpx), DGDR_V1BETA2_ENABLED: String(row.v1beta2) }));
     }
+  });
+
+  it('the reconcile function gets the render settings from values.render and operatorVersion (parseRenderSettings), parsed as the function parses them', async () => {
+    const objects = await template(['--set', 'render.groveTerminationDelay=1h,render.discoveryBackend=etcd,render.gangScheduler=kai,render.mpiSshSecretName=mpi-keys,operatorVersion=1.7.0']);
+    const reconcileContainer = workloads(objects).find((w) => w.name === 'Service dynamo-reconcile')?.containers[0];
+    const env = Object.fromEntries((reconcileContainer?.env ?? []).map((e) => [e.name, e.value]));
+    expect(parseRenderSettings(env)).toEqual({ defaultOriginVersion: '1.7.0', terminationDelay: '1h', discoveryBackend: 'etcd', scheduler: 'kai', mpiSshSecretName: 'mpi-keys' });
+    const defaults = Object.fromEntries((workloads(await template([])).find((w) => w.name === 'Service dynamo-reconcile')?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    expect(parseRenderSettings(defaults)).toEqual({ defaultOriginVersion: '1.6.1', terminationDelay: '15m', discoveryBackend: 'kubernetes', scheduler: 'none', mpiSshSecretName: 'mpi-run-ssh-secret' });
   });
 
   it('modelExpressURL reaches the functions as MODEL_EXPRESS_URL (upstream infrastructure.modelExpressURL), and is unset by default', async () => {

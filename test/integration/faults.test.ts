@@ -93,7 +93,7 @@ describe('reconcile under 10% API faults (issue 12)', () => {
     for (let index = GRAPHS - DELETED; index < GRAPHS; index += 1) await user.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: `fault-${index}` });
 
     const survivors = Array.from({ length: GRAPHS - DELETED }, (_, index) => index);
-    // What an unfaulted reconcile renders for each survivor: its PodCliqueSet and Services.
+    // What an unfaulted reconcile renders for each survivor: its PodCliqueSet, Services and discovery identity.
     const want = new Map(
       survivors.map((index) => {
         const parsed = parseDgd(aGraph(namespace, index, index < EDITED ? 'edited' : 'created'));
@@ -110,8 +110,10 @@ describe('reconcile under 10% API faults (issue 12)', () => {
       async () => {
         const pcs = await user.list('grove.io/v1alpha1', 'PodCliqueSet', namespace);
         const services = await user.list('v1', 'Service', namespace);
+        // The Kubernetes discovery identity (ServiceAccount, Role, RoleBinding) is rendered too.
+        const identity = (await Promise.all([user.list('v1', 'ServiceAccount', namespace), user.list('rbac.authorization.k8s.io/v1', 'Role', namespace), user.list('rbac.authorization.k8s.io/v1', 'RoleBinding', namespace)])).flat();
         const byOwner = new Map<string, string[]>();
-        for (const child of [...pcs, ...services]) {
+        for (const child of [...pcs, ...services, ...identity]) {
           const refs = (child.metadata['ownerReferences'] ?? []) as { controller?: boolean; name?: string }[];
           const owner = refs.find((ref) => ref.controller === true)?.name;
           if (typeof owner !== 'string') continue;
