@@ -4,6 +4,10 @@
 #   docker build -t REGISTRY/dynamo-fn:0.1.0 . && docker push REGISTRY/dynamo-fn:0.1.0
 # Entrypoint: dynamo-fn (e.g. `serve reconcile`); runs as 65532:65532 and writes only to /tmp,
 # so a read-only root filesystem works (the chart mounts an emptyDir on /tmp).
+# Its user, working directory, entrypoint script, command, environment, ports, labels, the files
+# copied into /app and the npm ci flags are those of infra/image/image.json, which build.sh builds
+# from; test/unit/dockerfile.test.ts holds the two to it. Only the base images differ (and with
+# them the node binary's path and PATH).
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
@@ -32,6 +36,7 @@ COPY --from=build /app /app
 COPY --from=override-tool /out/dgd-apply-overrides.mjs /app/dist/dgd-apply-overrides.mjs
 COPY infra/image/dgd-apply-overrides /dgd-apply-overrides
 ENV NODE_ENV=production
+LABEL org.opencontainers.image.title="dynamo-fn" org.opencontainers.image.licenses="Apache-2.0"
 USER 65532:65532
 EXPOSE 8080
 ENTRYPOINT ["/nodejs/bin/node", "/app/bin/dynamo-fn.js"]

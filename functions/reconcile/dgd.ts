@@ -7,12 +7,13 @@
  * (core), which are mapped to the owning DGD through controller references (Resource mode,
  * so a deleted child still names its owner; infra/reconcile/events.yaml).
  * Reads: the DGD now (the event's copy may be stale); the objects of its rendered PodCliqueSet,
- * Service and Kubernetes discovery ServiceAccount/Role/RoleBinding names and of its v1alpha1
+ * Service, Kubernetes discovery ServiceAccount/Role/RoleBinding and intra-pod GMS
+ * ResourceClaimTemplate names and of its v1alpha1
  * PVCs to create, whoever controls them; the Grove PodCliques and PodCliqueScalingGroups of
  * its PodCliqueSet (label `app.kubernetes.io/part-of=<pcs>`).
  * Decides: `decideDgd` / `decideDgdFailure` (shared/domain, pure).
- * Writes: server-side apply of the PodCliqueSet, component Services and discovery
- * ServiceAccount/Role/RoleBinding this DGD controls (never an object it does not), a create of
+ * Writes: server-side apply of the PodCliqueSet, component Services, discovery
+ * ServiceAccount/Role/RoleBinding and GMS ResourceClaimTemplates this DGD controls (never an object it does not), a create of
  * each v1alpha1 PVC (`create: true`) that does not exist (never an apply over one), then replica changes through the children's `scale` subresources
  * (unless the Coherent gate holds them back), then the DGD status through the status
  * subresource, then one Event per Ready transition; field manager `dynamo-reconcile`. Nothing
@@ -49,7 +50,11 @@ import {
   componentServiceName,
   decideDgd,
   decideDgdFailure,
+  gmsResourceClaimTemplateName,
+  gpuMemoryServiceMode,
   k8sDiscoveryServiceAccountName,
+  RESOURCE_API_VERSION,
+  RESOURCE_CLAIM_TEMPLATE_KIND,
   podCliqueSetName,
   providedAlphaPvcNames,
   renderAlphaPvcs,
@@ -143,6 +148,9 @@ async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd
       { apiVersion: RBAC_API_VERSION, kind: 'Role', namespace, name: `${account}-role` },
       { apiVersion: RBAC_API_VERSION, kind: 'RoleBinding', namespace, name: `${account}-binding` },
     );
+  }
+  for (const component of ordinary) {
+    if (gpuMemoryServiceMode(component) === 'IntraPod') refs.push({ apiVersion: RESOURCE_API_VERSION, kind: RESOURCE_CLAIM_TEMPLATE_KIND, namespace, name: gmsResourceClaimTemplateName(dgd.metadata.name ?? '', component.name) });
   }
   const claimNames = [...renderAlphaPvcs(dgd, (name) => ({ name })).objects.map((claim) => (claim['metadata'] as { name: string }).name), ...providedAlphaPvcNames(dgd)];
   for (const name of new Set(claimNames)) refs.push({ apiVersion: 'v1', kind: PERSISTENT_VOLUME_CLAIM_KIND, namespace, name });

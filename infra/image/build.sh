@@ -10,7 +10,9 @@
 #     (esbuild of the repository's node_modules bundles it).
 # The image: entrypoint `node /app/bin/dynamo-fn.js`, user 65532:65532 (non-root), nothing
 # written outside /tmp (mount an emptyDir there: the chart does), so a read-only root
-# filesystem works.
+# filesystem works. Its config (OCI field names: User, WorkingDir, Entrypoint, Cmd, Env,
+# ExposedPorts, Labels), the repository files copied into /app (appFiles) and the npm ci flags
+# come from infra/image/image.json, which the Dockerfile must match (test/unit/dockerfile.test.ts).
 #
 # Usage: infra/image/build.sh OUT_DIR [TAG]
 #   OUT_DIR/oci        the OCI image layout (push with: skopeo copy oci:OUT_DIR/oci:TAG docker://REGISTRY/dynamo-fn:TAG)
@@ -28,6 +30,13 @@ for tool in umoci dpkg-deb apt-get npm; do
   command -v "$tool" >/dev/null || { echo "build.sh: $tool not found (apt-get install umoci)" >&2; exit 1; }
 done
 [ -x "$node_bin" ] || { echo "build.sh: $repo/node_modules/node/bin/node not found: run npm ci first" >&2; exit 1; }
+
+# image.json, field by field, one value a line (arrays element by element, Labels as key=value).
+spec=$repo/infra/image/image.json
+keys='User WorkingDir Entrypoint Cmd Env ExposedPorts Labels appFiles npmCiFlags'
+"$node_bin" -e 'const s = require(process.argv[1]); const missing = process.argv.slice(2).filter((k) => s[k] === undefined); if (missing.length > 0) throw new Error(`missing ${missing.join(", ")}`)' "$spec" $keys \
+  || { echo "build.sh: $spec is not a valid image spec" >&2; exit 1; }
+field() { "$node_bin" -e 'const v = require(process.argv[1])[process.argv[2]]; for (const x of Array.isArray(v) ? v : typeof v === "object" ? Object.entries(v).map(([k, e]) => `${k}=${e}`) : [v]) console.log(x)' "$spec" "$1"; }
 
 rm -rf "$out"
 mkdir -p "$out" "$cache/debs"
@@ -57,13 +66,12 @@ echo "build.sh: Node.js $("$node_bin" --version) from the node npm package"
 cp "$node_bin" "$root"/usr/local/bin/node
 
 echo "build.sh: the app and its production dependencies"
-cp "$repo"/package.json "$repo"/package-lock.json "$root"/app/
-cp -r "$repo"/bin "$repo"/shared "$repo"/functions "$root"/app/
-# The chart comes along for `dynamo-fn install` run from the image.
-mkdir -p "$root"/app/infra && cp -r "$repo"/infra/chart "$root"/app/infra/
+# The chart (infra/chart) comes along for `dynamo-fn install` run from the image.
+mapfile -t app_files < <(field appFiles)
+(cd "$repo" && cp -r --parents "${app_files[@]}" "$root"/app/)
 find "$root"/app -name '*.test.ts' -delete
-(cd "$root"/app && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
-rm -f "$root"/app/package-lock.json
+mapfile -t npm_ci_flags < <(field npmCiFlags)
+(cd "$root"/app && npm ci "${npm_ci_flags[@]}" --loglevel=error)
 
 echo "build.sh: the override tool (/dgd-apply-overrides, /app/dist/dgd-apply-overrides.mjs)"
 # What a profiling Job's init container runs to install our spec.overrides.dgd merge for the
@@ -78,17 +86,14 @@ umoci new --image "$out/oci:$tag"
 umoci unpack --image "$out/oci:$tag" "$staging/bundle" >/dev/null
 rm -rf "$staging/bundle/rootfs" && mv "$root" "$staging/bundle/rootfs"
 umoci repack --image "$out/oci:$tag" "$staging/bundle"
-umoci config --image "$out/oci:$tag" \
-  --config.user 65532:65532 \
-  --config.workingdir /app \
-  --config.entrypoint /usr/local/bin/node --config.entrypoint /app/bin/dynamo-fn.js \
-  --config.cmd --help \
-  --config.env PATH=/usr/local/bin:/usr/bin:/bin \
-  --config.env NODE_ENV=production \
-  --config.exposedports 8080/tcp \
-  --config.label org.opencontainers.image.title=dynamo-fn \
+config=(--config.user "$(field User)" --config.workingdir "$(field WorkingDir)")
+while read -r value; do config+=(--config.entrypoint "$value"); done < <(field Entrypoint)
+while read -r value; do config+=(--config.cmd "$value"); done < <(field Cmd)
+while read -r value; do config+=(--config.env "$value"); done < <(field Env)
+while read -r value; do config+=(--config.exposedports "$value"); done < <(field ExposedPorts)
+while read -r value; do config+=(--config.label "$value"); done < <(field Labels)
+umoci config --image "$out/oci:$tag" "${config[@]}" \
   --config.label org.opencontainers.image.version="$tag" \
-  --config.label org.opencontainers.image.licenses=Apache-2.0 \
   --author dynamo-fn
 umoci gc --layout "$out/oci"
 umoci unpack --image "$out/oci:$tag" "$out/bundle" >/dev/null

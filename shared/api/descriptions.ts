@@ -9,8 +9,14 @@
  * of our CRDs that has no description.
  *
  * Sources: ../shared/reference/dgd-reference.txt ("Grove update strategy", "Configure native
- * minimum availability", "ProviderOverride", "Status"); ../shared/upstream-notes/dgd.md §2.2-§2.4
- * (field shapes and rules).
+ * minimum availability", "ProviderOverride", "Status"); ../shared/upstream-notes/dgd.md §2.1-§2.4
+ * (field shapes and rules); ../shared/reference/dgdr-reference.txt ("Spec reference", "Status",
+ * "Conditions", "v1beta2 hardware SKU", "v1beta2 DGD Overrides", "Replay a recorded trace",
+ * "Trace claim lifecycle"); upstream deploy/operator/api/v1beta2/dynamographdeploymentrun_types.go
+ * and dynamographdeploymentrequest_types.go (Go doc comments of the Run and request status fields).
+ *
+ * A schema shared by several kinds or versions (the v1beta2 request spec is the Run's spec too)
+ * is described once and carries its descriptions into every CRD version built from it.
  * @module
  */
 import { z } from 'zod';
@@ -23,7 +29,9 @@ import {
   PodTemplateSpecSchema,
 } from './core.js';
 import { ComponentReplicaStatusSchema, ComponentSchema, DgdSpecSchema, DgdStatusSchema, KvTransferPolicySchema, ProviderOverrideSchema, RoleSchema } from './dgd.js';
-import { CandidateStatusSchema } from './dgdr-v1beta2.js';
+import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
+import { DgdrSpecSchema, DgdrStatusSchema } from './dgdr.js';
+import { CandidateRefSchema, CandidateStatusSchema, DgdrV1Beta2SpecSchema, DgdrV1Beta2StatusSchema, RunStatusSchema, StaticWorkloadSchema, TraceWorkloadSchema } from './dgdr-v1beta2.js';
 import { LpxGraphDeploymentStatusSchema } from './lpx.js';
 
 /** The metadata a CRD field carries. */
@@ -171,6 +179,142 @@ export function describeDgdFields(registry: DescriptionRegistry): void {
   ]);
 }
 
+/**
+ * DynamoGraphDeployment v1alpha1 (served through conversion): the legacy `spec` fields
+ * (upstream-notes/dgd.md §2.1; shared/api/dgd-v1alpha1.ts).
+ */
+export function describeDgdV1Alpha1Fields(registry: DescriptionRegistry): void {
+  const spec = DgdV1Alpha1Schema.shape.spec.shape;
+  const pvc = spec.pvcs.unwrap().element.shape;
+  describe(registry, [
+    [spec.services, 'The components of the graph, a map from component name to its settings (at most 25); converted to spec.components of v1beta1, sorted by name.'],
+    [spec.envs, 'Environment variables added to the main container of every component (core/v1 EnvVar); spec.env in v1beta1.'],
+    [spec.pvcs, 'PersistentVolumeClaims the components mount (at most 100). Declares claims; a volume mount names the volume.'],
+    [pvc.name, 'The PersistentVolumeClaim name.'],
+  ]);
+}
+
+/**
+ * DynamoGraphDeploymentRequest v1beta1, the fields without an inline `.describe()` in ./dgdr.ts
+ * (dgdr-reference "Spec reference", "Overrides", "Generated DGD overrides", "Status",
+ * "Additional Types", "Conditions").
+ */
+export function describeDgdrFields(registry: DescriptionRegistry): void {
+  const spec = DgdrSpecSchema.shape;
+  const sla = spec.sla.unwrap().shape;
+  const features = spec.features.unwrap().shape;
+  const overrides = spec.overrides.unwrap().shape;
+  const status = DgdrStatusSchema.shape;
+  const results = status.profilingResults.unwrap().shape;
+  const deployment = status.deploymentInfo.unwrap().shape;
+  describe(registry, [
+    [spec.workload, 'Expected workload characteristics for SLA-based profiling.'],
+    [spec.sla, 'Service-level agreement targets that drive profiling optimization.'],
+    [sla.optimizationType, 'Optimization target for SLA profiling: latency or throughput.'],
+    [spec.hardware, 'GPU hardware for profiling and deployment.'],
+    [spec.modelCache, 'Optional PVC configuration for pre-downloaded model weights. When set, weights are loaded from the PVC instead of downloading from HuggingFace.'],
+    [spec.features, 'Optional Dynamo platform features in the generated deployment.'],
+    [features.kvRouter, 'Configures KV-cache-aware routing for the generated deployment. When enabled, the generated Frontend gets DYN_ROUTER_MODE=kv.'],
+    [features.kvRouter.unwrap().shape.enabled, 'Enables KV-cache-aware routing.'],
+    [features.mocker, 'Configures the simulated (mocker) backend for testing without GPUs.'],
+    [features.mocker.unwrap().shape.enabled, 'Deploy mocker workers instead of real inference workers.'],
+    [spec.overrides, 'Customizes the profiling job and the generated DGD.'],
+    [overrides.trustRemoteCode, 'When true, the profiler applies --trust-remote-code to every generated vLLM or SGLang worker. Enable only for model repositories you trust.'],
+
+    [status.phase, 'High-level lifecycle phase of the deployment request: Pending, Profiling, Ready, Deploying, Deployed or Failed.'],
+    [status.profilingPhase, 'Current sub-phase of the profiling pipeline: Initializing, SweepingPrefill, SweepingDecode, SelectingConfig, BuildingCurves, GeneratingDGD or Done. Only meaningful while phase is Profiling; cleared when profiling completes or fails.'],
+    [status.dgdName, 'Name of the generated or created DynamoGraphDeployment.'],
+    [status.profilingJobName, 'Name of the Kubernetes Job running the profiler.'],
+    [status.conditions, 'Latest observed conditions, keyed by type: Succeeded (the aggregate), Validation, Profiling, SpecGenerated and DeploymentReady.'],
+    [status.profilingResults, 'Output of the profiling process, including the selected deployment configuration.'],
+    [results.pareto.unwrap().element.shape.config, 'Full deployment configuration for this Pareto point.'],
+    [results.selectedConfig, 'Recommended configuration chosen by the profiler based on the SLA targets. This is the configuration used for deployment when autoApply is true.'],
+    [status.deploymentInfo, 'State of the deployed DynamoGraphDeployment. Populated once a DGD has been created (via autoApply or manually).'],
+    [deployment.replicas, 'Desired number of replicas.'],
+    [deployment.availableReplicas, 'Number of replicas that are available and ready.'],
+    [status.observedGeneration, 'Most recent metadata.generation observed by the controller.'],
+  ]);
+}
+
+/**
+ * The v1beta2 request spec, which is also the DynamoGraphDeploymentRun's spec (a frozen copy),
+ * and the v1beta2 request status (dgdr-reference "v1beta2 hardware SKU", "v1beta2 DGD
+ * Overrides", "Replay a recorded trace"; status fields from upstream's v1beta2 request type).
+ */
+export function describeDgdrV1Beta2Fields(registry: DescriptionRegistry): void {
+  const spec = DgdrV1Beta2SpecSchema.shape;
+  const gpu = spec.hardware.unwrap().shape.gpu;
+  const gpuFields = gpu.unwrap().shape;
+  const trace = TraceWorkloadSchema.shape;
+  const claim = trace.source.shape.persistentVolumeClaim;
+  const workload = StaticWorkloadSchema.shape;
+  const overrides = spec.overrides.unwrap().shape;
+  const status = DgdrV1Beta2StatusSchema.shape;
+  const runRef = status.activeRunRef.unwrap().shape;
+  describe(registry, [
+    [spec.model, 'The model whose deployment configurations are evaluated.'],
+    [spec.model.shape.name, 'Model to deploy: a HuggingFace ID (for example Qwen/Qwen3-0.6B) or a private model name. Must be non-empty.'],
+    [spec.backends, 'Restricts results to these inference backends (vllm, sglang, trtllm), a set; all backends when omitted. Restricting backends does not guarantee a particular topology.'],
+    [spec.image, 'The container image of the Run Job (AISimulate); the control plane\'s default AISimulate image when omitted.'],
+    [spec.hardware, 'GPU hardware the search is bounded by. Omit it to let admission discover and persist sku, budget and numGpusPerNode; an exactly empty object opts out of all discovery and typed hardware defaults; a nonempty object is partial intent: missing fields are discovered, explicit values kept.'],
+    [gpu, 'Accelerator identity and the maximum allocation per Candidate.'],
+    [gpuFields.sku, 'An AISimulate system-catalog identifier (for example h200_sxm), passed through unchanged; admission warns when the bundled catalog does not contain it. An unknown SKU must set budget and numGpusPerNode.'],
+    [gpuFields.budget, 'GPU budget: the most GPUs one Candidate may use (at least 1).'],
+    [gpuFields.numGpusPerNode, 'GPUs per node (at least 1).'],
+    [spec.workload, 'The traffic every Candidate is evaluated against: trace or static, mutually exclusive.'],
+    [spec.workload.unwrap().shape.trace, 'Replays a recorded request trace instead of synthetic traffic; admission adds no static default when it is set.'],
+    [spec.workload.unwrap().shape.static, 'Synthetic traffic. Set it to null in the same update that sets trace to switch a request from static traffic to a trace.'],
+    [trace.format, 'The trace format. Only Dynamo (the Dynamo request trace dynamo.request.trace.v1 as JSON Lines, gzip-compressed when the file name ends in .gz). Defaults to Dynamo.'],
+    [trace.source, 'Where the trace file is read from.'],
+    [claim, 'A PersistentVolumeClaim with a filesystem volume (not volumeMode: Block). Every Run that reads it adds the finalizer nvidia.com/dgdr-run-<run-uid> to the claim; deleting the claim cancels those Runs.'],
+    [claim.shape.claimName, 'The PersistentVolumeClaim name, in the request\'s namespace.'],
+    [claim.shape.subPath, 'One file relative to the claim root; directories and globs are not expanded. Mounted read-only, only into the AISimulate container, at /var/run/aisimulate/trace/trace.jsonl.gz (trace.jsonl when it does not end in .gz).'],
+    [trace.replay, 'How the trace is replayed.'],
+    [trace.replay.unwrap().shape.arrivalSpeedupRatio, 'Replays request arrivals this many times as fast (greater than 0; 2.0 is twice as fast). Lowered to the AISimulate input traffic.load.speedup.'],
+    [workload.isl, 'Input sequence length in tokens (at least 1).'],
+    [workload.osl, 'Output sequence length in tokens (at least 1).'],
+    [workload.concurrency, 'Target concurrency, in requests in flight (at least 1). Mutually exclusive with requestRate.'],
+    [workload.requestRate, 'Target request rate, in requests per second (greater than 0). Mutually exclusive with concurrency.'],
+    [spec.aisim, 'AISimulate input settings.'],
+    [spec.aisim.unwrap().shape.inputOverrides, 'A JSON Merge Patch applied last over the AISimulate input lowered from the typed fields. It can replace any lowered value; a null deletes the named field or parent object. It adds no volume mount.'],
+    [spec.overrides, 'Customizes the Run Job and the Candidate DGDs.'],
+    [overrides.profilingJob, 'A partial batch/v1 JobSpec merged into the controller-generated Run Job.'],
+    [overrides.dgd, 'One partial nvidia.com/v1beta1 DynamoGraphDeployment (apiVersion and kind required), applied atomically to every selected Candidate with the DGD schema\'s Server-Side Apply merge rules. Experimental.'],
+    [spec.recommendation, 'Bounds the Candidates a Run publishes.'],
+    [spec.recommendation.unwrap().shape.maxCandidates, 'The most Candidates one Run publishes (at least 1). Defaults to 5. Invalid Candidates count toward it and do not trigger replacement searches.'],
+
+    [status.observedGeneration, 'The most recent request generation accepted by the controller.'],
+    [status.activeRunRef, 'The one non-terminal DynamoGraphDeploymentRun of this request.'],
+    [status.recentRunRefs, 'Retained terminal DynamoGraphDeploymentRuns, newest first.'],
+    [runRef.name, 'The DynamoGraphDeploymentRun name.'],
+    [runRef.uid, 'The DynamoGraphDeploymentRun UID.'],
+    [status.conditions, 'Conditions keyed by type (Accepted: the current generation has its Run): reconciliation of the request, not the outcomes of its Runs.'],
+  ]);
+}
+
+/** DynamoGraphDeploymentRun status (upstream deploy/operator/api/v1beta2/dynamographdeploymentrun_types.go; dgdr-reference "v1beta2 DGD Overrides"). */
+export function describeRunFields(registry: DescriptionRegistry): void {
+  const status = RunStatusSchema.shape;
+  const job = status.jobRef.unwrap().shape;
+  const progress = status.progress.unwrap().shape;
+  describe(registry, [
+    [status.observedGeneration, 'The metadata.generation this status was computed from.'],
+    [status.phase, 'A concise presentation state: Pending, Running, Succeeded or Failed. Conditions remain authoritative.'],
+    [status.jobRef, 'The controller-owned Job of this Run.'],
+    [job.name, 'The Job name.'],
+    [job.uid, 'The Job UID.'],
+    [status.progress, 'Progress counters of this Run.'],
+    [progress.candidates, 'Publication of Candidates.'],
+    [progress.candidates.unwrap().shape.published, 'How many Candidates have been published.'],
+    [status.candidateRefs, 'The published Candidates, in the original search order; invalid Candidates included.'],
+    [CandidateRefSchema.shape.name, 'The DynamoGraphDeploymentCandidate name, <run>-<candidateId>.'],
+    [CandidateRefSchema.shape.candidateId, 'The Candidate identifier in the search result.'],
+    [status.startTime, 'When execution started (RFC 3339).'],
+    [status.completionTime, 'When the Run reached a terminal outcome (RFC 3339); present only then.'],
+    [status.conditions, 'Conditions keyed by type: Completed (owned by the Run controller) and Published (owned by the publisher).'],
+  ]);
+}
+
 /** DynamoGraphDeploymentCandidate status (dgdr-reference "v1beta2"; shared/api/dgdr-v1beta2.ts). */
 export function describeCandidateFields(registry: DescriptionRegistry): void {
   const status = CandidateStatusSchema.shape;
@@ -204,6 +348,10 @@ export function crdDescriptions(): DescriptionRegistry {
   const registry = z.registry<FieldMeta>();
   describeCoreFields(registry);
   describeDgdFields(registry);
+  describeDgdV1Alpha1Fields(registry);
+  describeDgdrFields(registry);
+  describeDgdrV1Beta2Fields(registry);
+  describeRunFields(registry);
   describeCandidateFields(registry);
   describeLpxFields(registry);
   return registry;

@@ -97,11 +97,12 @@ export function dynamoGraphDeploymentRequestCrd(): Record<string, unknown> {
           schema: {
             openAPIV3Schema: {
               type: 'object',
+              description: 'DynamoGraphDeploymentRequest (legacy v1alpha1 shape) describes a model to deploy and its performance targets; it is converted to and stored as v1beta1.',
               properties: {
                 apiVersion: { type: 'string' },
                 kind: { type: 'string' },
                 metadata: { type: 'object' },
-                spec: withView({ type: 'object', required: ['model'], properties: { model: { type: 'string', minLength: 1 } }, 'x-kubernetes-preserve-unknown-fields': true }, DGDR_VIEW_V1BETA2, 'v1beta2'),
+                spec: withView({ type: 'object', required: ['model'], properties: { model: { type: 'string', minLength: 1, description: DgdrSpecSchema.shape.model.description } }, 'x-kubernetes-preserve-unknown-fields': true }, DGDR_VIEW_V1BETA2, 'v1beta2'),
                 status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
               },
               required: ['spec'],

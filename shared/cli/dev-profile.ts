@@ -1,8 +1,9 @@
 /**
- * What `dynamo-fn dev` adds for DynamoGraphDeploymentRequests: the admission webhooks over TLS on
- * 127.0.0.1 (a generated CA, registered for DGDs, DGDRs (v1beta1 and v1beta2) and Runs by a Mutating- and a
- * ValidatingWebhookConfiguration), and the profile function's CloudEvents host with the kinds the
- * event bridge must deliver to it (DGDRs, Jobs, ConfigMaps, DGDs).
+ * What `dynamo-fn dev` adds for DynamoGraphDeploymentRequests: the admission webhooks of dev's one
+ * admission server (the one that also serves `/convert`, over TLS on 127.0.0.1), registered for
+ * DGDs, DGDRs (v1beta1 and v1beta2) and Runs by a Mutating- and a ValidatingWebhookConfiguration,
+ * and the profile function's CloudEvents host with the kinds the event bridge must deliver to it
+ * (DGDRs, Jobs, ConfigMaps, DGDs).
  * @module
  */
 import type { Logger } from 'pino';
@@ -10,8 +11,7 @@ import { DGDR_KIND, DGDR_PLURAL, DGDR_V1BETA1, DGD_KIND, DGD_PLURAL, DGD_V1BETA1
 import type { BridgeSubscription } from '../dev/bridge.js';
 import type { ApplyObject, Kube } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
-import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { V1BETA2_ROUTES, nodeFacts, startAdmissionServer, webhookPath, type WebhookRoute } from '../../functions/admission/index.js';
+import { V1BETA2_ROUTES, webhookPath, type WebhookRoute } from '../../functions/admission/index.js';
 import profile from '../../functions/profile/index.js';
 
 /** Names of the webhook configurations dev registers (cluster-scoped, removed on stop). */
@@ -22,8 +22,14 @@ export interface DevProfile {
   readonly subscription: BridgeSubscription;
   readonly profileUrl: string;
   readonly admissionUrl: string;
-  /** Removes the webhook configurations, then stops both servers. */
+  /** Removes the webhook configurations, then stops the profile function (dev stops the admission server). */
   close(): Promise<void>;
+}
+
+/** A running admission server the webhooks are registered for: its base URL and the PEM of the CA that signed its certificate. */
+export interface DevAdmission {
+  readonly url: string;
+  readonly caPem: string;
 }
 
 /**
@@ -55,17 +61,15 @@ const DEV_ROUTES: readonly WebhookRoute[] = [
 ];
 
 /**
- * Starts the admission webhooks and the profile function, and registers the webhooks.
- * In: a client with the admin kubeconfig, its path, the functions' logger, `lpxEnabled`.
- * Failures: whatever starting a server or registering a configuration throws (dev stops then).
+ * Starts the profile function and registers `admission`'s webhooks (DEV_ROUTES).
+ * In: a client with the admin kubeconfig, its path, the functions' logger, `lpxEnabled`, and
+ * dev's running admission server (the same one answers `/convert`, so dev runs one).
+ * Failures: whatever starting the server or registering a configuration throws (dev stops then).
  */
-export async function startDevProfile(kube: Kube, kubeconfigPath: string, log: Logger, lpxEnabled: boolean): Promise<DevProfile> {
-  const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
-  const listNodes = async () => (await kube.list('v1', 'Node')).map(nodeFacts);
-  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled }, log, shutdownDelaySeconds: 0, listNodes });
+export async function startDevProfile(kube: Kube, kubeconfigPath: string, log: Logger, lpxEnabled: boolean, admission: DevAdmission): Promise<DevProfile> {
   const server = await startFunctionServer(profile, { config: defaultConfig({ port: 0, kubeconfigPath, lpxEnabled }), log, host: '127.0.0.1' });
-  const caBundle = Buffer.from(certs.caPem).toString('base64');
-  const base = `https://127.0.0.1:${admission.port}`;
+  const caBundle = Buffer.from(admission.caPem).toString('base64');
+  const base = admission.url;
   for (const [kind, webhookKind] of [
     ['MutatingWebhookConfiguration', 'mutate'],
     ['ValidatingWebhookConfiguration', 'validate'],
@@ -97,7 +101,6 @@ export async function startDevProfile(kube: Kube, kubeconfigPath: string, log: L
         await kube.delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name: DEV_WEBHOOK_CONFIGURATION }).catch(() => undefined);
       }
       await server.close();
-      await admission.close();
     },
   };
 }

@@ -14,7 +14,7 @@ import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kub
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { startAdmissionServer } from '../../functions/admission/index.js';
+import { nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
@@ -38,11 +38,11 @@ Starts everything the product needs on this machine, on 127.0.0.1 only:
   1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
      (npm run kube:build);
   2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/chart/files/crds,
-     DGD v1alpha1 converted by the admission function's /convert, served on 127.0.0.1 over TLS),
+     v1alpha1 converted by the admission function's /convert, served on 127.0.0.1 over TLS),
      Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
      Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
-  3. starts the reconcile and profile functions' CloudEvents hosts, and the admission webhooks
-     over TLS, registered for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
+  3. starts the reconcile and profile functions' CloudEvents hosts, and registers the same
+     admission server's webhooks for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
   4. starts the event bridge, which delivers API events (DGDs and DGDSAs among them) to them as
      Knative's ApiServerSource would, with a resync every --resync-seconds.
 Then prints the kubeconfig path and a kubectl line to try, and logs each reconcile.
@@ -191,10 +191,18 @@ export async function run(argv: readonly string[]): Promise<number> {
   const log = createLineLog({ verbose: values.verbose });
   const functionLog = pino({ level: values.verbose ? 'debug' : 'info', base: undefined, timestamp: false }, humanLines(log));
   const binaries = await ensureKubeBinaries({ log });
-  // v1alpha1 DGDs convert through the admission function's /convert (TLS, loopback), as the
-  // API server in a cluster calls it through the admission Service.
+  // One admission server (TLS, loopback) for the whole session: v1alpha1 objects convert through
+  // its /convert, as the API server in a cluster calls it through the admission Service, and the
+  // webhooks (dev-profile.ts, or the chart's with --chart) call it too. It starts before the API
+  // server (whose CRDs name its /convert), so the Nodes of v1beta2 hardware discovery are listed
+  // through the client made once the API server runs; no review can come before that.
   const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
-  const conversion = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0 });
+  let nodesClient: Kube | undefined;
+  const listNodes = async () => {
+    if (nodesClient === undefined) throw new Error('cannot list Nodes: the API server is not started yet');
+    return (await nodesClient.list('v1', 'Node')).map(nodeFacts);
+  };
+  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0, listNodes });
   const plane = await startControlPlane({
     binaries,
     // With --chart our CRDs come from the chart, as on a cluster; with --lpx-enabled, the
@@ -203,13 +211,13 @@ export async function run(argv: readonly string[]): Promise<number> {
       ...(await defaultCrdFiles()).filter((file) => !values.chart || !file.startsWith(path.join(REPO_ROOT, 'infra', 'chart', 'files', 'crds'))),
       ...(values['lpx-enabled'] ? await lpxCrdFiles() : []),
     ],
-    conversionWebhook: { url: `https://127.0.0.1:${conversion.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
+    conversionWebhook: { url: `https://127.0.0.1:${admission.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
     withScheduler: binaries.kubeScheduler !== undefined,
     withKwok: binaries.kwok !== undefined,
   }).catch(async (error: unknown) => {
-    await conversion.close();
+    await admission.close();
     throw error;
   });
   let stopping: Promise<void> | undefined;
@@ -217,7 +225,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     stopping ??= (async () => {
       for (const part of parts.reverse()) await part.close().catch(() => undefined);
       await plane.stop();
-      await conversion.close();
+      await admission.close();
     })();
     return stopping;
   };
@@ -225,12 +233,13 @@ export async function run(argv: readonly string[]): Promise<number> {
   try {
     // One client for what dev itself writes and reads, on the control plane's loaded config.
     const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    nodesClient = kube;
     // The namespaces of the examples, so the kubectl lines below work as printed.
     await ensureNamespaces(kube, await exampleNamespaces(), log);
+    const devAdmission = { url: `https://127.0.0.1:${admission.port}`, caPem: certs.caPem };
     let reconcileKubeconfigPath = plane.kubeconfigPath;
     if (values.chart) {
-      const admission = { url: `https://127.0.0.1:${conversion.port}`, caPem: certs.caPem };
-      const chart = await installDevChart({ kubeconfigPath: plane.kubeconfigPath, kubeConfig: plane.kubeConfig, kube, dir: plane.dir, lpxEnabled: values['lpx-enabled'], admission, log });
+      const chart = await installDevChart({ kubeconfigPath: plane.kubeconfigPath, kubeConfig: plane.kubeConfig, kube, dir: plane.dir, lpxEnabled: values['lpx-enabled'], admission: devAdmission, log });
       reconcileKubeconfigPath = chart.reconcileKubeconfigPath;
     }
     const server = await startFunctionServer(reconcile, {
@@ -243,7 +252,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
     const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
     if (profiler !== undefined) parts.push(profiler);
-    const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled']);
+    const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled'], devAdmission);
     parts.push(devProfile);
     log.info({ url: devProfile.profileUrl, admission: devProfile.admissionUrl }, 'Started function profile and the admission webhooks');
     const bridge = await startEventBridge({

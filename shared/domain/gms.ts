@@ -226,6 +226,36 @@ export function gmsResourceClaimTemplateSpec(component: Component): { deviceClas
   return { deviceClassName: typeof className === 'string' && className !== '' ? className : DEFAULT_GPU_DEVICE_CLASS, count: gpuCountOf(main) };
 }
 
+/** The DRA API the GMS claims come from (Kubernetes 1.34+, `resource.k8s.io/v1`). */
+export const RESOURCE_API_VERSION = 'resource.k8s.io/v1';
+export const RESOURCE_CLAIM_TEMPLATE_KIND = 'ResourceClaimTemplate';
+
+/**
+ * The ResourceClaimTemplate object an intra-pod GMS component's pods claim their GPUs from,
+ * as upstream's DGD controller creates it beside the PodCliqueSet: `spec.spec.devices.requests`
+ * is one request `gpus`, `exactly` `{deviceClassName, allocationMode: ExactCount, count}`.
+ * In: the component, and the object's metadata (name from `gmsResourceClaimTemplateName`, the
+ * DGD's labels and controller owner reference). Out: the object, or undefined when the main
+ * container asks for no GPU (upstream returns the template to delete: a template is only
+ * made for a GPU count > 0). Upstream also refuses the pass when the DeviceClass does not
+ * exist ("DeviceClass %q not found: ensure the GPU DRA driver is installed and the device
+ * class is registered"); this control plane does not read cluster-scoped DeviceClasses (its
+ * role has no cluster-wide grant), so such pods stay Pending with the scheduler's reason.
+ * Source: upstream `dra.GenerateResourceClaimTemplate` (`TestGenerateResourceClaimTemplate_Enabled`,
+ * `_CustomDeviceClass`), `dynamographdeployment_controller.go` (`SyncResource` of the template
+ * per GMS component, controlled by the DGD). Pure.
+ */
+export function gmsResourceClaimTemplate(component: Component, metadata: Json): Json | undefined {
+  const { deviceClassName, count } = gmsResourceClaimTemplateSpec(component);
+  if (count <= 0) return undefined;
+  return {
+    apiVersion: RESOURCE_API_VERSION,
+    kind: RESOURCE_CLAIM_TEMPLATE_KIND,
+    metadata,
+    spec: { spec: { devices: { requests: [{ name: 'gpus', exactly: { deviceClassName, allocationMode: 'ExactCount', count } }] } } },
+  };
+}
+
 /** Replaces (or appends) one env var by name, keeping the others in order. Pure. */
 function setEnv(env: readonly EnvVar[] | undefined, variable: EnvVar): EnvVar[] {
   const list = env ?? [];

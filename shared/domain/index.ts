@@ -17,4 +17,5 @@ export * from './dgdsa.js';
 export * from './dgdr/index.js';
 export { toKubeTime } from './time.js';
 export * from './k8s-discovery.js';
+export { RESOURCE_API_VERSION, RESOURCE_CLAIM_TEMPLATE_KIND, gmsResourceClaimTemplate, gmsResourceClaimTemplateName, gpuMemoryServiceMode } from './gms.js';
 export * from './alpha-pvcs.js';

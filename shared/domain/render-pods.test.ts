@@ -262,10 +262,26 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
     expect(pod.volumes).toContainEqual({ name: 'gms-intrapod-control', emptyDir: {} });
   });
 
-  it('warns, naming the field path, that the ResourceClaimTemplate upstream creates is not created here, and says which one', () => {
-    const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod', deviceClassName: 'gpu.example.com' }, failover: { mode: 'IntraPod' } })] } })));
-    expect(result.ok ? result.warnings : []).toEqual([
-      'spec.components[0].experimental.gpuMemoryService ("worker"): the pods claim their GPUs from ResourceClaimTemplate inference/my-graph-worker-gpu (resource.k8s.io/v1, 2 device(s) of class gpu.example.com), which this control plane does not create; create it before the pods can be scheduled',
+  it('renders the ResourceClaimTemplate upstream creates for an intra-pod GMS component: <dgd>-<component>-gpu, one request "gpus" of exactly the main container\'s GPU count from the device class, controlled by the DGD (upstream dra.go TestGenerateResourceClaimTemplate_Enabled/_CustomDeviceClass)', () => {
+    const dgd = gmsDgd({ spec: { components: [gpuWorker({ gpuMemoryService: { mode: 'IntraPod', deviceClassName: 'gpu.example.com' }, failover: { mode: 'IntraPod' } })] } });
+    const result = renderDgd(deepFreeze(dgd));
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.warnings).toEqual([]);
+    const template = result.objects.find((o) => o.kind === 'ResourceClaimTemplate');
+    expect(template?.apiVersion).toBe('resource.k8s.io/v1');
+    expect(template?.metadata.name).toBe('my-graph-worker-gpu');
+    expect(template?.metadata.namespace).toBe('inference');
+    expect((template?.metadata as { ownerReferences?: { kind: string; name: string; controller?: boolean }[] }).ownerReferences?.map((r) => [r.kind, r.name, r.controller])).toEqual([['DynamoGraphDeployment', 'my-graph', true]]);
+    expect(template?.['spec']).toEqual({ spec: { devices: { requests: [{ name: 'gpus', exactly: { deviceClassName: 'gpu.example.com', allocationMode: 'ExactCount', count: 2 } }] } } });
+  });
+
+  it('makes no ResourceClaimTemplate when the main container asks for no GPU (upstream: "When gpuCount <= 0 it returns the template skeleton with toDelete=true"), and says so', () => {
+    const noGpu = aComponent('worker', 'worker', { podTemplate: { spec: { containers: [{ name: 'main', image: 'vllm-runtime:1.6.0', command: ['python3', '-m', 'dynamo.vllm'] }] } }, experimental: { gpuMemoryService: { mode: 'IntraPod' } } });
+    const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [noGpu] } })));
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.objects.map((o) => o.kind)).not.toContain('ResourceClaimTemplate');
+    expect(result.warnings).toEqual([
+      'spec.components[0].experimental.gpuMemoryService ("worker"): the main container asks for no GPU, so no ResourceClaimTemplate inference/my-graph-worker-gpu is made (upstream makes one only for a GPU count above 0) and the pods cannot be scheduled',
     ]);
   });
 

@@ -51,7 +51,7 @@ import {
 } from './names.js';
 import { buildPodSpec, cliqueAnnotations, cliqueLabels, componentAnnotation, DEFAULT_POD_SETTINGS, discoveryBackend, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
-import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplateName, gmsResourceClaimTemplateSpec, gpuMemoryServiceMode, isInterPodGms } from './gms.js';
+import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplate, gmsResourceClaimTemplateName, gmsResourceClaimTemplateSpec, gpuMemoryServiceMode, isInterPodGms } from './gms.js';
 import { failoverComponentIssues, failoverWarnings, interPodGmsLayout } from './failover.js';
 import { renderAlphaPvcs } from './alpha-pvcs.js';
 import { isK8sDiscoveryEnabled, k8sDiscoveryServiceAccountName, MAX_SERVICE_ACCOUNT_NAME_LENGTH, renderK8sDiscoveryObjects } from './k8s-discovery.js';
@@ -100,8 +100,8 @@ export type RenderResult =
  * In: a parsed v1beta1 DGD (metadata.name, namespace, uid, annotations; spec), the namespace
  * to use when metadata.namespace is absent, and the render config. Out: the PodCliqueSet
  * (absent when every component is LPX), the component Services, the Kubernetes discovery
- * ServiceAccount/Role/RoleBinding (k8s-discovery.ts) and the v1alpha1 PVCs to create
- * (alpha-pvcs.ts), sorted by kind then name, plus warnings; or every field issue that
+ * ServiceAccount/Role/RoleBinding (k8s-discovery.ts), the intra-pod GMS ResourceClaimTemplates
+ * (gms.ts) and the v1alpha1 PVCs to create (alpha-pvcs.ts), sorted by kind then name, plus warnings; or every field issue that
  * prevents rendering. Owner references to the DGD are set when `metadata.uid` is known. Deterministic: the same input gives
  * byte-identical output. Pure.
  */
@@ -128,6 +128,7 @@ export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; read
   const objects: RenderedObject[] = [...(pvcs.objects as RenderedObject[]), ...discoveryObjects(dgd, namespace, ordinary, config)];
   if (ordinary.length > 0) objects.push(renderPodCliqueSet(dgd, namespace, ordinary, workerHash, config));
   objects.push(...ordinary.map((component) => renderComponentService(dgd, namespace, component)));
+  objects.push(...gmsClaimTemplates(dgd, namespace, ordinary));
   return { ok: true, objects: objects.sort(byKindThenName), warnings, workerHash };
 }
 
@@ -152,6 +153,20 @@ export function usesK8sDiscoveryServiceAccount(dgd: Dgd, ordinary: readonly Comp
   return ordinary.some((component) => discoveryBackend({ dgd, namespace: '', component, workerHash: undefined, settings }) === 'kubernetes');
 }
 
+/**
+ * The ResourceClaimTemplate of each intra-pod GMS component that asks for GPUs (gms.ts
+ * `gmsResourceClaimTemplate`), named `<dgd>-<lower(component)>-gpu` and controlled by the DGD
+ * like its other children. Source: upstream `dynamographdeployment_controller.go` (one
+ * `SyncResource` of `dra.GenerateResourceClaimTemplate` per GMS component). Pure.
+ */
+function gmsClaimTemplates(dgd: Dgd, namespace: string, ordinary: readonly Component[]): RenderedObject[] {
+  return ordinary.flatMap((component) => {
+    if (gpuMemoryServiceMode(component) !== 'IntraPod') return [];
+    const template = gmsResourceClaimTemplate(component, objectMeta(dgd, gmsResourceClaimTemplateName(dgd.metadata.name ?? '', component.name), namespace, {}));
+    return template === undefined ? [] : [template as RenderedObject];
+  });
+}
+
 /** The discovery ServiceAccount, Role and RoleBinding (k8s-discovery.ts), when the DGD uses them. */
 function discoveryObjects(dgd: Dgd, namespace: string, ordinary: readonly Component[], config: RenderConfig): RenderedObject[] {
   if (!usesK8sDiscoveryServiceAccount(dgd, ordinary, config)) return [];
@@ -161,8 +176,8 @@ function discoveryObjects(dgd: Dgd, namespace: string, ordinary: readonly Compon
 /**
  * Warnings for the experimental component features: the inter-pod GMS and failover layouts
  * this renderer does not lay out yet (the component renders without them), the
- * ResourceClaimTemplate an intra-pod GMS component's pods claim their GPUs from (upstream
- * creates it; this control plane does not), and failover without a matching GMS
+ * intra-pod GMS component whose main container asks for no GPU (no ResourceClaimTemplate is
+ * made for it), and failover without a matching GMS
  * (gms.ts, failover.ts). Pure.
  */
 export function unrenderedExperimentalWarnings(dgd: Dgd, namespace = dgd.metadata.namespace ?? 'default'): string[] {
@@ -173,10 +188,9 @@ export function unrenderedExperimentalWarnings(dgd: Dgd, namespace = dgd.metadat
     const multinode = isMultinode(component);
     if (multinode && gpuMemoryServiceMode(component) === 'InterPod') warnings.push(`${at}.gpuMemoryService.mode ("${component.name}"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without the GPU memory service`);
     if (multinode && experimentalMode(component.experimental?.failover) === 'InterPod') warnings.push(`${at}.failover.mode ("${component.name}"): InterPod on a multinode component is not rendered by this control plane yet; the component renders without failover`);
-    if (gpuMemoryServiceMode(component) === 'IntraPod') {
-      const claim = gmsResourceClaimTemplateSpec(component);
+    if (gpuMemoryServiceMode(component) === 'IntraPod' && gmsResourceClaimTemplateSpec(component).count <= 0) {
       warnings.push(
-        `${at}.gpuMemoryService ("${component.name}"): the pods claim their GPUs from ResourceClaimTemplate ${namespace}/${gmsResourceClaimTemplateName(dgd.metadata.name ?? '', component.name)} (resource.k8s.io/v1, ${claim.count} device(s) of class ${claim.deviceClassName}), which this control plane does not create; create it before the pods can be scheduled`,
+        `${at}.gpuMemoryService ("${component.name}"): the main container asks for no GPU, so no ResourceClaimTemplate ${namespace}/${gmsResourceClaimTemplateName(dgd.metadata.name ?? '', component.name)} is made (upstream makes one only for a GPU count above 0) and the pods cannot be scheduled`,
       );
     }
     warnings.push(...failoverWarnings(component, index, componentAnnotation({ dgd, component }, ANNOTATION_KUBE_DISCOVERY_MODE)));

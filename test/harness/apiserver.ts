@@ -30,6 +30,7 @@ import { pino } from 'pino';
 import { Agent, fetch } from 'undici';
 import { stringify as toYaml } from 'yaml';
 
+import { CONVERSION_WEBHOOK_SERVICE, DYNAMO_GROUP } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { ensureKubeBinaries, REPO_ROOT, type KubeBinaries } from './binaries.js';
 import { loadCrds, yamlFilesIn, type LoadedCrd } from './crds.js';
@@ -67,9 +68,10 @@ export interface ControlPlaneOptions {
   /** Folders whose `*.yaml` files (recursively) are installed too; absent folders are fine. */
   readonly crdDirs?: readonly string[];
   /**
-   * Where CRDs with `conversion.strategy: Webhook` send ConversionReviews: their
+   * Where OUR CRDs with `conversion.strategy: Webhook` send ConversionReviews: their
    * `clientConfig` is replaced by this URL (the admission function's `/convert` on loopback)
    * and CA bundle (base64 PEM) before they are installed, as envtest does for its webhooks.
+   * Other CRDs (Knative's PingSource) keep their own clientConfig: /convert would refuse them.
    */
   readonly conversionWebhook?: { readonly url: string; readonly caBundle: string };
   /** Progress lines; default a pino logger on stderr. */
@@ -345,18 +347,36 @@ async function boot(
 }
 
 /**
- * Creates (server-side apply, never client-side: grove.md A.1) every CRD, then waits until each
- * is Established and every served version lists its plural in discovery (envtest.md B.3 step 5).
+ * One of our CRDs with its conversion webhook pointed at `webhook` (a copy). Ours: group
+ * `nvidia.com` and converted by our admission Service's `/convert` (shared/api
+ * `CONVERSION_WEBHOOK_SERVICE`), as every CRD `dynamo-fn crds` writes with several versions is.
+ * Any other CRD, or any CRD when `webhook` is undefined, is returned unchanged: `/convert`
+ * converts only our kinds, so pointing another project's CRD (Knative's PingSource) at it would
+ * only make that CRD's conversions fail.
  */
-/** The CRD with its conversion webhook pointed at `webhook` (a copy), or unchanged without one. */
 export function withConversionWebhook(loaded: LoadedCrd, webhook: ControlPlaneOptions['conversionWebhook']): LoadedCrd {
   const conversion = loaded.crd.spec['conversion'] as { strategy?: string; webhook?: Record<string, unknown> } | undefined;
-  if (webhook === undefined || conversion?.strategy !== 'Webhook') return loaded;
+  if (webhook === undefined || conversion?.strategy !== 'Webhook' || !isConvertedByOurAdmission(loaded.crd)) return loaded;
   const crd = structuredClone(loaded.crd);
   crd.spec['conversion'] = { ...conversion, webhook: { ...conversion.webhook, clientConfig: { url: webhook.url, caBundle: webhook.caBundle } } };
   return { file: loaded.file, crd };
 }
 
+/** Whether the CRD is ours: group nvidia.com, conversion webhook our admission Service's /convert. */
+function isConvertedByOurAdmission(crd: LoadedCrd['crd']): boolean {
+  const service = (crd.spec['conversion'] as { webhook?: { clientConfig?: { service?: Record<string, unknown> } } } | undefined)?.webhook?.clientConfig?.service;
+  return (
+    crd.spec.group === DYNAMO_GROUP &&
+    service?.['namespace'] === CONVERSION_WEBHOOK_SERVICE.namespace &&
+    service['name'] === CONVERSION_WEBHOOK_SERVICE.name &&
+    service['path'] === CONVERSION_WEBHOOK_SERVICE.path
+  );
+}
+
+/**
+ * Creates (server-side apply, never client-side: grove.md A.1) every CRD, then waits until each
+ * is Established and every served version lists its plural in discovery (envtest.md B.3 step 5).
+ */
 async function installCrds(
   kube: Kube,
   crds: readonly LoadedCrd[],

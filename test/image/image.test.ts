@@ -6,10 +6,12 @@
  * project, which `npm test` includes when DYNAMO_FN_IMAGE_TEST=1 (the build takes 1-1.5 min).
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDockerfile, readImageSpec } from '../support/image-spec.js';
 import { repoRoot } from '../support/paths.js';
 
 const version = (JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
@@ -24,7 +26,15 @@ function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv = pro
 }
 
 interface ImageConfig {
-  readonly config: { User?: string; Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; WorkingDir?: string };
+  readonly config: {
+    User?: string;
+    Entrypoint?: string[];
+    Cmd?: string[];
+    Env?: string[];
+    WorkingDir?: string;
+    ExposedPorts?: Record<string, unknown>;
+    Labels?: Record<string, string>;
+  };
 }
 
 async function imageConfig(): Promise<ImageConfig> {
@@ -78,6 +88,35 @@ describe('the OCI image', () => {
     expect(config.Entrypoint).toEqual(['/usr/local/bin/node', '/app/bin/dynamo-fn.js']);
     expect(config.User).toBe('65532:65532');
     expect(config.WorkingDir).toBe('/app');
+  });
+
+  it('has the config of infra/image/image.json, which the Dockerfile is held to (test/unit/dockerfile.test.ts)', async () => {
+    const { config } = await imageConfig();
+    const spec = await readImageSpec();
+    expect({ ...config, ExposedPorts: Object.keys(config.ExposedPorts ?? {}) }).toMatchObject({
+      User: spec.User,
+      WorkingDir: spec.WorkingDir,
+      Entrypoint: spec.Entrypoint,
+      Cmd: spec.Cmd,
+      Env: spec.Env,
+      ExposedPorts: spec.ExposedPorts,
+      Labels: { ...spec.Labels, 'org.opencontainers.image.version': version },
+    });
+  });
+
+  it('holds what the Dockerfile puts in the final image: in /app exactly that with the production dependencies, no test files', async () => {
+    const dockerfile = await readDockerfile();
+    // The build stage's /app is copied whole; the final stage's own copies land where they say.
+    const landed = [
+      ...dockerfile.copies.filter(({ stage }) => stage === 'build' || stage === ''),
+      ...dockerfile.copiesFromStages.filter(({ destination }) => destination !== '/app'),
+    ].map(({ destination }) => destination);
+    for (const destination of landed) expect(existsSync(path.join(out, 'rootfs', destination)), destination).toBe(true);
+    const underApp = new Set(landed.filter((d) => d.startsWith('/app/')).map((d) => path.posix.relative('/app', d).split('/')[0]));
+    const app = path.join(out, 'rootfs', 'app');
+    expect((await readdir(app)).sort()).toEqual([...underApp, 'node_modules'].sort());
+    const tests = (await readdir(app, { recursive: true })).filter((file) => !file.startsWith('node_modules') && file.endsWith('.test.ts'));
+    expect(tests).toEqual([]);
   });
 
   it('`dynamo-fn --version` runs on a read-only root filesystem and prints the package version', async () => {

@@ -5,7 +5,7 @@
  * independently of our client.
  */
 import { ApiException, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 
@@ -81,6 +81,22 @@ describe('the integration API server', () => {
         'triggers.eventing.knative.dev',
       ]),
     );
+  });
+
+  it('points only our CRDs\' conversion webhooks at the run\'s admission /convert; Knative\'s PingSource keeps its own webhook Service', async () => {
+    const conversionOf = async (name: string) => {
+      const crd = (await api.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } })) as KubernetesObject & { spec: { conversion?: { strategy?: string; webhook?: { clientConfig?: Record<string, unknown> } } } };
+      return crd.spec.conversion;
+    };
+    const ours = { url: `${inject('admissionUrl')}/convert`, caBundle: inject('admissionCaBundle') };
+    for (const name of ['dynamographdeployments.nvidia.com', 'dynamographdeploymentrequests.nvidia.com']) {
+      expect((await conversionOf(name))?.webhook?.clientConfig, name).toEqual(ours);
+    }
+    // As shipped in ../shared/crds/knative/sources.knative.dev_pingsource.yaml.
+    expect(await conversionOf('pingsources.sources.knative.dev')).toEqual({
+      strategy: 'Webhook',
+      webhook: { conversionReviewVersions: ['v1', 'v1beta1'], clientConfig: { service: { name: 'eventing-webhook', namespace: 'knative-eventing', port: 443 } } },
+    });
   });
 
   it('accepts a minimal Coherent PodCliqueSet with a clique rollingUpdate.maxUnavailable', async () => {

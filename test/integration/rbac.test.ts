@@ -132,10 +132,37 @@ function anAlphaDgd(dgdName: string): KubeObject {
 }
 
 /**
+ * A DGD whose worker runs an intra-pod GPU memory service with intra-pod failover (as
+ * test/integration/gms-claim-template.test.ts writes it), as a user writes it.
+ */
+function aGmsDgd(dgdName: string): KubeObject {
+  const image = 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0';
+  return {
+    apiVersion: DGD_V1BETA1,
+    kind: DGD_KIND,
+    metadata: { name: dgdName, namespace, annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' } },
+    spec: {
+      backendFramework: 'vllm',
+      components: [
+        { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image }] } } },
+        {
+          name: 'worker',
+          type: 'worker',
+          replicas: 1,
+          experimental: { gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } },
+          podTemplate: { spec: { containers: [{ name: 'main', image, command: ['python3', '-m', 'dynamo.vllm'], resources: { limits: { 'nvidia.com/gpu': '2' } } }] } },
+        },
+      ],
+    },
+  };
+}
+
+/**
  * Runs the reconcile function (its real CloudEvents host) with the ServiceAccount's token over
  * a DGD whose worker has `scalingAdapter` and whose prefill renders as a PodCliqueScalingGroup
  * (`experimental.grove.forceScalingGroup`): an add event (PodCliqueSet, Services, status,
- * Event, the adapter); a v1alpha1 DGD's add event (a `pvcs[].create` claim); acting as Grove,
+ * Event, the adapter); a v1alpha1 DGD's add event (a `pvcs[].create` claim); a GPU memory
+ * service DGD's add event (its ResourceClaimTemplate); acting as Grove,
  * the worker PodClique and prefill scaling group; the
  * adapter asking for 3 replicas and its event (the DGD component set to 3, the adapter status);
  * the DGD's event (the worker PodClique scaled to 3 through `podcliques/scale`); the worker
@@ -167,6 +194,7 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
   const adapterRef = { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, namespace, name: adapterName };
   const deletedName = `${name}-deleted`;
   const alphaName = `alpha-${name}`;
+  const gmsName = `gms-${name}`;
   try {
     const send = async (type: string, extensions: Record<string, string>, data: unknown) => {
       const response = await fetch(server.url, {
@@ -192,6 +220,10 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     // reads the claim by name and creates it when absent. Stored through the conversion webhook.
     await admin.apply(anAlphaDgd(alphaName), { force: true });
     await refEvent('add', DGD_KIND, DGD_V1BETA1, alphaName);
+    // A DGD whose worker runs an intra-pod GPU memory service: its pass reads and applies the
+    // ResourceClaimTemplate the worker's pods claim their GPUs from.
+    await admin.apply(aGmsDgd(gmsName), { force: true });
+    await refEvent('add', DGD_KIND, DGD_V1BETA1, gmsName);
     await groveCreatesChildren(pcsName);
     const adapterCreated = (await admin.get(adapterRef)) !== undefined;
     if (adapterCreated) {
@@ -229,7 +261,7 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     // The rules of the Roles this run's DGDs control (the function writes them, e.g. a DGD's
     // Kubernetes-discovery Role), read before the DGDs go.
     const ownRoles = (await admin.list('rbac.authorization.k8s.io/v1', 'Role', namespace)).filter((role) =>
-      ((role.metadata['ownerReferences'] as { kind?: string; name?: string }[] | undefined) ?? []).some((o) => o.kind === DGD_KIND && [name, alphaName].includes(o.name ?? '')),
+      ((role.metadata['ownerReferences'] as { kind?: string; name?: string }[] | undefined) ?? []).some((o) => o.kind === DGD_KIND && [name, alphaName, gmsName].includes(o.name ?? '')),
     );
     roleGrants = [...new Set(grants(ownRoles.flatMap((role) => (role['rules'] as PolicyRule[] | undefined) ?? [])).map(label))].sort();
     const stored = await admin.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
@@ -257,6 +289,7 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: deletedName });
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: alphaName });
+    await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: gmsName });
     await admin.delete(adapterRef);
   }
 }

@@ -1,0 +1,99 @@
+/**
+ * The Dockerfile cannot be built on this machine: there is no container engine, and the
+ * registries its FROM lines name cannot be reached (only package registries can), so no base
+ * image could be pulled even with Debian's docker.io installed. What is built and run here is
+ * the registry-free image of infra/image/build.sh (test/image/, DYNAMO_FN_IMAGE_TEST=1), from
+ * infra/image/image.json. This test holds the Dockerfile to the same image.json, so the image a
+ * user builds with `docker build` runs the same entrypoint as the same user in the same working
+ * directory, with the same files, command, environment, ports and labels (issue 9 part 2: "a
+ * Dockerfile for users with a registry, and a build that works on this machine ... producing an
+ * OCI image whose entrypoint runs dynamo-fn"; "Non-root user, read-only root filesystem
+ * compatible"). Only the base images differ, and with them the node binary's path and PATH.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { repoRoot } from '../support/paths.js';
+import { readDockerfile, readImageSpec, type DockerfileImage, type ImageSpec } from '../support/image-spec.js';
+
+let dockerfile: DockerfileImage;
+let spec: ImageSpec;
+
+beforeAll(async () => {
+  dockerfile = await readDockerfile();
+  spec = await readImageSpec();
+});
+
+/** The interpreter is the first Entrypoint word; the base image decides where node is. */
+const script = (entrypoint: readonly string[]) => entrypoint.slice(1);
+/** PATH is the base image's (distroless sets its own); everything else is ours. */
+const withoutPath = (env: readonly string[]) => env.filter((e) => !e.startsWith('PATH='));
+
+describe('the Dockerfile and infra/image/image.json (the registry-free build) describe the same image', () => {
+  it('has a build stage, the override tool\'s stage and a final stage', () => {
+    expect(dockerfile.stages.map((stage) => stage.name ?? '')).toEqual(['build', 'override-tool', '']);
+  });
+
+  it('runs as the same non-root user, 65532:65532 (the chart\'s runAsUser)', () => {
+    expect(dockerfile.user).toBe(spec.User);
+    expect(spec.User).toBe('65532:65532');
+  });
+
+  it('has the same working directory', () => {
+    expect(dockerfile.workingDir).toBe(spec.WorkingDir);
+  });
+
+  it('has the same entrypoint: node running /app/bin/dynamo-fn.js', () => {
+    expect(script(dockerfile.entrypoint)).toEqual(script(spec.Entrypoint));
+    expect(script(spec.Entrypoint)).toEqual([path.posix.join(spec.WorkingDir, 'bin', 'dynamo-fn.js')]);
+    // distroless/nodejs keeps node in /nodejs/bin; build.sh puts the node package's binary in /usr/local/bin.
+    expect(dockerfile.entrypoint[0]).toBe('/nodejs/bin/node');
+    expect(spec.Entrypoint[0]).toBe('/usr/local/bin/node');
+  });
+
+  it('has the same command (--help)', () => {
+    expect(dockerfile.cmd).toEqual(spec.Cmd);
+  });
+
+  it('has the same environment apart from PATH', () => {
+    expect(dockerfile.env).toEqual(withoutPath(spec.Env));
+  });
+
+  it('exposes the same ports', () => {
+    expect(dockerfile.exposedPorts).toEqual(spec.ExposedPorts);
+  });
+
+  it('has the same labels (build.sh adds org.opencontainers.image.version from the tag)', () => {
+    expect(dockerfile.labels).toEqual(spec.Labels);
+  });
+
+  it('copies the same repository files to the same places under the working directory', () => {
+    expect(dockerfile.copies.filter(({ stage }) => stage === 'build')).toEqual(spec.appFiles.map((file) => ({ stage: 'build', source: file, destination: path.posix.join(spec.WorkingDir, file) })));
+    expect(dockerfile.copiesFromStages.filter(({ stage }) => stage === 'build')).toEqual([{ stage: 'build', source: spec.WorkingDir, destination: spec.WorkingDir }]);
+    for (const file of spec.appFiles) expect(existsSync(path.join(repoRoot, file)), file).toBe(true);
+  });
+
+  it('installs the production dependencies with the same npm ci flags', () => {
+    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'build' && words[0] === 'npm').map(({ words }) => words)).toEqual([['npm', 'ci', ...spec.npmCiFlags]]);
+  });
+
+  it('deletes the test files, as build.sh does', () => {
+    expect(dockerfile.runs.filter(({ words }) => words[0] === 'find').map(({ words }) => words)).toEqual([['find', '.', '-path', './node_modules', '-prune', '-o', '-name', "'*.test.ts'", '-print', '-delete']]);
+  });
+
+  // build.sh: `scripts/build.mjs --only dgd-apply-overrides --outdir "$root/app/dist"` and
+  // `install -m 0755 infra/image/dgd-apply-overrides "$root"/dgd-apply-overrides`.
+  it('installs the override tool where build.sh does: the bundle at /app/dist/dgd-apply-overrides.mjs, infra/image/dgd-apply-overrides at /dgd-apply-overrides', () => {
+    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'override-tool' && words[0] === 'node').map(({ words }) => words)).toEqual([['node', 'scripts/build.mjs', '--only', 'dgd-apply-overrides', '--outdir', '/out']]);
+    expect(dockerfile.copiesFromStages.filter(({ stage }) => stage === 'override-tool')).toEqual([{ stage: 'override-tool', source: '/out/dgd-apply-overrides.mjs', destination: '/app/dist/dgd-apply-overrides.mjs' }]);
+    expect(dockerfile.copies.filter(({ stage }) => stage === '')).toEqual([{ stage: '', source: 'infra/image/dgd-apply-overrides', destination: '/dgd-apply-overrides' }]);
+  });
+
+  it('bases every stage on the Node.js major version every npm script runs on (the node devDependency)', () => {
+    const devDependencies = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
+    const major = /(\d+)\./.exec(devDependencies['node'] ?? '')?.[1];
+    expect(major).toBe('24');
+    expect(dockerfile.stages.map((stage) => /node(?:js)?:?(\d+)/.exec(stage.image)?.[1])).toEqual([major, major, major]);
+  });
+});
