@@ -144,7 +144,7 @@ describe('helm lint and template', () => {
     for (const env of set) expect(env['MODEL_EXPRESS_URL']).toBe('http://model-express.dynamo-system:8001');
   });
 
-  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs, Candidates, the Runs\' Jobs and pods (by label) and claims under dgdrV1Beta2; cleanup takes Runs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
+  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs, Candidates, the Runs\' Jobs and pods (by label) and claims under dgdrV1Beta2; cleanup takes Runs, trace claims and the Runs\' Jobs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
     const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
     expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
     const on = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
@@ -166,7 +166,10 @@ describe('helm lint and template', () => {
       'Trigger dynamo-profile-persistentvolumeclaim',
       'Trigger dynamo-profile-pod',
     ]);
-    expect(sourceKinds(on, 'dynamo-cleanup')).toEqual(['DynamoGraphDeploymentRun', 'LPXGraphDeployment']);
+    expect(sourceKinds(on, 'dynamo-cleanup')).toEqual(['DynamoGraphDeploymentRun', 'Job', 'LPXGraphDeployment', 'PersistentVolumeClaim']);
+    // dgdr-reference "Trace claim lifecycle": claim deletion cancels the Runs reading it, and a Run's Job ending releases the claim; only the Runs' Jobs (by the Run's uid label).
+    const cleanupSource = on.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-cleanup');
+    expect((cleanupSource?.spec?.['resources'] as { kind: string; selector?: unknown }[]).find((r) => r.kind === 'Job')?.selector).toEqual(runUid);
     expect(names(on)).toEqual(expect.arrayContaining(['PingSource dynamo-cleanup-run-retention', 'PingSource dynamo-cleanup-lpx-deadlines', 'Service dynamo-profile', 'Service dynamo-cleanup']));
     // Only kinds with a resync route get a resync PingSource.
     expect(names(on).filter((n) => n.startsWith('PingSource dynamo-profile'))).toEqual([
