@@ -17,7 +17,7 @@ import { parseRenderSettings } from '../../shared/runtime/index.js';
 import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
 import { testKubeConfig } from '../harness/testing.js';
-import { adoptOwnCrds, externalAdmissionFlags, installCertManagerCrds } from '../support/helm-release.js';
+import { adoptOwnCrds, externalAdmissionFlags, installCertManagerCrds, restoreHarnessCrds } from '../support/helm-release.js';
 
 interface Rendered {
   readonly apiVersion: string;
@@ -340,6 +340,8 @@ describe('helm install and upgrade on the real API server', () => {
       const result = await runHelm(helm, ['uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s'], { kubeconfig });
       expect(result.stderr).toBe('');
     }
+    // helm replaced our CRDs with what the matrix rendered (v1beta2 off drops the DGDR's v1beta2 version); later files need them as the global setup installed them.
+    await restoreHarnessCrds(kube, inject('admissionUrl'), inject('admissionCaBundle'));
   });
 
   it.each(MATRIX)('$name: helm upgrade --install applies every object in one step, and each is stored', async (row) => {

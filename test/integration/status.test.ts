@@ -14,7 +14,7 @@ import { run as install } from '../../shared/cli/install.js';
 import { ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
-import { adoptOwnCrds, externalAdmissionFlags, installCertManagerCrds } from '../support/helm-release.js';
+import { adoptOwnCrds, externalAdmissionFlags, installCertManagerCrds, restoreHarnessCrds } from '../support/helm-release.js';
 import { repoRoot } from '../support/paths.js';
 
 const kubeConfig = testKubeConfig();
@@ -164,6 +164,8 @@ describe('dynamo-fn install --wait', () => {
   afterAll(async () => {
     // The release's webhooks (failurePolicy Fail, no pods behind them here) would deny later DGD writes.
     await runHelm(helm, ['uninstall', release, '--namespace', namespace, '--wait', '--timeout', '60s'], { kubeconfig: process.env['KUBECONFIG'] ?? '' });
+    // helm replaced our CRDs with what the matrix rendered (v1beta2 off drops the DGDR's v1beta2 version); later files need them as the global setup installed them.
+    await restoreHarnessCrds(admin, inject('admissionUrl'), inject('admissionCaBundle'));
   });
 
   it('installs the chart and prints a progress line per function until every function is Ready', async () => {

@@ -2,8 +2,11 @@
  * Helpers for tests that `helm install` the chart onto the run's shared API server.
  * @module
  */
-import { ownCrds } from '../../shared/api/index.js';
+import { DYNAMO_GROUP, ownCrds } from '../../shared/api/index.js';
 import type { Kube } from '../../shared/kube/index.js';
+import { withConversionWebhook } from '../harness/apiserver.js';
+import { defaultCrdFiles, loadCrds } from '../harness/crds.js';
+import { eventually } from './eventually.js';
 
 /**
  * The harness installed our CRDs before any release existed; marks them as `release`'s in
@@ -28,6 +31,28 @@ export async function adoptOwnCrds(kube: Kube, release: string, namespace: strin
 }
 
 export { installCertManagerCrds } from '../harness/helm.js';
+
+/**
+ * Puts our CRDs back as the run's global setup installed them (every version served, conversion
+ * through the run's admission server). A `helm install` or `upgrade` of the chart replaces them
+ * cluster-wide with what its values render: with `dgdrV1Beta2.enabled=false` the DGDR CRD loses
+ * its v1beta2 version, and uninstalling keeps the CRDs as they are (Helm's rule for CRDs). The
+ * test files that install the chart call this when they finish, so the files that run after them
+ * (the integration project runs its files one at a time, in an order of vitest's choosing) find
+ * the cluster as the global setup left it. Waits until each CRD is Established again.
+ */
+export async function restoreHarnessCrds(kube: Kube, admissionUrl: string, admissionCaBundle: string): Promise<void> {
+  const loaded = await loadCrds(await defaultCrdFiles());
+  const ours = loaded.filter((entry) => entry.crd.spec.group === DYNAMO_GROUP).map((entry) => withConversionWebhook(entry, { url: `${admissionUrl}/convert`, caBundle: admissionCaBundle }));
+  for (const { crd } of ours) await kube.apply(crd, { force: true });
+  for (const { crd } of ours) {
+    await eventually(`CRD ${crd.metadata.name} Established again`, async () => {
+      const stored = await kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd.metadata.name });
+      const conditions = (stored?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+      return conditions.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+    }, 60_000);
+  }
+}
 
 /**
  * `--set` flags pointing the chart's webhooks and CRD conversion at the run's admission server
