@@ -31,6 +31,7 @@ import { handle as handleDeadlines } from '../../functions/cleanup/lpx-deadlines
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { fileChunks, startTestModelExpress } from '../support/model-express.js';
+import { ensureGroveScalingGroup, writeGroveScalingGroupStatus } from '../support/lpx-world.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
@@ -118,26 +119,8 @@ async function lpxPcsName(namespace: string, name: string): Promise<string> {
 
 /** As Grove: creates the scaling group `<pcs>-0-lpx` from the PCS template (seed replicas) and writes its status. */
 async function actAsGroveScalingGroup(namespace: string, pcsName: string, status: Record<string, number> | 'observed-not-ready'): Promise<KubeObject> {
-  const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
-  if (pcs === undefined) throw new Error(`no PodCliqueSet ${pcsName}`);
-  const groupConfig = ((pcs['spec'] as { template: { podCliqueScalingGroups: { name: string; replicas: number; minAvailable: number; cliqueNames: string[] }[] } }).template.podCliqueScalingGroups)[0];
-  if (groupConfig === undefined) throw new Error('no scaling group in the LPX PodCliqueSet');
-  const name = `${pcsName}-0-${groupConfig.name}`;
-  const existing = await grove.get({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', namespace, name });
-  const group = existing ?? (await grove.apply({
-    apiVersion: GROVE,
-    kind: 'PodCliqueScalingGroup',
-    metadata: {
-      name,
-      namespace,
-      labels: { 'app.kubernetes.io/part-of': pcsName, 'app.kubernetes.io/managed-by': 'grove-operator' },
-      ownerReferences: [{ apiVersion: GROVE, kind: 'PodCliqueSet', name: pcsName, uid: pcs.metadata.uid, controller: true, blockOwnerDeletion: true }],
-    },
-    spec: { replicas: groupConfig.replicas, minAvailable: groupConfig.minAvailable, cliqueNames: groupConfig.cliqueNames },
-  }));
-  const replicas = (group['spec'] as { replicas: number }).replicas;
-  const counts = status === 'observed-not-ready' ? { replicas, scheduledReplicas: 0, updatedReplicas: 0, availableReplicas: 0 } : status;
-  return grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', metadata: { name, namespace }, status: { observedGeneration: group.metadata.generation, ...counts } }, { force: true });
+  const { group, name } = await ensureGroveScalingGroup(namespace, pcsName);
+  return writeGroveScalingGroupStatus(namespace, name, group, status);
 }
 
 /** As Grove: the frontend's PodClique, ready. */

@@ -119,11 +119,11 @@ export function ordinalOf(request: KubeObject): number {
 }
 
 /**
- * As Grove: creates the scaling group `<pcs>-0-lpx` from the PodCliqueSet template (seed
- * replicas) when missing, writes its status as observed but not ready, and acknowledges the
- * PodCliqueSet's generation (Coherent scaling waits for it, dgd-reference).
+ * As Grove: the scaling group `<pcs>-0-<group>` of the LPX PodCliqueSet, created from the
+ * PodCliqueSet template (seed replicas, Grove's labels and controller reference) when missing.
+ * Out: the group as stored, its name, and the PodCliqueSet it was read from.
  */
-export async function actAsGroveScalingGroup(namespace: string, pcsName: string): Promise<KubeObject> {
+export async function ensureGroveScalingGroup(namespace: string, pcsName: string): Promise<{ group: KubeObject; name: string; pcs: KubeObject }> {
   const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
   if (pcs === undefined) throw new Error(`no PodCliqueSet ${pcsName}`);
   const groupConfig = (pcs['spec'] as { template: { podCliqueScalingGroups: { name: string; replicas: number; minAvailable: number; cliqueNames: string[] }[] } }).template.podCliqueScalingGroups[0];
@@ -142,12 +142,25 @@ export async function actAsGroveScalingGroup(namespace: string, pcsName: string)
       },
       spec: { replicas: groupConfig.replicas, minAvailable: groupConfig.minAvailable, cliqueNames: groupConfig.cliqueNames },
     }));
+  return { group, name, pcs };
+}
+
+/** As Grove: the scaling group's status, `counts`, or observed but not ready (its replicas, none scheduled, updated or available). */
+export async function writeGroveScalingGroupStatus(namespace: string, name: string, group: KubeObject, counts: Record<string, number> | 'observed-not-ready'): Promise<KubeObject> {
   const replicas = (group['spec'] as { replicas: number }).replicas;
+  const status = counts === 'observed-not-ready' ? { replicas, scheduledReplicas: 0, updatedReplicas: 0, availableReplicas: 0 } : counts;
+  return grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', metadata: { name, namespace }, status: { observedGeneration: group.metadata.generation, ...status } }, { force: true });
+}
+
+/**
+ * As Grove: creates the scaling group `<pcs>-0-lpx` when missing ({@link ensureGroveScalingGroup}),
+ * writes its status as observed but not ready, and acknowledges the PodCliqueSet's generation
+ * (Coherent scaling waits for it, dgd-reference).
+ */
+export async function actAsGroveScalingGroup(namespace: string, pcsName: string): Promise<KubeObject> {
+  const { group, name, pcs } = await ensureGroveScalingGroup(namespace, pcsName);
   await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs.metadata.generation, availableReplicas: 0, updatedReplicas: 0 } }, { force: true });
-  return grove.applyStatus(
-    { apiVersion: GROVE, kind: 'PodCliqueScalingGroup', metadata: { name, namespace }, status: { observedGeneration: group.metadata.generation, replicas, scheduledReplicas: 0, updatedReplicas: 0, availableReplicas: 0 } },
-    { force: true },
-  );
+  return writeGroveScalingGroupStatus(namespace, name, group, 'observed-not-ready');
 }
 
 /** As the LPX scheduler: a receipt for the request's current generation. */
