@@ -11,17 +11,16 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
-import { reconcileSubscriptions, startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
+import type { EventBridge } from '../../shared/dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
-import reconcile from '../../functions/reconcile/index.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
+import { startReconcileWorld, type ReconcileWorld } from '../support/reconcile-world.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
 const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
-let server: FunctionServer;
+let world: ReconcileWorld;
 let bridge: EventBridge;
 
 const IMAGE = 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0';
@@ -30,13 +29,12 @@ const RBAC = 'rbac.authorization.k8s.io/v1';
 const WAIT_MS = 60_000;
 
 beforeAll(async () => {
-  server = await startFunctionServer(reconcile, { config: defaultConfig({ port: 0, kubeconfigPath: process.env['KUBECONFIG'] }), log, host: '127.0.0.1' });
-  bridge = await startEventBridge({ kubeConfig, log, resyncIntervalSeconds: 0, retry: { retries: 3, backoffDelayMs: 50 }, subscriptions: reconcileSubscriptions(server.url) });
+  world = await startReconcileWorld(log);
+  bridge = world.bridge;
 });
 
 afterAll(async () => {
-  await bridge.stop();
-  await server.close();
+  await world.stop();
 });
 
 function aDgd(namespace: string, name: string): ApplyObject {

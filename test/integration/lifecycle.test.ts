@@ -13,19 +13,18 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
-import { reconcileSubscriptions, startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
+import type { EventBridge } from '../../shared/dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
-import reconcile from '../../functions/reconcile/index.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
+import { startReconcileWorld, type ReconcileWorld } from '../support/reconcile-world.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
 const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
 /** Writes what Grove's controller would write (its own field manager). */
 const grove: Kube = createKube(kubeConfig, { fieldManager: 'grove-operator' });
-let server: FunctionServer;
+let world: ReconcileWorld;
 let bridge: EventBridge;
 
 const DGD_REF = { apiVersion: DGD_V1BETA1, kind: DGD_KIND };
@@ -35,13 +34,12 @@ const IMAGE = 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0';
 const SECONDS = 15_000;
 
 beforeAll(async () => {
-  server = await startFunctionServer(reconcile, { config: defaultConfig({ port: 0, kubeconfigPath: process.env['KUBECONFIG'] }), log, host: '127.0.0.1' });
-  bridge = await startEventBridge({ kubeConfig, log, resyncIntervalSeconds: 0, retry: { retries: 3, backoffDelayMs: 50 }, subscriptions: reconcileSubscriptions(server.url) });
+  world = await startReconcileWorld(log);
+  bridge = world.bridge;
 });
 
 afterAll(async () => {
-  await bridge.stop();
-  await server.close();
+  await world.stop();
 });
 
 function aDgd(namespace: string, name: string, workerReplicas: number, annotations?: Record<string, string>): ApplyObject {
