@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path/posix';
 import { ANNOTATION_LPX_COMPILER_SNAPSHOT_DIGEST } from '../../api/index.js';
+import type { LpxBuild } from './build.js';
 
 /** The compiler manifest every build must carry (upstream `gbuildManifestV2CapnpFile`). */
 export const GBUILD_MANIFEST_V2_FILE = 'manifest.v2.capnp.bin';
@@ -133,7 +134,13 @@ export function buildSnapshotAcquisitionError(component: string, buildId: string
 }
 
 /** A build's snapshot as the shell read it: its content id, or why it could not be acquired. */
-export type BuildSnapshotReading = { readonly ok: true; readonly contentId: string } | { readonly ok: false; readonly error: string };
+/**
+ * One build's acquired snapshot: its content id and, once the compiler manifest is decoded
+ * (`manifest-v2.ts`), the normalized build; or the acquisition/decoding error.
+ */
+export type BuildSnapshotReading =
+  | { readonly ok: true; readonly contentId: string; readonly build?: LpxBuild }
+  | { readonly ok: false; readonly error: string };
 
 /** `{scheduling.lpu.nvidia.com/compiler-snapshot-digest: <id>}` for a component whose build snapshot is known, else nothing (lpx.md §3.2). Pure. */
 export function snapshotAnnotation(snapshotDigests: ReadonlyMap<string, string>, component: string): Record<string, string> {

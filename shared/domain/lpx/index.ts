@@ -4,6 +4,7 @@
  * @module
  */
 export * from './model-registry.js';
+export * from './build.js';
 export * from './build-snapshot.js';
 export * from './model-download.js';
 export * from './workloads.js';
