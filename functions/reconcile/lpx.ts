@@ -10,13 +10,16 @@
  * for the DGD the LPXGD was made from: the Model Express download status of each `gs://` build
  * (./model-express.ts, when `MODEL_EXPRESS_URL` is set) and the immutable snapshot (inventory and
  * `manifest.v2.capnp.bin`) of each build, `file://` from this pod's filesystem, `gs://` through
- * Model Express once downloaded (./lpx-build.ts).
+ * Model Express once downloaded (./lpx-build.ts); the ConfigMaps labelled with the LPXGD's uid
+ * and those at the runtime ConfigMap names the decision renders (`lpxRuntimeConfigMapNames`).
  * Decides: `decideLpxGraphDeployment` (shared/domain, pure).
- * Writes: server-side apply of the LPX PodCliqueSet and the serving Services; scaling-group `spec.replicas` by
+ * Writes: the missing runtime ConfigMaps created (immutable; never updated or adopted) before
+ * server-side apply of the LPX PodCliqueSet and the serving Services; scaling-group `spec.replicas` by
  * replace with a resourceVersion precondition; pipeline requests created (never adopted) and deleted
  * with resourceVersion preconditions; the LPXGD status through the status subresource; a
  * foreground delete of a PodCliqueSet whose layout changed, after the status that retains the
- * external engine count; an Event on Ready transitions. Then the owning DGD is reconciled, so
+ * external engine count; obsolete owned runtime ConfigMaps deleted with resourceVersion
+ * preconditions, after the status; an Event on Ready transitions. Then the owning DGD is reconciled, so
  * its status follows the child.
  * Field manager `dynamo-reconcile`.
  * Answers: Done (a write the API server refuses is reported as Ready=False, reason Failed);
@@ -29,6 +32,7 @@ import {
   DGD_KIND,
   DGD_V1BETA1,
   GROVE_API_VERSION,
+  LABEL_LPX_DEPLOYMENT_UID,
   LPR_API_VERSION,
   LPR_KIND,
   LPXGD_API_VERSION,
@@ -53,6 +57,7 @@ import {
   lpxPodCliqueSetName,
   lpxReadyCondition,
   lpxRemoteBuildUrls,
+  lpxRuntimeConfigMapNames,
   lpxSnapshotBuildUrls,
   parseModelRegistryUrl,
   planModelDownloads,
@@ -61,6 +66,7 @@ import {
   type DownloadCheck,
   type LpxDesired,
   type LpxObserved,
+  type ObservedConfigMap,
   type ObservedPodCliqueSet,
 } from '../../shared/domain/index.js';
 import type { KubeObject } from '../../shared/kube/index.js';
@@ -121,6 +127,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
   // the DGD is validated before the model downloads).
   const isMatchingDgd = dgd?.ok === true && isLpxInputCurrent(dgd.dgd, lpxgd);
   const { buildSnapshots, modelDownloadChecks } = dgd?.ok === true && isMatchingDgd ? await loadBuilds(deps, lpxgd, dgd.dgd, registry, builds) : { buildSnapshots: new Map(), modelDownloadChecks: new Map() };
+  const configMaps = dgd?.ok === true && isMatchingDgd ? await loadConfigMaps(deps, lpxgd, lpxRuntimeConfigMapNames(lpxgd, dgd.dgd, registry, buildSnapshots)) : new Map<string, ObservedConfigMap>();
   const observed: LpxObserved = {
     lpxgd,
     dgd: dgd?.ok === true ? dgd.dgd : undefined,
@@ -130,8 +137,27 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
     requests,
     buildSnapshots,
     modelDownloadChecks,
+    configMaps,
   };
   return { observed, rawGroups };
+}
+
+/**
+ * The LPXGD's runtime ConfigMaps (label `lpx.nvidia.com/deployment-uid=<uid>`, upstream
+ * `deleteUnusedConfigMaps`) and whatever is stored at each desired name (a foreign one there is
+ * refused by the decision, never adopted).
+ */
+async function loadConfigMaps(deps: ReconcileDeps, lpxgd: LpxGraphDeployment, desiredNames: readonly string[]): Promise<Map<string, ObservedConfigMap>> {
+  const namespace = lpxgd.metadata.namespace ?? '';
+  const out = new Map<string, ObservedConfigMap>();
+  if (lpxgd.metadata.uid !== undefined) {
+    for (const object of await deps.kube.list('v1', 'ConfigMap', namespace, { labelSelector: `${LABEL_LPX_DEPLOYMENT_UID}=${lpxgd.metadata.uid}` })) out.set(object.metadata.name, object as unknown as ObservedConfigMap);
+  }
+  for (const name of desiredNames.filter((n) => !out.has(n))) {
+    const object = await deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name });
+    if (object !== undefined) out.set(name, object as unknown as ObservedConfigMap);
+  }
+  return out;
 }
 
 /** Upstream's error for a `gs://` build without a Model Express client (lpx.md §4 EnsureDownloaded). */
@@ -181,6 +207,11 @@ function needsAnotherPass(loaded: Loaded, desired: LpxDesired): boolean {
 /** Performs the decision's writes: PCS, scale, requests, status; a replacement deletes the PCS after the status. */
 export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded, desired: LpxDesired): Promise<void> {
   const { namespace } = key;
+  for (const configMap of desired.createConfigMaps) {
+    // Create, never apply: immutable, and one that appeared at the name meanwhile is not adopted (lpx.md §2.3).
+    const created = await deps.kube.create(configMap);
+    deps.log.info({ kind: 'ConfigMap', namespace, name: configMap.metadata.name }, created === undefined ? 'Found existing ConfigMap; waiting' : 'Created ConfigMap');
+  }
   if (desired.applyPodCliqueSet !== undefined) await deps.kube.apply(desired.applyPodCliqueSet, { force: true });
   for (const service of desired.applyServices) await deps.kube.apply(service, { force: true });
   for (const scale of desired.scale) {
@@ -200,6 +231,10 @@ export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded,
     deps.log.info({ kind: LPR_KIND, namespace, name: request.name }, `Deleted ${LPR_KIND}`);
   }
   await deps.kube.applyStatus({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, metadata: { name: key.name, namespace }, status: desired.status }, { force: true });
+  for (const configMap of desired.deleteConfigMaps) {
+    await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: configMap.name }, configMap.resourceVersion === undefined ? {} : { resourceVersion: configMap.resourceVersion });
+    deps.log.info({ kind: 'ConfigMap', namespace, name: configMap.name }, 'Deleted obsolete ConfigMap');
+  }
   if (desired.deletePodCliqueSet !== undefined) {
     // The status above already holds the retained external engine count (issue 11 part 7).
     await deps.kube.delete({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace, name: desired.deletePodCliqueSet.name }, { propagationPolicy: 'Foreground' });

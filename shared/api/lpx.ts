@@ -81,6 +81,17 @@ export const MAX_ATTEMPT_DEADLINE_SECONDS = 9_223_372_036;
 /** Largest LPX engine replica count (lpx.md §1.1). */
 export const MAX_LPX_REPLICAS = 2496;
 
+// The LPX runtime ConfigMaps (upstream internal/dynamo/lpx/lpu_configmap.go, controller/lpx/render.go).
+/** Annotation naming the owning DGD's uid on the LPX runtime ConfigMaps (upstream `DGDUIDAnnotation`). */
+export const ANNOTATION_LPX_RUNTIME_DGD_UID = 'scheduling.lpu.nvidia.com/dgd-uid';
+/** The runtime ConfigMap content hash on the cliques that mount it (upstream `AnnotationExtraResourcesHash`). */
+export const ANNOTATION_LPX_EXTRA_RESOURCES_HASH = 'nvidia.com/extra-resources-hash';
+/** The pod volume of the runtime ConfigMap and its mount path in the main container (upstream `lpuConfigVolumeName`, `lpuConfigMountPath`). */
+export const LPX_CONFIG_VOLUME_NAME = 'config';
+export const LPX_CONFIG_MOUNT_PATH = '/configs';
+/** Bytes of data one rendered ConfigMap may hold (upstream `corev1.MaxSecretSize`, 1 MiB). */
+export const LPX_MAX_CONFIGMAP_DATA_BYTES = 1024 * 1024;
+
 /**
  * The `lpx` stanza of a component (lpx.md §1.1 LPXConfig, design D and D+). Loose: admission
  * reports field errors on it with paths; the LPX path reads only these fields.

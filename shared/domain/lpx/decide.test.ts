@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Dgd, LpuPipelineRequest, LpxGraphDeployment, PodClique, PodCliqueScalingGroup } from '../../api/index.js';
+import type { LpxBuild } from './build.js';
 import type { BuildSnapshotReading } from './build-snapshot.js';
 import { decideLpxGraphDeployment, lpxSnapshotBuildUrls, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
 import { decideLpxHandoff } from './handoff.js';
 import { parseModelRegistryUrl } from './model-registry.js';
 import { desiredPipelineRequests, isPipelineRequestMatching } from './pipeline-requests.js';
 import { lpxPodCliqueSetName } from './names.js';
+import { runtimeConfigMapHash } from './runtime-configmaps.js';
 import { resolveLpxWorkloads } from './workloads.js';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
@@ -212,6 +214,49 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
       expect(isPipelineRequestMatching(observedAs({ ...annotations, 'scheduling.lpu.nvidia.com/compiler-snapshot-digest': 'another-snapshot' }, spec), desired.object)).toBe(false);
       expect(isPipelineRequestMatching(observedAs({ ...annotations, 'scheduling.lpu.nvidia.com/dynamo-workload-digest': 'another-build' }, spec), desired.object)).toBe(false);
       expect(isPipelineRequestMatching(observedAs(annotations, { ...spec, repairPolicy: { mode: 'repair' } }), desired.object)).toBe(false);
+    });
+  });
+
+  describe('the runtime ConfigMaps (lpx.md §5.3 steps 12 and 19; upstream reconcileRuntimeResources, deleteUnusedConfigMaps)', () => {
+    /** The decoded build of /models/b (an LPU-only XT build of one 16-chip partition), as the decoder delivers it on the snapshot. */
+    const BUILD: LpxBuild = { path: 'file:///models/b', family: 'xt8888', compilationMode: 'lpuOnly', partitions: [{ sourcePartitionId: 0, partPath: 'part-0', topology: { raw: 'URSA_V2__Q8__16C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA', chipCount: 16, nodeCount: 2 } , hxExtent: undefined }], selectedPropSyncChains: [], standaloneTokenEmbeddings: false, supportsCpuEmbeddings: false, ioFpgaCount: 1, ioFanoutFactor: 1, batchSize: 1, tokenEmbeddingsPath: undefined };
+    const DECODED: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: DIGEST, build: BUILD }]]);
+    const dgd = aDgd();
+    const desiredMaps = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: undefined, buildSnapshots: DECODED }), config, NOW).createConfigMaps;
+    const [lpuMap] = desiredMaps;
+    const stored = (name: string, owner = 'lpx-uid') => ({ metadata: { name, resourceVersion: '9', ownerReferences: [{ uid: owner, controller: true }] } });
+    const bound = publishedRequests(dgd, 2).map((r) => ({ ...r, status: { phase: 'bound', observedGeneration: 1 } }));
+    const readyWorld = { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: bound, buildSnapshots: DECODED };
+
+    it('"Synchronize configuration before any scale-up": the first pass creates the LPU table with the PodCliqueSet that mounts it', () => {
+      const desired = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: undefined, buildSnapshots: DECODED }), config, NOW);
+      expect(desired.createConfigMaps.map((c) => [c.metadata.name, c['data'], c['immutable']])).toEqual([[`${PCS}-lpu-${runtimeConfigMapHash(lpuMap?.['data'] as Record<string, string>).slice(0, 16)}`, { nodes_per_partition: '2', partition_ids: '0', partition_node_offsets: '0', partition_paths: 'part-0', topologies: 'URSA_V2__Q8__16C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA' }, true]]);
+      const cliques = (desired.applyPodCliqueSet?.['spec'] as { template: { cliques: { name: string; spec: { podSpec: { volumes?: unknown[] } } }[] } }).template.cliques;
+      expect(cliques.map((c) => [c.name, c.spec.podSpec.volumes?.at(-1)])).toEqual([['agt', { name: 'config', configMap: { name: lpuMap?.metadata.name } }], ['cond', { name: 'config', configMap: { name: lpuMap?.metadata.name } }]]);
+    });
+
+    it.each([
+      { name: 'a map already stored and ours is not created again (immutable: never updated)', configMaps: new Map([[lpuMap?.metadata.name ?? '', stored(lpuMap?.metadata.name ?? '')]]), creates: [] as string[] },
+      { name: 'a missing map is created in a later pass too', configMaps: new Map(), creates: [lpuMap?.metadata.name ?? ''] },
+    ])('$name', ({ configMaps, creates }) => {
+      expect(decideLpxGraphDeployment(observedWith(dgd, { buildSnapshots: DECODED, configMaps }), config, NOW).createConfigMaps.map((c) => c.metadata.name)).toEqual(creates);
+    });
+
+    it('"Foreign objects at the expected names are never adopted": a ConfigMap at the name that this LPXGD does not control fails Ready and nothing is written', () => {
+      const desired = decideLpxGraphDeployment(observedWith(dgd, { buildSnapshots: DECODED, configMaps: new Map([[lpuMap?.metadata.name ?? '', stored(lpuMap?.metadata.name ?? '', 'someone-else')]]) }), config, NOW);
+      expect(desired.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message: `ConfigMap ${JSON.stringify(lpuMap?.metadata.name)} is not controlled by this LPXGraphDeployment` });
+      expect([desired.applyPodCliqueSet, desired.createConfigMaps, desired.createRequests, desired.deleteConfigMaps]).toEqual([undefined, [], [], []]);
+    });
+
+    it.each([
+      { name: '"Old configmaps remain available until all workloads are Ready": an obsolete owned map is deleted, with its resourceVersion, once Ready', observed: observedWith(dgd, { ...readyWorld, configMaps: new Map([[lpuMap?.metadata.name ?? '', stored(lpuMap?.metadata.name ?? '')], [`${PCS}-lpu-0000000000000000`, stored(`${PCS}-lpu-0000000000000000`)]]) }), ready: 'True', deletes: [{ name: `${PCS}-lpu-0000000000000000`, resourceVersion: '9' }] },
+      { name: 'while not Ready the obsolete map is kept for the pods still mounting it', observed: observedWith(dgd, { ...readyWorld, requests: publishedRequests(dgd, 2), configMaps: new Map([[`${PCS}-lpu-0000000000000000`, stored(`${PCS}-lpu-0000000000000000`)]]) }), ready: 'False', deletes: [] },
+      { name: 'a labelled map another owner controls is never deleted', observed: observedWith(dgd, { ...readyWorld, configMaps: new Map([[lpuMap?.metadata.name ?? '', stored(lpuMap?.metadata.name ?? '')], ['theirs', stored('theirs', 'someone-else')]]) }), ready: 'True', deletes: [] },
+      { name: 'without a decoded build nothing is pruned (today\'s behaviour)', observed: observedWith(dgd, { ...readyWorld, buildSnapshots: SNAPSHOTS, configMaps: new Map([[`${PCS}-lpu-0000000000000000`, stored(`${PCS}-lpu-0000000000000000`)]]) }), ready: 'True', deletes: [] },
+    ])('$name', ({ observed, ready, deletes }) => {
+      const desired = decideLpxGraphDeployment(observed, config, NOW);
+      expect(desired.status.conditions.find((c) => c.type === 'Ready')?.status).toBe(ready);
+      expect(desired.deleteConfigMaps).toEqual(deletes);
     });
   });
 

@@ -8,7 +8,8 @@
  * ../shared/reference/dgd-reference.txt ("Grove rejects replica changes throughout an active
  * Coherent rollout"; LPX budget edits keep the PCS identity and existing requests);
  * ../shared/reference/lpx-integration-review.txt, "Known follow-ups" (external engine count kept
- * across PodCliqueSet replacement: beyond upstream, see {@link seedFor}).
+ * across PodCliqueSet replacement: beyond upstream, see {@link seedFor}); the runtime
+ * ConfigMaps of decoded builds (runtime-configmaps.ts; §5.3 steps 12 and 19).
  * @module
  */
 import {
@@ -38,6 +39,7 @@ import {
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
+import type { LpxBuild } from './build.js';
 import { buildSnapshotAcquisitionError, type BuildSnapshotReading } from './build-snapshot.js';
 import { decideModelDownloads, lpxRemoteBuildUrls, planModelDownloads, type DownloadCheck, type ModelDownloadStatus } from './model-download.js';
 import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
@@ -47,6 +49,7 @@ import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import { decideEngineHandoff, desiredPipelineRequests, evaluateReceipts, isPipelineRequestMatching, isReplicaAtDesiredRevision, isRequestCommitted, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
 import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
+import { renderLpxRuntimeConfigMaps, renderLpxRuntimeConfigs, runtimeConfigVolumeIssue } from './runtime-configmaps.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
 
 /** An observed PodCliqueSet: the fields the decision reads. */
@@ -54,6 +57,11 @@ export interface ObservedPodCliqueSet {
   readonly metadata: { readonly name?: string; readonly uid?: string; readonly generation?: number; readonly deletionTimestamp?: string; readonly ownerReferences?: readonly Readonly<Record<string, unknown>>[] };
   readonly spec: unknown;
   readonly status?: { readonly observedGeneration?: number; readonly updateProgress?: { readonly updateEndedAt?: string } | undefined } | undefined;
+}
+
+/** An observed ConfigMap: the fields the decision reads. */
+export interface ObservedConfigMap {
+  readonly metadata: { readonly name?: string; readonly resourceVersion?: string; readonly deletionTimestamp?: string; readonly ownerReferences?: readonly Readonly<Record<string, unknown>>[] };
 }
 
 export interface LpxObserved {
@@ -71,6 +79,11 @@ export interface LpxObserved {
   readonly buildSnapshots: ReadonlyMap<string, BuildSnapshotReading>;
   /** This reconcile's Model Express checks of the `gs://` builds, by build URL (see `planModelDownloads`). */
   readonly modelDownloadChecks: ReadonlyMap<string, DownloadCheck>;
+  /**
+   * ConfigMaps by name: those labelled `lpx.nvidia.com/deployment-uid=<LPXGD uid>` and any at a
+   * name the decision wants (see {@link lpxRuntimeConfigMapNames}); absent: none.
+   */
+  readonly configMaps?: ReadonlyMap<string, ObservedConfigMap>;
 }
 
 /**
@@ -89,6 +102,31 @@ export function lpxSnapshotBuildUrls(dgd: Pick<Dgd, 'spec'>, registry: BuildRef 
   return [...urls].sort();
 }
 
+/**
+ * decodedLpxBuilds: the decoded build (`build` of an acquired snapshot) of each LPX component
+ * whose snapshot carries one, by component name. In: dgd.spec.components, the registry, the
+ * snapshots. Pure.
+ */
+export function decodedLpxBuilds(dgd: Pick<Dgd, 'spec'>, registry: BuildRef | undefined, snapshots: ReadonlyMap<string, BuildSnapshotReading>): Map<string, LpxBuild> {
+  const builds = new Map<string, LpxBuild>();
+  for (const component of dgd.spec.components.filter((c) => c.type === 'lpx')) {
+    const url = resolveBuildUrl(registry, LpxConfigSchema.safeParse(component.lpx ?? {}).data?.buildId ?? '');
+    const snapshot = url.ok ? snapshots.get(url.url) : undefined;
+    if (snapshot?.ok === true && snapshot.build !== undefined) builds.set(component.name, snapshot.build);
+  }
+  return builds;
+}
+
+/**
+ * lpxRuntimeConfigMapNames: the names of the runtime ConfigMaps the decision renders for this
+ * LPXGD, DGD and snapshots (the shell reads each, to refuse a foreign one at the name). Pure.
+ */
+export function lpxRuntimeConfigMapNames(lpxgd: Pick<LpxGraphDeployment, 'metadata'>, dgd: Dgd, registry: BuildRef | undefined, snapshots: ReadonlyMap<string, BuildSnapshotReading>): string[] {
+  const pcsName = lpxPodCliqueSetName({ namespace: lpxgd.metadata.namespace ?? 'default', name: lpxgd.metadata.name ?? '', uid: lpxgd.metadata.uid ?? '' });
+  const rendered = renderLpxRuntimeConfigs(pcsName, resolveLpxWorkloads(dgd), decodedLpxBuilds(dgd, registry, snapshots));
+  return rendered.ok ? [...rendered.configs.values()].flatMap((c) => c.configMaps.map((m) => m.name)).sort() : [];
+}
+
 export interface LpxConfig {
   readonly registry: BuildRef | undefined;
   readonly render: Pick<RenderConfig, 'terminationDelay'>;
@@ -104,6 +142,10 @@ export interface LpxDesired {
   readonly scale: readonly { readonly name: string; readonly replicas: number; readonly resourceVersion: string | undefined }[];
   readonly createRequests: readonly RenderedObject[];
   readonly deleteRequests: readonly { readonly name: string; readonly uid: string | undefined; readonly resourceVersion: string | undefined }[];
+  /** Runtime ConfigMaps to create (immutable: never updated), before the PodCliqueSet that mounts them. */
+  readonly createConfigMaps: readonly RenderedObject[];
+  /** Obsolete owned runtime ConfigMaps, deleted with a resourceVersion precondition (only when Ready). */
+  readonly deleteConfigMaps: readonly { readonly name: string; readonly resourceVersion: string | undefined }[];
   readonly status: { readonly observedGeneration: number; readonly conditions: Condition[]; readonly components: Record<string, LpxComponentStatus>; readonly modelDownload?: ModelDownloadStatus };
 }
 
@@ -229,7 +271,12 @@ function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undef
  * 6. requests: missing ones are created for the published capacity (not while a deadline
  *    failure is current), removed ordinals are deleted with preconditions, a foreign request at
  *    a desired name is never touched;
- * 7. readiness: every workload ready, every desired request bound, no deferred scaling.
+ * 7. readiness: every workload ready, every desired request bound, no deferred scaling;
+ * 8. runtime ConfigMaps (runtime-configmaps.ts, only for components whose snapshot carries a
+ *    decoded build): rendered with the PCS (an oversized one, or an HX template binding `config`
+ *    itself, Failed with upstream's message); missing ones created with the PCS, never updated;
+ *    one at a desired name this LPXGD does not control: Failed "ConfigMap %q is not controlled
+ *    by this LPXGraphDeployment"; obsolete owned ones deleted only when the verdict is Ready.
  * Status: observedGeneration, `Ready`, `ScalingDeferred` once needed, per component status
  * with `retainedReplicas` for omitted-replica workloads. Pure.
  */
@@ -261,6 +308,8 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
       scale: [],
       createRequests: [],
       deleteRequests: [],
+      createConfigMaps: [],
+      deleteConfigMaps: [],
       ...extra,
       status: { observedGeneration: generation, conditions, components, ...(modelDownload === undefined ? {} : { modelDownload }) },
     };
@@ -322,12 +371,30 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
 
   const seeds = observedSeeds(pcs?.spec);
   const desiredSeeds = new Map(workloads.map((w) => [w.scalingGroup, seedFor(w, pcs === undefined ? undefined : seeds.get(w.scalingGroup), retainedOf(w))]));
-  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render, snapshotDigests);
+  // The runtime ConfigMaps of the decoded builds (without a decoded build: none, as before).
+  const decoded = decodedLpxBuilds(dgd, config.registry, observed.buildSnapshots);
+  const runtime = renderLpxRuntimeConfigs(pcsName, workloads, decoded);
+  if (!runtime.ok) return result(failed(runtime.error), {}, componentsNotObserved(carry(), generation, now));
+  for (const w of workloads) {
+    const build = decoded.get(w.serving.name);
+    const runtimeConfig = runtime.configs.get(w.scalingGroup);
+    const issue = build === undefined || runtimeConfig === undefined ? undefined : runtimeConfigVolumeIssue(w, build, runtimeConfig);
+    if (issue !== undefined) return result(failed(issue), {}, componentsNotObserved(carry(), generation, now));
+  }
+  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render, snapshotDigests, runtime.configs);
   if (pcs !== undefined && lpxLayoutKey(pcs.spec) !== lpxLayoutKey(desiredPcs['spec'])) {
     return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, componentsNotObserved(carry(), generation, now));
   }
+  // Step 12 (lpx.md §5.3): missing ConfigMaps are created before the PodCliqueSet that mounts
+  // them; one at a desired name that this LPXGD does not control is never adopted (§2.3).
+  const desiredConfigMaps = renderLpxRuntimeConfigMaps(id, String(owner['uid'] ?? ''), runtime.configs);
+  const observedConfigMaps = observed.configMaps ?? new Map<string, ObservedConfigMap>();
+  const isOurs = (configMap: ObservedConfigMap) => (configMap.metadata.ownerReferences ?? []).some((ref) => ref['controller'] === true && ref['uid'] === id.uid);
+  const foreignConfigMap = desiredConfigMaps.find((c) => { const seen = observedConfigMaps.get(c.metadata.name); return seen !== undefined && !isOurs(seen); });
+  if (foreignConfigMap !== undefined) return result(failed(`ConfigMap ${JSON.stringify(foreignConfigMap.metadata.name)} is not controlled by this LPXGraphDeployment`), {}, componentsNotObserved(carry(), generation, now));
+  const createConfigMaps = desiredConfigMaps.filter((c) => !observedConfigMaps.has(c.metadata.name));
   if (pcs === undefined || pcs.metadata.uid === undefined) {
-    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads) }, componentsNotObserved(carry(), generation, now));
+    return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), createConfigMaps }, componentsNotObserved(carry(), generation, now));
   }
 
   const isBlocked = isCoherentUpdateBlocking(pcs);
@@ -444,5 +511,15 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   outrank(publication);
   if (isFailureCurrent) verdict = failed(MESSAGE_LPX_DEADLINE_EXCEEDED);
 
-  return result(verdict, { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), scale, createRequests, deleteRequests }, components, isDeferred);
+  // Step 19 (lpx.md §5.3, upstream deleteUnusedConfigMaps): old runtime ConfigMaps stay until
+  // the LPXGD is Ready, so pods of the previous revision keep their configuration meanwhile.
+  // Only once every workload's build is decoded: without a decoded build nothing is pruned (as before).
+  const isEveryBuildDecoded = workloads.every((w) => runtime.configs.has(w.scalingGroup));
+  const desiredConfigMapNames = new Set(desiredConfigMaps.map((c) => c.metadata.name));
+  const deleteConfigMaps = verdict.kind !== 'ready' || !isEveryBuildDecoded ? [] : [...observedConfigMaps.entries()]
+    .filter(([name, c]) => isOurs(c) && c.metadata.deletionTimestamp === undefined && !desiredConfigMapNames.has(name))
+    .map(([name, c]) => ({ name, resourceVersion: c.metadata.resourceVersion }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+  return result(verdict, { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), scale, createRequests, deleteRequests, createConfigMaps, deleteConfigMaps }, components, isDeferred);
 }

@@ -11,6 +11,7 @@ export * from './workloads.js';
 export * from './names.js';
 export * from './input-revision.js';
 export * from './render-pcs.js';
+export * from './runtime-configmaps.js';
 export * from './pipeline-requests.js';
 export * from './readiness.js';
 export * from './handoff.js';

@@ -43,6 +43,7 @@ import type { RenderConfig, RenderedObject } from '../render.js';
 import { snapshotAnnotation } from './build-snapshot.js';
 import { sortedKeysJson } from './input-revision.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
+import { bindRuntimeConfig, type LpxRuntimeConfigs } from './runtime-configmaps.js';
 import type { LpxWorkload } from './workloads.js';
 
 /** Per scaling group, the template `replicas` to render (the immutable seed). */
@@ -97,7 +98,9 @@ function roleClique(
  *   when the build snapshot is known, `scheduling.lpu.nvidia.com/compiler-snapshot-digest`, as
  *   upstream's Agent pods carry it, so a changed build rolls its Agents);
  *   the conductor clique (role `conductor`, label `lpx.nvidia.com/serving: "true"`) starts after
- *   the agents; every pod uses the `lpx-scheduler`.
+ *   the agents; every pod uses the `lpx-scheduler`;
+ * - a workload with runtime ConfigMaps (`runtimeConfigs`, runtime-configmaps.ts) mounts them
+ *   (volume `config` at `/configs`, `nvidia.com/extra-resources-hash`), see `bindRuntimeConfig`.
  * Deterministic. Pure.
  */
 export function renderLpxPodCliqueSet(
@@ -107,6 +110,7 @@ export function renderLpxPodCliqueSet(
   seeds: ScalingGroupSeeds,
   config: Pick<RenderConfig, 'terminationDelay'>,
   snapshotDigests: ReadonlyMap<string, string> = new Map(),
+  runtimeConfigs: LpxRuntimeConfigs = new Map(),
 ): RenderedObject {
   const name = lpxPodCliqueSetName(id);
   const cliques: PodCliqueTemplateSpec[] = [];
@@ -114,11 +118,12 @@ export function renderLpxPodCliqueSet(
   const routing = { [ANNOTATION_LPX_DEPLOYMENT_NAME]: id.name };
   for (const workload of workloads) {
     const digest = workloadDigest(workload);
+    const runtime = runtimeConfigs.get(workload.scalingGroup);
     const agentNames: string[] = [];
     for (const model of workload.models) {
       const ctx: CliqueContext = { dgd, namespace: id.namespace, component: model.component, workerHash: undefined };
       agentNames.push(model.agentClique);
-      cliques.push(
+      cliques.push(bindRuntimeConfig(
         roleClique(ctx, model.agentClique, model.agentReplicas, model.agentRole?.podTemplate, {
           ...routing,
           [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest,
@@ -126,13 +131,14 @@ export function renderLpxPodCliqueSet(
           [ANNOTATION_LPX_POD_MODEL]: model.model,
           ...snapshotAnnotation(snapshotDigests, model.component.name),
         }, {}, undefined),
-      );
+        runtime?.agents,
+      ));
     }
     const cliqueNames = [...agentNames];
     if (workload.conductorClique !== undefined) {
       const ctx: CliqueContext = { dgd, namespace: id.namespace, component: workload.serving, workerHash: undefined };
       cliqueNames.push(workload.conductorClique);
-      cliques.push(
+      cliques.push(bindRuntimeConfig(
         roleClique(
           ctx,
           workload.conductorClique,
@@ -142,7 +148,8 @@ export function renderLpxPodCliqueSet(
           { [LABEL_LPX_SERVING]: 'true' },
           agentNames,
         ),
-      );
+        runtime?.conductor,
+      ));
     }
     const group: PodCliqueScalingGroupConfig = {
       name: workload.scalingGroup,
