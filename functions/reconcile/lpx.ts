@@ -127,7 +127,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
   // the DGD is validated before the model downloads).
   const isMatchingDgd = dgd?.ok === true && isLpxInputCurrent(dgd.dgd, lpxgd);
   const { buildSnapshots, modelDownloadChecks } = dgd?.ok === true && isMatchingDgd ? await loadBuilds(deps, lpxgd, dgd.dgd, registry, builds) : { buildSnapshots: new Map(), modelDownloadChecks: new Map() };
-  const configMaps = dgd?.ok === true && isMatchingDgd ? await loadConfigMaps(deps, lpxgd, lpxRuntimeConfigMapNames(lpxgd, dgd.dgd, registry, buildSnapshots)) : new Map<string, ObservedConfigMap>();
+  const configMaps = dgd?.ok === true && isMatchingDgd ? await loadLpxConfigMaps(deps, lpxgd, dgd.dgd, registry, buildSnapshots) : new Map<string, ObservedConfigMap>();
   const observed: LpxObserved = {
     lpxgd,
     dgd: dgd?.ok === true ? dgd.dgd : undefined,
@@ -143,13 +143,16 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
 }
 
 /**
- * The LPXGD's runtime ConfigMaps (label `lpx.nvidia.com/deployment-uid=<uid>`, upstream
- * `deleteUnusedConfigMaps`) and whatever is stored at each desired name (a foreign one there is
- * refused by the decision, never adopted).
+ * The observed runtime ConfigMaps: the LPXGD's own (label `lpx.nvidia.com/deployment-uid=<uid>`,
+ * upstream `deleteUnusedConfigMaps`) and whatever is stored at each name the decision renders
+ * for these snapshots (a foreign one there is refused by the decision, never adopted). Nothing
+ * is read while no snapshot carries a decoded build (there are no runtime ConfigMaps then).
  */
-async function loadConfigMaps(deps: ReconcileDeps, lpxgd: LpxGraphDeployment, desiredNames: readonly string[]): Promise<Map<string, ObservedConfigMap>> {
+export async function loadLpxConfigMaps(deps: ReconcileDeps, lpxgd: LpxGraphDeployment, dgd: Dgd, registry: BuildRef | undefined, buildSnapshots: ReadonlyMap<string, BuildSnapshotReading>): Promise<Map<string, ObservedConfigMap>> {
   const namespace = lpxgd.metadata.namespace ?? '';
   const out = new Map<string, ObservedConfigMap>();
+  if (![...buildSnapshots.values()].some((s) => s.ok && s.build !== undefined)) return out;
+  const desiredNames = lpxRuntimeConfigMapNames(lpxgd, dgd, registry, buildSnapshots);
   if (lpxgd.metadata.uid !== undefined) {
     for (const object of await deps.kube.list('v1', 'ConfigMap', namespace, { labelSelector: `${LABEL_LPX_DEPLOYMENT_UID}=${lpxgd.metadata.uid}` })) out.set(object.metadata.name, object as unknown as ObservedConfigMap);
   }

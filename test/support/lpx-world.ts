@@ -16,12 +16,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { DGD_KIND, DGD_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND } from '../../shared/api/index.js';
-import { lpxPodCliqueSetName } from '../../shared/domain/index.js';
+import { decideLpxGraphDeployment, lpxPodCliqueSetName, parseModelRegistryUrl, type LpxBuild, type LpxDesired } from '../../shared/domain/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube } from '../../functions/reconcile/index.js';
 import { handle as handleDgd, type ReconcileDeps } from '../../functions/reconcile/dgd.js';
-import { handle as handleLpx } from '../../functions/reconcile/lpx.js';
+import { handle as handleLpx, load as loadLpx, loadLpxConfigMaps, write as writeLpx } from '../../functions/reconcile/lpx.js';
 import { testKubeConfig } from '../harness/testing.js';
 
 const GROVE = 'grove.io/v1alpha1';
@@ -196,4 +196,49 @@ export async function lpxGraphWithExpiringRequests(
   await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), deps);
   for (const request of await requestsOf(namespace)) if (boundOrdinals.includes(ordinalOf(request))) await writeReceipt(request, 'bound');
   return { pcsName };
+}
+
+/** As Grove: the role cliques `agt` and `cond` of each scaling-group replica, with all pods ready (as lpx.test.ts's). */
+export async function actAsGroveRoleCliques(namespace: string, pcsName: string, replicas: number): Promise<void> {
+  for (let i = 0; i < replicas; i += 1) {
+    for (const role of ['agt', 'cond']) {
+      const name = `${pcsName}-0-lpx-${i}-${role}`;
+      const clique = await grove.apply({
+        apiVersion: GROVE,
+        kind: 'PodClique',
+        metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
+        spec: { roleName: role, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
+      });
+      await grove.applyStatus(
+        { apiVersion: GROVE, kind: 'PodClique', metadata: { name, namespace }, status: { observedGeneration: clique.metadata.generation, replicas: 1, readyReplicas: 1, updatedReplicas: 1, scheduledReplicas: 1, scheduleGatedReplicas: 0 } },
+        { force: true },
+      );
+    }
+  }
+}
+
+/**
+ * The LPXGD reconciled as functions/reconcile/lpx.ts's handle does (load, decide, write, again
+ * while the PodCliqueSet was first written), except that every acquired snapshot carries `build`
+ * as its decoded build: the Cap'n Proto decoder that fills it (issue 11, lpx-manifest) is not on
+ * this branch, so the test supplies what it would deliver. The runtime ConfigMaps are then read
+ * by the function's own loadLpxConfigMaps. Out: the last pass's decision.
+ */
+export async function reconcileLpxWithDecodedBuild(deps: ReconcileDeps, namespace: string, name: string, build: LpxBuild): Promise<LpxDesired> {
+  const key = { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace, name };
+  const registry = parseModelRegistryUrl(deps.config.lpxModelRegistryUrl);
+  if (!registry.ok) throw new Error(registry.error);
+  let desired: LpxDesired | undefined;
+  for (let pass = 0; pass < 3; pass += 1) {
+    const loaded = await loadLpx(deps, key, registry.registry);
+    if (loaded === undefined || loaded.observed.dgd === undefined) throw new Error(`no LPXGraphDeployment ${namespace}/${name} with its DGD`);
+    const buildSnapshots = new Map([...loaded.observed.buildSnapshots].map(([url, reading]) => [url, reading.ok ? { ...reading, build } : reading]));
+    const configMaps = await loadLpxConfigMaps(deps, loaded.observed.lpxgd, loaded.observed.dgd, registry.registry, buildSnapshots);
+    const decoded = { ...loaded, observed: { ...loaded.observed, buildSnapshots, configMaps } };
+    desired = decideLpxGraphDeployment(decoded.observed, { registry: registry.registry, render: deps.render }, deps.now());
+    await writeLpx(deps, key, decoded, desired);
+    if (loaded.observed.podCliqueSet !== undefined || desired.applyPodCliqueSet === undefined) break;
+  }
+  if (desired === undefined) throw new Error('no pass ran');
+  return desired;
 }
