@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGD_KIND, DGD_V1BETA1, LPXGD_API_VERSION, LPXGD_KIND, LpxGraphDeploymentSchema, parseDgd } from '../../shared/api/index.js';
-import { lpxRuntimeConfigMapNames, type LpxBuild } from '../../shared/domain/index.js';
+import { lpxRuntimeConfigMapNames } from '../../shared/domain/index.js';
 import { createKube, type KubeObject } from '../../shared/kube/index.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
@@ -20,6 +20,7 @@ import {
   actAsGroveRoleCliques,
   adminReconcileDeps,
   aHybridDgd,
+  anLpuOnlyBuild,
   applyDgd,
   ensureGroveScalingGroup,
   lpxPcsName,
@@ -37,22 +38,6 @@ const user = createKube(kubeConfig, { fieldManager: 'kubectl' });
 const GROVE = 'grove.io/v1alpha1';
 const TOPOLOGY = 'URSA_V2__Q8__16C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA';
 
-/** An LPU-only XT build of `partitions` 16-chip partitions (2 Agent endpoints each). */
-function anLpuOnlyBuild(partitions: number): LpxBuild {
-  return {
-    path: 'file:///models/llama-lpx',
-    family: 'xt8888',
-    compilationMode: 'lpuOnly',
-    partitions: Array.from({ length: partitions }, (_, i) => ({ sourcePartitionId: i, partPath: `part-${i}`, topology: { raw: TOPOLOGY, chipCount: 16, nodeCount: 2 }, hxExtent: undefined })),
-    selectedPropSyncChains: [],
-    standaloneTokenEmbeddings: false,
-    supportsCpuEmbeddings: false,
-    ioFpgaCount: 1,
-    ioFanoutFactor: 1,
-    batchSize: 1,
-    tokenEmbeddingsPath: undefined,
-  };
-}
 
 const configMapsOf = async (namespace: string) => (await user.list('v1', 'ConfigMap', namespace)).filter((c) => c.metadata.name.includes('-lpu-'));
 const readyOf = async (namespace: string, name: string) =>
