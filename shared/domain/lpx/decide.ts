@@ -49,7 +49,7 @@ import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import { decideEngineHandoff, desiredPipelineRequests, evaluateReceipts, isPipelineRequestMatching, isReplicaAtDesiredRevision, isRequestCommitted, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
 import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
-import { renderLpxRuntimeConfigMaps, renderLpxRuntimeConfigs, runtimeConfigVolumeIssue } from './runtime-configmaps.js';
+import { decideRuntimeConfigMapCreates, obsoleteRuntimeConfigMaps, renderLpxRuntimeConfigMaps, renderLpxRuntimeConfigs, runtimeConfigVolumeIssue, type ObservedConfigMap } from './runtime-configmaps.js';
 import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
 
 /** An observed PodCliqueSet: the fields the decision reads. */
@@ -57,11 +57,6 @@ export interface ObservedPodCliqueSet {
   readonly metadata: { readonly name?: string; readonly uid?: string; readonly generation?: number; readonly deletionTimestamp?: string; readonly ownerReferences?: readonly Readonly<Record<string, unknown>>[] };
   readonly spec: unknown;
   readonly status?: { readonly observedGeneration?: number; readonly updateProgress?: { readonly updateEndedAt?: string } | undefined } | undefined;
-}
-
-/** An observed ConfigMap: the fields the decision reads. */
-export interface ObservedConfigMap {
-  readonly metadata: { readonly name?: string; readonly resourceVersion?: string; readonly deletionTimestamp?: string; readonly ownerReferences?: readonly Readonly<Record<string, unknown>>[] };
 }
 
 export interface LpxObserved {
@@ -389,10 +384,9 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   // them; one at a desired name that this LPXGD does not control is never adopted (§2.3).
   const desiredConfigMaps = renderLpxRuntimeConfigMaps(id, String(owner['uid'] ?? ''), runtime.configs);
   const observedConfigMaps = observed.configMaps ?? new Map<string, ObservedConfigMap>();
-  const isOurs = (configMap: ObservedConfigMap) => (configMap.metadata.ownerReferences ?? []).some((ref) => ref['controller'] === true && ref['uid'] === id.uid);
-  const foreignConfigMap = desiredConfigMaps.find((c) => { const seen = observedConfigMaps.get(c.metadata.name); return seen !== undefined && !isOurs(seen); });
-  if (foreignConfigMap !== undefined) return result(failed(`ConfigMap ${JSON.stringify(foreignConfigMap.metadata.name)} is not controlled by this LPXGraphDeployment`), {}, componentsNotObserved(carry(), generation, now));
-  const createConfigMaps = desiredConfigMaps.filter((c) => !observedConfigMaps.has(c.metadata.name));
+  const configMapCreates = decideRuntimeConfigMapCreates(desiredConfigMaps, observedConfigMaps, id.uid);
+  if (!configMapCreates.ok) return result(failed(configMapCreates.error), {}, componentsNotObserved(carry(), generation, now));
+  const createConfigMaps = configMapCreates.create;
   if (pcs === undefined || pcs.metadata.uid === undefined) {
     return result(pending('Waiting for the PodCliqueSet cache observation'), { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), createConfigMaps }, componentsNotObserved(carry(), generation, now));
   }
@@ -515,11 +509,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   // the LPXGD is Ready, so pods of the previous revision keep their configuration meanwhile.
   // Only once every workload's build is decoded: without a decoded build nothing is pruned (as before).
   const isEveryBuildDecoded = workloads.every((w) => runtime.configs.has(w.scalingGroup));
-  const desiredConfigMapNames = new Set(desiredConfigMaps.map((c) => c.metadata.name));
-  const deleteConfigMaps = verdict.kind !== 'ready' || !isEveryBuildDecoded ? [] : [...observedConfigMaps.entries()]
-    .filter(([name, c]) => isOurs(c) && c.metadata.deletionTimestamp === undefined && !desiredConfigMapNames.has(name))
-    .map(([name, c]) => ({ name, resourceVersion: c.metadata.resourceVersion }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const deleteConfigMaps = verdict.kind !== 'ready' || !isEveryBuildDecoded ? [] : obsoleteRuntimeConfigMaps(desiredConfigMaps, observedConfigMaps, id.uid);
 
   return result(verdict, { applyPodCliqueSet: desiredPcs, applyServices: renderLpxServingServices(dgd, id, workloads), scale, createRequests, deleteRequests, createConfigMaps, deleteConfigMaps }, components, isDeferred);
 }

@@ -259,6 +259,48 @@ export function renderLpxRuntimeConfigMaps(id: LpxIdentity, dgdUid: string, conf
     }));
 }
 
+/** An observed ConfigMap: the fields the decisions read. */
+export interface ObservedConfigMap {
+  readonly metadata: { readonly name?: string; readonly resourceVersion?: string; readonly deletionTimestamp?: string; readonly ownerReferences?: readonly Readonly<Record<string, unknown>>[] };
+}
+
+function isControlledBy(configMap: ObservedConfigMap, lpxgdUid: string): boolean {
+  return (configMap.metadata.ownerReferences ?? []).some((ref) => ref['controller'] === true && ref['uid'] === lpxgdUid);
+}
+
+/**
+ * decideRuntimeConfigMapCreates (upstream `reconcileRuntimeResources`, lpx.md §5.3 step 12): the
+ * desired maps not stored yet, to be created (an existing one is immutable, so never updated);
+ * a stored map at a desired name that the LPXGD does not control is never adopted (lpx.md §2.3
+ * "Foreign objects at the expected names are never adopted"): "ConfigMap %q is not controlled by
+ * this LPXGraphDeployment". In: the desired objects, the observed maps by name, the LPXGD uid. Pure.
+ */
+export function decideRuntimeConfigMapCreates(
+  desired: readonly RenderedObject[],
+  observed: ReadonlyMap<string, ObservedConfigMap>,
+  lpxgdUid: string,
+): { readonly ok: true; readonly create: RenderedObject[] } | { readonly ok: false; readonly error: string } {
+  for (const configMap of desired) {
+    const stored = observed.get(configMap.metadata.name);
+    if (stored !== undefined && !isControlledBy(stored, lpxgdUid)) return { ok: false, error: `ConfigMap ${JSON.stringify(configMap.metadata.name)} is not controlled by this LPXGraphDeployment` };
+  }
+  return { ok: true, create: desired.filter((c) => !observed.has(c.metadata.name)) };
+}
+
+/**
+ * obsoleteRuntimeConfigMaps (upstream `deleteUnusedConfigMaps`, lpx.md §5.3 step 19): the
+ * observed maps the LPXGD controls, not being deleted and not desired, with their
+ * resourceVersion (the delete precondition), sorted by name. The caller deletes them only once
+ * the LPXGD is Ready ("Old configmaps remain available until all workloads are Ready"). Pure.
+ */
+export function obsoleteRuntimeConfigMaps(desired: readonly RenderedObject[], observed: ReadonlyMap<string, ObservedConfigMap>, lpxgdUid: string): { name: string; resourceVersion: string | undefined }[] {
+  const desiredNames = new Set(desired.map((c) => c.metadata.name));
+  return [...observed.entries()]
+    .filter(([name, c]) => isControlledBy(c, lpxgdUid) && c.metadata.deletionTimestamp === undefined && !desiredNames.has(name))
+    .map(([name, c]) => ({ name, resourceVersion: c.metadata.resourceVersion }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 type Volume = Readonly<Record<string, unknown>> & { readonly name?: string };
 type Mount = Readonly<Record<string, unknown>> & { readonly name?: string; readonly mountPath?: string };
 type Container = Readonly<Record<string, unknown>> & { readonly name?: string; readonly volumeMounts?: readonly Mount[] };
