@@ -12,6 +12,8 @@ import { renderLpxPodCliqueSet } from './render-pcs.js';
 import {
   bindRuntimeConfig,
   cyborgServersData,
+  decideRuntimeConfigMapCreates,
+  obsoleteRuntimeConfigMaps,
   renderLpxRuntimeConfigMaps,
   renderLpxRuntimeConfigs,
   renderRuntimeConfigMap,
@@ -231,5 +233,31 @@ describe('the ConfigMap objects and their mounts (upstream stampDeploymentIdenti
     if (workload === undefined || config === undefined) throw new Error('no workload');
     expect(runtimeConfigVolumeIssue(workload, HX_HYBRID, config)).toBe('selected LPX podTemplate volume "config" is reserved for ConfigMap "node-local-v3-hx-hybrid-be18-lpu-f8b027cf29abf6cd"');
     expect(runtimeConfigVolumeIssue(workload, HYBRID, config)).toBeUndefined();
+  });
+});
+
+describe('creating and pruning (upstream reconcileRuntimeResources, deleteUnusedConfigMaps; lpx.md §5.3 steps 12 and 19)', () => {
+  const desired = [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p-lpu-aaaaaaaaaaaaaaaa', namespace: 'test' } }];
+  const stored = (name: string, extra: Record<string, unknown> = {}, owner = 'lpx-uid') => [name, { metadata: { name, resourceVersion: '3', ownerReferences: [{ uid: owner, controller: true }], ...extra } }] as const;
+  it.each([
+    { name: 'a missing desired map is created', observed: new Map(), want: { ok: true, create: desired } },
+    { name: 'a stored map of ours is immutable: not created or updated again', observed: new Map([stored('p-lpu-aaaaaaaaaaaaaaaa')]), want: { ok: true, create: [] } },
+    { name: '"Foreign objects at the expected names are never adopted"', observed: new Map([stored('p-lpu-aaaaaaaaaaaaaaaa', {}, 'other-uid')]), want: { ok: false, error: 'ConfigMap "p-lpu-aaaaaaaaaaaaaaaa" is not controlled by this LPXGraphDeployment' } },
+  ])('decideRuntimeConfigMapCreates: $name', ({ observed, want }) => {
+    expect(decideRuntimeConfigMapCreates(desired, observed, 'lpx-uid')).toEqual(want);
+  });
+
+  it('obsoleteRuntimeConfigMaps: "Discover obsolete ConfigMaps rooted in this exact LPX child": ours, not desired, not already terminating; with their resourceVersion', () => {
+    const observed = new Map([
+      stored('p-lpu-aaaaaaaaaaaaaaaa'),
+      stored('p-lpu-cccccccccccccccc'),
+      stored('p-lpu-bbbbbbbbbbbbbbbb'),
+      stored('p-lpu-dddddddddddddddd', { deletionTimestamp: '2026-12-01T10:00:00Z' }),
+      stored('p-lpu-eeeeeeeeeeeeeeee', {}, 'other-uid'),
+    ]);
+    expect(obsoleteRuntimeConfigMaps(desired, observed, 'lpx-uid')).toEqual([
+      { name: 'p-lpu-bbbbbbbbbbbbbbbb', resourceVersion: '3' },
+      { name: 'p-lpu-cccccccccccccccc', resourceVersion: '3' },
+    ]);
   });
 });
