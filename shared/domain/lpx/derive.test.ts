@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Dgd } from '../../api/index.js';
 import type { LpxBuild, LpxBuildPartition } from './build.js';
 import { applyLocalPartitionIds, deriveLpxComponent, lpxWorkloadMode, selectLpxPipeline, validateAgentReplicas, xtShape, xtTopologyCompatibilityKey, type LpxPipeline } from './derive.js';
+import { deepFreeze } from '../../../test/support/builders.js';
 import { deriveLpxWorkloads, resolveLpxWorkloads } from './workloads.js';
 
 // LpxBuild literals with the values of upstream's compiler fixtures (never a Cap'n Proto file).
@@ -213,5 +214,14 @@ describe('deriveLpxWorkloads (upstream ResolveSelectedWorkload; lpx.md §1.1 "An
     expect(deriveLpxWorkloads(pairGraph, resolveLpxWorkloads(pairGraph), both(aBuild({ compilationMode: 'lpx' }), aBuild()))).toEqual({ ok: false, error: 'unsupported LPX runtime: the shared speculative runtime requires LPU-only builds' });
     const derived = deriveLpxWorkloads(pairGraph, resolveLpxWorkloads(pairGraph), both(aBuild({ partitions: [xt(0, 8)] }), aBuild()));
     expect(derived.ok && derived.value[0]?.models.map((m) => [m.model, m.agentReplicas, m.derived?.pipeline])).toEqual([['draft0', 1, 'specDecode'], ['draft1', 1, 'specDecode'], ['target', 4, 'specDecode']]);
+  });
+
+  it('is deterministic and does not throw on frozen input (STYLE §16)', () => {
+    const graph = deepFreeze(dgd({ lpx: { buildId: 'b', localPartitions: { ids: [11] } } }));
+    const frozen = deepFreeze(new Map([['lpu', { build: hybridChainBuild, buildId: 'b' }]]));
+    const workloads = deepFreeze(resolveLpxWorkloads(graph));
+    const first = deriveLpxWorkloads(graph, workloads, frozen);
+    expect(first.ok && first.value[0]?.models[0]?.derived?.localPartitionIds).toEqual([11]);
+    expect(deriveLpxWorkloads(graph, workloads, frozen)).toEqual(first);
   });
 });
