@@ -155,18 +155,20 @@ export function renderLpxPodCliqueSet(
       const serving = workload.models.find((m) => m.component === workload.serving)?.derived;
       const isHybrid = serving?.pipeline === 'hybrid';
       cliqueNames.push(workload.conductorClique);
-      const conductor = roleClique(
-        ctx,
-        workload.conductorClique,
-        workload.conductorRole?.replicas ?? 1,
-        workload.conductorRole?.podTemplate,
-        // A hybrid engine's conductor is the Cyborg GPU runtime (upstream fixture node-local-v2-hybrid.yaml: role cyborg-worker).
-        { ...routing, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest, [ANNOTATION_LPX_POD_ROLE]: isHybrid ? LPX_POD_ROLE_CYBORG_WORKER : LPX_ROLE_CONDUCTOR },
-        { [LABEL_LPX_SERVING]: 'true' },
-        agentNames.length === 0 ? undefined : agentNames,
+      cliques.push(
+        roleClique(
+          ctx,
+          workload.conductorClique,
+          workload.conductorRole?.replicas ?? 1,
+          workload.conductorRole?.podTemplate,
+          // A hybrid engine's conductor is the Cyborg GPU runtime (upstream fixture node-local-v2-hybrid.yaml: role cyborg-worker).
+          { ...routing, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest, [ANNOTATION_LPX_POD_ROLE]: isHybrid ? LPX_POD_ROLE_CYBORG_WORKER : LPX_ROLE_CONDUCTOR },
+          { [LABEL_LPX_SERVING]: 'true' },
+          agentNames.length === 0 ? undefined : agentNames,
+        ),
       );
-      if (isHybrid) withCyborgLocalPartitionIds(conductor.spec.podSpec as Record<string, unknown>, serving.localPartitionIds);
-      cliques.push(conductor);
+      const conductor = cliques[cliques.length - 1];
+      if (isHybrid && conductor !== undefined) withCyborgLocalPartitionIds(conductor.spec.podSpec as Record<string, unknown>, serving.localPartitionIds);
     }
     const group: PodCliqueScalingGroupConfig = {
       name: workload.scalingGroup,
