@@ -116,11 +116,10 @@ export function lpxWorkloadMode(family: LpxBuildFamily, pipeline: LpxPipeline): 
 }
 
 /**
- * validateSelectedConductor (upstream `validateSelectedConductor`, the build-dependent role
- * rules): a hybrid build cannot back a shared speculative pair ("unsupported LPX runtime: the
- * shared speculative runtime requires LPU-only builds"); an LPU-only serving conductor is a
- * singleton ("unsupported LPX runtime: component %q conductor replicas must be one for LPU-only
- * execution"). The hybrid conductor's GPU check (`EffectiveCyborgGPUCount`) is not made here.
+ * validateSelectedConductor (upstream `validateSelectedConductor`, a build-dependent role rule):
+ * an LPU-only serving conductor is a singleton ("unsupported LPX runtime: component %q conductor
+ * replicas must be one for LPU-only execution"), even when the engine replica count is larger.
+ * The hybrid conductor's GPU check (`EffectiveCyborgGPUCount`) is not made here.
  * In: the component, whether it is the workload's serving component, the pipeline. Out: the
  * error text, or undefined. Pure.
  */
@@ -133,7 +132,11 @@ export function validateSelectedConductor(component: Pick<Component, 'name' | 'r
   return undefined;
 }
 
-/** The hybrid-build refusal of a shared pair (upstream `validateSelectedConductor`). Pure. */
+/**
+ * validateHybridPair (upstream `validateSelectedConductor`): a hybrid-compiled build cannot back
+ * a shared speculative pair ("unsupported LPX runtime: the shared speculative runtime requires
+ * LPU-only builds"). In: the pipeline and one component's build. Pure.
+ */
 export function validateHybridPair(pipeline: LpxPipeline, build: Pick<LpxBuild, 'compilationMode'>): string | undefined {
   return pipeline === 'specDecode' && build.compilationMode === 'lpx' ? `${UNSUPPORTED_LPX_RUNTIME}: the shared speculative runtime requires LPU-only builds` : undefined;
 }
