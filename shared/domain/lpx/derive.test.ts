@@ -61,9 +61,31 @@ describe('deriveLpxComponent: local partitions (upstream TestProjectModelV2Local
     expect(deriveLpxComponent(lpx({ all: true }), build, 'b', 'hybrid', 'default')).toEqual({ ok: false, error: 'project LPX model "default" from build "b": LPX projection has 257 partitions, limit is 1..256' });
   });
 
-  it('"localPartitions is not supported for HX builds" (upstream appendModelProjections)', () => {
-    const build = aBuild({ family: 'hx16x8x2x3', compilationMode: 'lpx', partitions: [hx(1, [16, 1, 1, 1])] });
-    expect(deriveLpxComponent(lpx({ all: true }), build, 'b', 'hybrid', 'default')).toEqual({ ok: false, error: 'project LPX model "default" from build "b": unsupported LPX runtime: localPartitions is not supported for HX builds' });
+  describe('HX (upstream TestProjectModelV3LocalPartitions: a hybrid HX build with partitions 1-4 of [16,1,1,1] and a selected chain 2-3)', () => {
+    const hxHybrid = aBuild({ family: 'hx16x8x2x3', compilationMode: 'lpx', partitions: [1, 2, 3, 4].map((id) => hx(id, [16, 1, 1, 1])), selectedPropSyncChains: [[2, 3]] });
+    const links = Array.from({ length: 16 }, (_, i) => [i, i]);
+    const info = (ids: number[]) => Object.fromEntries([['num_partitions', ids.length], ...ids.map((id) => [String(id), { device: 'lpu', allocation: [16, 1, 1, 1] }])]);
+    it.each([
+      { name: 'partition before the chain runs locally', selection: { ids: [1] }, agents: 3, compilerIds: [2, 3, 4], connectors: [['partition-000', 'partition-001']], local: [1], partitionInfo: info([2, 3, 4]), pairs: [{ source_partition: 2, dest_partition: 3, connections: links, num_supported_lanes: [4, 2, 1] }] },
+      { name: 'selected chain runs locally as one runtime partition', selection: { ids: [2] }, agents: 2, compilerIds: [1, 4], connectors: [], local: [2], partitionInfo: info([1, 4]), pairs: [] },
+      { name: 'every partition runs locally', selection: { all: true }, agents: 0, compilerIds: [], connectors: [], local: [1, 2, 4], partitionInfo: { num_partitions: 0 }, pairs: [] },
+    ])('$name', ({ selection, agents, compilerIds, connectors, local, partitionInfo, pairs }) => {
+      const derived = deriveLpxComponent(lpx(selection), hxHybrid, 'b', 'hybrid', 'default');
+      if (!derived.ok) throw new Error(derived.error);
+      expect(derived.value.agentReplicas).toBe(agents);
+      expect(derived.value.partitions.map((p) => [p.compilerPartitionId, p.extent])).toEqual(compilerIds.map((id) => [id, [16, 1, 1, 1]]));
+      expect(derived.value.propSyncConnectors.map((c) => [c.fromPartitionId, c.toPartitionId])).toEqual(connectors);
+      expect(derived.value.localPartitionIds).toEqual(local);
+      expect(derived.value.allocationMetadata['partition_info']).toEqual(partitionInfo);
+      expect(derived.value.allocationMetadata['prop_sync_info']).toEqual({ version: 1, prop_sync_pairs: pairs });
+      expect(derived.value.workloadMode).toBe('v3HxStrictHybrid');
+    });
+    it.each([
+      { name: 'chain member is not a runtime partition', selection: { ids: [3] }, error: 'localPartitions references partition 3 of the prop-sync chain that starts at partition 2; select 2' },
+      { name: 'unknown partition (5 is the build\'s CUDA artifact, not an LPU partition)', selection: { ids: [5] }, error: 'localPartitions references partition 5, which the build does not contain' },
+    ])('$name', ({ selection, error }) => {
+      expect(deriveLpxComponent(lpx(selection), hxHybrid, 'b', 'hybrid', 'default')).toEqual({ ok: false, error: `project LPX model "default" from build "b": ${error}` });
+    });
   });
 });
 

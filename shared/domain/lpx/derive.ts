@@ -388,17 +388,22 @@ function deriveXtComponent(build: LpxBuild, pipeline: LpxPipeline, selection: Re
 }
 
 /**
- * deriveHxComponent (upstream `appendV3ModelProjections`): every build partition is requested
- * with its extent; the Agent count is the sum of their endpoints; the allocation metadata and
- * connectors come from {@link hxPropSync}. `localPartitions` is refused ("unsupported LPX
- * runtime: localPartitions is not supported for HX builds", upstream `appendModelProjections`). Pure.
+ * deriveHxComponent (upstream `appendV3ModelProjections`, newest: TestProjectModelV3LocalPartitions):
+ * local partitions are removed first (a selected chain moves as a whole); every remaining
+ * partition is requested with its extent; the Agent count is the sum of their endpoints; the
+ * allocation metadata and connectors come from {@link hxPropSync} over the remaining partitions
+ * and the chains they still hold, so connectors are rebased onto their ordinals. Pure.
  */
 function deriveHxComponent(build: LpxBuild, pipeline: LpxPipeline, selection: ReturnType<typeof localPartitionSelection>): Derived<Omit<LpxModelDerivation, 'targetFamily' | 'workloadMode' | 'pipeline'>> {
-  if (selection !== undefined) return fail(`${UNSUPPORTED_LPX_RUNTIME}: localPartitions is not supported for HX builds`);
-  const propSync = hxPropSync(build.partitions, build.selectedPropSyncChains, pipeline);
+  const split = selectRemotePartitions(selection, pipeline, build.partitions, build.selectedPropSyncChains);
+  if (!split.ok) return split;
+  const remote = split.value.remote;
+  const remoteIds = new Set(remote.map((p) => p.sourcePartitionId));
+  const chains = build.selectedPropSyncChains.filter((chain) => chain.every((id) => remoteIds.has(id)));
+  const propSync = hxPropSync(remote, chains, pipeline);
   if (!propSync.ok) return propSync;
-  const agentReplicas = build.partitions.reduce((sum, p) => sum + hxEndpoints(p), 0);
-  return ok({ agentReplicas, partitions: partitionRequests('hx16x8x2x3', build.partitions), propSyncConnectors: propSync.value.connectors, allocationMetadata: propSync.value.allocationMetadata, localPartitionIds: [] });
+  const agentReplicas = remote.reduce((sum, p) => sum + hxEndpoints(p), 0);
+  return ok({ agentReplicas, partitions: partitionRequests('hx16x8x2x3', remote), propSyncConnectors: propSync.value.connectors, allocationMetadata: propSync.value.allocationMetadata, localPartitionIds: split.value.localIds });
 }
 
 /**
