@@ -88,8 +88,8 @@ describe('LPX runtime ConfigMaps on a real API server', () => {
       ['cond', nameA, nameA.slice(-16)],
     ]);
 
-    // Build B decoded, before the scheduler bound anything: a second map; A stays for its pods.
-    const second = await reconcileLpxWithDecodedBuild(deps, namespace, name, anLpuOnlyBuild(2));
+    // Build B (recompiled, same geometry) decoded, before the scheduler bound anything: a second map; A stays for its pods.
+    const second = await reconcileLpxWithDecodedBuild(deps, namespace, name, anLpuOnlyBuild(1, 'rebuilt-'));
     const nameB = second.createConfigMaps[0]?.metadata.name ?? '';
     expect(nameB).not.toBe(nameA);
     await eventually('both maps stored while not Ready', async () => {
@@ -101,7 +101,7 @@ describe('LPX runtime ConfigMaps on a real API server', () => {
     // As the scheduler: every request bound. The next pass is Ready and deletes map A only.
     for (const request of await requestsOf(namespace)) await writeReceipt(request, 'bound');
     await eventually('Ready, and the obsolete map of build A deleted', async () => {
-      await reconcileLpxWithDecodedBuild(deps, namespace, name, anLpuOnlyBuild(2));
+      await reconcileLpxWithDecodedBuild(deps, namespace, name, anLpuOnlyBuild(1, 'rebuilt-'));
       const names = (await configMapsOf(namespace)).map((c) => c.metadata.name);
       return (await readyOf(namespace, name))?.status === 'True' && names.length === 1 ? names : undefined;
     }, 60_000, 250).then((names) => expect(names).toEqual([nameB]));

@@ -140,7 +140,7 @@ describe('reconcile ServiceAccount with lpx.enabled (chart templates/reconcile/r
 
     // The runtime ConfigMaps of a second graph (lpx.md §5.3 steps 12 and 19): as Grove, its
     // engine available with ready role cliques; build A's table created; the requests bound;
-    // then build B: its table created, the LPXGD Ready, A's table deleted.
+    // then build B (recompiled, same geometry): its table created, the LPXGD Ready, A's table deleted.
     await applyDgd(aHybridDgd(namespace, 'configs', { replicas: 1 }));
     await reconcileAll(deps, namespace, 'configs');
     const configsPcs = await lpxPcsName(namespace, 'configs');
@@ -151,7 +151,7 @@ describe('reconcile ServiceAccount with lpx.enabled (chart templates/reconcile/r
     const ofConfigs = (r: { metadata: { annotations?: Record<string, string> } }) => r.metadata.annotations?.['lpx.nvidia.com/deployment-name'] === 'configs';
     for (const request of (await requestsOf(namespace)).filter(ofConfigs)) await writeReceipt(request, 'bound');
     const tables = await eventually('build B\'s table, and build A\'s deleted once Ready', async () => {
-      const desired = await reconcileLpxWithDecodedBuild(deps, namespace, 'configs', anLpuOnlyBuild(2));
+      const desired = await reconcileLpxWithDecodedBuild(deps, namespace, 'configs', anLpuOnlyBuild(1, 'rebuilt-'));
       const stored = (await admin.list('v1', 'ConfigMap', namespace)).filter((c) => c.metadata.name.startsWith(`${configsPcs}-lpu-`)).map((c) => c.metadata.name);
       return desired.deleteConfigMaps.length > 0 ? { deleted: desired.deleteConfigMaps.map((c) => c.name), kept: stored.length } : undefined;
     }, 60_000, 250);

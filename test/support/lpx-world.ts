@@ -243,13 +243,18 @@ export async function reconcileLpxWithDecodedBuild(deps: ReconcileDeps, namespac
   return desired;
 }
 
-/** A decoded LPU-only XT build (`LpxBuild`) of `partitions` 16-chip partitions, 2 Agent endpoints each (topology `URSA_V2__Q8__16C__...`, as upstream's node-local-v2-lpu-only fixture). */
-export function anLpuOnlyBuild(partitions: number): LpxBuild {
+/**
+ * A decoded LPU-only XT build (`LpxBuild`) of `partitions` 16-chip partitions, 2 Agent endpoints
+ * each (topology `URSA_V2__Q8__16C__...`, as upstream's node-local-v2-lpu-only fixture), their
+ * gas dirs `<partPrefix><i>`. Another prefix is a recompiled build with the same geometry: a new
+ * runtime table, the same pipeline-request intent.
+ */
+export function anLpuOnlyBuild(partitions: number, partPrefix = 'part-'): LpxBuild {
   return {
     path: 'file:///models/llama-lpx',
     family: 'xt8888',
     compilationMode: 'lpuOnly',
-    partitions: Array.from({ length: partitions }, (_, i) => ({ sourcePartitionId: i, partPath: `part-${i}`, topology: { raw: 'URSA_V2__Q8__16C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA', chipCount: 16, nodeCount: 2 }, hxExtent: undefined })),
+    partitions: Array.from({ length: partitions }, (_, i) => ({ sourcePartitionId: i, partPath: `${partPrefix}${i}`, topology: { raw: 'URSA_V2__Q8__16C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA', chipCount: 16, nodeCount: 2 }, hxExtent: undefined })),
     selectedPropSyncChains: [],
     standaloneTokenEmbeddings: false,
     supportsCpuEmbeddings: false,

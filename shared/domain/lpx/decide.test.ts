@@ -104,6 +104,33 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     expect(cliques.map((c) => [c.name, c.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']])).toEqual([['agt', DIGEST], ['cond', undefined]]);
   });
 
+  describe('a decoded build derives the Agent count, workload mode and request fields (lpx.md §1.1; upstream ResolveSelectedWorkload)', () => {
+    // One XT partition of 32 chips (the geometry of upstream fixture node-local-v2-hybrid.yaml: c32, 4 Agents), LPU only.
+    const build: LpxBuild = { path: 'file:///models/b', family: 'xt8888', compilationMode: 'lpuOnly', partitions: [{ sourcePartitionId: 0, partPath: 'part-0', topology: { raw: 'URSA_V2__Q8__32C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA', chipCount: 32, nodeCount: 4 }, hxExtent: undefined }], selectedPropSyncChains: [], standaloneTokenEmbeddings: false, supportsCpuEmbeddings: false, ioFpgaCount: 1, ioFanoutFactor: 1, batchSize: 1, tokenEmbeddingsPath: undefined };
+    const decoded: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: DIGEST, build }]]);
+
+    it('"An explicit agent count must equal the derived count": a mismatch is Ready=False, reason Failed, naming the field path; nothing is written', () => {
+      const dgd = aDgd({ replicas: 2, roles: [{ ...role('agent'), replicas: 2 }, role('conductor')] });
+      const desired = decideLpxGraphDeployment(observedWith(dgd, { lpxgd: anLpxgd(dgd), podCliqueSet: undefined, buildSnapshots: decoded }), config, NOW);
+      expect(desired.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message: 'spec.components[0].roles[0].replicas: Invalid value: 2: component "engine" agent replicas 2 must match the compiled count 4' });
+      expect([desired.applyPodCliqueSet, desired.createRequests, desired.deleteRequests, desired.scale]).toEqual([undefined, [], [], []]);
+    });
+
+    it('the Agent clique renders the compiled count and workload mode; new requests carry the build-derived spec', () => {
+      const dgd = aDgd();
+      const first = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: undefined, buildSnapshots: decoded }), config, NOW);
+      const agt = (first.applyPodCliqueSet?.['spec'] as { template: { cliques: { name: string; annotations: Record<string, string>; spec: { replicas: number } }[] } }).template.cliques[0];
+      expect([agt?.name, agt?.spec.replicas, agt?.annotations['scheduling.lpu.nvidia.com/workload-mode']]).toEqual(['agt', 4, 'v2LpuOnly']);
+      const pcs = { ...aPcs(dgd), spec: first.applyPodCliqueSet?.['spec'] };
+      const created = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: pcs, buildSnapshots: decoded }), config, NOW).createRequests;
+      expect(created.map((r) => (r['spec'] as Record<string, unknown>)['partitions'])).toEqual([[{ id: 'partition-000', ordinal: 0, compilerPartitionId: 0, xtShape: 'c32' }], [{ id: 'partition-000', ordinal: 0, compilerPartitionId: 0, xtShape: 'c32' }]]);
+      // Requests published before the build was decoded carry another intent: they are handed over, not kept.
+      const before = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: pcs, buildSnapshots: decoded, requests: publishedRequests(dgd, 2) }), config, NOW);
+      expect(before.createRequests).toEqual([]);
+      expect(readyOf(observedWith(dgd, { podCliqueSet: pcs, buildSnapshots: decoded, requests: publishedRequests(dgd, 2) }))).toMatchObject({ status: 'False', message: 'Waiting for Grove replicas and their LPX requests to reach the desired build' });
+    });
+  });
+
   it('lpxSnapshotBuildUrls: the builds of the LPX components, deduplicated and sorted; unresolvable ids are left to the decision', () => {
     const dgd = aDgd();
     const components = [...dgd.spec.components, { ...dgd.spec.components[0], name: 'b', lpx: { buildId: '/models/b/' } }, { ...dgd.spec.components[0], name: 'c', lpx: { buildId: 'gs://bucket/x' } }, { ...dgd.spec.components[0], name: 'd', lpx: { buildId: 'relative/x' } }] as Dgd['spec']['components'];
@@ -225,7 +252,10 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     const desiredMaps = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: undefined, buildSnapshots: DECODED }), config, NOW).createConfigMaps;
     const [lpuMap] = desiredMaps;
     const stored = (name: string, owner = 'lpx-uid') => ({ metadata: { name, resourceVersion: '9', ownerReferences: [{ uid: owner, controller: true }] } });
-    const bound = publishedRequests(dgd, 2).map((r) => ({ ...r, status: { phase: 'bound', observedGeneration: 1 } }));
+    // The requests a pass publishes for the decoded build (with its derived fields), as stored and bound by the scheduler.
+    const published = decideLpxGraphDeployment(observedWith(dgd, { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), buildSnapshots: DECODED }), config, NOW).createRequests;
+    const stored_ = published.map((r) => ({ ...r, metadata: { ...r.metadata, uid: `u-${r.metadata.name}`, generation: 1, resourceVersion: '7' } }) as unknown as LpuPipelineRequest);
+    const bound = stored_.map((r) => ({ ...r, status: { phase: 'bound', observedGeneration: 1 } }));
     const readyWorld = { scalingGroups: new Map([[`${PCS}-0-lpx`, aGroup(2, 2)]]), podCliques: roleCliques(2), requests: bound, buildSnapshots: DECODED };
 
     it('"Synchronize configuration before any scale-up": the first pass creates the LPU table with the PodCliqueSet that mounts it', () => {
@@ -250,9 +280,9 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
 
     it.each([
       { name: '"Old configmaps remain available until all workloads are Ready": an obsolete owned map is deleted, with its resourceVersion, once Ready', observed: observedWith(dgd, { ...readyWorld, configMaps: new Map([[lpuMap?.metadata.name ?? '', stored(lpuMap?.metadata.name ?? '')], [`${PCS}-lpu-0000000000000000`, stored(`${PCS}-lpu-0000000000000000`)]]) }), ready: 'True', deletes: [{ name: `${PCS}-lpu-0000000000000000`, resourceVersion: '9' }] },
-      { name: 'while not Ready the obsolete map is kept for the pods still mounting it', observed: observedWith(dgd, { ...readyWorld, requests: publishedRequests(dgd, 2), configMaps: new Map([[`${PCS}-lpu-0000000000000000`, stored(`${PCS}-lpu-0000000000000000`)]]) }), ready: 'False', deletes: [] },
+      { name: 'while not Ready the obsolete map is kept for the pods still mounting it', observed: observedWith(dgd, { ...readyWorld, requests: stored_, configMaps: new Map([[`${PCS}-lpu-0000000000000000`, stored(`${PCS}-lpu-0000000000000000`)]]) }), ready: 'False', deletes: [] },
       { name: 'a labelled map another owner controls is never deleted', observed: observedWith(dgd, { ...readyWorld, configMaps: new Map([[lpuMap?.metadata.name ?? '', stored(lpuMap?.metadata.name ?? '')], ['theirs', stored('theirs', 'someone-else')]]) }), ready: 'True', deletes: [] },
-      { name: 'without a decoded build nothing is pruned (today\'s behaviour)', observed: observedWith(dgd, { ...readyWorld, buildSnapshots: SNAPSHOTS, configMaps: new Map([[`${PCS}-lpu-0000000000000000`, stored(`${PCS}-lpu-0000000000000000`)]]) }), ready: 'True', deletes: [] },
+      { name: 'without a decoded build nothing is pruned (today\'s behaviour)', observed: observedWith(dgd, { ...readyWorld, buildSnapshots: SNAPSHOTS, requests: publishedRequests(dgd, 2).map((r) => ({ ...r, status: { phase: 'bound', observedGeneration: 1 } })), configMaps: new Map([[`${PCS}-lpu-0000000000000000`, stored(`${PCS}-lpu-0000000000000000`)]]) }), ready: 'True', deletes: [] },
     ])('$name', ({ observed, ready, deletes }) => {
       const desired = decideLpxGraphDeployment(observed, config, NOW);
       expect(desired.status.conditions.find((c) => c.type === 'Ready')?.status).toBe(ready);
