@@ -134,6 +134,19 @@ describe('renderLpxRuntimeConfigs (upstream RenderNodeLocal and renderRuntimeCon
     expect(summary(configsFor(dgd, builds))).toEqual(want);
   });
 
+  it('node-local-v2-hybrid-all-local: with every partition on the Cyborg GPU both maps are rendered empty, the Cyborg\'s lpu_servers an empty list', () => {
+    const dgd = aDgd('node-local-v2-hybrid-all-local', [engine('lpu', ['agent', 'conductor'], { lpx: { buildId: 'lpu', localPartitions: { all: true } } })]);
+    const [config] = summary(configsFor(dgd, { lpu: HYBRID }));
+    // Upstream's prefix is node-local-v2-hybrid-all-local-4f40; ours is shorter (names.ts keeps
+    // 31 characters for Grove's budget), the hashes are upstream's.
+    const pcs = lpxPodCliqueSetName(idOf('node-local-v2-hybrid-all-local'));
+    expect(config?.configMaps.map((m) => [m.name, m.data])).toEqual([
+      [`${pcs}-decode-fd884c294bcb8400`, { lpu_servers: '' }],
+      [`${pcs}-lpu-b79c921f010dd141`, { nodes_per_partition: '', partition_ids: '', partition_node_offsets: '', partition_paths: '', topologies: '', partition_indices: '', partition_models: '' }],
+    ]);
+    expect(config?.conductor).toEqual({ configMapName: `${pcs}-decode-fd884c294bcb8400`, hash: 'fd884c294bcb84009f3f599f5ab8f4dc6a696089567f23f0a5864a094c7614b6' });
+  });
+
   it('"Bind the authored HX Cyborg configuration mount to the generated ConfigMap": an HX hybrid conductor mounting config gets the LPU table, unstamped', () => {
     const dgd = aDgd('node-local-v3-hx-hybrid', [{ ...engine('lpu', ['agent']), roles: [{ name: 'agent', podTemplate: main() }, { name: 'conductor', podTemplate: main([{ name: 'config', mountPath: '/configs' }]) }] }]);
     expect(summary(configsFor(dgd, { lpu: HX_HYBRID }))[0]?.conductor).toEqual({ configMapName: 'node-local-v3-hx-hybrid-be18-lpu-f8b027cf29abf6cd', hash: undefined });
@@ -152,7 +165,7 @@ describe('renderLpxRuntimeConfigs (upstream RenderNodeLocal and renderRuntimeCon
 describe('the runtime table and its name (upstream lpu_configmap_test.go @274172b2)', () => {
   it('TestResolvedPartitionDataOmitsXTModelColumnsBeforeMaterialization: an XT Single projection keeps only five columns', () => {
     const build = aBuild({ partitions: [aPartition({ sourcePartitionId: 7, partPath: 'part-7', topology: { raw: 'topology-7', chipCount: 16, nodeCount: 2 } }), aPartition({ sourcePartitionId: 9, partPath: 'part-9', topology: { raw: 'topology-9', chipCount: 8, nodeCount: 1 } })] });
-    expect(resolvedPartitionData([{ model: 'default', build }], 'single')).toEqual({
+    expect(resolvedPartitionData([{ model: 'default', build, partitions: build.partitions }], 'single')).toEqual({
       nodes_per_partition: '2\n1',
       partition_ids: '7\n9',
       partition_node_offsets: '0\n2',
@@ -183,7 +196,7 @@ describe('the runtime table and its name (upstream lpu_configmap_test.go @274172
 
   it('cyborgServersData: one Agent endpoint per partition, at the offset of its first endpoint', () => {
     const build = aBuild({ compilationMode: 'lpx', partitions: [aPartition(), aPartition({ sourcePartitionId: 1 }), aPartition({ sourcePartitionId: 2, topology: { raw: URSA_32C, chipCount: 32, nodeCount: 4 } })] });
-    expect(cyborgServersData(build, 'lpx', 'agt')).toEqual({ lpu_servers: 'lpx-${GROVE_PCSG_INDEX}-agt-0\nlpx-${GROVE_PCSG_INDEX}-agt-2\nlpx-${GROVE_PCSG_INDEX}-agt-4' });
+    expect(cyborgServersData(build.partitions, 'lpx', 'agt')).toEqual({ lpu_servers: 'lpx-${GROVE_PCSG_INDEX}-agt-0\nlpx-${GROVE_PCSG_INDEX}-agt-2\nlpx-${GROVE_PCSG_INDEX}-agt-4' });
   });
 });
 

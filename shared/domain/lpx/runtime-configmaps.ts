@@ -17,9 +17,10 @@
  * owns ... the runtime ConfigMaps"; `lpx.nvidia.com/deployment-uid` "a label on ConfigMaps"),
  * §5.3 steps 12 and 19.
  *
- * The partitions rendered are the decoded build's (`LpxBuild.partitions`). Upstream renders its
- * configured build, after `localPartitions`, collapsed prop-sync chains and a standalone CPU
- * embedding partition are taken out; those derivations are not applied here.
+ * The partitions rendered are the decoded build's (`LpxBuild.partitions`) less those
+ * `lpx.localPartitions` moves to the Cyborg GPU (derive.ts `selectRemotePartitions`). Upstream
+ * renders its configured build, where XT prop-sync chains are also collapsed into one runtime
+ * partition and a standalone CPU embedding partition is dropped; those two are not applied here.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -37,13 +38,11 @@ import {
   type PodCliqueTemplateSpec,
 } from '../../api/index.js';
 import type { RenderedObject } from '../render.js';
-import type { LpxBuild } from './build.js';
+import type { LpxBuild, LpxBuildPartition } from './build.js';
+import { localPartitionSelection, selectLpxPipeline, selectRemotePartitions, type LpxPipeline } from './derive.js';
 import { sortedKeysJson } from './input-revision.js';
 import type { LpxIdentity } from './names.js';
 import type { LpxWorkload } from './workloads.js';
-
-/** How the runtime runs a workload (upstream `PipelineSingle`, `PipelineLPX`, `PipelineSpecDecode`). */
-export type LpxRuntimePipeline = 'single' | 'lpx' | 'specDecode';
 
 /** One rendered runtime ConfigMap: its name, data and content hash (64 hex). */
 export interface LpxRuntimeConfigMap {
@@ -68,16 +67,6 @@ export interface LpxWorkloadRuntimeConfig {
 
 /** The runtime configuration of every workload whose builds are decoded, by scaling group. */
 export type LpxRuntimeConfigs = ReadonlyMap<string, LpxWorkloadRuntimeConfig>;
-
-/**
- * The runtime pipeline of a workload: a shared draft/target pair is `specDecode`; otherwise a
- * hybrid build (`compilationMode: lpx`, a Cyborg conductor) is `lpx`, an LPU-only one `single`.
- * Source: upstream `ModelProjection.pipeline`, lpx.md §1.1 (independent, shared pair, hybrid). Pure.
- */
-export function lpxRuntimePipeline(workload: Pick<LpxWorkload, 'models'>, build: Pick<LpxBuild, 'compilationMode'>): LpxRuntimePipeline {
-  if (workload.models.length > 1) return 'specDecode';
-  return build.compilationMode === 'lpx' ? 'lpx' : 'single';
-}
 
 /**
  * runtimeConfigMapHash (upstream `LPUConfigMapHash`): sha256 hex of the hex `GetSpecHash` of
@@ -117,10 +106,11 @@ export function lpxResourcePrefix(pcsName: string, workload: Pick<LpxWorkload, '
   return workloadCount > 1 ? `${pcsName}-${workload.scalingGroup}` : pcsName;
 }
 
-/** One model's partitions, in runtime order. */
+/** One model's runtime partitions (those left on LPUs), in build order. */
 export interface LpxModelPartitions {
   readonly model: string;
-  readonly build: LpxBuild;
+  readonly build: Pick<LpxBuild, 'family'>;
+  readonly partitions: readonly LpxBuildPartition[];
 }
 
 /**
@@ -132,14 +122,14 @@ export interface LpxModelPartitions {
  * workload whose runtime never reads them, `partition_indices` (the position in its model) and
  * `partition_models`. In: the models' builds, the pipeline. Out: the data keys. Pure.
  */
-export function resolvedPartitionData(models: readonly LpxModelPartitions[], pipeline: LpxRuntimePipeline): Record<string, string> {
+export function resolvedPartitionData(models: readonly LpxModelPartitions[], pipeline: LpxPipeline): Record<string, string> {
   const first = models[0];
   const hasModelColumns = first === undefined || first.build.family !== 'xt8888' || pipeline !== 'single';
   const columns: Record<string, string[]> = { nodes_per_partition: [], partition_ids: [], partition_node_offsets: [], partition_paths: [], topologies: [] };
   if (hasModelColumns) Object.assign(columns, { partition_indices: [], partition_models: [] });
-  for (const { model, build } of models) {
+  for (const { model, build, partitions } of models) {
     let offset = 0;
-    build.partitions.forEach((partition, index) => {
+    partitions.forEach((partition, index) => {
       const extent = partition.hxExtent;
       const nodes = build.family === 'xt8888' || extent === undefined ? partition.topology.nodeCount : (extent[1] ?? 1) * (extent[2] ?? 1) * (extent[3] ?? 1);
       columns['nodes_per_partition']?.push(String(nodes));
@@ -157,14 +147,14 @@ export function resolvedPartitionData(models: readonly LpxModelPartitions[], pip
 
 /**
  * cyborgServersData (upstream `renderCyborgConfigMap`): the XT hybrid Cyborg's Agent endpoints,
- * `lpu_servers`: per partition `<scaling group>-${GROVE_PCSG_INDEX}-<Agent clique>-<offset>`
+ * `lpu_servers` (empty when every partition is local): per remote partition `<scaling group>-${GROVE_PCSG_INDEX}-<Agent clique>-<offset>`
  * (the Agent pod at the partition's first endpoint; Cyborg supplies the PodCliqueSet prefix and
  * startup the engine's Grove index), joined by newlines. Pure.
  */
-export function cyborgServersData(build: LpxBuild, scalingGroup: string, agentClique: string): Record<string, string> {
+export function cyborgServersData(partitions: readonly LpxBuildPartition[], scalingGroup: string, agentClique: string): Record<string, string> {
   const servers: string[] = [];
   let offset = 0;
-  for (const partition of build.partitions) {
+  for (const partition of partitions) {
     servers.push(`${scalingGroup}-\${GROVE_PCSG_INDEX}-${agentClique}-${offset}`);
     offset += partition.topology.nodeCount;
   }
@@ -208,21 +198,26 @@ export function renderLpxRuntimeConfigs(
 ): { readonly ok: true; readonly configs: LpxRuntimeConfigs } | { readonly ok: false; readonly error: string } {
   const configs = new Map<string, LpxWorkloadRuntimeConfig>();
   for (const workload of workloads) {
-    const models = workload.models.map((m) => ({ model: m.model, build: builds.get(m.component.name) }));
-    if (models.some((m) => m.build === undefined)) continue;
-    const decoded = models as LpxModelPartitions[];
-    const first = decoded[0];
+    const firstBuild = builds.get(workload.models[0]?.component.name ?? '');
     const agentClique = workload.models[0]?.agentClique;
-    if (first === undefined || agentClique === undefined) continue;
-    const pipeline = lpxRuntimePipeline(workload, first.build);
+    if (firstBuild === undefined || agentClique === undefined || workload.models.some((m) => !builds.has(m.component.name))) continue;
+    const pipeline = selectLpxPipeline(workload.components.length, firstBuild);
+    const decoded: LpxModelPartitions[] = [];
+    for (const m of workload.models) {
+      const build = builds.get(m.component.name) ?? firstBuild;
+      const remote = selectRemotePartitions(localPartitionSelection(m.component), pipeline, build.partitions, build.selectedPropSyncChains);
+      if (!remote.ok) return { ok: false, error: remote.error };
+      decoded.push({ model: m.model, build, partitions: remote.value.remote });
+    }
+    const first = { ...decoded[0], build: firstBuild, partitions: decoded[0]?.partitions ?? [] };
     const prefix = lpxResourcePrefix(pcsName, workload, workloads.length);
     const lpu = renderRuntimeConfigMap(`${prefix}-lpu`, resolvedPartitionData(decoded, pipeline));
     if (!lpu.ok) return lpu;
     const agents = { configMapName: lpu.configMap.name, hash: lpu.configMap.hash };
-    if (pipeline !== 'lpx') {
+    if (pipeline !== 'hybrid') {
       configs.set(workload.scalingGroup, { configMaps: [lpu.configMap], agents, conductor: workload.conductorClique === undefined ? undefined : agents });
     } else if (first.build.family === 'xt8888') {
-      const decode = renderRuntimeConfigMap(`${prefix}-decode`, cyborgServersData(first.build, workload.scalingGroup, agentClique));
+      const decode = renderRuntimeConfigMap(`${prefix}-decode`, cyborgServersData(first.partitions, workload.scalingGroup, agentClique));
       if (!decode.ok) return decode;
       configs.set(workload.scalingGroup, { configMaps: [decode.configMap, lpu.configMap], agents, conductor: { configMapName: decode.configMap.name, hash: decode.configMap.hash } });
     } else {
