@@ -94,6 +94,14 @@ export function aManifestV2ContractFixture(overrides: Partial<ManifestFixture> =
 }
 
 /**
+ * The smallest build the LPX integration tests deploy: {@link aManifestV2ContractFixture} made
+ * LPU-only (one 8-chip XT partition on one node, no CUDA or CPU partitions).
+ */
+export function anXtLpuOnlyFixture(overrides: Partial<ManifestFixture> = {}): ManifestFixture {
+  return aManifestV2ContractFixture({ compilationMode: 'lpuOnly', ...overrides });
+}
+
+/**
  * Upstream `newV3CompilerFixture` (+ `writeTestV3CapnpManifest`): an LPU-only HX build, two LPU
  * nodes, batch 1, host runtime I/O (one I/O FPGA, fanout 1), one metadata-less 16-chip,
  * 16-device partition 1 with the opaque topology at `part-1`.

@@ -23,6 +23,7 @@ import { depsWithKube } from '../../functions/reconcile/index.js';
 import { handle as handleDgd, type ReconcileDeps } from '../../functions/reconcile/dgd.js';
 import { handle as handleLpx } from '../../functions/reconcile/lpx.js';
 import { testKubeConfig } from '../harness/testing.js';
+import { anXtLpuOnlyFixture, encodeGbuildManifestV2 } from './gbuild-manifest.js';
 
 const GROVE = 'grove.io/v1alpha1';
 const kubeConfig = testKubeConfig();
@@ -46,15 +47,16 @@ let build: string | undefined;
 
 /**
  * A compiled LPX build on this machine's filesystem, read by the reconcile function as upstream's
- * operator reads `file://` builds (functions/reconcile/lpx-build.ts): the binary compiler
- * manifest (its bytes opaque here) and one part. Out: its path, the engine's `lpx.buildId`.
+ * operator reads `file://` builds (functions/reconcile/lpx-build.ts): a real binary compiler
+ * manifest (test/support/gbuild-manifest.ts, one 8-chip XT partition) and its part.
+ * Out: its path, the engine's `lpx.buildId`.
  */
 export async function prepareLpxBuild(): Promise<string> {
   if (build !== undefined) return build;
   buildsRoot = await mkdtemp(path.join(tmpdir(), 'rbac-lpx-builds-'));
   const dir = path.join(buildsRoot, 'llama-lpx');
   await mkdir(path.join(dir, 'part-0'), { recursive: true });
-  await writeFile(path.join(dir, 'manifest.v2.capnp.bin'), Buffer.from('compiled LPX manifest v2'));
+  await writeFile(path.join(dir, 'manifest.v2.capnp.bin'), encodeGbuildManifestV2(anXtLpuOnlyFixture()));
   await writeFile(path.join(dir, 'part-0', 'chip-0.gas'), 'gas');
   build = dir;
   return dir;
