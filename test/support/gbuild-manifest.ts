@@ -13,7 +13,7 @@
  * @module
  */
 import * as $ from 'capnp-es';
-import { gbuildManifestV2 as schema } from '../../shared/domain/index.js';
+import { gbuildManifestV2 as schema, normalizeGbuildManifestV2, type LpxBuild } from '../../shared/domain/index.js';
 
 /** Upstream `registryTestTopology` (model_fixture_test.go): an 8-chip XT topology name. */
 export const REGISTRY_TEST_TOPOLOGY = 'URSA_V2_1__Q8__8C__G_106__KP_FEC__GHZ_1_0__NO_FPGA';
@@ -204,4 +204,14 @@ function writePartition(target: schema.PartitionInfo, partition: ManifestFixture
     const list = metadata._initPartitionShape(shape.length);
     shape.forEach((extent, dimension) => list.set(dimension, extent));
   }
+}
+
+/**
+ * The build a real manifest decodes to at `buildUrl` (default {@link anXtLpuOnlyFixture}), for
+ * tests that need a snapshot reading's `build`. Throws if the fixture does not normalize.
+ */
+export function aDecodedLpxBuild(buildUrl: string, fixture: ManifestFixture = anXtLpuOnlyFixture()): LpxBuild {
+  const normalized = normalizeGbuildManifestV2(buildUrl, encodeGbuildManifestV2(fixture));
+  if (!normalized.ok) throw new Error(`test manifest does not normalize: ${normalized.error}`);
+  return normalized.build;
 }
