@@ -136,10 +136,11 @@ export function buildSnapshotAcquisitionError(component: string, buildId: string
 /**
  * One build's acquired snapshot as the shell read it: its content id and the normalized build
  * its compiler manifest decodes to (`manifest-v2.ts` `normalizeGbuildManifestV2`); or why it
- * could not be acquired, decoded or normalized.
+ * could not be acquired, decoded or normalized. The shell's acquisition always sets `build`
+ * (functions/reconcile/lpx-build.ts); it stays optional for readings made without a manifest.
  */
 export type BuildSnapshotReading =
-  | { readonly ok: true; readonly contentId: string; readonly build: LpxBuild }
+  | { readonly ok: true; readonly contentId: string; readonly build?: LpxBuild }
   | { readonly ok: false; readonly error: string };
 
 /** `{scheduling.lpu.nvidia.com/compiler-snapshot-digest: <id>}` for a component whose build snapshot is known, else nothing (lpx.md §3.2). Pure. */

@@ -7,7 +7,6 @@ import { parseModelRegistryUrl } from './model-registry.js';
 import { desiredPipelineRequests, isPipelineRequestMatching } from './pipeline-requests.js';
 import { lpxPodCliqueSetName } from './names.js';
 import { resolveLpxWorkloads } from './workloads.js';
-import { aDecodedLpxBuild } from '../../../test/support/gbuild-manifest.js';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
 const role = (name: string) => ({ name, podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1` }] } } });
@@ -32,7 +31,7 @@ function anLpxgd(dgd: Dgd, overrides: Partial<LpxGraphDeployment['metadata']> = 
 }
 /** The snapshot of build /models/b, as the shell acquired it. */
 const DIGEST = `sha256:${'b'.repeat(64)}`;
-const SNAPSHOTS: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: DIGEST, build: aDecodedLpxBuild('file:///models/b') }]]);
+const SNAPSHOTS: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: DIGEST }]]);
 const PCS = lpxPodCliqueSetName({ namespace: 'ns', name: 'llama', uid: 'lpx-uid' });
 function aPcs(dgd: Dgd, overrides: Partial<ObservedPodCliqueSet['metadata']> = {}): ObservedPodCliqueSet {
   const rendered = decideLpxGraphDeployment({ lpxgd: anLpxgd(dgd), dgd, podCliqueSet: undefined, scalingGroups: new Map(), podCliques: new Map(), requests: [], buildSnapshots: SNAPSHOTS, modelDownloadChecks: new Map() }, config, NOW).applyPodCliqueSet;
@@ -175,7 +174,7 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
 
   describe('"An immutable mismatch waits for the Grove engine to roll (D)" (lpx.md §3.2 Matching; upstream reconcilePipelineRequests)', () => {
     const NEW_DIGEST = `sha256:${'c'.repeat(64)}`;
-    const rebuilt: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: NEW_DIGEST, build: aDecodedLpxBuild('file:///models/b') }]]);
+    const rebuilt: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: NEW_DIGEST }]]);
     /** As Grove after rolling: the role cliques of `replicas` replicas carry the desired templates' labels and annotations. */
     function rolledCliques(replicas: number): Map<string, PodClique> {
       const desired = decideLpxGraphDeployment(observedWith(aDgd(), { buildSnapshots: rebuilt }), config, NOW).applyPodCliqueSet;
