@@ -13,6 +13,7 @@ export * from './manifest-v2.js';
 export * as gbuildManifestV2 from './manifest-v2-schema.js';
 export * from './model-download.js';
 export * from './workloads.js';
+export * from './derive.js';
 export * from './names.js';
 export * from './input-revision.js';
 export * from './render-pcs.js';
