@@ -340,7 +340,12 @@ describe('LPX on a real API server (issue 11)', () => {
 
     await writeFile(path.join(build, 'manifest.v2.capnp.bin'), encodeGbuildManifestV2(anXtLpuOnlyFixture()));
     await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
-    expect((await user.list(GROVE, 'PodCliqueSet', namespace)).map((p) => p.metadata.name).sort()).toEqual([name, await lpxPcsName(namespace, name)].sort());
+    const pcsName = await lpxPcsName(namespace, name);
+    expect((await user.list(GROVE, 'PodCliqueSet', namespace)).map((p) => p.metadata.name).sort()).toEqual([name, pcsName].sort());
+    // The decoded build reaches the rendering: an LPU-only XT build's Agents run workload mode v2LpuOnly, one pod for 8 chips.
+    const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+    const agent = (pcs?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string>; spec: { replicas: number } }[] } }).template.cliques.find((c) => c.name === 'agt');
+    expect([agent?.annotations?.['scheduling.lpu.nvidia.com/workload-mode'], agent?.spec.replicas]).toEqual(['v2LpuOnly', 1]);
   });
 
   it('a gs:// build is downloaded through Model Express before anything LPX is rendered ("Waiting for model downloads to complete"), then read through it; a fresh download is not checked again', async () => {
