@@ -12,8 +12,9 @@
  * `normalizeBuildSnapshot`). One 30 s budget per build.
  * Failures: a definite one (absent, not a directory, not a regular file, too large, changed
  * while read, an invalid inventory, a manifest that does not decode or normalize, with
- * upstream's "parsing manifest.v2.capnp.bin: ..." or validation text) is returned as data, reported by the LPXGD as `Ready=False`
- * reason `Failed` and never retried by the broker (the periodic resync reads the build again);
+ * upstream's "parsing manifest.v2.capnp.bin: ..." or validation text) is returned as data,
+ * reported by the LPXGD as `Ready=False` reason `Failed` and never retried by the broker (the
+ * periodic resync reads the build again);
  * a passing one (too many open files, I/O error, the budget spent) throws {@link TransientError}
  * so the broker retries with its bounded backoff.
  * The same sequence reads a `gs://` build through Model Express (./model-express.ts
@@ -180,8 +181,9 @@ export function fileBuildStore(): BuildStore {
  * acquireBuildSnapshot: the snapshot of the build at `buildUrl`, as upstream's
  * `AcquireBuildSnapshot` (see the module docstring for the sequence and the failure texts).
  * In: the store for the URL's scheme, the build URL, the clock. Out: the content id and the
- * normalized build, or the definite failure as data. Throws {@link TransientError} on a failure a retry may fix, and
- * when the 30 s budget is spent ("acquiring <url>: context deadline exceeded").
+ * normalized build (its `path` the build URL), or the definite failure as data. Throws
+ * {@link TransientError} on a failure a retry may fix, and when the 30 s budget is spent
+ * ("acquiring <url>: context deadline exceeded").
  */
 export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, now: () => Date): Promise<BuildSnapshotReading> {
   const deadline = now().getTime() + BUILD_SNAPSHOT_TIMEOUT_MS;

@@ -492,7 +492,7 @@ describe('the other rules of model_manifest_v2.go and model_manifest_common.go, 
       want: failure(`${FILE} LPU partition 0 topology has 12 chips, not divisible by 8 LPU devices per node`),
     },
     {
-      name: 'an XT partition on 16 devices per node is not XT (16 chips on 16 devices select HX), on 4 it is refused',
+      name: 'an XT partition on 4 devices per node (XT LPU device version 2 has 8)',
       reason: 'buildXTPartition "%s devicesPerNode %d, want %d for LPU device version 2"',
       input: hybrid([aManifestV2LpuArtifact(0, { devicesPerNode: 4 })]),
       want: failure(`${FILE} LPU partition 0 devicesPerNode 4, want 8 for LPU device version 2`),
