@@ -156,8 +156,14 @@ describe('interconnectOf', () => {
 });
 
 describe('metricsEndpoint', () => {
-  it('replaces {POD_IP} in upstream\'s default template http://{POD_IP}:9400/metrics (upstream buildDCGMEndpoints)', () => {
-    expect(metricsEndpoint(DEFAULT_DCGM_ENDPOINT_TEMPLATE, '10.0.0.1')).toBe('http://10.0.0.1:9400/metrics');
+  it.each([
+    { name: 'default IPv4', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: '10.0.0.1', template: DEFAULT_DCGM_ENDPOINT_TEMPLATE }, want: 'http://10.0.0.1:9400/metrics' },
+    { name: 'default IPv6 is bracketed', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: 'fd00::1234', template: DEFAULT_DCGM_ENDPOINT_TEMPLATE }, want: 'http://[fd00::1234]:9400/metrics' },
+    { name: 'custom IPv4', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: '10.0.0.1', template: 'https://{POD_IP}:9443/custom/metrics' }, want: 'https://10.0.0.1:9443/custom/metrics' },
+    { name: 'custom IPv6', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: 'fd00::1234', template: 'https://{POD_IP}:9443/custom/metrics' }, want: 'https://[fd00::1234]:9443/custom/metrics' },
+    { name: 'already bracketed IPv6 is not bracketed twice', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: 'fd00::1234', template: 'http://[{POD_IP}]:9400/metrics' }, want: 'http://[fd00::1234]:9400/metrics' },
+  ])('$name', ({ input, want }) => {
+    expect(metricsEndpoint(input.template, input.podIp)).toBe(want);
   });
 });
 

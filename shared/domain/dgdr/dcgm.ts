@@ -269,13 +269,16 @@ export function readExporterMetrics(body: string): DcgmReadingResult {
 }
 
 /**
- * The URL an exporter pod is scraped at: every `{POD_IP}` in the template replaced by the pod's IP.
+ * The URL an exporter pod is scraped at: every `{POD_IP}` in the template replaced by the pod's IP,
+ * an IPv6 address in brackets unless the template already brackets it (`http://[{POD_IP}]:9400/...`).
  * Source: upstream `buildDCGMEndpoints` (template `http://{POD_IP}:9400/metrics`, or
  * `$DCGM_METRICS_ENDPOINT_TEMPLATE`) and `buildIntelMetricsEndpoints` (`http://{POD_IP}:8080/metrics`,
- * or `$INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`). Pure.
+ * or `$INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`); IPv6 as upstream's newer `buildDCGMEndpoint`
+ * (TestBuildDCGMEndpoint, TestDiscoverGPUsFromDCGMIPv6), applied to the Intel endpoint alike. Pure.
  */
 export function metricsEndpoint(template: string, podIp: string): string {
-  return template.replaceAll('{POD_IP}', podIp);
+  const host = podIp.includes(':') && !template.includes('[{POD_IP}]') ? `[${podIp}]` : podIp;
+  return template.replaceAll('{POD_IP}', host);
 }
 
 /** An exporter pod (DCGM or Intel XPU) as discovery sees it, with the outcome of its scrape when it was scraped. */
