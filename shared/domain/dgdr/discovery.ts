@@ -6,9 +6,9 @@
  * numGpusPerNode, interconnect, rdma) and "SKU format"; upstream deploy/operator/internal/gpu/discovery.go
  * (`InferHardwareSystem`, node-label discovery, RDMA labels, the 32-GPU cap) as recorded in
  * ../shared/upstream-notes/profiler.md §2 and dgdr.md §3. The reference wins where they differ
- * (b300_sxm, vr_nvl72, gb200, the 10 % tolerance, shape-only budgets). Where DCGM exporters run,
- * their metrics describe the nodes first (./dcgm.ts), as upstream's `enrichHardwareFromDiscovery`
- * tries DCGM before node labels.
+ * (b300_sxm, vr_nvl72, gb200, the 10 % tolerance, shape-only budgets). Where metrics exporters
+ * run, their metrics describe the nodes first (DCGM, then Intel XPU: ./dcgm.ts, ./intel-xpu.ts), as
+ * upstream's `enrichHardwareFromDiscovery` tries its metrics sources before node labels.
  * @module
  */
 import { GPU_SKUS, type DgdrHardware, type GpuSku } from '../../api/index.js';
