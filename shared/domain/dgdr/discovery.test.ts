@@ -43,6 +43,7 @@ describe('normalizeGpuProduct', () => {
     { name: 'NVIDIA-H100-80GB-HBM3 has no SXM hint -> h100_pcie', reason: 'upstream-notes/profiler.md §2.4 "consequence"', input: 'NVIDIA-H100-80GB-HBM3', want: 'h100_pcie' },
     { name: 'NVIDIA H100 80GB HBM3 SXM -> h100_sxm', reason: 'upstream InferHardwareSystem (SXM hint)', input: 'NVIDIA H100 80GB HBM3 SXM', want: 'h100_sxm' },
     { name: 'NVIDIA H100 PCIe -> h100_pcie', reason: 'upstream InferHardwareSystem', input: 'NVIDIA H100 PCIe', want: 'h100_pcie' },
+    { name: 'H100 SXM PCIe -> h100_sxm: SXM wins over PCIe if both present', reason: 'upstream TestDetectFormFactor "SXM wins over PCIe if both present" (detectFormFactor checks SXM first)', input: 'H100 SXM PCIe', want: 'h100_sxm' },
     { name: '"NVIDIA H200" (SXM-only GPU) -> h200_sxm without a hint', reason: 'upstream-notes/profiler.md §2.4', input: 'NVIDIA H200', want: 'h200_sxm' },
     { name: 'NVIDIA-A100-SXM4-80GB -> a100_sxm', reason: 'upstream InferHardwareSystem', input: 'NVIDIA-A100-SXM4-80GB', want: 'a100_sxm' },
     { name: 'NVIDIA DGX A100 -> a100_sxm (DGX is an SXM hint)', reason: 'upstream InferHardwareSystem', input: 'NVIDIA DGX A100', want: 'a100_sxm' },

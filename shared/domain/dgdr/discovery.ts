@@ -95,7 +95,7 @@ const SKU_RULES: readonly { readonly token: string; readonly sxm?: GpuSku; reado
 /**
  * Normalises a GPU product name to a `gpuSku`, or undefined when no rule matches.
  * Rules: uppercase, dashes become spaces, spaces removed; form factor sxm when the name contains
- * `SXM`, `HGX` or `DGX`, pcie when `PCIE`, else pcie; a matched GPU with only an SXM SKU maps to it
+ * `SXM`, `HGX` or `DGX` (even beside `PCIE`), else pcie; a matched GPU with only an SXM SKU maps to it
  * without a hint. So `NVIDIA B300 SXM6 AC` -> `b300_sxm`, `NVIDIA VR NVL72 ES` and
  * `NVIDIA-VR-NVL72-ES` -> `vr_nvl72`, `NVIDIA GB200` -> `gb200`, `NVIDIA-H100-80GB-HBM3` -> `h100_pcie`,
  * `Intel(R) Graphics [0xe211]` -> `b60` (not a v1beta1 gpuSku: {@link GPU_SKU_B60}).
@@ -103,13 +103,13 @@ const SKU_RULES: readonly { readonly token: string; readonly sxm?: GpuSku; reado
  */
 export function normalizeGpuProduct(product: string): DiscoveredGpuSku | undefined {
   const normalised = product.toUpperCase().replaceAll('-', ' ').replaceAll(' ', '');
+  // Upstream detectFormFactor checks SXM/HGX/DGX first: with both hints SXM wins; PCIE and no hint are pcie.
   const isSxm = /SXM|HGX|DGX/.test(normalised);
-  const isPcie = normalised.includes('PCIE');
   for (const rule of SKU_RULES) {
     if (!normalised.includes(rule.token)) continue;
     if (rule.single !== undefined) return rule.single;
     if (rule.sxm !== undefined && rule.pcie === undefined) return rule.sxm;
-    return isSxm && !isPcie ? rule.sxm : rule.pcie;
+    return isSxm ? rule.sxm : rule.pcie;
   }
   return undefined;
 }
