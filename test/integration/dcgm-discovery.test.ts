@@ -250,12 +250,13 @@ describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
   it('DCGM failing, an Intel XPU exporter read at its :8080 template: the B60 node is found, and b60, not a v1beta1 gpuSku, fails the request naming it (upstream TestEnrichHardwareFromDiscovery_B60UsesXPUMD; dgdr-reference "SKU format")', async () => {
     for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), 503);
     bodies.set(xpuPath(xpumdPod.podIp), XPUMD_METRICS);
+    const xpuScrapedBefore = scrapes.get(xpuPath(xpumdPod.podIp)) ?? 0;
     await applyDgdr('xpu-b60', {});
     const validation = await failedValidation('xpu-b60');
     expect(validation).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
     expect(validation?.message).toContain(`GPU hardware discovery failed: GPU product "Intel(R) Graphics [0xe211]" on node ${xpuNodeName} is the AISimulate system b60, which spec.hardware.gpuSku cannot hold`);
     expect(validation?.message).toContain('request this hardware as nvidia.com/v1beta2 with spec.hardware.gpu.sku b60, budget and numGpusPerNode');
-    expect(scrapes.get(xpuPath(xpumdPod.podIp)) ?? 0).toBeGreaterThan(0);
+    expect(scrapes.get(xpuPath(xpumdPod.podIp)) ?? 0).toBeGreaterThan(xpuScrapedBefore);
     expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-xpu-b60' })).toBeUndefined();
   });
 });
