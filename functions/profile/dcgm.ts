@@ -14,6 +14,7 @@
  * profiler.md §2.2).
  * @module
  */
+import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 
 import {
@@ -149,6 +150,8 @@ export interface DiscoveryLoadOptions {
   /** The request's `spec.hardware.gpuSku` (upstream's filter). */
   readonly gpuSku?: DiscoveredGpuSku;
   readonly cache?: GpuDiscoveryCache;
+  /** Where a reused discovery is logged (debug). */
+  readonly log?: Pick<Logger, 'debug'>;
 }
 
 /** One source's exporter pods and their scrapes ({@link SCRAPE_CONCURRENCY} at a time, in list order). */
@@ -194,7 +197,10 @@ async function isGpuOperatorRunningIn(kube: Kube): Promise<boolean> {
  */
 async function loadMetricsFacts(kube: Kube, options: DiscoveryLoadOptions): Promise<DcgmFacts> {
   const cached = options.cache?.get(options.gpuSku);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) {
+    options.log?.debug({ gpuSku: options.gpuSku ?? '' }, 'Reused cached GPU discovery');
+    return cached;
+  }
   const scrape = options.scrape ?? scrapeMetricsEndpoint;
   const dcgm = await loadExporters(kube, DCGM_EXPORTER_SELECTORS, options.templates.dcgm, scrape);
   let facts: DcgmFacts = { ...dcgm, isGpuOperatorRunning: false };

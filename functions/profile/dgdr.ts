@@ -162,6 +162,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
         ...(deps.scrapeMetrics === undefined ? {} : { scrape: deps.scrapeMetrics }),
         ...(gpuSku === undefined ? {} : { gpuSku }),
         ...(deps.discoveryCache === undefined ? {} : { cache: deps.discoveryCache }),
+        log: deps.log,
       })
     : undefined;
   const metrics = discoverySignals?.dcgm === undefined ? undefined : readMetricsGpuNodes(discoverySignals.dcgm, gpuSku, []);
