@@ -2,12 +2,15 @@
  * Scraping a DCGM exporter's metrics endpoint over real HTTP on loopback, with upstream's error
  * texts (deploy/operator/internal/gpu/discovery_test.go `TestScrapeMetricsEndpoint`: a 404 gives
  * `metrics endpoint <url> returned status 404`; deploy/operator/internal/gpu/discovery.go
- * `ScrapeMetricsEndpoint`: `HTTP GET <url> failed: ...`).
+ * `ScrapeMetricsEndpoint`: `HTTP GET <url> failed: ...`); and the 60 s discovery cache (upstream
+ * `GPUDiscoveryCache`, tests `TestDiscoverGPUsFromDCGM_CacheHit` and `TestDiscoverGPUsFromDCGMFiltered_MixedSKU`
+ * "cache is per SKU") on an injected clock.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { MAX_METRICS_BODY_BYTES, scrapeMetricsEndpoint } from './dcgm.js';
+import type { DcgmFacts } from '../../shared/domain/index.js';
+import { GpuDiscoveryCache, MAX_METRICS_BODY_BYTES, scrapeMetricsEndpoint } from './dcgm.js';
 
 let server: Server;
 let base = '';
@@ -47,5 +50,41 @@ describe('scrapeMetricsEndpoint', () => {
 
   it(`a body over ${MAX_METRICS_BODY_BYTES} bytes is refused, not read whole`, async () => {
     expect(await scrapeMetricsEndpoint(`${base}/huge`)).toEqual({ ok: false, error: `metrics endpoint ${base}/huge returned more than ${MAX_METRICS_BODY_BYTES} bytes` });
+  });
+});
+
+describe('GpuDiscoveryCache', () => {
+  const facts: DcgmFacts = { exporterPods: [{ namespace: 'default', name: 'dcgm-pod', nodeName: 'node-a', phase: 'Running', podIp: '10.0.0.1' }], isGpuOperatorRunning: false };
+  const start = new Date('2026-12-01T12:00:00Z');
+  function cacheAt(): { cache: GpuDiscoveryCache; advanceMs: (ms: number) => void } {
+    let now = start;
+    return { cache: new GpuDiscoveryCache(() => now), advanceMs: (ms) => (now = new Date(now.getTime() + ms)) };
+  }
+
+  it('a stored discovery is returned again within 60 s without scraping (upstream TestDiscoverGPUsFromDCGM_CacheHit)', () => {
+    const { cache, advanceMs } = cacheAt();
+    expect(cache.get(undefined)).toBeUndefined();
+    cache.set(undefined, facts);
+    advanceMs(59_999);
+    expect(cache.get(undefined)).toBe(facts);
+  });
+
+  it('60 s after it was stored it is gone, and stays gone (upstream cache.Set(filterSKU, info, 60*time.Second); Get: time.Now().Before(expiresAt))', () => {
+    const { cache, advanceMs } = cacheAt();
+    cache.set(undefined, facts);
+    advanceMs(60_000);
+    expect(cache.get(undefined)).toBeUndefined();
+    advanceMs(-1);
+    expect(cache.get(undefined)).toBeUndefined();
+  });
+
+  it('entries are per SKU filter: the unfiltered result does not answer a100_sxm (upstream TestDiscoverGPUsFromDCGMFiltered_MixedSKU "cache is per SKU")', () => {
+    const { cache } = cacheAt();
+    cache.set(undefined, facts);
+    expect(cache.get('a100_sxm')).toBeUndefined();
+    const a100: DcgmFacts = { ...facts, exporterPods: [] };
+    cache.set('a100_sxm', a100);
+    expect(cache.get('a100_sxm')).toBe(a100);
+    expect(cache.get(undefined)).toBe(facts);
   });
 });

@@ -1,33 +1,45 @@
 /**
- * Loads what DCGM-exporter hardware discovery reads: the exporter pods cluster-wide (labels
+ * Loads what metrics hardware discovery reads: the DCGM exporter pods cluster-wide (labels
  * `app=nvidia-dcgm-exporter`, `app=dcgm-exporter`, `app.kubernetes.io/name=dcgm-exporter`), each
  * Running pod's metrics scraped over HTTP at `http://{POD_IP}:9400/metrics` (or
- * `$DCGM_METRICS_ENDPOINT_TEMPLATE`) with upstream's timeouts (5 s per request, 3 s to connect),
- * whether GPU Operator pods run in `gpu-operator` (only when there are no exporter pods), and the
- * pod names in `nvidia-network-operator`. Reads only: pods get/list (the profile role has them).
- * The rules are in shared/domain/dgdr/dcgm.ts and discovery.ts.
- * Source: upstream deploy/operator/internal/gpu/discovery.go (../shared/upstream-notes/profiler.md §2.2).
+ * `$DCGM_METRICS_ENDPOINT_TEMPLATE`); when they give no node of the requested SKU, the Intel XPU
+ * exporter pods (`app` or `app.kubernetes.io/name` = `xpumd` / `intel-xpumanager`) scraped at
+ * `http://{POD_IP}:8080/metrics` (or `$INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`); upstream's timeouts
+ * (5 s per request, 3 s to connect); whether GPU Operator pods run in `gpu-operator` (only when
+ * neither source has pods); and the pod names in `nvidia-network-operator`. A successful metrics
+ * discovery is kept 60 s per SKU filter ({@link GpuDiscoveryCache}). Reads only: pods list (the
+ * profile role has it cluster-wide). The rules are in shared/domain/dgdr/dcgm.ts, intel-xpu.ts and
+ * discovery.ts.
+ * Source: upstream deploy/operator/internal/gpu/discovery.go (../shared/upstream-notes/dgdr.md §3.2,
+ * profiler.md §2.2).
  * @module
  */
+import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 
 import {
   DCGM_DIAL_TIMEOUT_SECONDS,
   DCGM_EXPORTER_SELECTORS,
   DCGM_REQUEST_TIMEOUT_SECONDS,
+  GPU_DISCOVERY_CACHE_TTL_SECONDS,
   GPU_OPERATOR_NAMESPACE,
   GPU_OPERATOR_SELECTORS,
+  INTEL_XPU_EXPORTER_SELECTORS,
   NETWORK_OPERATOR_NAMESPACE,
-  dcgmMetricsEndpoint,
+  isGpuDiscoveryCacheEntryFresh,
   isScrapableExporterPod,
+  metricsEndpoint,
+  readMetricsGpuNodes,
   type DcgmExporterPod,
   type DcgmFacts,
+  type DiscoveredGpuSku,
   type DiscoverySignals,
+  type ExporterPodsFacts,
 } from '../../shared/domain/index.js';
 import type { Kube, KubeObject } from '../../shared/kube/index.js';
 import { PermanentError } from '../../shared/runtime/index.js';
 
-/** Exporter pods scraped at once (upstream scrapes one after another, behind a 60 s cache we do not keep). */
+/** Exporter pods scraped at once (upstream scrapes one after another; both sit behind the 60 s cache). */
 export const SCRAPE_CONCURRENCY = 8;
 
 /** A metrics body larger than this is refused rather than read (a real exporter serves tens of KiB). */
@@ -91,35 +103,123 @@ async function listBySelectors(kube: Kube, selectors: readonly string[], namespa
   return pods;
 }
 
+/** Where each metrics source's exporter pods are scraped (`{POD_IP}` replaced). */
+export interface MetricsEndpointTemplates {
+  /** Default `http://{POD_IP}:9400/metrics` (`DCGM_METRICS_ENDPOINT_TEMPLATE`). */
+  readonly dcgm: string;
+  /** Default `http://{POD_IP}:8080/metrics` (`INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`). */
+  readonly intelXpu: string;
+}
+
 /**
- * The DCGM and network-operator signals for one discovery ({@link SCRAPE_CONCURRENCY} scrapes at a
- * time). A refused list (PermanentError, e.g. 403) is a DCGM failure, as upstream's list
- * error is; transient API errors propagate (the event is retried).
+ * Successful metrics discoveries (the exporter pods and their scrapes), kept 60 s per SKU filter
+ * ("" for none), as upstream's `GPUDiscoveryCache` keeps its results; a failed discovery is not
+ * kept. The cache lives in one function instance's memory: another instance has its own, and
+ * Knative's scale to zero drops it, so the first request after a cold start always scrapes. Only
+ * the exporters are cached: the Nodes (GPU Feature Discovery and RDMA labels) and the network
+ * operator's pods are read each time. `now` is the host's clock (injectable for tests).
+ * Why our own: one Map with an expiry per entry; no library is needed for that.
  */
-export async function loadDiscoverySignals(kube: Kube, endpointTemplate: string, scrape: ScrapeMetrics = scrapeMetricsEndpoint): Promise<DiscoverySignals> {
-  let dcgm: DcgmFacts;
+export class GpuDiscoveryCache {
+  readonly #entries = new Map<string, { readonly facts: DcgmFacts; readonly expiresAt: Date }>();
+
+  constructor(
+    private readonly now: () => Date,
+    private readonly ttlSeconds: number = GPU_DISCOVERY_CACHE_TTL_SECONDS,
+  ) {}
+
+  /** The metrics facts kept for this SKU filter, while fresh (upstream `GPUDiscoveryCache.Get`). */
+  get(gpuSku: DiscoveredGpuSku | undefined): DcgmFacts | undefined {
+    const entry = this.#entries.get(gpuSku ?? '');
+    if (entry === undefined) return undefined;
+    if (isGpuDiscoveryCacheEntryFresh(entry.expiresAt, this.now())) return entry.facts;
+    this.#entries.delete(gpuSku ?? '');
+    return undefined;
+  }
+
+  /** Keeps the facts of a successful discovery for this SKU filter for the TTL (upstream `GPUDiscoveryCache.Set`). */
+  set(gpuSku: DiscoveredGpuSku | undefined, facts: DcgmFacts): void {
+    this.#entries.set(gpuSku ?? '', { facts, expiresAt: new Date(this.now().getTime() + this.ttlSeconds * 1000) });
+  }
+}
+
+/** How one discovery is loaded: the endpoints, the scraper, the SKU filter and the cache (none: no caching). */
+export interface DiscoveryLoadOptions {
+  readonly templates: MetricsEndpointTemplates;
+  readonly scrape?: ScrapeMetrics;
+  /** The request's `spec.hardware.gpuSku` (upstream's filter). */
+  readonly gpuSku?: DiscoveredGpuSku;
+  readonly cache?: GpuDiscoveryCache;
+  /** Where a reused discovery is logged (debug). */
+  readonly log?: Pick<Logger, 'debug'>;
+}
+
+/** One source's exporter pods and their scrapes ({@link SCRAPE_CONCURRENCY} at a time, in list order). */
+async function loadExporters(kube: Kube, selectors: readonly string[], template: string, scrape: ScrapeMetrics): Promise<ExporterPodsFacts> {
   try {
-    const pods = (await listBySelectors(kube, DCGM_EXPORTER_SELECTORS)).map(exporterPod);
+    const pods = (await listBySelectors(kube, selectors)).map(exporterPod);
     const exporterPods: DcgmExporterPod[] = [];
-    // A few at a time, in list order: an unreachable exporter costs up to the 5 s request timeout.
+    // A few at a time: an unreachable exporter costs up to the 5 s request timeout.
     for (let start = 0; start < pods.length; start += SCRAPE_CONCURRENCY) {
       exporterPods.push(
         ...(await Promise.all(
           pods.slice(start, start + SCRAPE_CONCURRENCY).map(async (pod): Promise<DcgmExporterPod> => {
             if (!isScrapableExporterPod(pod)) return pod;
-            const endpoint = dcgmMetricsEndpoint(endpointTemplate, pod.podIp);
+            const endpoint = metricsEndpoint(template, pod.podIp);
             return { ...pod, scrape: { endpoint, ...(await scrape(endpoint)) } };
           }),
         )),
       );
     }
-    const isGpuOperatorRunning =
-      exporterPods.length === 0 && (await listBySelectors(kube, GPU_OPERATOR_SELECTORS, GPU_OPERATOR_NAMESPACE)).some((pod) => exporterPod(pod).phase === 'Running');
-    dcgm = { exporterPods, isGpuOperatorRunning };
+    return { exporterPods };
+  } catch (error) {
+    // A refused list (PermanentError, e.g. 403) is the source's failure, as upstream's list error is.
+    if (!(error instanceof PermanentError)) throw error;
+    return { listError: error.message, exporterPods: [] };
+  }
+}
+
+/** Whether Running GPU Operator pods exist in `gpu-operator`; a refused list means none (its message would only say the cluster has no exporters). */
+async function isGpuOperatorRunningIn(kube: Kube): Promise<boolean> {
+  try {
+    return (await listBySelectors(kube, GPU_OPERATOR_SELECTORS, GPU_OPERATOR_NAMESPACE)).some((pod) => exporterPod(pod).phase === 'Running');
   } catch (error) {
     if (!(error instanceof PermanentError)) throw error;
-    dcgm = { listError: error.message, exporterPods: [], isGpuOperatorRunning: false };
+    return false;
   }
+}
+
+/**
+ * The metrics exporters for one discovery, in upstream's order: a fresh cached success for the SKU
+ * filter; else the DCGM exporters; the Intel XPU exporters only when DCGM gives no node of the
+ * filter and its pods could be listed; the GPU Operator's pods only when neither has pods. A
+ * success is cached. Transient API errors propagate (the event is retried).
+ */
+async function loadMetricsFacts(kube: Kube, options: DiscoveryLoadOptions): Promise<DcgmFacts> {
+  const cached = options.cache?.get(options.gpuSku);
+  if (cached !== undefined) {
+    options.log?.debug({ gpuSku: options.gpuSku ?? '' }, 'Reused cached GPU discovery');
+    return cached;
+  }
+  const scrape = options.scrape ?? scrapeMetricsEndpoint;
+  const dcgm = await loadExporters(kube, DCGM_EXPORTER_SELECTORS, options.templates.dcgm, scrape);
+  let facts: DcgmFacts = { ...dcgm, isGpuOperatorRunning: false };
+  if (dcgm.listError === undefined && !readMetricsGpuNodes(facts, options.gpuSku, []).ok) {
+    const intelXpu = await loadExporters(kube, INTEL_XPU_EXPORTER_SELECTORS, options.templates.intelXpu, scrape);
+    const hasNoPods = dcgm.exporterPods.length === 0 && intelXpu.exporterPods.length === 0 && intelXpu.listError === undefined;
+    const isGpuOperatorRunning = hasNoPods && (await isGpuOperatorRunningIn(kube));
+    facts = { ...dcgm, isGpuOperatorRunning, intelXpu };
+  }
+  if (readMetricsGpuNodes(facts, options.gpuSku, []).ok) options.cache?.set(options.gpuSku, facts);
+  return facts;
+}
+
+/**
+ * The metrics-exporter and network-operator signals for one discovery (see {@link loadMetricsFacts}).
+ * Transient API errors propagate (the event is retried).
+ */
+export async function loadDiscoverySignals(kube: Kube, options: DiscoveryLoadOptions): Promise<DiscoverySignals> {
+  const dcgm = await loadMetricsFacts(kube, options);
   let networkOperatorPodNames: string[] = [];
   try {
     networkOperatorPodNames = (await kube.list('v1', 'Pod', NETWORK_OPERATOR_NAMESPACE)).map((pod) => pod.metadata.name);

@@ -8,9 +8,9 @@
  * `dgdr.nvidia.com/name` + `dgdr.nvidia.com/namespace`).
  * Reads: the DGDR now; the Job `profile-<name>` and its pods (label `job-name`); the ConfigMap
  * `dgdr-output-<name>`; the DGD `status.dgdName` and, while it is not ready, its pods (image-pull
- * diagnostics); the request's ConfigMaps while deploying; every Node, the DCGM exporter pods and their
- * metrics (HTTP, ./dcgm.ts) and the network operator's pods (only while Pending and discovery is
- * needed); the model-cache PVC when set.
+ * diagnostics); the request's ConfigMaps while deploying; every Node, the DCGM and Intel XPU
+ * exporter pods and their metrics (HTTP, ./dcgm.ts; a success kept 60 s per SKU filter) and the
+ * network operator's pods (only while Pending and discovery is needed); the model-cache PVC when set.
  * Decides: `decideDgdr` (shared/domain/dgdr, pure).
  * Writes, in order: the discovered `spec.hardware` (update with the resourceVersion precondition),
  * delete of a stale output ConfigMap, create (when missing) of the Job's service account
@@ -39,6 +39,7 @@ import {
 } from '../../shared/api/index.js';
 import {
   DEFAULT_DCGM_ENDPOINT_TEMPLATE,
+  DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE,
   decideDgdr,
   decideDgdRejected,
   needsHardwareDiscovery,
@@ -46,7 +47,8 @@ import {
   outputConfigMapName,
   profilingJobName,
   profilingJobRbac,
-  readDcgmNodes,
+  hasMetricsExporters,
+  readMetricsGpuNodes,
   trackingLabels,
   type ChildFacts,
   type DgdrDesired,
@@ -57,7 +59,7 @@ import {
 } from '../../shared/domain/index.js';
 import type { Kube, KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
-import { loadDiscoverySignals, type ScrapeMetrics } from './dcgm.js';
+import { loadDiscoverySignals, type GpuDiscoveryCache, type ScrapeMetrics } from './dcgm.js';
 
 export interface ProfileDeps extends HandlerDeps {
   readonly kube: Kube;
@@ -66,8 +68,12 @@ export interface ProfileDeps extends HandlerDeps {
   readonly instance: string;
   /** Where DCGM exporter pods are scraped (`{POD_IP}` replaced); default `http://{POD_IP}:9400/metrics`. */
   readonly dcgmEndpointTemplate?: string;
+  /** Where Intel XPU exporter pods are scraped (`{POD_IP}` replaced); default `http://{POD_IP}:8080/metrics`. */
+  readonly intelXpuEndpointTemplate?: string;
   /** How a metrics endpoint is read; default an HTTP GET with upstream's timeouts (./dcgm.ts). */
   readonly scrapeMetrics?: ScrapeMetrics;
+  /** This instance's 60 s cache of successful metrics discoveries (absent: every discovery scrapes). */
+  readonly discoveryCache?: GpuDiscoveryCache;
 }
 
 export const REPORTING_CONTROLLER = 'nvidia.com/dynamo-profile';
@@ -149,11 +155,20 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
   const isDiscovering = phase === 'Pending' && job === undefined;
   const isDiscoveringHardware = isDiscovering && (needsHardwareDiscovery(dgdr.spec.hardware) || needsHardwareMetadataDiscovery(dgdr.spec.hardware));
   const nodes = isDiscoveringHardware ? await deps.kube.list('v1', 'Node') : undefined;
-  const discoverySignals = isDiscoveringHardware ? await loadDiscoverySignals(deps.kube, deps.dcgmEndpointTemplate ?? DEFAULT_DCGM_ENDPOINT_TEMPLATE, deps.scrapeMetrics) : undefined;
-  const dcgm = discoverySignals?.dcgm === undefined ? undefined : readDcgmNodes(discoverySignals.dcgm);
+  const gpuSku = dgdr.spec.hardware?.gpuSku;
+  const discoverySignals = isDiscoveringHardware
+    ? await loadDiscoverySignals(deps.kube, {
+        templates: { dcgm: deps.dcgmEndpointTemplate ?? DEFAULT_DCGM_ENDPOINT_TEMPLATE, intelXpu: deps.intelXpuEndpointTemplate ?? DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE },
+        ...(deps.scrapeMetrics === undefined ? {} : { scrape: deps.scrapeMetrics }),
+        ...(gpuSku === undefined ? {} : { gpuSku }),
+        ...(deps.discoveryCache === undefined ? {} : { cache: deps.discoveryCache }),
+        log: deps.log,
+      })
+    : undefined;
+  const metrics = discoverySignals?.dcgm === undefined ? undefined : readMetricsGpuNodes(discoverySignals.dcgm, gpuSku, []);
   // Exporters present but unreadable: the node labels decide; say why, as upstream logs it.
-  if (dcgm?.ok === false && ((discoverySignals?.dcgm?.exporterPods.length ?? 0) > 0 || discoverySignals?.dcgm?.listError !== undefined)) {
-    deps.log.warn({ error: dcgm.error }, 'DCGM discovery failed, falling back to node-label discovery');
+  if (metrics?.ok === false && discoverySignals?.dcgm !== undefined && hasMetricsExporters(discoverySignals.dcgm)) {
+    deps.log.warn({ error: metrics.error }, 'DCGM discovery failed, falling back to node-label discovery');
   }
   const pvcName = dgdr.spec.modelCache?.pvcName;
   const pvc = isDiscovering && pvcName !== undefined && pvcName !== '' ? await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvcName }) : undefined;

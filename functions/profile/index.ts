@@ -11,16 +11,18 @@
  * `/dgd-apply-overrides` that a profiling Job's init container installs when a request sets
  * `spec.overrides.dgd` (unset: such requests fail with upstream's message); `NATS_SERVER`,
  * `ETCD_ENDPOINTS`, `MODEL_EXPRESS_URL`, `PROMETHEUS_ENDPOINT`, passed to the profiler when set
- * (upstream `AddStandardEnvVars`); `DCGM_METRICS_ENDPOINT_TEMPLATE`, where hardware discovery
- * scrapes DCGM exporter pods (`{POD_IP}` replaced; default `http://{POD_IP}:9400/metrics`, upstream's).
+ * (upstream `AddStandardEnvVars`); `DCGM_METRICS_ENDPOINT_TEMPLATE` and
+ * `INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`, where hardware discovery scrapes DCGM and Intel XPU exporter
+ * pods (`{POD_IP}` replaced; defaults `http://{POD_IP}:9400/metrics` and `http://{POD_IP}:8080/metrics`, upstream's).
  * @module
  */
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN } from '../../shared/api/index.js';
-import { ENV_DCGM_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
+import { ENV_DCGM_ENDPOINT_TEMPLATE, ENV_INTEL_XPU_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
+import { GpuDiscoveryCache } from './dcgm.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
 import { route as requestRoute, runRoute as requestOfRunRoute } from './request.js';
 import { claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';
@@ -39,6 +41,7 @@ export const STANDARD_ENV_NAMES = ['NATS_SERVER', 'ETCD_ENDPOINTS', 'MODEL_EXPRE
 export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record<string, string | undefined>> = process.env): ProfileDeps {
   const operatorImage = env['OPERATOR_IMAGE'];
   const dcgmEndpointTemplate = env[ENV_DCGM_ENDPOINT_TEMPLATE];
+  const intelXpuEndpointTemplate = env[ENV_INTEL_XPU_ENDPOINT_TEMPLATE];
   return {
     ...base,
     kube,
@@ -51,6 +54,9 @@ export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record
     },
     instance: env['K_REVISION'] ?? hostname(),
     ...(dcgmEndpointTemplate === undefined || dcgmEndpointTemplate === '' ? {} : { dcgmEndpointTemplate }),
+    ...(intelXpuEndpointTemplate === undefined || intelXpuEndpointTemplate === '' ? {} : { intelXpuEndpointTemplate }),
+    // One cache per function instance (upstream keeps one per operator process).
+    discoveryCache: new GpuDiscoveryCache(base.now),
   };
 }
 

@@ -8,13 +8,22 @@ import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildSnapshotContentId } from '../../shared/domain/index.js';
+import { buildSnapshotContentId, normalizeGbuildManifestV2, type LpxBuild } from '../../shared/domain/index.js';
 import { TransientError } from '../../shared/runtime/index.js';
+import { aV2CompilerFixture, encodeGbuildManifestV2 } from '../../test/support/gbuild-manifest.js';
 import { BuildReadError, acquireBuildSnapshot, fileBuildStore, type BuildStore } from './lpx-build.js';
 
 const clock = () => new Date('2026-12-01T10:00:00Z');
 const MANIFEST = 'manifest.v2.capnp.bin';
-const payload = Buffer.from([0, 0, 0, 0, 2, 0, 0, 0, 1, 2, 3, 4]);
+/** A real compiler manifest (upstream's newV2CompilerFixture, encoded with capnp-es). */
+const payload = encodeGbuildManifestV2(aV2CompilerFixture());
+
+/** The build the payload normalizes to at `url` (the decoder's own tests hold its values). */
+function buildOf(url: string, bytes: Uint8Array = payload): LpxBuild {
+  const normalized = normalizeGbuildManifestV2(url, bytes);
+  if (!normalized.ok) throw new Error(normalized.error);
+  return normalized.build;
+}
 
 let root: string;
 beforeEach(async () => {
@@ -42,20 +51,28 @@ describe('acquireBuildSnapshot on the filesystem (upstream TestAcquireBuildSnaps
     const build = path.join(root, 'build-id');
     await writeBuild(build, { [MANIFEST]: payload, 'part-0/chip-0.gas': 'x' });
     const first = await acquireBuildSnapshot(fileBuildStore(), `file://${build}`, clock);
-    expect(first).toEqual({ ok: true, contentId: buildSnapshotContentId([MANIFEST, 'part-0/chip-0.gas'], payload) });
+    expect(first).toEqual({ ok: true, contentId: buildSnapshotContentId([MANIFEST, 'part-0/chip-0.gas'], payload), build: buildOf(`file://${build}`) });
 
-    // The same content elsewhere has the same identity ("independently of build locator").
+    // The same content elsewhere has the same identity ("independently of build locator"); its build path is where it was read.
     const copy = path.join(root, 'copy');
     await writeBuild(copy, { [MANIFEST]: payload, 'part-0/chip-0.gas': 'other bytes are not read' });
-    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${copy}`, clock)).toEqual(first);
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${copy}`, clock)).toEqual({ ok: true, contentId: first.ok ? first.contentId : '', build: buildOf(`file://${copy}`) });
 
     await rename(path.join(build, 'part-0/chip-0.gas'), path.join(build, 'part-0/chip-1.gas'));
     const second = await acquireBuildSnapshot(fileBuildStore(), `file://${build}`, clock);
     expect(second.ok && second.contentId).not.toBe(first.ok && first.contentId);
+  });
 
-    // "Acquire a stable build whose manifest bytes are malformed": acquisition does not decode.
-    await writeFile(path.join(build, MANIFEST), 'invalid');
-    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${build}`, clock)).toEqual({ ok: true, contentId: buildSnapshotContentId([MANIFEST, 'part-0/chip-1.gas'], Buffer.from('invalid')) });
+  it('"Reject malformed compiler input after successful acquisition": bytes that are no Cap\'n Proto message fail with "parsing manifest.v2.capnp.bin"', async () => {
+    const build = path.join(root, 'build-id');
+    await writeBuild(build, { [MANIFEST]: 'invalid' });
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${build}`, clock)).toEqual({ ok: false, error: `parsing ${MANIFEST}: message is 7 bytes, shorter than a segment table` });
+  });
+
+  it('a manifest that decodes but breaks upstream\'s rules fails with upstream\'s text (buildFromGbuildManifestV2)', async () => {
+    const build = path.join(root, 'build-id');
+    await writeBuild(build, { [MANIFEST]: encodeGbuildManifestV2(aV2CompilerFixture({ numLpuNodes: 3 })) });
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${build}`, clock)).toEqual({ ok: false, error: `${MANIFEST} LPU partitions use 4 LPU nodes, want deployment.numLpuNodes 3` });
   });
 
   it('a symlinked build root is resolved; a child symlink is listed, not followed', async () => {
@@ -115,7 +132,7 @@ describe('acquireBuildSnapshot fences (upstream build_snapshot.go)', () => {
   const url = 'file:///models/b';
   it.each([
     { name: '"Verify the build inventory did not change after reading compiler metadata"', store: scriptedStore([[MANIFEST], [MANIFEST, 'new.gas']], [payload]), error: 'immutable build snapshot is inconsistent: build inventory changed while acquiring "file:///models/b"' },
-    { name: '"Reject compiler metadata that changes during acquisition"', store: scriptedStore([[MANIFEST]], [payload, Buffer.from('second')]), error: 'immutable build snapshot is inconsistent: compiler metadata manifest.v2.capnp.bin changed while acquiring "file:///models/b"' },
+    { name: '"Reject compiler metadata that changes during acquisition"', store: scriptedStore([[MANIFEST]], [payload, encodeGbuildManifestV2(aV2CompilerFixture({ numLpuNodes: 5 }))]), error: 'immutable build snapshot is inconsistent: compiler metadata manifest.v2.capnp.bin changed while acquiring "file:///models/b"' },
     { name: 'the manifest disappears after the inventory', store: scriptedStore([[MANIFEST]], [new BuildReadError('reading file:///models/b/manifest.v2.capnp.bin: ENOENT', 'absent', false)]), error: 'immutable build snapshot is inconsistent: compiler metadata manifest.v2.capnp.bin disappeared from "file:///models/b" after inventory: reading file:///models/b/manifest.v2.capnp.bin: ENOENT' },
     { name: 'the manifest exceeds the metadata budget', store: scriptedStore([[MANIFEST]], [new BuildReadError('file:///models/b/manifest.v2.capnp.bin is 104857601 bytes, limit is 104857600', 'tooLarge', false)]), error: 'immutable build snapshot is inconsistent: compiler metadata manifest.v2.capnp.bin in "file:///models/b" exceeds its bounded acquisition budget: file:///models/b/manifest.v2.capnp.bin is 104857601 bytes, limit is 104857600' },
     { name: 'the inventory disappears before its verification', store: scriptedStore([[MANIFEST], new BuildReadError('resolving build directory "/models/b": ENOENT', 'absent', false)], [payload]), error: 'immutable build snapshot is inconsistent: build inventory disappeared from "file:///models/b" while acquiring it: resolving build directory "/models/b": ENOENT' },

@@ -7,10 +7,14 @@
  * `lpx.modelRegistryURL` or an absolute `lpx.buildId` says). Writes nothing.
  * Sequence (upstream `build_snapshot.go`): list the inventory; require the manifest; read it
  * (bounded); list again and require the same inventory; read it again and require the same bytes;
- * the content id over both (shared/domain `buildSnapshotContentId`). One 30 s budget per build.
+ * the content id over both (shared/domain `buildSnapshotContentId`); the manifest decoded and
+ * normalized into the build (shared/domain `normalizeGbuildManifestV2`, upstream
+ * `normalizeBuildSnapshot`). One 30 s budget per build.
  * Failures: a definite one (absent, not a directory, not a regular file, too large, changed
- * while read, an invalid inventory) is returned as data, reported by the LPXGD as `Ready=False`
- * reason `Failed` and never retried by the broker (the periodic resync reads the build again);
+ * while read, an invalid inventory, a manifest that does not decode or normalize, with
+ * upstream's "parsing manifest.v2.capnp.bin: ..." or validation text) is returned as data,
+ * reported by the LPXGD as `Ready=False` reason `Failed` and never retried by the broker (the
+ * periodic resync reads the build again);
  * a passing one (too many open files, I/O error, the budget spent) throws {@link TransientError}
  * so the broker retries with its bounded backoff.
  * The same sequence reads a `gs://` build through Model Express (./model-express.ts
@@ -33,6 +37,7 @@ import {
   hasCompilerManifest,
   isSameInventory,
   normalizeBuildInventory,
+  normalizeGbuildManifestV2,
   type BuildSnapshotReading,
 } from '../../shared/domain/index.js';
 import { TransientError } from '../../shared/runtime/index.js';
@@ -175,9 +180,10 @@ export function fileBuildStore(): BuildStore {
 /**
  * acquireBuildSnapshot: the snapshot of the build at `buildUrl`, as upstream's
  * `AcquireBuildSnapshot` (see the module docstring for the sequence and the failure texts).
- * In: the store for the URL's scheme, the build URL, the clock. Out: the content id, or the
- * definite failure as data. Throws {@link TransientError} on a failure a retry may fix, and
- * when the 30 s budget is spent ("acquiring <url>: context deadline exceeded").
+ * In: the store for the URL's scheme, the build URL, the clock. Out: the content id and the
+ * normalized build (its `path` the build URL), or the definite failure as data. Throws
+ * {@link TransientError} on a failure a retry may fix, and when the 30 s budget is spent
+ * ("acquiring <url>: context deadline exceeded").
  */
 export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, now: () => Date): Promise<BuildSnapshotReading> {
   const deadline = now().getTime() + BUILD_SNAPSHOT_TIMEOUT_MS;
@@ -231,7 +237,10 @@ export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, 
     return failure(error, { tooLarge: buildSnapshotErrors.manifestGrew, absent: buildSnapshotErrors.manifestDisappearedAfterVerification });
   }
   if (Buffer.compare(first, second) !== 0) return { ok: false, error: buildSnapshotErrors.manifestChanged(buildUrl) };
-  return { ok: true, contentId: buildSnapshotContentId(pre, first) };
+  // Upstream normalizeBuildSnapshot: the fenced bytes are decoded and normalized before use.
+  const normalized = normalizeGbuildManifestV2(buildUrl, first);
+  if (!normalized.ok) return { ok: false, error: normalized.error };
+  return { ok: true, contentId: buildSnapshotContentId(pre, first), build: normalized.build };
 }
 
 /**

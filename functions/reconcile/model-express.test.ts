@@ -6,8 +6,9 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSnapshotContentId } from '../../shared/domain/index.js';
+import { buildSnapshotContentId, normalizeGbuildManifestV2 } from '../../shared/domain/index.js';
 import { TransientError } from '../../shared/runtime/index.js';
+import { aV3CompilerFixture, encodeGbuildManifestV2 } from '../../test/support/gbuild-manifest.js';
 import { fileChunks, startTestModelExpress, type ModelExpressScript, type TestModelExpress } from '../../test/support/model-express.js';
 import { acquireBuildSnapshot, modelExpressBuildStore } from './lpx-build.js';
 import { MODEL_STATUS, createModelExpressClient, parseModelExpressUrl, type FileChunk, type ModelExpressClient, type ModelStatusUpdate } from './model-express.js';
@@ -66,11 +67,15 @@ describe('ensureModelDownloaded: "calls EnsureModelDownloaded{ModelName: url, Pr
 });
 
 describe('the gs:// build snapshot through ListModelFiles and StreamModelFiles (upstream readBuildFileBounded for gs)', () => {
-  const manifest = Buffer.from('compiled LPX manifest v2, streamed');
-  it('acquires the streamed manifest in chunks, asking for that one path', async () => {
-    setScript({ download: () => [], files: () => ['manifest.v2.capnp.bin', 'part-0/chip-0.gas'], chunks: () => fileChunks(manifest, 7) });
+  // A real compiler manifest (upstream's newV3CompilerFixture), streamed in 7-byte chunks.
+  const manifest = encodeGbuildManifestV2(aV3CompilerFixture());
+  it('acquires the streamed manifest in chunks, asking for that one path, and decodes it', async () => {
+    setScript({ download: () => [], files: () => ['manifest.v2.capnp.bin', 'part-1/chip-0.gas'], chunks: () => fileChunks(manifest, 7) });
     const snapshot = await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock);
-    expect(snapshot).toEqual({ ok: true, contentId: buildSnapshotContentId(['manifest.v2.capnp.bin', 'part-0/chip-0.gas'], manifest) });
+    const normalized = normalizeGbuildManifestV2(BUILD, manifest);
+    expect(normalized.ok).toBe(true);
+    expect(snapshot).toEqual({ ok: true, contentId: buildSnapshotContentId(['manifest.v2.capnp.bin', 'part-1/chip-0.gas'], manifest), build: normalized.ok ? normalized.build : undefined });
+    expect(snapshot.ok && snapshot.build?.path).toBe(BUILD);
     // Listed, read, listed and read again (the fences), all for provider GCS and this build.
     expect(mx.requests).toEqual([
       { rpc: 'ListModelFiles', modelName: BUILD, provider: 2 },

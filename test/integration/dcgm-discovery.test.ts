@@ -1,17 +1,22 @@
 /**
- * DCGM-exporter hardware discovery on the real control plane (issue 13, "DCGM where present"):
- * kube-apiserver, the job controller, kube-scheduler and kwok with simulated GPU nodes; DCGM
- * exporter pods as the GPU Operator's DaemonSet would run them (labels `app=nvidia-dcgm-exporter`,
- * one per GPU node, bound to it; kwok makes them Running and gives each a pod IP); the profile
- * function behind the local event bridge.
+ * Metrics hardware discovery on the real control plane (issue 13, "DCGM where present", and its
+ * leftovers: Intel XPU exporters, the 60 s discovery cache): kube-apiserver, the job controller,
+ * kube-scheduler and kwok with simulated GPU nodes; DCGM exporter pods as the GPU Operator's
+ * DaemonSet would run them (labels `app=nvidia-dcgm-exporter`, one per GPU node, bound to it), and
+ * an Intel XPU Manager exporter pod (`app.kubernetes.io/name=xpumd`) on an Intel node; kwok makes
+ * them Running and gives each a pod IP; the profile function behind the local event bridge, on a
+ * clock the test holds still and moves on (the function's injectable `now`), so the 60 s cache
+ * expires exactly when the test says, however slow the machine.
  *
- * What does not run here: the DCGM exporter itself (there are no GPUs). A real HTTP server on
+ * What does not run here: the exporters themselves (there are no GPUs). A real HTTP server on
  * loopback stands in for each exporter pod and serves the Prometheus text a DCGM exporter serves
- * (test/fixtures/dcgm/, format of NVIDIA/dcgm-exporter's `/metrics`). Upstream scrapes every
- * Running exporter pod directly at `http://{POD_IP}:9400/metrics`; kwok's pod IPs route nowhere, so
- * the function gets upstream's own override, `DCGM_METRICS_ENDPOINT_TEMPLATE`, pointing at the
- * server with the pod IP in the path (`http://127.0.0.1:<port>/{POD_IP}/metrics`): each pod is
- * still found through the API server and scraped by its own IP.
+ * (test/fixtures/dcgm/, format of NVIDIA/dcgm-exporter's `/metrics`) or the xpumd text of
+ * upstream's discovery test (TestScrapeMetricsEndpoint "xpumd metrics"). Upstream scrapes every
+ * Running exporter pod directly at `http://{POD_IP}:9400/metrics` (Intel: `:8080`); kwok's pod IPs
+ * route nowhere, so the function gets upstream's own overrides, `DCGM_METRICS_ENDPOINT_TEMPLATE`
+ * and `INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`, pointing at the server with the pod IP in the path
+ * (`http://127.0.0.1:<port>/{POD_IP}/metrics`, `.../xpu/{POD_IP}/metrics`): each pod is still found
+ * through the API server and scraped by its own IP.
  */
 import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -37,23 +42,35 @@ const kubeConfig = testKubeConfig();
 const user: Kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
 const DGDR = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest' };
 const NODE_PREFIX = 'dcgm-gpu';
+const XPU_NODE_PREFIX = 'dcgm-xpu';
 const H200_METRICS = readFileSync(resolve(repoRoot, 'test', 'fixtures', 'dcgm', 'h200-hgx-8gpu.metrics'), 'utf8');
+const XPUMD_METRICS = readFileSync(resolve(repoRoot, 'test', 'fixtures', 'dcgm', 'xpumd-b60-3gpu.metrics'), 'utf8');
 // Generous: a loaded 2-core machine can take many seconds per reconcile pass.
 const TIMEOUT_MS = 90_000;
 
 let exporters: Server;
 let exporterPort = 0;
-/** The body each pod IP's exporter serves, or the HTTP status it fails with. */
+/** The body each exporter path (`/<pod IP>/metrics`, `/xpu/<pod IP>/metrics`) serves, or the HTTP status it fails with. */
 const bodies = new Map<string, string | number>();
+/** How many times each exporter path was scraped. */
+const scrapes = new Map<string, number>();
 let server: FunctionServer;
 let bridge: EventBridge;
 let namespace = '';
 let nodeNames: string[] = [];
+let xpuNodeName = '';
 let exporterPods: { name: string; podIp: string; nodeName: string }[] = [];
+let xpumdPod = { name: '', podIp: '', nodeName: '' };
+/** The profile function's clock: held still, moved on only by the test. */
+let clockMs = Date.now();
+
+const dcgmPath = (podIp: string): string => `/${podIp}/metrics`;
+const xpuPath = (podIp: string): string => `/xpu/${podIp}/metrics`;
+const dcgmScrapes = (): number => exporterPods.reduce((sum, pod) => sum + (scrapes.get(dcgmPath(pod.podIp)) ?? 0), 0);
 
 /** GPU nodes without GPU Feature Discovery labels (no GFD installed): only `nvidia.com/gpu` capacity. */
-async function createBareGpuNodes(): Promise<string[]> {
-  const nodes = gpuNodeObjects(parseGpuFleet('2xNVIDIA-H200:8'), NODE_PREFIX);
+async function createBareGpuNodes(fleet: string, prefix: string): Promise<string[]> {
+  const nodes = gpuNodeObjects(parseGpuFleet(fleet), prefix);
   for (const node of nodes) {
     const labels = { ...(node.metadata.labels as Record<string, string>) };
     for (const key of ['nvidia.com/gpu.product', 'nvidia.com/gpu.count', 'nvidia.com/gpu.memory']) delete labels[key];
@@ -65,8 +82,9 @@ async function createBareGpuNodes(): Promise<string[]> {
 
 beforeAll(async () => {
   exporters = createServer((request, response) => {
-    const match = /^\/([0-9.]+)\/metrics$/.exec(request.url ?? '');
-    const body = match === null ? undefined : bodies.get(match[1] ?? '');
+    const path = request.url ?? '';
+    scrapes.set(path, (scrapes.get(path) ?? 0) + 1);
+    const body = bodies.get(path);
     if (typeof body === 'string') {
       response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(body);
       return;
@@ -77,7 +95,15 @@ beforeAll(async () => {
   exporterPort = (exporters.address() as { port: number }).port;
 
   namespace = await createTestNamespace(kubeConfig, 'dcgm');
-  nodeNames = await createBareGpuNodes();
+  nodeNames = await createBareGpuNodes('2xNVIDIA-H200:8', NODE_PREFIX);
+  [xpuNodeName = ''] = await createBareGpuNodes('1xIntel-Arc-Pro-B60:3:24480', XPU_NODE_PREFIX);
+  // Intel XPU Manager's exporter, as its DaemonSet runs it (upstream xpumdPod: app.kubernetes.io/name=xpumd).
+  await user.create({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'xpumd-0', namespace, labels: { 'app.kubernetes.io/name': 'xpumd' } },
+    spec: { nodeName: xpuNodeName, containers: [{ name: 'xpumd', image: 'intel/xpumanager:latest', ports: [{ name: 'metrics', containerPort: 8080 }] }] },
+  });
   for (const [index, nodeName] of nodeNames.entries()) {
     await user.create({
       apiVersion: 'v1',
@@ -96,9 +122,25 @@ beforeAll(async () => {
     },
     TIMEOUT_MS,
   );
+  xpumdPod = await eventually(
+    'kwok to run the xpumd pod with a pod IP',
+    async () => {
+      const pod = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: 'xpumd-0' });
+      const status = (pod?.['status'] ?? {}) as { phase?: string; podIP?: string };
+      return status.phase === 'Running' && (status.podIP ?? '') !== '' ? { name: 'xpumd-0', podIp: status.podIP ?? '', nodeName: xpuNodeName } : undefined;
+    },
+    TIMEOUT_MS,
+  );
 
-  const env = { ...process.env, DCGM_METRICS_ENDPOINT_TEMPLATE: `http://127.0.0.1:${exporterPort}/{POD_IP}/metrics` };
-  server = await startFunctionServer({ ...profile, init: (base) => initProfile(base, env) }, { config: defaultConfig({ port: 0, kubeconfigPath: process.env['KUBECONFIG'] }), log, host: '127.0.0.1' });
+  const env = {
+    ...process.env,
+    DCGM_METRICS_ENDPOINT_TEMPLATE: `http://127.0.0.1:${exporterPort}/{POD_IP}/metrics`,
+    INTEL_XPU_METRICS_ENDPOINT_TEMPLATE: `http://127.0.0.1:${exporterPort}/xpu/{POD_IP}/metrics`,
+  };
+  server = await startFunctionServer(
+    { ...profile, init: (base) => initProfile(base, env) },
+    { config: defaultConfig({ port: 0, kubeconfigPath: process.env['KUBECONFIG'] }), log, host: '127.0.0.1', now: () => new Date(clockMs) },
+  );
   bridge = await startEventBridge({
     kubeConfig,
     log,
@@ -111,10 +153,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await bridge?.stop();
   await server?.close();
-  for (const pod of exporterPods) await user.delete({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.name });
+  for (const pod of [...exporterPods, xpumdPod]) if (pod.name !== '') await user.delete({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.name });
   // Exporter pods are found cluster-wide: the files after this one must not see them (kwok finishes the delete).
   await eventually('the exporter pods gone', async () => ((await user.list('v1', 'Pod', namespace, { labelSelector: 'app=nvidia-dcgm-exporter' })).length === 0 ? true : undefined), TIMEOUT_MS);
-  for (const name of nodeNames) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
+  await eventually('the xpumd pod gone', async () => ((await user.list('v1', 'Pod', namespace, { labelSelector: 'app.kubernetes.io/name=xpumd' })).length === 0 ? true : undefined), TIMEOUT_MS);
+  for (const name of [...nodeNames, xpuNodeName]) if (name !== '') await user.delete({ apiVersion: 'v1', kind: 'Node', name });
   await new Promise<void>((done) => exporters?.close(() => done()));
 });
 
@@ -138,7 +181,7 @@ async function getDgdr(name: string): Promise<KubeObject | undefined> {
 
 describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
   it('GFD labels absent: the exporters\' metrics give gpuSku, vramMb, numGpusPerNode, totalGpus and interconnect nvlink, persisted and passed to the profiler (upstream enrichHardwareFromDiscovery: DCGM first)', async () => {
-    for (const pod of exporterPods) bodies.set(pod.podIp, H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
+    for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
     await applyDgdr('dcgm-h200', {});
     const want = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 16, rdma: false, interconnect: 'nvlink' };
     const stored = await eventually('the discovered hardware on the request', async () => {
@@ -154,7 +197,7 @@ describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
   });
 
   it('explicit gpuSku, vramMb, numGpusPerNode and totalGpus: interconnect and rdma are still discovered, best-effort, and the explicit values kept (upstream enrichHardwareFromDiscovery "metadataComplete")', async () => {
-    for (const pod of exporterPods) bodies.set(pod.podIp, H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
+    for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
     const explicit = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 4 };
     await applyDgdr('dcgm-explicit', { hardware: explicit });
     const job = await eventually('the profiling Job', () => user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-dcgm-explicit' }), TIMEOUT_MS);
@@ -164,19 +207,56 @@ describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
     expect((JSON.parse(profiler?.args[1] ?? '{}') as { hardware?: unknown }).hardware).toEqual(want);
   });
 
-  it('exporters failing and no GFD labels: the request is Failed before any Job, naming both failures (upstream DiscoverGPUHardware)', async () => {
-    for (const pod of exporterPods) bodies.set(pod.podIp, 503);
-    await applyDgdr('dcgm-down', {});
+  async function failedValidation(name: string): Promise<{ status: string; reason: string; message: string } | undefined> {
     const failed = await eventually('the request to fail validation', async () => {
-      const dgdr = await getDgdr('dcgm-down');
+      const dgdr = await getDgdr(name);
       return (dgdr?.['status'] as { phase?: string } | undefined)?.phase === 'Failed' ? dgdr : undefined;
     }, TIMEOUT_MS);
-    const validation = ((failed['status'] as { conditions?: { type: string; status: string; reason: string; message: string }[] }).conditions ?? []).find((c) => c.type === 'Validation');
+    return ((failed['status'] as { conditions?: { type: string; status: string; reason: string; message: string }[] }).conditions ?? []).find((c) => c.type === 'Validation');
+  }
+
+  it('a request within 60 s of a discovery reuses it without scraping, though the exporters now fail (upstream GPUDiscoveryCache: 60 s per SKU filter)', async () => {
+    for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), 503);
+    const scrapedBefore = dcgmScrapes();
+    clockMs += 59_000;
+    await applyDgdr('dcgm-cached', {});
+    const stored = await eventually('the cached hardware on the request', async () => {
+      const dgdr = await getDgdr('dcgm-cached');
+      return (dgdr?.['spec'] as { hardware?: unknown } | undefined)?.hardware === undefined ? undefined : dgdr;
+    }, TIMEOUT_MS);
+    expect((stored['spec'] as Obj)['hardware']).toEqual({ gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 16, rdma: false, interconnect: 'nvlink' });
+    await eventually('the profiling Job', () => user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-dcgm-cached' }), TIMEOUT_MS);
+    expect(dcgmScrapes()).toBe(scrapedBefore);
+  });
+
+  it('60 s on, the exporters are read again: DCGM and Intel XPU failing and no GFD labels fail the request before any Job, naming every failure (upstream discoverFromMetricsSources, DiscoverGPUHardware)', async () => {
+    for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), 503);
+    bodies.set(xpuPath(xpumdPod.podIp), 503);
+    const scrapedBefore = dcgmScrapes();
+    clockMs += 2_000;
+    await applyDgdr('dcgm-down', {});
+    const validation = await failedValidation('dcgm-down');
     expect(validation).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
     const endpoints = [...exporterPods].map((pod) => `pod ${pod.name} (${pod.podIp}): http://127.0.0.1:${exporterPort}/${pod.podIp}/metrics: metrics endpoint http://127.0.0.1:${exporterPort}/${pod.podIp}/metrics returned status 503`);
     expect(validation?.message).toContain('GPU hardware discovery failed: metrics discovery failed: dcgm discovery failed: failed to scrape any dcgm exporter pod: [');
     for (const endpoint of endpoints) expect(validation?.message).toContain(endpoint);
+    const xpuEndpoint = `http://127.0.0.1:${exporterPort}/xpu/${xpumdPod.podIp}/metrics`;
+    expect(validation?.message).toContain(`; intel-xpumd discovery failed: failed to scrape any intel-xpumd exporter pod: [pod xpumd-0 (${xpumdPod.podIp}): ${xpuEndpoint}: metrics endpoint ${xpuEndpoint} returned status 503]`);
     expect(validation?.message).toContain('; node-label discovery failed: no nodes with NVIDIA GPU Feature Discovery labels found');
+    expect(dcgmScrapes()).toBeGreaterThan(scrapedBefore);
     expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-dcgm-down' })).toBeUndefined();
+  });
+
+  it('DCGM failing, an Intel XPU exporter read at its :8080 template: the B60 node is found, and b60, not a v1beta1 gpuSku, fails the request naming it (upstream TestEnrichHardwareFromDiscovery_B60UsesXPUMD; dgdr-reference "SKU format")', async () => {
+    for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), 503);
+    bodies.set(xpuPath(xpumdPod.podIp), XPUMD_METRICS);
+    const xpuScrapedBefore = scrapes.get(xpuPath(xpumdPod.podIp)) ?? 0;
+    await applyDgdr('xpu-b60', {});
+    const validation = await failedValidation('xpu-b60');
+    expect(validation).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
+    expect(validation?.message).toContain(`GPU hardware discovery failed: GPU product "Intel(R) Graphics [0xe211]" on node ${xpuNodeName} is the AISimulate system b60, which spec.hardware.gpuSku cannot hold`);
+    expect(validation?.message).toContain('request this hardware as nvidia.com/v1beta2 with spec.hardware.gpu.sku b60, budget and numGpusPerNode');
+    expect(scrapes.get(xpuPath(xpumdPod.podIp)) ?? 0).toBeGreaterThan(xpuScrapedBefore);
+    expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-xpu-b60' })).toBeUndefined();
   });
 });

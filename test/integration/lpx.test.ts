@@ -31,6 +31,7 @@ import { handle as handleDeadlines } from '../../functions/cleanup/lpx-deadlines
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { fileChunks, startTestModelExpress } from '../support/model-express.js';
+import { anXtLpuOnlyFixture, encodeGbuildManifestV2 } from '../support/gbuild-manifest.js';
 import { ensureGroveScalingGroup, writeGroveScalingGroupStatus } from '../support/lpx-world.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
@@ -45,11 +46,12 @@ const DEADLINE_SECONDS = 60;
 /**
  * The compiled builds the LPX components name: directories on this machine's filesystem, read by
  * the reconcile function as upstream's operator reads `file://` builds (lpx-build.ts). The
- * manifest's bytes are opaque here (the manifest is not decoded, only fenced and hashed).
+ * manifest is a real Cap'n Proto compiler manifest (test/support/gbuild-manifest.ts): fenced,
+ * hashed and decoded.
  */
 let buildsRoot = '';
 let BUILD = '';
-const MANIFEST_BYTES = Buffer.from('compiled LPX manifest v2');
+const MANIFEST_BYTES = encodeGbuildManifestV2(anXtLpuOnlyFixture());
 
 function baseDeps(lpxEnabled: boolean, now: () => Date = () => new Date()): HandlerDeps {
   return { log, now, config: defaultConfig({ lpxEnabled, kubeconfigPath: process.env['KUBECONFIG'] }) };
@@ -289,7 +291,7 @@ describe('LPX on a real API server (issue 11)', () => {
     // The build is recompiled in place: the Agents' template moves to the new digest at once, but
     // the request waits until Grove has rolled its engine replica (lpx.md §3.2 "An immutable
     // mismatch waits for the Grove engine to roll").
-    const rebuiltBytes = Buffer.from('recompiled LPX manifest v2');
+    const rebuiltBytes = encodeGbuildManifestV2(anXtLpuOnlyFixture({ program: { batchSize: 16, supportsCpuEmbeddings: false, standaloneTokenEmbeddings: false } }));
     await writeFile(path.join(build, 'manifest.v2.capnp.bin'), rebuiltBytes);
     const rebuilt = buildSnapshotContentId(['manifest.json', 'manifest.v2.capnp.bin'], rebuiltBytes);
     await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
@@ -315,9 +317,40 @@ describe('LPX on a real API server (issue 11)', () => {
     expect((await requestsOf(namespace)).map((r) => r.metadata.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest'])).toEqual([rebuilt]);
   });
 
+  it('a manifest that does not normalize is an acquisition failure with upstream\'s text (normalizeBuildSnapshot): Ready=False, Failed, nothing LPX rendered; a corrected manifest proceeds', async () => {
+    const namespace = await createTestNamespace(kubeConfig, 'lpx-manifest');
+    const name = 'miscompiled';
+    const build = path.join(buildsRoot, 'miscompiled');
+    await mkdir(build, { recursive: true });
+    // One 8-chip XT partition occupies one node; the manifest declares three.
+    await writeFile(path.join(build, 'manifest.v2.capnp.bin'), encodeGbuildManifestV2(anXtLpuOnlyFixture({ numLpuNodes: 3 })));
+    await applyDgd(aHybridDgd(namespace, name, { replicas: 1, lpx: { buildId: build } }));
+    await reconcileAll(enabled, namespace, name);
+
+    const message = `acquiring immutable LPX build snapshot for model "engine" build "${build}": manifest.v2.capnp.bin LPU partitions use 1 LPU nodes, want deployment.numLpuNodes 3`;
+    expect(conditionOf(await getLpxgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message });
+    expect(conditionOf(await getDgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', message });
+    expect((await user.list(GROVE, 'PodCliqueSet', namespace)).map((p) => p.metadata.name)).toEqual([name]);
+    expect(await requestsOf(namespace)).toEqual([]);
+
+    // Bytes that are no Cap'n Proto message at all: upstream's "parsing manifest.v2.capnp.bin".
+    await writeFile(path.join(build, 'manifest.v2.capnp.bin'), 'compiled LPX manifest v2');
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    expect(conditionOf(await getLpxgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message: expect.stringMatching(/^acquiring immutable LPX build snapshot for model "engine" build ".*": parsing manifest\.v2\.capnp\.bin: /) });
+
+    await writeFile(path.join(build, 'manifest.v2.capnp.bin'), encodeGbuildManifestV2(anXtLpuOnlyFixture()));
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    const pcsName = await lpxPcsName(namespace, name);
+    expect((await user.list(GROVE, 'PodCliqueSet', namespace)).map((p) => p.metadata.name).sort()).toEqual([name, pcsName].sort());
+    // The decoded build reaches the rendering: an LPU-only XT build's Agents run workload mode v2LpuOnly, one pod for 8 chips.
+    const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+    const agent = (pcs?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string>; spec: { replicas: number } }[] } }).template.cliques.find((c) => c.name === 'agt');
+    expect([agent?.annotations?.['scheduling.lpu.nvidia.com/workload-mode'], agent?.spec.replicas]).toEqual(['v2LpuOnly', 1]);
+  });
+
   it('a gs:// build is downloaded through Model Express before anything LPX is rendered ("Waiting for model downloads to complete"), then read through it; a fresh download is not checked again', async () => {
     // Model Express is a real gRPC server on loopback: it answers DOWNLOADING until the test says otherwise.
-    const manifest = Buffer.from('compiled LPX manifest v2 in GCS');
+    const manifest = encodeGbuildManifestV2(anXtLpuOnlyFixture());
     const build = 'gs://models-bucket/llama/b1';
     let isDownloaded = false;
     const mx = await startTestModelExpress({

@@ -8,10 +8,9 @@
  * (LPXGraphDeployment, LPX PodCliqueSet and serving Service, the scaling group scaled from its
  * seed, one pipeline request per replica), a scheduler receipt's event, fewer replicas (the
  * scaling group scaled down, the trailing request deleted), an incompatible layout (the LPX
- * PodCliqueSet deleted for replacement), the runtime ConfigMaps of a second graph (a decoded
- * build's table created, a new build's created and the old one deleted once Ready; the decoded
- * build is supplied by the test until the Cap'n Proto decoder lands, see
- * reconcileLpxWithDecodedBuild in test/support/lpx-world.ts) and the resync's listing. Then:
+ * PodCliqueSet deleted for replacement), the runtime ConfigMaps of a second graph (its build's
+ * table created; a recompiled build's created and the old one deleted once Ready, see
+ * reconcileLpxRebuilt in test/support/lpx-world.ts) and the resync's listing. Then:
  *
  * - every flow does what it should and the API server refused nothing: the role is enough;
  * - every verb the LPX rules add was used by some request: none is beyond what the function
@@ -35,7 +34,6 @@ import {
   actAsGroveRoleCliques,
   actAsGroveScalingGroup,
   aHybridDgd,
-  anLpuOnlyBuild,
   applyDgd,
   ensureGroveScalingGroup,
   eventFor,
@@ -43,10 +41,11 @@ import {
   ordinalOf,
   prepareLpxBuild,
   reconcileAll,
-  reconcileLpxWithDecodedBuild,
+  reconcileLpxRebuilt,
   removeLpxBuild,
   requestsOf,
   writeGroveScalingGroupStatus,
+  withRebuiltPartitions,
   writeReceipt,
 } from '../support/lpx-world.js';
 import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
@@ -138,22 +137,23 @@ describe('reconcile ServiceAccount with lpx.enabled (chart templates/reconcile/r
       return current === undefined || current.metadata.uid !== oldPcs?.metadata.uid || current.metadata.deletionTimestamp !== undefined ? true : undefined;
     }, 60_000, 250);
 
-    // The runtime ConfigMaps of a second graph (lpx.md §5.3 steps 12 and 19): as Grove, its
-    // engine available with ready role cliques; build A's table created; the requests bound;
-    // then build B (recompiled, same geometry): its table created, the LPXGD Ready, A's table deleted.
+    // The runtime ConfigMaps of a second graph (lpx.md §5.3 steps 12 and 19): its build's table
+    // created; as Grove, its engine available with ready role cliques; a recompiled build's
+    // table created; the requests bound; then the LPXGD Ready and the first table deleted.
     await applyDgd(aHybridDgd(namespace, 'configs', { replicas: 1 }));
     await reconcileAll(deps, namespace, 'configs');
     const configsPcs = await lpxPcsName(namespace, 'configs');
+    const tablesOf = async () => (await admin.list('v1', 'ConfigMap', namespace)).filter((c) => c.metadata.name.startsWith(`${configsPcs}-lpu-`)).map((c) => c.metadata.name);
+    const tableA = await tablesOf();
     const configsGroup = await ensureGroveScalingGroup(namespace, configsPcs);
     await writeGroveScalingGroupStatus(namespace, configsGroup.name, configsGroup.group, { replicas: 1, scheduledReplicas: 1, updatedReplicas: 1, availableReplicas: 1 });
     await actAsGroveRoleCliques(namespace, configsPcs, 1);
-    const tableA = (await reconcileLpxWithDecodedBuild(deps, namespace, 'configs', anLpuOnlyBuild(1))).createConfigMaps.map((c) => c.metadata.name);
+    await reconcileLpxRebuilt(deps, namespace, 'configs', withRebuiltPartitions);
     const ofConfigs = (r: { metadata: { annotations?: Record<string, string> } }) => r.metadata.annotations?.['lpx.nvidia.com/deployment-name'] === 'configs';
     for (const request of (await requestsOf(namespace)).filter(ofConfigs)) await writeReceipt(request, 'bound');
-    const tables = await eventually('build B\'s table, and build A\'s deleted once Ready', async () => {
-      const desired = await reconcileLpxWithDecodedBuild(deps, namespace, 'configs', anLpuOnlyBuild(1, 'rebuilt-'));
-      const stored = (await admin.list('v1', 'ConfigMap', namespace)).filter((c) => c.metadata.name.startsWith(`${configsPcs}-lpu-`)).map((c) => c.metadata.name);
-      return desired.deleteConfigMaps.length > 0 ? { deleted: desired.deleteConfigMaps.map((c) => c.name), kept: stored.length } : undefined;
+    const tables = await eventually('the recompiled build\'s table, and the first deleted once Ready', async () => {
+      const desired = await reconcileLpxRebuilt(deps, namespace, 'configs', withRebuiltPartitions);
+      return desired.deleteConfigMaps.length > 0 ? { deleted: desired.deleteConfigMaps.map((c) => c.name), kept: (await tablesOf()).length } : undefined;
     }, 60_000, 250);
 
     const listed = await (route(LPXGD_KIND).listKeys?.(deps).then(() => true, () => false) ?? Promise.resolve(false));

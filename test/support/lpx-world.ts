@@ -23,6 +23,7 @@ import { depsWithKube } from '../../functions/reconcile/index.js';
 import { handle as handleDgd, type ReconcileDeps } from '../../functions/reconcile/dgd.js';
 import { handle as handleLpx, load as loadLpx, loadLpxConfigMaps, write as writeLpx } from '../../functions/reconcile/lpx.js';
 import { testKubeConfig } from '../harness/testing.js';
+import { anXtLpuOnlyFixture, encodeGbuildManifestV2 } from './gbuild-manifest.js';
 
 const GROVE = 'grove.io/v1alpha1';
 const kubeConfig = testKubeConfig();
@@ -46,15 +47,16 @@ let build: string | undefined;
 
 /**
  * A compiled LPX build on this machine's filesystem, read by the reconcile function as upstream's
- * operator reads `file://` builds (functions/reconcile/lpx-build.ts): the binary compiler
- * manifest (its bytes opaque here) and one part. Out: its path, the engine's `lpx.buildId`.
+ * operator reads `file://` builds (functions/reconcile/lpx-build.ts): a real binary compiler
+ * manifest (test/support/gbuild-manifest.ts, one 8-chip XT partition) and its part.
+ * Out: its path, the engine's `lpx.buildId`.
  */
 export async function prepareLpxBuild(): Promise<string> {
   if (build !== undefined) return build;
   buildsRoot = await mkdtemp(path.join(tmpdir(), 'rbac-lpx-builds-'));
   const dir = path.join(buildsRoot, 'llama-lpx');
   await mkdir(path.join(dir, 'part-0'), { recursive: true });
-  await writeFile(path.join(dir, 'manifest.v2.capnp.bin'), Buffer.from('compiled LPX manifest v2'));
+  await writeFile(path.join(dir, 'manifest.v2.capnp.bin'), encodeGbuildManifestV2(anXtLpuOnlyFixture()));
   await writeFile(path.join(dir, 'part-0', 'chip-0.gas'), 'gas');
   build = dir;
   return dir;
@@ -219,12 +221,13 @@ export async function actAsGroveRoleCliques(namespace: string, pcsName: string, 
 
 /**
  * The LPXGD reconciled as functions/reconcile/lpx.ts's handle does (load, decide, write, again
- * while the PodCliqueSet was first written), except that every acquired snapshot carries `build`
- * as its decoded build: the Cap'n Proto decoder that fills it (issue 11, lpx-manifest) is not on
- * this branch, so the test supplies what it would deliver. The runtime ConfigMaps are then read
- * by the function's own loadLpxConfigMaps. Out: the last pass's decision.
+ * while the PodCliqueSet was first written), with every decoded build replaced by
+ * `rebuild(build)`: a recompiled build of the same geometry and compiler snapshot (new gas dirs),
+ * so a new runtime table without a new pipeline-request intent, which real manifests alone
+ * cannot give without Grove rolling the engine. The runtime ConfigMaps are read by the
+ * function's own loadLpxConfigMaps. Out: the last pass's decision.
  */
-export async function reconcileLpxWithDecodedBuild(deps: ReconcileDeps, namespace: string, name: string, build: LpxBuild): Promise<LpxDesired> {
+export async function reconcileLpxRebuilt(deps: ReconcileDeps, namespace: string, name: string, rebuild: (build: LpxBuild) => LpxBuild): Promise<LpxDesired> {
   const key = { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace, name };
   const registry = parseModelRegistryUrl(deps.config.lpxModelRegistryUrl);
   if (!registry.ok) throw new Error(registry.error);
@@ -232,35 +235,18 @@ export async function reconcileLpxWithDecodedBuild(deps: ReconcileDeps, namespac
   for (let pass = 0; pass < 3; pass += 1) {
     const loaded = await loadLpx(deps, key, registry.registry);
     if (loaded === undefined || loaded.observed.dgd === undefined) throw new Error(`no LPXGraphDeployment ${namespace}/${name} with its DGD`);
-    const buildSnapshots = new Map([...loaded.observed.buildSnapshots].map(([url, reading]) => [url, reading.ok ? { ...reading, build } : reading]));
+    const buildSnapshots = new Map([...loaded.observed.buildSnapshots].map(([url, reading]) => [url, reading.ok && reading.build !== undefined ? { ...reading, build: rebuild(reading.build) } : reading]));
     const configMaps = await loadLpxConfigMaps(deps, loaded.observed.lpxgd, loaded.observed.dgd, registry.registry, buildSnapshots);
-    const decoded = { ...loaded, observed: { ...loaded.observed, buildSnapshots, configMaps } };
-    desired = decideLpxGraphDeployment(decoded.observed, { registry: registry.registry, render: deps.render }, deps.now());
-    await writeLpx(deps, key, decoded, desired);
+    const rebuilt = { ...loaded, observed: { ...loaded.observed, buildSnapshots, configMaps } };
+    desired = decideLpxGraphDeployment(rebuilt.observed, { registry: registry.registry, render: deps.render }, deps.now());
+    await writeLpx(deps, key, rebuilt, desired);
     if (loaded.observed.podCliqueSet !== undefined || desired.applyPodCliqueSet === undefined) break;
   }
   if (desired === undefined) throw new Error('no pass ran');
   return desired;
 }
 
-/**
- * A decoded LPU-only XT build (`LpxBuild`) of `partitions` 16-chip partitions, 2 Agent endpoints
- * each (topology `URSA_V2__Q8__16C__...`, as upstream's node-local-v2-lpu-only fixture), their
- * gas dirs `<partPrefix><i>`. Another prefix is a recompiled build with the same geometry: a new
- * runtime table, the same pipeline-request intent.
- */
-export function anLpuOnlyBuild(partitions: number, partPrefix = 'part-'): LpxBuild {
-  return {
-    path: 'file:///models/llama-lpx',
-    family: 'xt8888',
-    compilationMode: 'lpuOnly',
-    partitions: Array.from({ length: partitions }, (_, i) => ({ sourcePartitionId: i, partPath: `${partPrefix}${i}`, topology: { raw: 'URSA_V2__Q8__16C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA', chipCount: 16, nodeCount: 2 }, hxExtent: undefined })),
-    selectedPropSyncChains: [],
-    standaloneTokenEmbeddings: false,
-    supportsCpuEmbeddings: false,
-    ioFpgaCount: 1,
-    ioFanoutFactor: 1,
-    batchSize: 1,
-    tokenEmbeddingsPath: undefined,
-  };
+/** A recompiled build of the same geometry: every partition's gas dir under `rebuilt-` (see {@link reconcileLpxRebuilt}). */
+export function withRebuiltPartitions(build: LpxBuild): LpxBuild {
+  return { ...build, partitions: build.partitions.map((p) => ({ ...p, partPath: `rebuilt-${p.partPath}` })) };
 }

@@ -1,6 +1,6 @@
 /**
- * DCGM-exporter discovery, the pure part: the Prometheus text, what one exporter says about its
- * node, and what a set of exporter pods gives (or upstream's error). Values from upstream
+ * DCGM- and Intel XPU-exporter discovery, the pure part: the Prometheus text, what one exporter
+ * says about its node, and what a source's exporter pods give (or upstream's error). Values from upstream
  * deploy/operator/internal/gpu/discovery_test.go (`TestParseMetrics`, `TestScrapeMetricsEndpoint`,
  * `TestDiscoverGPUsFromDCGM_*`), the parser in deploy/operator/internal/gpu (NVLink tiers), and
  * the exporter-format bodies in test/fixtures/dcgm/ (see its README).
@@ -12,15 +12,16 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../../test/support/paths.js';
 import {
   DEFAULT_DCGM_ENDPOINT_TEMPLATE,
-  dcgmMetricsEndpoint,
   hasInfinibandPods,
   interconnectOf,
+  metricsEndpoint,
   parsePrometheusText,
   readDcgmMetrics,
-  readDcgmNodes,
+  readExporterMetrics,
+  readExporterNodes,
   type DcgmExporterPod,
-  type DcgmFacts,
   type DcgmNodesResult,
+  type MetricsSource,
   type DcgmReadingResult,
   type PrometheusSample,
 } from './dcgm.js';
@@ -49,7 +50,7 @@ describe('parsePrometheusText', () => {
       name: 'a sample with labels, HELP and TYPE lines skipped',
       reason: 'Prometheus text format 0.0.4 (upstream parses with expfmt.TextParser)',
       input: '# HELP x X.\n# TYPE x gauge\nx{gpu="0",Hostname="n"} 50\n',
-      want: { ok: true, samples: [{ name: 'x', labels: { gpu: '0', Hostname: 'n' }, value: 50 }] },
+      want: { ok: true, samples: [{ name: 'x', labels: { gpu: '0', Hostname: 'n' }, value: 50 }], families: ['x'] },
     },
     {
       name: 'escapes in label values, a timestamp, NaN and +Inf, a sample without labels',
@@ -63,7 +64,14 @@ describe('parsePrometheusText', () => {
           { name: 'c', labels: {}, value: Number.POSITIVE_INFINITY },
           { name: 'd', labels: {}, value: -2 },
         ],
+        families: [],
       },
+    },
+    {
+      name: 'UTF-8 names are quoted: {"hw.gpu.info","hw.id"="0"} 1 and # TYPE "hw.gpu.info" gauge; a declared family with no sample is listed',
+      reason: 'Prometheus text format with UTF-8 names (upstream parses with expfmt.NewTextParser(model.UTF8Validation); getMetricFamily accepts "hw.gpu.info")',
+      input: '# TYPE "hw.gpu.info" gauge\n{"hw.gpu.info","hw.id"="0", hw_name="B60"} 1\n# HELP hw_memory_size_bytes Size of the memory.\n',
+      want: { ok: true, samples: [{ name: 'hw.gpu.info', labels: { 'hw.id': '0', hw_name: 'B60' }, value: 1 }], families: ['hw.gpu.info', 'hw_memory_size_bytes'] },
     },
     {
       name: '"not a prometheus format" is refused with its line',
@@ -147,9 +155,40 @@ describe('interconnectOf', () => {
   });
 });
 
-describe('dcgmMetricsEndpoint', () => {
-  it('replaces {POD_IP} in upstream\'s default template http://{POD_IP}:9400/metrics (upstream buildDCGMEndpoints)', () => {
-    expect(dcgmMetricsEndpoint(DEFAULT_DCGM_ENDPOINT_TEMPLATE, '10.0.0.1')).toBe('http://10.0.0.1:9400/metrics');
+describe('metricsEndpoint', () => {
+  it.each([
+    { name: 'default IPv4', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: '10.0.0.1', template: DEFAULT_DCGM_ENDPOINT_TEMPLATE }, want: 'http://10.0.0.1:9400/metrics' },
+    { name: 'default IPv6 is bracketed', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: 'fd00::1234', template: DEFAULT_DCGM_ENDPOINT_TEMPLATE }, want: 'http://[fd00::1234]:9400/metrics' },
+    { name: 'custom IPv4', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: '10.0.0.1', template: 'https://{POD_IP}:9443/custom/metrics' }, want: 'https://10.0.0.1:9443/custom/metrics' },
+    { name: 'custom IPv6', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: 'fd00::1234', template: 'https://{POD_IP}:9443/custom/metrics' }, want: 'https://[fd00::1234]:9443/custom/metrics' },
+    { name: 'already bracketed IPv6 is not bracketed twice', reason: 'upstream TestBuildDCGMEndpoint', input: { podIp: 'fd00::1234', template: 'http://[{POD_IP}]:9400/metrics' }, want: 'http://[fd00::1234]:9400/metrics' },
+  ])('$name', ({ input, want }) => {
+    expect(metricsEndpoint(input.template, input.podIp)).toBe(want);
+  });
+});
+
+describe('readExporterMetrics', () => {
+  it.each([
+    {
+      name: 'a body with hw_gpu_info is read as Intel XPU metrics: 3 x "Intel(R) Graphics [0xe211]", 24480 MiB, pcie',
+      reason: 'upstream ScrapeMetricsEndpoint ("if hasIntelMetricFamilies ... parseIntelMetrics"); TestScrapeMetricsEndpoint "xpumd metrics" (GPUsPerNode 3, VRAMPerGPU 24480)',
+      input: fixture('xpumd-b60-3gpu.metrics'),
+      want: { ok: true, reading: { hostname: '', gpuCount: 3, model: 'Intel(R) Graphics [0xe211]', vramMb: 24480, interconnect: 'pcie', interconnectTier: 'none', nvlinkLinks: 0, pciDeviceId: '0xe211' } },
+    },
+    {
+      name: 'any other body is read as DCGM metrics',
+      reason: 'upstream ScrapeMetricsEndpoint (parseMetrics otherwise); TestScrapeMetricsEndpoint "successful scrape"',
+      input: UPSTREAM_SCRAPE_BODY,
+      want: { ok: true, reading: { hostname: 'test-node', gpuCount: 1, model: 'NVIDIA A100', vramMb: 12500, interconnect: 'pcie', interconnectTier: 'none', nvlinkLinks: 0 } },
+    },
+    {
+      name: 'a body that is not Prometheus text is refused whichever exporter served it',
+      reason: 'upstream TestScrapeMetricsEndpoint "invalid metrics"',
+      input: 'not a prometheus format\n',
+      want: { ok: false, error: 'parse prometheus metrics: line 1: expected a value (and an optional timestamp) in "not a prometheus format"' },
+    },
+  ])('$name', ({ input, want }) => {
+    expect(readExporterMetrics(input)).toEqual(want);
   });
 });
 
@@ -158,24 +197,13 @@ function exporter(name: string, overrides: Partial<DcgmExporterPod> = {}): DcgmE
   return { namespace: 'gpu-operator', name, nodeName: `node-of-${name}`, phase: 'Running', podIp, scrape: { endpoint: `http://${podIp}:9400/metrics`, ok: true, body: fixture('h200-hgx-8gpu.metrics') }, ...overrides };
 }
 
-describe('readDcgmNodes', () => {
-  const rows: { name: string; reason: string; input: DcgmFacts; want: DcgmNodesResult }[] = [
-    {
-      name: 'no exporter pods and no GPU Operator: "no DCGM exporter pods found and no Intel XPU exporter pods found"',
-      reason: 'upstream TestDiscoverGPUsFromDCGM_NoGPUOperator_NoDCGM; discoverFromMetricsSources',
-      input: { exporterPods: [], isGpuOperatorRunning: false },
-      want: { ok: false, error: 'no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found' },
-    },
-    {
-      name: 'no exporter pods but a Running GPU Operator: "DCGM is not enabled in the GPU Operator"',
-      reason: 'upstream TestDiscoverGPUsFromDCGM_GPUOperatorInstalled_DCgmNotEnabled',
-      input: { exporterPods: [], isGpuOperatorRunning: true },
-      want: { ok: false, error: 'no GPU metrics exporters found: DCGM is not enabled in the GPU Operator and no Intel XPU exporter pods found' },
-    },
+describe('readExporterNodes', () => {
+  const xpumd = fixture('xpumd-b60-3gpu.metrics');
+  const rows: { name: string; reason: string; input: { source: MetricsSource; pods: DcgmExporterPod[] }; want: DcgmNodesResult }[] = [
     {
       name: 'two exporters on two nodes: one node each, named by the pod\'s spec.nodeName',
       reason: 'upstream discoverPrometheusPods (nodeName from the pod; the Hostname label only when it is empty)',
-      input: { exporterPods: [exporter('dcgm-a'), exporter('dcgm-b', { podIp: '10.0.0.2' })], isGpuOperatorRunning: false },
+      input: { source: 'dcgm', pods: [exporter('dcgm-a'), exporter('dcgm-b', { podIp: '10.0.0.2' })] },
       want: {
         ok: true,
         nodes: [
@@ -187,41 +215,59 @@ describe('readDcgmNodes', () => {
     {
       name: 'a pod that is not Running, or has no IP, is not read; an unscheduled pod\'s node is its Hostname',
       reason: 'upstream discoverPrometheusPods ("pod.Status.Phase != Running || PodIP == \\"\\"" skips)',
-      input: { exporterPods: [exporter('pending', { phase: 'Pending' }), exporter('no-ip', { podIp: '' }), exporter('dcgm-c', { nodeName: '' })], isGpuOperatorRunning: false },
+      input: { source: 'dcgm', pods: [exporter('pending', { phase: 'Pending' }), exporter('no-ip', { podIp: '' }), exporter('dcgm-c', { nodeName: '' })] },
       want: { ok: true, nodes: [{ name: 'gpu-node-0', product: 'NVIDIA H200', gpuCount: 8, vramMb: 143771, interconnect: 'nvlink' }] },
+    },
+    {
+      name: 'an xpumd exporter: the Intel node with its PCI device id, scraped at :8080',
+      reason: 'upstream TestDiscoverGPUsFromIntelExporterFiltered "xpumd endpoint" (http://10.0.0.4:8080/metrics, GPUsPerNode 3, node xpu-node)',
+      input: { source: 'intel-xpumd', pods: [exporter('xpumd', { nodeName: 'xpu-node', podIp: '10.0.0.4', scrape: { endpoint: 'http://10.0.0.4:8080/metrics', ok: true, body: xpumd } })] },
+      want: { ok: true, nodes: [{ name: 'xpu-node', product: 'Intel(R) Graphics [0xe211]', gpuCount: 3, vramMb: 24480, interconnect: 'pcie', pciDeviceId: '0xe211' }] },
+    },
+    {
+      name: 'an xpumd and an intel-xpumanager exporter on one node count as one node',
+      reason: 'upstream TestDiscoverGPUsFromIntelExporterFiltered "dedupes same node across multiple intel exporter pods" (NodesWithGPUs 1)',
+      input: {
+        source: 'intel-xpumd',
+        pods: [
+          exporter('xpumd', { namespace: 'intel-xpu', nodeName: 'shared-node', podIp: '10.0.0.5', scrape: { endpoint: 'http://10.0.0.5:8080/metrics', ok: true, body: xpumd } }),
+          exporter('xpu-manager', { namespace: 'intel-xpu', nodeName: 'shared-node', podIp: '10.0.0.6', scrape: { endpoint: 'http://10.0.0.6:8080/metrics', ok: true, body: xpumd } }),
+        ],
+      },
+      want: { ok: true, nodes: [{ name: 'shared-node', product: 'Intel(R) Graphics [0xe211]', gpuCount: 3, vramMb: 24480, interconnect: 'pcie', pciDeviceId: '0xe211' }] },
     },
     {
       name: 'every scrape failing: "failed to scrape any dcgm exporter pod: [pod <name> (<ip>): <endpoint>: <error> ...]"',
       reason: 'upstream discoverPrometheusPods, scrapeAnyEndpoint; ScrapeMetricsEndpoint "returned status 404" (TestScrapeMetricsEndpoint)',
       input: {
-        exporterPods: [
+        source: 'dcgm',
+        pods: [
           exporter('dcgm-a', { scrape: { endpoint: 'http://10.0.0.1:9400/metrics', ok: false, error: 'metrics endpoint http://10.0.0.1:9400/metrics returned status 404' } }),
           exporter('dcgm-b', { podIp: '10.0.0.2', scrape: { endpoint: 'http://10.0.0.2:9400/metrics', ok: true, body: 'not a prometheus format\n' } }),
         ],
-        isGpuOperatorRunning: false,
       },
       want: {
         ok: false,
         error:
-          'dcgm discovery failed: failed to scrape any dcgm exporter pod: [pod dcgm-a (10.0.0.1): http://10.0.0.1:9400/metrics: metrics endpoint http://10.0.0.1:9400/metrics returned status 404 ' +
+          'failed to scrape any dcgm exporter pod: [pod dcgm-a (10.0.0.1): http://10.0.0.1:9400/metrics: metrics endpoint http://10.0.0.1:9400/metrics returned status 404 ' +
           'pod dcgm-b (10.0.0.2): http://10.0.0.2:9400/metrics: parse prometheus metrics: line 1: expected a value (and an optional timestamp) in "not a prometheus format"]',
       },
     },
     {
-      name: 'exporter pods, none Running: "no GPU metrics could be parsed from any dcgm exporter pod"',
-      reason: 'upstream discoverPrometheusPods',
-      input: { exporterPods: [exporter('pending', { phase: 'Pending', scrape: undefined })], isGpuOperatorRunning: false },
-      want: { ok: false, error: 'dcgm discovery failed: no GPU metrics could be parsed from any dcgm exporter pod' },
+      name: 'an Intel exporter serving no device: "failed to scrape any intel-xpumd exporter pod: [... no XPU devices detected from XPUMD metrics]"',
+      reason: 'upstream parseIntelAcceleratorMetrics error, wrapped by discoverPrometheusPods with the source name',
+      input: { source: 'intel-xpumd', pods: [exporter('xpumd', { podIp: '10.0.0.4', scrape: { endpoint: 'http://10.0.0.4:8080/metrics', ok: true, body: '# TYPE hw_gpu_info gauge\n' } })] },
+      want: { ok: false, error: 'failed to scrape any intel-xpumd exporter pod: [pod xpumd (10.0.0.4): http://10.0.0.4:8080/metrics: no XPU devices detected from XPUMD metrics]' },
     },
     {
-      name: 'the pods could not be listed: "listing DCGM exporter pods failed: list pods: <error>"',
-      reason: 'upstream discoverFromMetricsSources (listErrorPrefix)',
-      input: { listError: 'pods is forbidden', exporterPods: [], isGpuOperatorRunning: false },
-      want: { ok: false, error: 'listing DCGM exporter pods failed: list pods: pods is forbidden' },
+      name: 'exporter pods, none Running: "no GPU metrics could be parsed from any <source> exporter pod"',
+      reason: 'upstream discoverPrometheusPods',
+      input: { source: 'intel-xpumd', pods: [exporter('pending', { phase: 'Pending', scrape: undefined })] },
+      want: { ok: false, error: 'no GPU metrics could be parsed from any intel-xpumd exporter pod' },
     },
   ];
   it.each(rows)('$name', ({ input, want }) => {
-    expect(readDcgmNodes(input)).toEqual(want);
+    expect(readExporterNodes(input.source, input.pods)).toEqual(want);
   });
 });
 

@@ -3,13 +3,17 @@
  * the Prometheus text they serve, and the GPU node (count, model, VRAM, interconnect) each gives.
  * The I/O (listing the pods, the HTTP GET) is the profile function's; everything here is pure.
  *
+ * Intel XPU exporters (`xpumd`, `intel-xpumanager`) are the second source: their pods, endpoint
+ * and metrics are in ./intel-xpu.ts; the pod and node reading here serves both, and a body is read
+ * as Intel XPU metrics when it declares `hw_gpu_info`, as upstream's one scraper does.
+ *
  * Source: upstream deploy/operator/internal/gpu/discovery.go (`listDCGMExporterPods`,
  * `buildDCGMEndpoints`, `discoverPrometheusPods`, `listGPUOperatorRunningPods`, `detectIBPods`,
  * `ScrapeMetricsEndpoint`) and its metrics parser (`parseDCGMAcceleratorMetrics`), recorded in
- * ../shared/upstream-notes/profiler.md §2.2 and dgdr.md §3.2, §3.5. Intel XPU exporters
- * (`xpumd`, `intel-xpumanager`) are not read: the v1beta1 SKU enum has no Intel GPU.
+ * ../shared/upstream-notes/profiler.md §2.2 and dgdr.md §3.2, §3.5.
  * @module
  */
+import { hasIntelXpuMetricFamilies, readIntelXpuMetrics } from './intel-xpu.js';
 
 /** Label selectors of DCGM exporter pods, in upstream's order (`listDCGMExporterPods`). */
 export const DCGM_EXPORTER_SELECTORS: readonly string[] = ['app=nvidia-dcgm-exporter', 'app=dcgm-exporter', 'app.kubernetes.io/name=dcgm-exporter'];
@@ -21,7 +25,7 @@ export const NETWORK_OPERATOR_NAMESPACE = 'nvidia-network-operator';
 /** `defaultDCGMEndpointTemplate`; the env `DCGM_METRICS_ENDPOINT_TEMPLATE` replaces it. */
 export const DEFAULT_DCGM_ENDPOINT_TEMPLATE = 'http://{POD_IP}:9400/metrics';
 export const ENV_DCGM_ENDPOINT_TEMPLATE = 'DCGM_METRICS_ENDPOINT_TEMPLATE';
-/** Upstream `requestTimeout` (whole request) and `dialTimeout` (TCP connect), in seconds. */
+/** Upstream `requestTimeout` (whole request) and `dialTimeout` (TCP connect), in seconds, for every exporter. */
 export const DCGM_REQUEST_TIMEOUT_SECONDS = 5;
 export const DCGM_DIAL_TIMEOUT_SECONDS = 3;
 /** NVLink link counts per GPU at or above which upstream names the tier (`parseDCGMAcceleratorMetrics`). */
@@ -35,38 +39,86 @@ export interface PrometheusSample {
   readonly value: number;
 }
 
-export type PrometheusParse = { readonly ok: true; readonly samples: readonly PrometheusSample[] } | { readonly ok: false; readonly error: string };
+export type PrometheusParse =
+  | {
+      readonly ok: true;
+      readonly samples: readonly PrometheusSample[];
+      /** The families a `# HELP` or `# TYPE` line names, in order (a family may be declared with no sample). */
+      readonly families: readonly string[];
+    }
+  | { readonly ok: false; readonly error: string };
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;
+const DECLARATION = /^#\s+(HELP|TYPE)\s+(.*)$/;
 
 /**
- * Parses the Prometheus text exposition format (version 0.0.4) into samples. `#` lines (HELP,
- * TYPE, comments) and blank lines are skipped; label values may hold the escapes `\\`, `\"`, `\n`;
- * values are Go floats (`NaN`, `+Inf`, `-Inf` included); a timestamp may follow the value.
- * In: the body text. Out: every sample in order, or the first line that is not a sample
- * (`parse prometheus metrics: line N: <why>`), as upstream's expfmt parser refuses a body that is
- * not Prometheus text (upstream TestScrapeMetricsEndpoint "invalid metrics").
- * Why our own: only sample lines are needed, and no maintained TypeScript parser exists on npm. Pure.
+ * Parses the Prometheus text exposition format (version 0.0.4) into samples. `#` lines are
+ * comments except `# HELP` and `# TYPE`, which declare a family; blank lines are skipped; label
+ * values may hold the escapes `\\`, `\"`, `\n`; values are Go floats (`NaN`, `+Inf`, `-Inf`
+ * included); a timestamp may follow the value. UTF-8 names are quoted, as Prometheus writes them
+ * (`{"hw.gpu.info","hw.id"="0"} 1`, `# TYPE "hw.gpu.info" gauge`): upstream parses with
+ * `expfmt.NewTextParser(model.UTF8Validation)`, and XPU Manager's OpenTelemetry names may be dotted.
+ * In: the body text. Out: every sample in order and the declared families, or the first line that
+ * is not a sample (`parse prometheus metrics: line N: <why>`), as upstream's expfmt parser refuses a
+ * body that is not Prometheus text (upstream TestScrapeMetricsEndpoint "invalid metrics").
+ * Why our own: only sample lines and family names are needed, and no maintained TypeScript parser
+ * exists on npm. Pure.
  */
 export function parsePrometheusText(text: string): PrometheusParse {
   const samples: PrometheusSample[] = [];
+  const families: string[] = [];
   const lines = text.split('\n');
   for (let index = 0; index < lines.length; index += 1) {
     const line = (lines[index] ?? '').trim();
-    if (line === '' || line.startsWith('#')) continue;
+    if (line === '') continue;
+    if (line.startsWith('#')) {
+      const family = declaredFamily(line);
+      if (family !== undefined && !families.includes(family)) families.push(family);
+      continue;
+    }
     const sample = parseSampleLine(line);
     if (typeof sample === 'string') return { ok: false, error: `parse prometheus metrics: line ${index + 1}: ${sample}` };
     samples.push(sample);
   }
-  return { ok: true, samples };
+  return { ok: true, samples, families };
+}
+
+/** The family a `# HELP` / `# TYPE` line names (bare or quoted), or undefined for a comment. */
+function declaredFamily(line: string): string | undefined {
+  const declaration = DECLARATION.exec(line)?.[2];
+  if (declaration === undefined) return undefined;
+  if (declaration.startsWith('"')) {
+    const quoted = readQuoted(declaration.slice(1));
+    return quoted.ok ? quoted.value : undefined;
+  }
+  return /^\S+/.exec(declaration)?.[0];
+}
+
+/** A quoted string's value (the opening quote already consumed) and the text after its closing quote. */
+function readQuoted(text: string): { readonly ok: true; readonly value: string; readonly rest: string } | { readonly ok: false; readonly why: 'escape' | 'unterminated' } {
+  let value = '';
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index] as string;
+    if (char === '"') return { ok: true, value, rest: text.slice(index + 1) };
+    if (char !== '\\') {
+      value += char;
+      continue;
+    }
+    index += 1;
+    const escaped = text[index];
+    if (escaped === 'n') value += '\n';
+    else if (escaped === '\\' || escaped === '"') value += escaped;
+    else return { ok: false, why: 'escape' };
+  }
+  return { ok: false, why: 'unterminated' };
 }
 
 /** One sample line, or why it is not one. */
 function parseSampleLine(line: string): PrometheusSample | string {
-  const name = METRIC_NAME.exec(line)?.[0];
-  if (name === undefined) return `invalid metric name in ${JSON.stringify(line)}`;
-  let rest = line.slice(name.length);
+  let name = METRIC_NAME.exec(line)?.[0];
+  let rest = name === undefined ? line : line.slice(name.length);
+  if (name === undefined && !rest.startsWith('{')) return `invalid metric name in ${JSON.stringify(line)}`;
   const labels: Record<string, string> = {};
   if (rest.startsWith('{')) {
     rest = rest.slice(1);
@@ -76,35 +128,38 @@ function parseSampleLine(line: string): PrometheusSample | string {
         rest = rest.slice(1);
         break;
       }
-      const labelName = LABEL_NAME.exec(rest)?.[0];
-      if (labelName === undefined) return `invalid label name in ${JSON.stringify(line)}`;
-      rest = rest.slice(labelName.length).trimStart();
-      if (!rest.startsWith('="')) return `expected ="value" after label ${labelName} in ${JSON.stringify(line)}`;
-      rest = rest.slice(2);
-      let value = '';
-      let closed = false;
-      while (rest.length > 0) {
-        const char = rest[0] as string;
-        rest = rest.slice(1);
-        if (char === '"') {
-          closed = true;
-          break;
+      let labelName: string;
+      if (rest.startsWith('"')) {
+        const quoted = readQuoted(rest.slice(1));
+        if (!quoted.ok) return `${quoted.why === 'escape' ? 'invalid escape in' : 'unterminated'} quoted name in ${JSON.stringify(line)}`;
+        rest = quoted.rest.trimStart();
+        if (!rest.startsWith('=')) {
+          // A quoted string with no value is the metric name (UTF-8 syntax).
+          if (name !== undefined) return `a second metric name in ${JSON.stringify(line)}`;
+          name = quoted.value;
+          if (rest.startsWith(',')) rest = rest.slice(1);
+          else if (!rest.startsWith('}')) return `expected , or } after the metric name in ${JSON.stringify(line)}`;
+          continue;
         }
-        if (char === '\\') {
-          const escaped = rest[0];
-          rest = rest.slice(1);
-          if (escaped === 'n') value += '\n';
-          else if (escaped === '\\' || escaped === '"') value += escaped;
-          else return `invalid escape in label ${labelName} in ${JSON.stringify(line)}`;
-        } else value += char;
+        labelName = quoted.value;
+      } else {
+        const bare = LABEL_NAME.exec(rest)?.[0];
+        if (bare === undefined) return `invalid label name in ${JSON.stringify(line)}`;
+        labelName = bare;
+        rest = rest.slice(bare.length).trimStart();
       }
-      if (!closed) return `unterminated value of label ${labelName} in ${JSON.stringify(line)}`;
-      labels[labelName] = value;
-      rest = rest.trimStart();
+      if (!rest.startsWith('=')) return `expected ="value" after label ${labelName} in ${JSON.stringify(line)}`;
+      rest = rest.slice(1).trimStart();
+      if (!rest.startsWith('"')) return `expected ="value" after label ${labelName} in ${JSON.stringify(line)}`;
+      const value = readQuoted(rest.slice(1));
+      if (!value.ok) return `${value.why === 'escape' ? 'invalid escape in label' : 'unterminated value of label'} ${labelName} in ${JSON.stringify(line)}`;
+      labels[labelName] = value.value;
+      rest = value.rest.trimStart();
       if (rest.startsWith(',')) rest = rest.slice(1);
       else if (!rest.startsWith('}')) return `expected , or } after label ${labelName} in ${JSON.stringify(line)}`;
     }
   }
+  if (name === undefined) return `missing metric name in ${JSON.stringify(line)}`;
   const fields = rest.trim().split(/\s+/);
   if (fields.length < 1 || fields.length > 2 || fields[0] === '') return `expected a value (and an optional timestamp) in ${JSON.stringify(line)}`;
   const value = parseGoFloat(fields[0] as string);
@@ -121,22 +176,24 @@ function parseGoFloat(text: string): number | undefined {
   return Number(text);
 }
 
-/** What one DCGM exporter says about its node. */
+/** What one exporter (DCGM or Intel XPU) says about its node. */
 export interface DcgmReading {
-  /** The `Hostname` label ("" when absent). */
+  /** The `Hostname` label (Intel: `node_name`); "" when absent. */
   readonly hostname: string;
-  /** Distinct `gpu` label values of DCGM_FI_DEV_GPU_TEMP. */
+  /** Distinct `gpu` label values of DCGM_FI_DEV_GPU_TEMP (Intel: distinct device ids of `hw_gpu_info`). */
   readonly gpuCount: number;
-  /** The first `modelName` label ("" when absent). */
+  /** The first `modelName` label (Intel: the device name); "" when absent. */
   readonly model: string;
-  /** VRAM per GPU in MiB: the largest FB_FREE + FB_USED + FB_RESERVED over the GPUs. */
+  /** VRAM per GPU in MiB: the largest FB_FREE + FB_USED + FB_RESERVED over the GPUs (Intel: device memory size). */
   readonly vramMb: number;
-  /** `nvlink` when a GPU reports NVLink links, else `pcie`. */
+  /** `nvlink` when a GPU reports NVLink links, else `pcie` (Intel: always `pcie`). */
   readonly interconnect: 'nvlink' | 'pcie';
   /** `full-mesh` (>= 12 links), `high` (>= 6), `partial`, or `none` without NVLink. */
   readonly interconnectTier: 'full-mesh' | 'high' | 'partial' | 'none';
   /** The first positive DCGM_FI_DEV_NVLINK_LINK_COUNT (0 without NVLink). */
   readonly nvlinkLinks: number;
+  /** Intel XPU exporters only: the first `pci_device_id` label ("" when absent), which the SKU is also inferred from. */
+  readonly pciDeviceId?: string;
 }
 
 export type DcgmReadingResult = { readonly ok: true; readonly reading: DcgmReading } | { readonly ok: false; readonly error: string };
@@ -200,15 +257,31 @@ export function interconnectOf(nvlinkLinks: number): Pick<DcgmReading, 'intercon
 }
 
 /**
- * The URL a DCGM exporter pod is scraped at: every `{POD_IP}` in the template replaced by the
- * pod's IP. Source: upstream `buildDCGMEndpoints` (template `http://{POD_IP}:9400/metrics`, or
- * `$DCGM_METRICS_ENDPOINT_TEMPLATE`). Pure.
+ * Reads one scraped body: Prometheus text, then Intel XPU metrics when the body has the
+ * `hw_gpu_info` family ({@link hasIntelXpuMetricFamilies}), DCGM metrics otherwise, whichever
+ * exporter label found the pod. Failures: the parse error, or the chosen reader's.
+ * Source: upstream `ScrapeMetricsEndpoint` ("if hasIntelMetricFamilies ... parseIntelMetrics"). Pure.
  */
-export function dcgmMetricsEndpoint(template: string, podIp: string): string {
-  return template.replaceAll('{POD_IP}', podIp);
+export function readExporterMetrics(body: string): DcgmReadingResult {
+  const parsed = parsePrometheusText(body);
+  if (!parsed.ok) return parsed;
+  return hasIntelXpuMetricFamilies(parsed) ? readIntelXpuMetrics(parsed) : readDcgmMetrics(parsed.samples);
 }
 
-/** An exporter pod as discovery sees it, with the outcome of its scrape when it was scraped. */
+/**
+ * The URL an exporter pod is scraped at: every `{POD_IP}` in the template replaced by the pod's IP,
+ * an IPv6 address in brackets unless the template already brackets it (`http://[{POD_IP}]:9400/...`).
+ * Source: upstream `buildDCGMEndpoints` (template `http://{POD_IP}:9400/metrics`, or
+ * `$DCGM_METRICS_ENDPOINT_TEMPLATE`) and `buildIntelMetricsEndpoints` (`http://{POD_IP}:8080/metrics`,
+ * or `$INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`); IPv6 as upstream's newer `buildDCGMEndpoint`
+ * (TestBuildDCGMEndpoint, TestDiscoverGPUsFromDCGMIPv6), applied to the Intel endpoint alike. Pure.
+ */
+export function metricsEndpoint(template: string, podIp: string): string {
+  const host = podIp.includes(':') && !template.includes('[{POD_IP}]') ? `[${podIp}]` : podIp;
+  return template.replaceAll('{POD_IP}', host);
+}
+
+/** An exporter pod (DCGM or Intel XPU) as discovery sees it, with the outcome of its scrape when it was scraped. */
 export interface DcgmExporterPod {
   readonly namespace: string;
   readonly name: string;
@@ -226,74 +299,69 @@ export function isScrapableExporterPod(pod: Pick<DcgmExporterPod, 'phase' | 'pod
   return pod.phase === 'Running' && pod.podIp !== '';
 }
 
-/** What the function observed for DCGM discovery. */
-export interface DcgmFacts {
+/** One metrics source's exporter pods, or why they could not be listed. */
+export interface ExporterPodsFacts {
   /** Why the exporter pods could not be listed (e.g. the API server refused it); the pods are then empty. */
   readonly listError?: string;
-  /** Exporter pods cluster-wide, deduplicated by namespace/name, in list order. */
+  /** The source's exporter pods cluster-wide, deduplicated by namespace/name, in list order. */
   readonly exporterPods: readonly DcgmExporterPod[];
-  /** Whether Running GPU Operator pods exist in `gpu-operator` (only read when there are no exporter pods). */
-  readonly isGpuOperatorRunning: boolean;
 }
 
-/** One node as DCGM describes it. */
+/**
+ * What the function observed for metrics discovery: the DCGM exporters (the fields of this object)
+ * and, when they were read, the Intel XPU exporters (`intelXpu`; read only when DCGM gives no
+ * matching node, as upstream tries its sources in order).
+ */
+export interface DcgmFacts extends ExporterPodsFacts {
+  /** Whether Running GPU Operator pods exist in `gpu-operator` (only read when there are no exporter pods). */
+  readonly isGpuOperatorRunning: boolean;
+  /** The Intel XPU exporter pods and their scrapes; absent when not read (as no pods). */
+  readonly intelXpu?: ExporterPodsFacts;
+}
+
+/** One node as an exporter describes it. */
 export interface DcgmNode {
-  /** The node's name: the pod's `spec.nodeName`, else the exporter's `Hostname`. */
+  /** The node's name: the pod's `spec.nodeName`, else the exporter's `Hostname` (Intel: `node_name`). */
   readonly name: string;
   readonly product: string;
   readonly gpuCount: number;
   readonly vramMb: number;
   readonly interconnect: 'nvlink' | 'pcie';
+  /** Intel XPU exporters only: the PCI device id (`pci_device_id`). */
+  readonly pciDeviceId?: string;
 }
 
 export type DcgmNodesResult = { readonly ok: true; readonly nodes: readonly DcgmNode[] } | { readonly ok: false; readonly error: string };
 
+/** Upstream's names of its metrics sources, as its messages print them (`prometheusDiscoverySources`). */
+export type MetricsSource = 'dcgm' | 'intel-xpumd';
+
 /**
- * The GPU nodes the DCGM exporters describe, one per node (the first exporter of a node wins), or
- * why DCGM discovery gives none, with upstream's messages:
- * - the pods could not be listed: `listing DCGM exporter pods failed: list pods: <error>`;
- * - no exporter pods: `no GPU metrics exporters found: DCGM is not enabled in the GPU Operator and
- *   no Intel XPU exporter pods found` when GPU Operator pods run, else `no GPU metrics exporters
- *   found: no DCGM exporter pods found and no Intel XPU exporter pods found`;
- * - pods, but none read: `dcgm discovery failed: failed to scrape any dcgm exporter pod: [pod <name>
- *   (<ip>): <endpoint>: <error> ...]` (HTTP, status, parse and `no GPUs detected` errors alike), or `dcgm discovery failed: no GPU metrics could be parsed from any dcgm
- *   exporter pod` when none was scrapable.
- * In: the observed exporter pods and their scrapes. Source: upstream `discoverFromMetricsSources`,
- * `discoverPrometheusPods` (profiler.md §2.2). Pure.
+ * The GPU nodes one source's exporter pods describe, one per node (the first exporter of a node
+ * wins, so two exporters on one node count once), or why none, with upstream's messages:
+ * `failed to scrape any <source> exporter pod: [pod <name> (<ip>): <endpoint>: <error> ...]` (HTTP,
+ * status, parse and reader errors alike), or `no GPU metrics could be parsed from any <source>
+ * exporter pod` when none was scrapable. In: the source's pods with their scrapes.
+ * Source: upstream `discoverPrometheusPods`, `scrapeAnyEndpoint` (profiler.md §2.2); its test
+ * TestDiscoverGPUsFromIntelExporterFiltered "dedupes same node across multiple intel exporter pods". Pure.
  */
-export function readDcgmNodes(facts: DcgmFacts): DcgmNodesResult {
-  if (facts.listError !== undefined) return { ok: false, error: `listing DCGM exporter pods failed: list pods: ${facts.listError}` };
-  if (facts.exporterPods.length === 0) {
-    return {
-      ok: false,
-      error: facts.isGpuOperatorRunning
-        ? 'no GPU metrics exporters found: DCGM is not enabled in the GPU Operator and no Intel XPU exporter pods found'
-        : 'no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found',
-    };
-  }
+export function readExporterNodes(source: MetricsSource, exporterPods: readonly DcgmExporterPod[]): DcgmNodesResult {
   const nodes: DcgmNode[] = [];
   const errors: string[] = [];
-  for (const pod of facts.exporterPods) {
+  for (const pod of exporterPods) {
     if (!isScrapableExporterPod(pod) || pod.scrape === undefined) continue;
-    const reading = pod.scrape.ok ? readScrape(pod.scrape.body) : { ok: false as const, error: pod.scrape.error };
+    const reading = pod.scrape.ok ? readExporterMetrics(pod.scrape.body) : { ok: false as const, error: pod.scrape.error };
     if (!reading.ok) {
       errors.push(`pod ${pod.name} (${pod.podIp}): ${pod.scrape.endpoint}: ${reading.error}`);
       continue;
     }
     const name = pod.nodeName !== '' ? pod.nodeName : reading.reading.hostname;
     if (nodes.some((n) => n.name === name)) continue;
-    nodes.push({ name, product: reading.reading.model, gpuCount: reading.reading.gpuCount, vramMb: reading.reading.vramMb, interconnect: reading.reading.interconnect });
+    const { model, gpuCount, vramMb, interconnect, pciDeviceId } = reading.reading;
+    nodes.push({ name, product: model, gpuCount, vramMb, interconnect, ...(pciDeviceId === undefined ? {} : { pciDeviceId }) });
   }
-  if (nodes.length === 0) {
-    const cause = errors.length > 0 ? `failed to scrape any dcgm exporter pod: [${errors.join(' ')}]` : 'no GPU metrics could be parsed from any dcgm exporter pod';
-    return { ok: false, error: `dcgm discovery failed: ${cause}` };
-  }
-  return { ok: true, nodes };
-}
-
-function readScrape(body: string): DcgmReadingResult {
-  const parsed = parsePrometheusText(body);
-  return parsed.ok ? readDcgmMetrics(parsed.samples) : parsed;
+  if (nodes.length > 0) return { ok: true, nodes };
+  return { ok: false, error: errors.length > 0 ? `failed to scrape any ${source} exporter pod: [${errors.join(' ')}]` : `no GPU metrics could be parsed from any ${source} exporter pod` };
 }
 
 /**

@@ -10,8 +10,21 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../../test/support/paths.js';
 import type { DgdrHardware } from '../../api/index.js';
-import type { DcgmExporterPod } from './dcgm.js';
-import { discoverHardware, discoverHardwareMetadata, needsHardwareMetadataDiscovery, normalizeGpuProduct, type DiscoveryResult, type DiscoverySignals, type NodeFacts } from './discovery.js';
+import type { DcgmExporterPod, DcgmFacts } from './dcgm.js';
+import {
+  discoverHardware,
+  discoverHardwareMetadata,
+  inferIntelXpuSku,
+  isGpuDiscoveryCacheEntryFresh,
+  needsHardwareMetadataDiscovery,
+  normalizeGpuProduct,
+  readMetricsGpuNodes,
+  type DiscoveredGpuSku,
+  type DiscoveryResult,
+  type DiscoverySignals,
+  type GpuNode,
+  type NodeFacts,
+} from './discovery.js';
 
 function gpuNode(name: string, product: string, count: number, memoryMb: number, extra: Record<string, string> = {}): NodeFacts {
   return { name, labels: { 'nvidia.com/gpu.product': product, 'nvidia.com/gpu.count': String(count), 'nvidia.com/gpu.memory': String(memoryMb), 'nvidia.com/gpu.present': 'true', ...extra } };
@@ -30,6 +43,7 @@ describe('normalizeGpuProduct', () => {
     { name: 'NVIDIA-H100-80GB-HBM3 has no SXM hint -> h100_pcie', reason: 'upstream-notes/profiler.md §2.4 "consequence"', input: 'NVIDIA-H100-80GB-HBM3', want: 'h100_pcie' },
     { name: 'NVIDIA H100 80GB HBM3 SXM -> h100_sxm', reason: 'upstream InferHardwareSystem (SXM hint)', input: 'NVIDIA H100 80GB HBM3 SXM', want: 'h100_sxm' },
     { name: 'NVIDIA H100 PCIe -> h100_pcie', reason: 'upstream InferHardwareSystem', input: 'NVIDIA H100 PCIe', want: 'h100_pcie' },
+    { name: 'H100 SXM PCIe -> h100_sxm: SXM wins over PCIe if both present', reason: 'upstream TestDetectFormFactor "SXM wins over PCIe if both present" (detectFormFactor checks SXM first)', input: 'H100 SXM PCIe', want: 'h100_sxm' },
     { name: '"NVIDIA H200" (SXM-only GPU) -> h200_sxm without a hint', reason: 'upstream-notes/profiler.md §2.4', input: 'NVIDIA H200', want: 'h200_sxm' },
     { name: 'NVIDIA-A100-SXM4-80GB -> a100_sxm', reason: 'upstream InferHardwareSystem', input: 'NVIDIA-A100-SXM4-80GB', want: 'a100_sxm' },
     { name: 'NVIDIA DGX A100 -> a100_sxm (DGX is an SXM hint)', reason: 'upstream InferHardwareSystem', input: 'NVIDIA DGX A100', want: 'a100_sxm' },
@@ -41,8 +55,29 @@ describe('normalizeGpuProduct', () => {
     { name: 'AMD Instinct MI300X -> mi300', reason: 'upstream InferHardwareSystem', input: 'AMD Instinct MI300X', want: 'mi300' },
     { name: 'AMD Instinct MI250X -> mi200', reason: 'upstream InferHardwareSystem', input: 'AMD Instinct MI250X', want: 'mi200' },
     { name: 'an unknown product maps to nothing', reason: 'upstream InferHardwareSystem ("Unknown products give")', input: 'NVIDIA RTX 4090', want: undefined },
+    { name: '"Intel(R) Graphics [0xe211]" -> b60', reason: 'upstream TestInferHardwareSystem "Intel e211 maps to B60"', input: 'Intel(R) Graphics [0xe211]', want: 'b60' },
   ])('$name', ({ input, want }) => {
     expect(normalizeGpuProduct(input)).toBe(want);
+  });
+});
+
+describe('inferIntelXpuSku', () => {
+  it.each([
+    { name: 'the device name "Intel(R) Graphics [0xe211]" -> b60', reason: 'upstream inferIntelHardwareSystem (device name first); TestScrapeMetricsEndpoint "xpumd metrics" (System b60)', input: { deviceName: 'Intel(R) Graphics [0xe211]', pciDeviceId: '0xe211' }, want: 'b60' },
+    { name: '"Intel(R) Arc(TM) Pro B60 Graphics" names no token: the PCI device id e211 -> b60', reason: 'upstream inferIntelHardwareSystem (then the PCI device id); deploy/observability XPUMD_SAMPLE_1 (pci_device_id "e211")', input: { deviceName: 'Intel(R) Arc(TM) Pro B60 Graphics', pciDeviceId: 'e211' }, want: 'b60' },
+    { name: 'another Intel device maps to nothing', reason: 'upstream inferIntelHardwareSystem returns ""', input: { deviceName: 'Intel(R) Data Center GPU Max 1550', pciDeviceId: '0x0bd5' }, want: undefined },
+  ])('$name', ({ input, want }) => {
+    expect(inferIntelXpuSku(input.deviceName, input.pciDeviceId)).toBe(want);
+  });
+});
+
+describe('isGpuDiscoveryCacheEntryFresh', () => {
+  const expiresAt = new Date('2026-12-01T12:01:00Z');
+  it.each([
+    { name: '59.999 s after the store (before expiry): fresh', reason: 'upstream GPUDiscoveryCache.Get ("time.Now().Before(e.expiresAt)")', now: new Date('2026-12-01T12:00:59.999Z'), want: true },
+    { name: 'at expiry (60 s): no longer fresh', reason: 'upstream GPUDiscoveryCache.Get (Before, not equal)', now: expiresAt, want: false },
+  ])('$name', ({ now, want }) => {
+    expect(isGpuDiscoveryCacheEntryFresh(expiresAt, now)).toBe(want);
   });
 });
 
@@ -203,6 +238,15 @@ function exporterOn(nodeName: string, fixture: string, index: number): DcgmExpor
   return { namespace: 'gpu-operator', name: `nvidia-dcgm-exporter-${index}`, nodeName, phase: 'Running', podIp, scrape: { endpoint: `http://${podIp}:9400/metrics`, ok: true, body } };
 }
 
+/** A Running Intel XPU exporter pod (label app.kubernetes.io/name=xpumd) on `nodeName` serving upstream's xpumd body (3 x B60). */
+function xpumdOn(nodeName: string, index: number): DcgmExporterPod {
+  const podIp = `10.244.1.${index + 10}`;
+  const body = readFileSync(resolve(repoRoot, 'test', 'fixtures', 'dcgm', 'xpumd-b60-3gpu.metrics'), 'utf8');
+  return { namespace: 'intel-xpum', name: `xpumd-${index}`, nodeName, phase: 'Running', podIp, scrape: { endpoint: `http://${podIp}:8080/metrics`, ok: true, body } };
+}
+
+const failing = (pod: DcgmExporterPod, status: number): DcgmExporterPod => ({ ...pod, scrape: { endpoint: pod.scrape?.endpoint ?? '', ok: false, error: `metrics endpoint ${pod.scrape?.endpoint ?? ''} returned status ${status}` } });
+
 interface SignalRow {
   readonly name: string;
   readonly reason: string;
@@ -305,8 +349,98 @@ const SIGNAL_ROWS: SignalRow[] = [
   },
 ];
 
+/** Rows with Intel XPU exporters (the second metrics source). */
+const INTEL_SIGNAL_ROWS: SignalRow[] = [
+  {
+    name: 'only Intel XPU exporters: the B60 node is found, but b60 is no v1beta1 gpuSku, so the request fails naming it and the v1beta2 way',
+    reason: 'upstream discoverFromMetricsSources (intel-xpumd after dcgm) and TestEnrichHardwareFromDiscovery_B60UsesXPUMD (3 GPUs, 24480 MiB, b60); dgdr-reference "SKU format" (the v1beta1 allowed values have no b60) and "v1beta2 hardware SKU" (b60 is in the catalog)',
+    input: { nodes: [bareNode('xpu-node')], signals: { dcgm: { exporterPods: [], isGpuOperatorRunning: false, intelXpu: { exporterPods: [xpumdOn('xpu-node', 0)] } } } },
+    want: {
+      ok: false,
+      message:
+        'GPU product "Intel(R) Graphics [0xe211]" on node xpu-node is the AISimulate system b60, which spec.hardware.gpuSku cannot hold (supported values: vr_nvl72, gb200, gb200_sxm, gb10, b300_sxm, b200_sxm, h200_sxm, h100_sxm, h100_pcie, a100_sxm, a100_pcie, a30, l40s, l40, l4, v100_sxm, v100_pcie, t4, mi200, mi300); ' +
+        'request this hardware as nvidia.com/v1beta2 with spec.hardware.gpu.sku b60, budget and numGpusPerNode, or set spec.hardware.gpuSku to another GPU type',
+    },
+  },
+  {
+    name: 'DCGM and Intel XPU exporters both failing, no GFD labels: each source\'s failure is named, joined by "; "',
+    reason: 'upstream discoverFromMetricsSources (sourceErrors joined by "; ") and DiscoverGPUHardware ("metrics discovery failed: %v; node-label discovery failed: %w")',
+    input: {
+      nodes: [bareNode('gpu-a'), bareNode('xpu-node')],
+      signals: { dcgm: { exporterPods: [failing(exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0), 503)], isGpuOperatorRunning: false, intelXpu: { exporterPods: [failing(xpumdOn('xpu-node', 0), 404)] } } },
+    },
+    want: {
+      ok: false,
+      message:
+        'metrics discovery failed: dcgm discovery failed: failed to scrape any dcgm exporter pod: [pod nvidia-dcgm-exporter-0 (10.244.0.10): http://10.244.0.10:9400/metrics: metrics endpoint http://10.244.0.10:9400/metrics returned status 503]; ' +
+        'intel-xpumd discovery failed: failed to scrape any intel-xpumd exporter pod: [pod xpumd-0 (10.244.1.10): http://10.244.1.10:8080/metrics: metrics endpoint http://10.244.1.10:8080/metrics returned status 404]; ' +
+        'node-label discovery failed: no nodes with NVIDIA GPU Feature Discovery labels found (checked 2 nodes). Ensure GPU nodes have labels: nvidia.com/gpu.count, nvidia.com/gpu.product, nvidia.com/gpu.memory; or set spec.hardware.{gpuSku,vramMb,numGpusPerNode,totalGpus} explicitly',
+    },
+  },
+];
+
+describe('readMetricsGpuNodes', () => {
+  const h200 = exporterOn('gpu-a', 'h200-hgx-8gpu.metrics', 0);
+  const xpumd = xpumdOn('xpu-node', 0);
+  const b60Node: GpuNode = { name: 'xpu-node', product: 'Intel(R) Graphics [0xe211]', sku: 'b60', gpuCount: 3, vramMb: 24480, hasRdma: false, interconnect: 'pcie' };
+  const h200Node: GpuNode = { name: 'gpu-a', product: 'NVIDIA H200', sku: 'h200_sxm', gpuCount: 8, vramMb: 143771, hasRdma: false, interconnect: 'nvlink' };
+  const rows: { name: string; reason: string; input: { dcgm: DcgmFacts; gpuSku?: DiscoveredGpuSku }; want: ReturnType<typeof readMetricsGpuNodes> }[] = [
+    {
+      name: 'DCGM giving nodes wins: the Intel exporters are not consulted',
+      reason: 'upstream discoverFromMetricsSources (the first source that succeeds returns)',
+      input: { dcgm: { exporterPods: [h200], isGpuOperatorRunning: false, intelXpu: { exporterPods: [xpumd] } } },
+      want: { ok: true, nodes: [h200Node] },
+    },
+    {
+      name: 'no DCGM pods: the Intel exporters give the nodes, the SKU b60 from the device name',
+      reason: 'upstream TestDiscoverGPUsFromIntelExporterFiltered "xpumd endpoint" (System b60, GPUsPerNode 3, NodesWithGPUs 1)',
+      input: { dcgm: { exporterPods: [], isGpuOperatorRunning: false, intelXpu: { exporterPods: [xpumd] } }, gpuSku: 'b60' },
+      want: { ok: true, nodes: [b60Node] },
+    },
+    {
+      name: 'DCGM nodes of another SKU than the filter: DCGM fails and Intel is tried, whatever the filter',
+      reason: 'upstream discoverFromMetricsSources (every source for every filter; discoverPrometheusPods "no GPU nodes matching SKU")',
+      input: { dcgm: { exporterPods: [h200], isGpuOperatorRunning: false, intelXpu: { exporterPods: [xpumd] } }, gpuSku: 'b60' },
+      want: { ok: true, nodes: [b60Node] },
+    },
+    {
+      name: 'neither source has a node of the filter: both failures',
+      reason: 'upstream discoverFromMetricsSources (sourceErrors joined by "; ")',
+      input: { dcgm: { exporterPods: [h200], isGpuOperatorRunning: false, intelXpu: { exporterPods: [xpumd] } }, gpuSku: 'l40s' },
+      want: { ok: false, error: 'dcgm discovery failed: no GPU nodes matching SKU "l40s" found; intel-xpumd discovery failed: no GPU nodes matching SKU "l40s" found' },
+    },
+    {
+      name: 'the Intel exporters could not be listed: "listing Intel XPUMD pods failed: list pods: <error>"',
+      reason: 'upstream discoverFromMetricsSources (listErrorPrefix of the intel-xpumd source; returned at once)',
+      input: { dcgm: { exporterPods: [failing(h200, 503)], isGpuOperatorRunning: false, intelXpu: { listError: 'pods is forbidden', exporterPods: [] } } },
+      want: { ok: false, error: 'listing Intel XPUMD pods failed: list pods: pods is forbidden' },
+    },
+    {
+      name: 'the DCGM exporters could not be listed: "listing DCGM exporter pods failed: list pods: <error>"',
+      reason: 'upstream discoverFromMetricsSources (listErrorPrefix)',
+      input: { dcgm: { listError: 'pods is forbidden', exporterPods: [], isGpuOperatorRunning: false } },
+      want: { ok: false, error: 'listing DCGM exporter pods failed: list pods: pods is forbidden' },
+    },
+    {
+      name: 'no exporter pods and no GPU Operator: "no DCGM exporter pods found and no Intel XPU exporter pods found"',
+      reason: 'upstream TestDiscoverGPUsFromDCGM_NoGPUOperator_NoDCGM; discoverFromMetricsSources',
+      input: { dcgm: { exporterPods: [], isGpuOperatorRunning: false, intelXpu: { exporterPods: [] } } },
+      want: { ok: false, error: 'no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found' },
+    },
+    {
+      name: 'no exporter pods but a Running GPU Operator: "DCGM is not enabled in the GPU Operator"',
+      reason: 'upstream TestDiscoverGPUsFromDCGM_GPUOperatorInstalled_DCgmNotEnabled',
+      input: { dcgm: { exporterPods: [], isGpuOperatorRunning: true } },
+      want: { ok: false, error: 'no GPU metrics exporters found: DCGM is not enabled in the GPU Operator and no Intel XPU exporter pods found' },
+    },
+  ];
+  it.each(rows)('$name', ({ input, want }) => {
+    expect(readMetricsGpuNodes(input.dcgm, input.gpuSku, [bareNode('gpu-a'), bareNode('xpu-node')])).toEqual(want);
+  });
+});
+
 describe('discoverHardware with DCGM exporters and the network operator', () => {
-  it.each(SIGNAL_ROWS)('$name', ({ input, want }) => {
+  it.each([...SIGNAL_ROWS, ...INTEL_SIGNAL_ROWS])('$name', ({ input, want }) => {
     expect(discoverHardware(input.hardware, input.nodes, input.signals)).toEqual(want);
   });
 

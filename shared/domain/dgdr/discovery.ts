@@ -6,13 +6,13 @@
  * numGpusPerNode, interconnect, rdma) and "SKU format"; upstream deploy/operator/internal/gpu/discovery.go
  * (`InferHardwareSystem`, node-label discovery, RDMA labels, the 32-GPU cap) as recorded in
  * ../shared/upstream-notes/profiler.md §2 and dgdr.md §3. The reference wins where they differ
- * (b300_sxm, vr_nvl72, gb200, the 10 % tolerance, shape-only budgets). Where DCGM exporters run,
- * their metrics describe the nodes first (./dcgm.ts), as upstream's `enrichHardwareFromDiscovery`
- * tries DCGM before node labels.
+ * (b300_sxm, vr_nvl72, gb200, the 10 % tolerance, shape-only budgets). Where metrics exporters
+ * run, their metrics describe the nodes first (DCGM, then Intel XPU: ./dcgm.ts, ./intel-xpu.ts), as
+ * upstream's `enrichHardwareFromDiscovery` tries its metrics sources before node labels.
  * @module
  */
 import { GPU_SKUS, type DgdrHardware, type GpuSku } from '../../api/index.js';
-import { hasInfinibandPods, readDcgmNodes, type DcgmFacts } from './dcgm.js';
+import { hasInfinibandPods, readExporterNodes, type DcgmFacts, type DcgmNode, type MetricsSource } from './dcgm.js';
 
 /** GPU Feature Discovery labels (upstream-notes/profiler.md §2.3). */
 export const LABEL_GPU_COUNT = 'nvidia.com/gpu.count';
@@ -24,6 +24,14 @@ export const LABEL_SRIOV_CAPABLE = 'feature.node.kubernetes.io/network-sriov.cap
 
 /** "The result is temporarily capped at 32 to limit the profiler search space" (dgdr-reference "totalGpus"). */
 export const MAX_AUTO_TOTAL_GPUS = 32;
+/** How long a successful metrics discovery is reused, per SKU filter (upstream `cache.Set(filterSKU, info, 60*time.Second)`). */
+export const GPU_DISCOVERY_CACHE_TTL_SECONDS = 60;
+
+/** A cached discovery is fresh strictly before its expiry (upstream `GPUDiscoveryCache.Get`: `time.Now().Before(e.expiresAt)`). Pure. */
+export function isGpuDiscoveryCacheEntryFresh(expiresAt: Date, now: Date): boolean {
+  return now.getTime() < expiresAt.getTime();
+}
+
 /** "An explicit value within 10% of the auto-selected shape's measured VRAM permits automatic GPU-budget discovery" (dgdr-reference "vramMb"). */
 export const VRAM_TOLERANCE = 0.1;
 
@@ -33,11 +41,25 @@ export interface NodeFacts {
   readonly labels: Readonly<Record<string, string>>;
 }
 
+/**
+ * Intel Arc Pro B60 (PCI device `0xe211`): an AISimulate system (dgdr-reference "v1beta2 hardware
+ * SKU" lists `b60`) that discovery can name, but not a v1beta1 `gpuSku` (dgdr-reference "SKU format").
+ * Source: upstream `GPUSKUTypeB60`, `tokenE211`.
+ */
+export const GPU_SKU_B60 = 'b60';
+/** What SKU normalisation can name: a v1beta1 `gpuSku`, or an AISimulate system v1beta1 cannot hold. */
+export type DiscoveredGpuSku = GpuSku | typeof GPU_SKU_B60;
+
+/** Whether a discovered SKU is a v1beta1 `spec.hardware.gpuSku` value (dgdr-reference "SKU format"). Pure. */
+export function isGpuSku(sku: string): sku is GpuSku {
+  return (GPU_SKUS as readonly string[]).includes(sku);
+}
+
 /** One GPU node: its product, normalised SKU (undefined when unknown), GPU count and VRAM per GPU (MiB). */
 export interface GpuNode {
   readonly name: string;
   readonly product: string;
-  readonly sku: GpuSku | undefined;
+  readonly sku: DiscoveredGpuSku | undefined;
   readonly gpuCount: number;
   readonly vramMb: number;
   readonly hasRdma: boolean;
@@ -46,7 +68,7 @@ export interface GpuNode {
 }
 
 /** SKU rules in order; the first token contained in the normalised product wins (GB200 before B200, L40S before L40 before L4). */
-const SKU_RULES: readonly { readonly token: string; readonly sxm?: GpuSku; readonly pcie?: GpuSku; readonly single?: GpuSku }[] = [
+const SKU_RULES: readonly { readonly token: string; readonly sxm?: GpuSku; readonly pcie?: GpuSku; readonly single?: DiscoveredGpuSku }[] = [
   // dgdr-reference "SKU format": VR NVL72 -> vr_nvl72, GB200 -> gb200, B300 SXM6 -> b300_sxm.
   { token: 'VRNVL72', single: 'vr_nvl72' },
   { token: 'GB200', single: 'gb200' },
@@ -66,27 +88,42 @@ const SKU_RULES: readonly { readonly token: string; readonly sxm?: GpuSku; reado
   { token: 'MI300', single: 'mi300' },
   { token: 'MI250', single: 'mi200' },
   { token: 'MI200', single: 'mi200' },
+  // upstream InferHardwareSystem, Intel: PCI device 0xe211 (TestInferHardwareSystem "Intel e211 maps to B60").
+  { token: 'E211', single: GPU_SKU_B60 },
 ];
 
 /**
  * Normalises a GPU product name to a `gpuSku`, or undefined when no rule matches.
  * Rules: uppercase, dashes become spaces, spaces removed; form factor sxm when the name contains
- * `SXM`, `HGX` or `DGX`, pcie when `PCIE`, else pcie; a matched GPU with only an SXM SKU maps to it
+ * `SXM`, `HGX` or `DGX` (even beside `PCIE`), else pcie; a matched GPU with only an SXM SKU maps to it
  * without a hint. So `NVIDIA B300 SXM6 AC` -> `b300_sxm`, `NVIDIA VR NVL72 ES` and
- * `NVIDIA-VR-NVL72-ES` -> `vr_nvl72`, `NVIDIA GB200` -> `gb200`, `NVIDIA-H100-80GB-HBM3` -> `h100_pcie`.
+ * `NVIDIA-VR-NVL72-ES` -> `vr_nvl72`, `NVIDIA GB200` -> `gb200`, `NVIDIA-H100-80GB-HBM3` -> `h100_pcie`,
+ * `Intel(R) Graphics [0xe211]` -> `b60` (not a v1beta1 gpuSku: {@link GPU_SKU_B60}).
  * Source: dgdr-reference "SKU format"; upstream `InferHardwareSystem` (upstream-notes/profiler.md §2.4). Pure.
  */
-export function normalizeGpuProduct(product: string): GpuSku | undefined {
+export function normalizeGpuProduct(product: string): DiscoveredGpuSku | undefined {
   const normalised = product.toUpperCase().replaceAll('-', ' ').replaceAll(' ', '');
+  // Upstream detectFormFactor checks SXM/HGX/DGX first: with both hints SXM wins; PCIE and no hint are pcie.
   const isSxm = /SXM|HGX|DGX/.test(normalised);
-  const isPcie = normalised.includes('PCIE');
   for (const rule of SKU_RULES) {
     if (!normalised.includes(rule.token)) continue;
     if (rule.single !== undefined) return rule.single;
     if (rule.sxm !== undefined && rule.pcie === undefined) return rule.sxm;
-    return isSxm && !isPcie ? rule.sxm : rule.pcie;
+    return isSxm ? rule.sxm : rule.pcie;
   }
   return undefined;
+}
+
+/**
+ * The SKU of an Intel XPU exporter's devices: the device name's, else the PCI device id's
+ * (`e211` or `0xe211` -> `b60`), else undefined. Upstream also maps `0xe211` with at least 24000
+ * MiB to b60 after both; the `E211` token has then already matched, so that rule adds nothing here.
+ * Source: upstream `inferIntelHardwareSystem` (discovery.go); its tests TestScrapeMetricsEndpoint
+ * "xpumd metrics" and the XPUMD sample of deploy/observability (`hw_model` "Intel(R) Arc(TM) Pro
+ * B60 Graphics", `pci_device_id` "e211"). Pure.
+ */
+export function inferIntelXpuSku(deviceName: string, pciDeviceId: string): DiscoveredGpuSku | undefined {
+  return normalizeGpuProduct(deviceName) ?? normalizeGpuProduct(pciDeviceId);
 }
 
 function positiveInteger(text: string | undefined): number | undefined {
@@ -120,7 +157,7 @@ export function hasRdmaLabel(node: NodeFacts | undefined): boolean {
 
 /** What discovery reads besides the Nodes; each signal is optional (absent: not observed). */
 export interface DiscoverySignals {
-  /** The DCGM exporter pods and their scrapes. */
+  /** The metrics exporters (DCGM, then Intel XPU) and their scrapes. */
   readonly dcgm?: DcgmFacts;
   /** Names of the pods in `nvidia-network-operator` (an `rdma` pod there means InfiniBand). */
   readonly networkOperatorPodNames?: readonly string[];
@@ -128,26 +165,60 @@ export interface DiscoverySignals {
 
 type GpuNodesResult = { readonly ok: true; readonly nodes: readonly GpuNode[] } | { readonly ok: false; readonly error: string };
 
+/** Whether any metrics exporter was seen (pods of either source, or a refused list): without one, metrics discovery is simply absent. Pure. */
+export function hasMetricsExporters(dcgm: DcgmFacts): boolean {
+  return dcgm.exporterPods.length > 0 || dcgm.listError !== undefined || (dcgm.intelXpu?.exporterPods.length ?? 0) > 0 || dcgm.intelXpu?.listError !== undefined;
+}
+
+/** An exporter's node with its SKU (Intel: from the device name, then the PCI device id) and the Node's RDMA labels. */
+function gpuNodeOf(node: DcgmNode, nodes: readonly NodeFacts[]): GpuNode {
+  return {
+    name: node.name,
+    product: node.product,
+    sku: node.pciDeviceId === undefined ? normalizeGpuProduct(node.product) : inferIntelXpuSku(node.product, node.pciDeviceId),
+    gpuCount: node.gpuCount,
+    vramMb: node.vramMb,
+    hasRdma: hasRdmaLabel(nodes.find((n) => n.name === node.name)),
+    interconnect: node.interconnect,
+  };
+}
+
 /**
- * The GPU nodes the DCGM exporters describe, with the SKU normalised from `modelName`, RDMA from
- * the Node's labels, and the interconnect; restricted to `gpuSku` when it is set (none matching:
- * `dcgm discovery failed: no GPU nodes matching SKU "<x>" found`).
- * Source: upstream `discoverPrometheusPods`, `normalizeScrapedGPUInfo` (profiler.md §2.2). Pure.
+ * Metrics discovery over its sources in upstream's order, DCGM then Intel XPU: the first source
+ * whose exporters give a node (of `gpuSku`, when set) gives the nodes, with the SKU normalised, RDMA
+ * from the Node's labels, and the interconnect. Failures, with upstream's messages:
+ * - a source's pods could not be listed: `listing DCGM exporter pods failed: list pods: <error>` /
+ *   `listing Intel XPUMD pods failed: list pods: <error>` (the sources after it are not tried);
+ * - a source with pods gives nothing: `<source> discovery failed: <why>` (./dcgm.ts
+ *   `readExporterNodes`, or `no GPU nodes matching SKU "<x>" found`), the failed sources joined by `; `;
+ * - neither source has pods: `no GPU metrics exporters found: DCGM is not enabled in the GPU
+ *   Operator and no Intel XPU exporter pods found` when GPU Operator pods run, else `no GPU metrics
+ *   exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found`.
+ * Intel exporters are read whatever `gpuSku` asks for: upstream tries both sources for every filter.
+ * Source: upstream `discoverFromMetricsSources`, `discoverPrometheusPods`, `normalizeScrapedGPUInfo`
+ * (discovery.go; profiler.md §2.2). Pure.
  */
-export function readDcgmGpuNodes(dcgm: DcgmFacts, gpuSku: GpuSku | undefined, nodes: readonly NodeFacts[]): GpuNodesResult {
-  const read = readDcgmNodes(dcgm);
-  if (!read.ok) return read;
-  const gpuNodes = read.nodes.map((n): GpuNode => ({
-    name: n.name,
-    product: n.product,
-    sku: normalizeGpuProduct(n.product),
-    gpuCount: n.gpuCount,
-    vramMb: n.vramMb,
-    hasRdma: hasRdmaLabel(nodes.find((node) => node.name === n.name)),
-    interconnect: n.interconnect,
-  }));
-  if (gpuSku !== undefined && !gpuNodes.some((n) => n.sku === gpuSku)) return { ok: false, error: `dcgm discovery failed: no GPU nodes matching SKU "${gpuSku}" found` };
-  return { ok: true, nodes: gpuNodes };
+export function readMetricsGpuNodes(dcgm: DcgmFacts, gpuSku: DiscoveredGpuSku | undefined, nodes: readonly NodeFacts[]): GpuNodesResult {
+  const sources: readonly { readonly source: MetricsSource; readonly listErrorPrefix: string; readonly facts: Pick<DcgmFacts, 'listError' | 'exporterPods'> }[] = [
+    { source: 'dcgm', listErrorPrefix: 'listing DCGM exporter pods failed', facts: dcgm },
+    { source: 'intel-xpumd', listErrorPrefix: 'listing Intel XPUMD pods failed', facts: dcgm.intelXpu ?? { exporterPods: [] } },
+  ];
+  const errors: string[] = [];
+  for (const { source, listErrorPrefix, facts } of sources) {
+    if (facts.listError !== undefined) return { ok: false, error: `${listErrorPrefix}: list pods: ${facts.listError}` };
+    if (facts.exporterPods.length === 0) continue;
+    const read = readExporterNodes(source, facts.exporterPods);
+    const gpuNodes = read.ok ? read.nodes.map((n) => gpuNodeOf(n, nodes)) : [];
+    if (read.ok && (gpuSku === undefined || gpuNodes.some((n) => n.sku === gpuSku))) return { ok: true, nodes: gpuNodes };
+    errors.push(`${source} discovery failed: ${read.ok ? `no GPU nodes matching SKU "${gpuSku ?? ''}" found` : read.error}`);
+  }
+  if (errors.length > 0) return { ok: false, error: errors.join('; ') };
+  return {
+    ok: false,
+    error: dcgm.isGpuOperatorRunning
+      ? 'no GPU metrics exporters found: DCGM is not enabled in the GPU Operator and no Intel XPU exporter pods found'
+      : 'no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found',
+  };
 }
 
 /** The hardware discovery decides: the complete hardware to persist, or the failure message. */
@@ -224,12 +295,12 @@ export function discoverHardware(requested: DgdrHardware | undefined, nodes: rea
   const hardware = requested ?? {};
   const hasInfiniband = hasInfinibandPods(signals.networkOperatorPodNames ?? []);
   if (signals.dcgm !== undefined) {
-    const fromDcgm = readDcgmGpuNodes(signals.dcgm, hardware.gpuSku, nodes);
-    if (fromDcgm.ok) return selectHardware(hardware, fromDcgm.nodes, nodes.length, hasInfiniband);
+    const fromMetrics = readMetricsGpuNodes(signals.dcgm, hardware.gpuSku, nodes);
+    if (fromMetrics.ok) return selectHardware(hardware, fromMetrics.nodes, nodes.length, hasInfiniband);
     const fromLabels = selectHardware(hardware, nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined), nodes.length, hasInfiniband);
-    // Without any exporter pod DCGM is simply absent: the node-label result stands alone.
-    if (fromLabels.ok || (signals.dcgm.exporterPods.length === 0 && signals.dcgm.listError === undefined)) return fromLabels;
-    return { ok: false, message: `metrics discovery failed: ${fromDcgm.error}; node-label discovery failed: ${fromLabels.message}` };
+    // Without any exporter pod, metrics discovery is simply absent: the node-label result stands alone.
+    if (fromLabels.ok || !hasMetricsExporters(signals.dcgm)) return fromLabels;
+    return { ok: false, message: `metrics discovery failed: ${fromMetrics.error}; node-label discovery failed: ${fromLabels.message}` };
   }
   return selectHardware(hardware, nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined), nodes.length, hasInfiniband);
 }
@@ -249,7 +320,13 @@ function selectHardware(hardware: DgdrHardware, gpuNodes: readonly GpuNode[], no
   }
   const best = selectShapeNode(candidates);
   const sku = hardware.gpuSku ?? best.sku;
-  if (sku === undefined || !(GPU_SKUS as readonly string[]).includes(sku)) {
+  if (sku !== undefined && !isGpuSku(sku)) {
+    return {
+      ok: false,
+      message: `GPU product "${best.product}" on node ${best.name} is the AISimulate system ${sku}, which spec.hardware.gpuSku cannot hold (supported values: ${GPU_SKUS.join(', ')}); request this hardware as nvidia.com/v1beta2 with spec.hardware.gpu.sku ${sku}, budget and numGpusPerNode, or set spec.hardware.gpuSku to another GPU type`,
+    };
+  }
+  if (sku === undefined) {
     return { ok: false, message: `GPU product "${best.product}" on node ${best.name} does not map to a known spec.hardware.gpuSku; set spec.hardware.gpuSku explicitly (supported values: ${GPU_SKUS.join(', ')})` };
   }
   const shapeNodes = candidates.filter((n) => n.sku === best.sku && n.gpuCount === best.gpuCount && n.vramMb === best.vramMb);

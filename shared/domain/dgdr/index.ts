@@ -7,6 +7,7 @@ export * from './image-version.js';
 export * from './admission.js';
 export * from './discovery.js';
 export * from './dcgm.js';
+export * from './intel-xpu.js';
 export * from './output-copier.js';
 export * from './profiling-job.js';
 export * from './profiler-output.js';

@@ -66,7 +66,7 @@ export interface DgdrObserved {
   readonly configMaps: readonly ChildFacts[];
   /** Every Node (name, labels); loaded only when Pending and discovery is needed. */
   readonly nodes: readonly NodeFacts[] | undefined;
-  /** The DCGM exporters and the network operator's pods, loaded with the Nodes (absent where not loaded). */
+  /** The metrics exporters (DCGM, Intel XPU) and the network operator's pods, loaded with the Nodes (absent where not loaded). */
   readonly discoverySignals?: DiscoverySignals;
   /** Whether `spec.modelCache.pvcName` exists in the namespace (undefined when not set). */
   readonly modelCachePvcExists: boolean | undefined;

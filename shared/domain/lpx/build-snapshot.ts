@@ -11,7 +11,7 @@
  * `TestNormalizeBuildFilePathsCanonicalizesAndRejectsAmbiguity`); lpx.md §4 "Other functions"
  * (`AcquireBuildSnapshot(id)` reads `manifest.v2.capnp.bin` with size limits). The acquisition's
  * reads are the shell's (functions/reconcile/lpx-build.ts); this module holds its pure rules.
- * Decoding the Cap'n Proto manifest (upstream `normalizeBuildSnapshot`) is not done here.
+ * Decoding the Cap'n Proto manifest (upstream `normalizeBuildSnapshot`) is `manifest-v2.ts`'s.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -133,10 +133,11 @@ export function buildSnapshotAcquisitionError(component: string, buildId: string
   return `${BUILD_SNAPSHOT_ACQUISITION} for model ${JSON.stringify(component)} build ${JSON.stringify(buildId)}: ${cause}`;
 }
 
-/** A build's snapshot as the shell read it: its content id, or why it could not be acquired. */
 /**
- * One build's acquired snapshot: its content id and, once the compiler manifest is decoded
- * (`manifest-v2.ts`), the normalized build; or the acquisition/decoding error.
+ * One build's acquired snapshot as the shell read it: its content id and the normalized build
+ * its compiler manifest decodes to (`manifest-v2.ts` `normalizeGbuildManifestV2`); or why it
+ * could not be acquired, decoded or normalized. The shell's acquisition always sets `build`
+ * (functions/reconcile/lpx-build.ts); it stays optional for readings made without a manifest.
  */
 export type BuildSnapshotReading =
   | { readonly ok: true; readonly contentId: string; readonly build?: LpxBuild }

@@ -32,6 +32,11 @@ export interface LpxTopology {
    * for HX the product of extent dimensions 1..3, see `classifyManifestPartitions`).
    */
   readonly nodeCount: number;
+  /**
+   * XT `__` names only: the name without its chip count (upstream `Topology.compatibilityKey`;
+   * partitions whose keys are equal may share a prop-sync chain). Added by the manifest decoder.
+   */
+  readonly compatibilityKey?: string;
 }
 
 /** One normalized physical compiler partition (upstream `BuildPartition`). */

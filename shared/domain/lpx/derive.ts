@@ -20,6 +20,7 @@
  */
 import { formatIssue, LPX_ROLE_AGENT, LPX_ROLE_CONDUCTOR, LpxConfigSchema, type Component } from '../../api/index.js';
 import type { LpxBuild, LpxBuildFamily, LpxBuildPartition } from './build.js';
+import { parseTopology } from './topology.js';
 
 /** Prefix of a runtime the supported LPX runtimes cannot materialize (upstream `ErrUnsupportedRuntime`). */
 export const UNSUPPORTED_LPX_RUNTIME = 'unsupported LPX runtime';
@@ -229,19 +230,14 @@ export function xtShape(chipCount: number): Derived<{ readonly shape: string; re
   return ok({ shape: `c${chipCount}`, endpoints: chipCount / 8 });
 }
 
-/** Upstream's XT topology pattern: the chip count is the third `__`-separated group (`..__32C__..`). */
-const XT_TOPOLOGY = /^(.+?)__(.+?)__([0-9]+)C__G_([0-9_]+?)__(.+?)__GHZ_([0-9_]+?)__(.+?)(?:__G_([0-9_]+?))?(?:__(.+?))?$/;
-
 /**
  * xtTopologyCompatibilityKey (upstream topology parser `compatibilityKey`): the raw topology
  * without its chip count, so partitions of one prop-sync chain may differ only in size; a legacy
- * name (no `__`) has an empty key. Pure.
+ * name (no `__`) has an empty key. The parse is the manifest decoder's (./topology.ts). Pure.
  */
 export function xtTopologyCompatibilityKey(raw: string): string {
-  const match = XT_TOPOLOGY.exec(raw);
-  if (match === null || !raw.includes('__')) return '';
-  const at = `${match[1] ?? ''}__${match[2] ?? ''}__`.length;
-  return raw.slice(0, at) + raw.slice(at + (match[3] ?? '').length);
+  const parsed = parseTopology(raw);
+  return parsed.ok ? (parsed.topology.compatibilityKey ?? '') : '';
 }
 
 /**

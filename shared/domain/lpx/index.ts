@@ -1,11 +1,16 @@
 /**
  * The LPX decisions: workloads, names, input revision, the LPX PodCliqueSet, pipeline requests,
- * readiness and its merge into the DGD, scheduling deadlines, the model registry and the build snapshot.
+ * readiness and its merge into the DGD, scheduling deadlines, the model registry, the build snapshot
+ * and its decoded compiler manifest.
  * @module
  */
 export * from './model-registry.js';
 export * from './build.js';
 export * from './build-snapshot.js';
+export * from './topology.js';
+export * from './manifest-v2.js';
+/** The capnp-es schema classes of `manifest.v2.capnp.bin` (encoders in tests write real manifests with them). */
+export * as gbuildManifestV2 from './manifest-v2-schema.js';
 export * from './model-download.js';
 export * from './workloads.js';
 export * from './derive.js';
