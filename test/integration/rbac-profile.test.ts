@@ -19,7 +19,7 @@
  *
  * What does not run here, said where it matters: the profiler (kwok completes or fails the Job's
  * pod, test/harness/kwok/stages.yaml, and the test writes the output ConfigMap as the Job's
- * output-copier sidecar would), the admission webhooks (the request is created with the values
+ * output-copier sidecar would, under a token of the chart's profiling Job role), the admission webhooks (the request is created with the values
  * they would default), and the reconcile function and Grove (the test writes the DGD status they
  * would write). The v1beta2 rules (Runs and Candidates, behind dgdrV1Beta2.enabled) are proven
  * by test/integration/rbac-profile-v1beta2.test.ts.
@@ -31,7 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { createKube, KubeConfig, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type KubeEvent, type Outcome } from '../../shared/runtime/index.js';
 import profile from '../../functions/profile/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
@@ -89,10 +89,13 @@ function aDgdr(name: string, spec: Obj, inNamespace = namespace): KubeObject {
 /** Pod annotations for the kwok Stages, through the request's own `overrides.profilingJob`. */
 const podAnnotations = (annotations: Record<string, string>): Obj => ({ overrides: { profilingJob: { template: { metadata: { annotations } } } } });
 
-/** Writes `dgdr-output-<name>` as the output-copier sidecar does (profiler.md §1.3). */
-async function writeOutput(dgdr: KubeObject, data: Record<string, string>): Promise<void> {
+/**
+ * Writes `dgdr-output-<name>` as the output-copier sidecar does (profiler.md §1.3), as `writer`
+ * (the profiling Job's ServiceAccount): controlled by the request with blockOwnerDeletion.
+ */
+async function writeOutput(writer: Kube, dgdr: KubeObject, data: Record<string, string>): Promise<void> {
   const name = dgdr.metadata.name;
-  await admin.apply(
+  await writer.apply(
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -145,8 +148,13 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
     const job = await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
     const binding = await admin.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', namespace, name: 'dgdr-profiling-job' });
 
-    // kwok completes the profiler pod; the sidecar's output names the generated DGD (with a planner ConfigMap).
-    await writeOutput(created, {
+    // kwok completes the profiler pod; the sidecar's output names the generated DGD (with a planner
+    // ConfigMap), written under a token of the chart's profiling Job role, as the sidecar runs:
+    // its `dynamographdeploymentrequests/finalizers` update lets it set blockOwnerDeletion.
+    const jobServiceAccount = await serviceAccountWith(admin, kubeConfig, namespace, 'profiling-job', jobRules);
+    const jobKubeConfig = new KubeConfig();
+    jobKubeConfig.loadFromFile(await kubeconfigFor(kubeConfig, namespace, jobServiceAccount, tmpDir));
+    await writeOutput(createKube(jobKubeConfig, { fieldManager: 'kubectl' }), created, {
       phase: 'Done',
       message: 'Profiler completed successfully',
       profiler_status: 'success',
