@@ -136,6 +136,24 @@ describe('helm lint and template', () => {
     expect(parseRenderSettings(defaults)).toEqual({ defaultOriginVersion: '1.6.1', terminationDelay: '15m', discoveryBackend: 'kubernetes', scheduler: 'none', mpiSshSecretName: 'mpi-run-ssh-secret' });
   });
 
+  it('lpx.modelRegistryVolume is mounted read-only into the reconcile function at the file:// registry path (its builds are read from its own filesystem, as upstream reads them), only with lpx.enabled', async () => {
+    const volume = '{"persistentVolumeClaim":{"claimName":"lpx-models","readOnly":true}}';
+    const reconcilePod = (objects: readonly Rendered[]) => (objects.find((o) => o.kind === 'Service' && o.metadata.name === 'dynamo-reconcile')?.spec as { template: { spec: { containers: (Container & { volumeMounts?: unknown[] })[]; volumes?: unknown[] } } }).template.spec;
+    const mounted = reconcilePod(await template(['--set', 'lpx.enabled=true,modelRegistryURL=file:///models', '--set-json', `lpx.modelRegistryVolume=${volume}`]));
+    expect(mounted.volumes).toContainEqual({ name: 'model-registry', persistentVolumeClaim: { claimName: 'lpx-models', readOnly: true } });
+    expect(mounted.containers[0]?.volumeMounts).toContainEqual({ name: 'model-registry', mountPath: '/models', readOnly: true });
+    const explicit = reconcilePod(await template(['--set', 'lpx.enabled=true,modelRegistryURL=file:///models,lpx.modelRegistryMountPath=/srv/registry', '--set-json', `lpx.modelRegistryVolume=${volume}`]));
+    expect(explicit.containers[0]?.volumeMounts).toContainEqual({ name: 'model-registry', mountPath: '/srv/registry', readOnly: true });
+    // Off by default, and without lpx.enabled nothing LPX is mounted.
+    for (const flags of [['--set', 'lpx.enabled=true,modelRegistryURL=file:///models'], ['--set', 'lpx.enabled=false,modelRegistryURL=file:///models', '--set-json', `lpx.modelRegistryVolume=${volume}`]]) {
+      expect(JSON.stringify(reconcilePod(await template(flags)))).not.toContain('model-registry');
+    }
+    // A gs:// registry gives no mount path: the install fails naming the values to set.
+    const refused = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, '--set', 'lpx.enabled=true,modelRegistryURL=gs://bucket/registry', '--set-json', `lpx.modelRegistryVolume=${volume}`]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('lpx.modelRegistryVolume needs an absolute mount path: set lpx.modelRegistryMountPath, or modelRegistryURL to file:///<path> or /<path>');
+  });
+
   it('modelExpressURL reaches the functions as MODEL_EXPRESS_URL (upstream infrastructure.modelExpressURL), and is unset by default', async () => {
     const envOf = async (flags: string[]) => workloads(await template(flags)).flatMap((w) => w.containers).map((c) => Object.fromEntries(c.env.map((e) => [e.name, e.value])));
     for (const env of await envOf([])) expect(env['MODEL_EXPRESS_URL']).toBeUndefined();

@@ -138,11 +138,17 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- with .volumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
       volumes:
         # The root filesystem is read-only; Node.js and its libraries may still write to /tmp.
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- with .volumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
 ---
 # The ApiServerSource adapter's identity: watch only the kinds this function takes.
 apiVersion: v1
