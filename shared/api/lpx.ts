@@ -44,6 +44,10 @@ export const ANNOTATION_LPX_COMPILER_SNAPSHOT_DIGEST = 'scheduling.lpu.nvidia.co
 export const ANNOTATION_LPX_DYNAMO_MODEL = 'scheduling.lpu.nvidia.com/dynamo-model';
 export const ANNOTATION_LPX_POD_ROLE = 'scheduling.lpu.nvidia.com/role';
 export const ANNOTATION_LPX_POD_MODEL = 'scheduling.lpu.nvidia.com/model';
+/** The scheduler workload mode of an Agent clique (upstream `WorkloadModeAnnotation`, lpx.md §2.3). */
+export const ANNOTATION_LPX_WORKLOAD_MODE = 'scheduling.lpu.nvidia.com/workload-mode';
+/** The pod role of a hybrid engine's Cyborg GPU runtime (upstream scheduler API `PodRoleCyborgWorker`, lpx.md §3.1). */
+export const LPX_POD_ROLE_CYBORG_WORKER = 'cyborg-worker';
 /** Label selecting the conductor pods for the serving Service (lpx.md §2.3). */
 export const LABEL_LPX_SERVING = 'lpx.nvidia.com/serving';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Dgd, LpuPipelineRequest, LpxGraphDeployment, PodClique, PodCliqueScalingGroup } from '../../api/index.js';
+import type { LpxBuild } from './build.js';
 import type { BuildSnapshotReading } from './build-snapshot.js';
 import { decideLpxGraphDeployment, lpxSnapshotBuildUrls, seedFor, type LpxObserved, type ObservedPodCliqueSet } from './decide.js';
 import { decideLpxHandoff } from './handoff.js';
@@ -100,6 +101,33 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
     expect(desired.createRequests.map((r) => r.metadata['annotations'])).toEqual(desired.createRequests.map(() => expect.objectContaining({ 'scheduling.lpu.nvidia.com/compiler-snapshot-digest': DIGEST })));
     const cliques = ((desired.applyPodCliqueSet?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string> }[] } }).template.cliques);
     expect(cliques.map((c) => [c.name, c.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']])).toEqual([['agt', DIGEST], ['cond', undefined]]);
+  });
+
+  describe('a decoded build derives the Agent count, workload mode and request fields (lpx.md §1.1; upstream ResolveSelectedWorkload)', () => {
+    // One XT partition of 32 chips (the geometry of upstream fixture node-local-v2-hybrid.yaml: c32, 4 Agents), LPU only.
+    const build: LpxBuild = { path: 'file:///models/b', family: 'xt8888', compilationMode: 'lpuOnly', partitions: [{ sourcePartitionId: 0, partPath: 'part-0', topology: { raw: 'URSA_V2__Q8__32C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA', chipCount: 32, nodeCount: 4 }, hxExtent: undefined }], selectedPropSyncChains: [], standaloneTokenEmbeddings: false, supportsCpuEmbeddings: false, ioFpgaCount: 1, ioFanoutFactor: 1, batchSize: 1, tokenEmbeddingsPath: undefined };
+    const decoded: ReadonlyMap<string, BuildSnapshotReading> = new Map([['file:///models/b', { ok: true, contentId: DIGEST, build }]]);
+
+    it('"An explicit agent count must equal the derived count": a mismatch is Ready=False, reason Failed, naming the field path; nothing is written', () => {
+      const dgd = aDgd({ replicas: 2, roles: [{ ...role('agent'), replicas: 2 }, role('conductor')] });
+      const desired = decideLpxGraphDeployment(observedWith(dgd, { lpxgd: anLpxgd(dgd), podCliqueSet: undefined, buildSnapshots: decoded }), config, NOW);
+      expect(desired.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message: 'spec.components[0].roles[0].replicas: Invalid value: 2: component "engine" agent replicas 2 must match the compiled count 4' });
+      expect([desired.applyPodCliqueSet, desired.createRequests, desired.deleteRequests, desired.scale]).toEqual([undefined, [], [], []]);
+    });
+
+    it('the Agent clique renders the compiled count and workload mode; new requests carry the build-derived spec', () => {
+      const dgd = aDgd();
+      const first = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: undefined, buildSnapshots: decoded }), config, NOW);
+      const agt = (first.applyPodCliqueSet?.['spec'] as { template: { cliques: { name: string; annotations: Record<string, string>; spec: { replicas: number } }[] } }).template.cliques[0];
+      expect([agt?.name, agt?.spec.replicas, agt?.annotations['scheduling.lpu.nvidia.com/workload-mode']]).toEqual(['agt', 4, 'v2LpuOnly']);
+      const pcs = { ...aPcs(dgd), spec: first.applyPodCliqueSet?.['spec'] };
+      const created = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: pcs, buildSnapshots: decoded }), config, NOW).createRequests;
+      expect(created.map((r) => (r['spec'] as Record<string, unknown>)['partitions'])).toEqual([[{ id: 'partition-000', ordinal: 0, compilerPartitionId: 0, xtShape: 'c32' }], [{ id: 'partition-000', ordinal: 0, compilerPartitionId: 0, xtShape: 'c32' }]]);
+      // Requests published before the build was decoded carry another intent: they are handed over, not kept.
+      const before = decideLpxGraphDeployment(observedWith(dgd, { podCliqueSet: pcs, buildSnapshots: decoded, requests: publishedRequests(dgd, 2) }), config, NOW);
+      expect(before.createRequests).toEqual([]);
+      expect(readyOf(observedWith(dgd, { podCliqueSet: pcs, buildSnapshots: decoded, requests: publishedRequests(dgd, 2) }))).toMatchObject({ status: 'False', message: 'Waiting for Grove replicas and their LPX requests to reach the desired build' });
+    });
   });
 
   it('lpxSnapshotBuildUrls: the builds of the LPX components, deduplicated and sorted; unresolvable ids are left to the decision', () => {

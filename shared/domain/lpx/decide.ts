@@ -47,7 +47,7 @@ import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import { decideEngineHandoff, desiredPipelineRequests, evaluateReceipts, isPipelineRequestMatching, isReplicaAtDesiredRevision, isRequestCommitted, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
 import { lpxLayoutKey, observedSeeds, renderLpxPodCliqueSet, renderLpxServingServices, scalingGroupObjectName } from './render-pcs.js';
-import { resolveLpxWorkloads, type LpxWorkload } from './workloads.js';
+import { deriveLpxWorkloads, resolveLpxWorkloads, type LpxComponentBuild, type LpxWorkload } from './workloads.js';
 
 /** An observed PodCliqueSet: the fields the decision reads. */
 export interface ObservedPodCliqueSet {
@@ -217,7 +217,9 @@ function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undef
  *    `file://` builds need no download; every build's snapshot must have
  *    been acquired (Failed "acquiring immutable LPX build snapshot for model %q build %q: <error>",
  *    upstream `ErrBuildSnapshotAcquisition`), its content id stamped on the component's Agents
- *    and requests as the compiler-snapshot digest;
+ *    and requests as the compiler-snapshot digest; a decoded build derives the Agent counts,
+ *    local partitions, workload mode and request fields (`deriveLpxWorkloads`; Failed with its
+ *    error, e.g. an explicit agent count other than the compiled one);
  * 4. the PCS: foreign -> Failed "PodCliqueSet %q is not controlled by this LPXGraphDeployment";
  *    deleting -> Pending "Waiting for PodCliqueSet garbage collection"; a changed layout ->
  *    foreground delete, Pending "Waiting for the previous PodCliqueSet and its requests to be
@@ -288,14 +290,20 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   // The immutable build snapshot of each component (upstream ResolveWorkloads, after the downloads):
   // its content id is the compiler-snapshot digest of the component's Agents and requests.
   const snapshotDigests = new Map<string, string>();
+  const decodedBuilds = new Map<string, LpxComponentBuild>();
   for (const build of builds) {
     const snapshot = observed.buildSnapshots.get(build.url) ?? { ok: false, error: `build ${JSON.stringify(build.url)} was not read` };
     if (!snapshot.ok) return result(failed(buildSnapshotAcquisitionError(build.component, build.buildId, snapshot.error)));
     snapshotDigests.set(build.component, snapshot.contentId);
+    if (snapshot.build !== undefined) decodedBuilds.set(build.component, { build: snapshot.build, buildId: build.buildId });
   }
 
   const id: LpxIdentity = { namespace: lpxgd.metadata.namespace ?? 'default', name: lpxgd.metadata.name ?? '', uid: lpxgd.metadata.uid ?? '' };
-  const workloads = resolveLpxWorkloads(dgd);
+  // What the decoded builds derive (Agent counts, local partitions, workload modes, request
+  // fields); a build not decoded yet leaves its workload as the DGD alone describes it.
+  const derivedWorkloads = deriveLpxWorkloads(dgd, resolveLpxWorkloads(dgd), decodedBuilds);
+  if (!derivedWorkloads.ok) return result(failed(derivedWorkloads.error));
+  const workloads = derivedWorkloads.value;
   const pcsName = lpxPodCliqueSetName(id);
   const pcs = observed.podCliqueSet;
   const groupOf = (w: LpxWorkload) => observed.scalingGroups.get(scalingGroupObjectName(pcsName, w));

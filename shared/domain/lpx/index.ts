@@ -8,6 +8,7 @@ export * from './build.js';
 export * from './build-snapshot.js';
 export * from './model-download.js';
 export * from './workloads.js';
+export * from './derive.js';
 export * from './names.js';
 export * from './input-revision.js';
 export * from './render-pcs.js';

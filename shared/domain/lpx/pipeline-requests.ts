@@ -30,6 +30,7 @@ import { snapshotAnnotation } from './build-snapshot.js';
 import { sortedKeysJson } from './input-revision.js';
 import { pipelineRequestName, type LpxIdentity } from './names.js';
 import { scalingGroupCliqueName, scalingGroupObjectName, workloadDigest } from './render-pcs.js';
+import type { LpxModelDerivation } from './derive.js';
 import type { LpxWorkload } from './workloads.js';
 
 /** One desired request, with the keys deadlines and cleanup use. */
@@ -53,9 +54,10 @@ export interface OwningPodCliqueSet {
  * Spec: `executionBackend: nodeLocal`, `materializationTarget{podCliqueSetReplicaIndex: 0,
  * podCliqueScalingGroupRef{name, replicaIndex}}`, `nodeLocal{agentPodCliqueRef{name}, model}`,
  * `repairPolicy.mode: samePlacement`. Annotation `scheduling.lpu.nvidia.com/compiler-snapshot-digest`:
- * the snapshot content id of the model's build (by owning component name), when known. The
- * fields upstream derives from the decoded manifest (allocationMetadata, partitions,
- * targetFamily, workloadMode) are not rendered: the manifest is not decoded here.
+ * the snapshot content id of the model's build (by owning component name), when known. Once the
+ * model's build is decoded (`model.derived`), the build-derived fields too (see
+ * {@link buildDerivedRequestSpec}), and a model whose partitions all run on the Cyborg GPU gets
+ * no request; before that, none of them (kept exactly as before the decoder).
  * In: identity, DGD name, workloads, capacity per scaling group, the owning PCS, the snapshot
  * digests by component name. Pure.
  */
@@ -73,6 +75,8 @@ export function desiredPipelineRequests(
     const digest = workloadDigest(workload);
     for (let replicaIndex = 0; replicaIndex < count; replicaIndex += 1) {
       for (const model of workload.models) {
+        // Every partition of the model runs on the Cyborg GPU: nothing to schedule (lpx.md §1.1 localPartitions).
+        if (model.derived?.agentReplicas === 0) continue;
         const name = pipelineRequestName(id, { workload: workload.scalingGroup, workloadCount: workloads.length, model: model.model, replicaIndex });
         const object: RenderedObject = {
           apiVersion: LPR_API_VERSION,
@@ -89,6 +93,7 @@ export function desiredPipelineRequests(
             materializationTarget: { podCliqueSetReplicaIndex: 0, podCliqueScalingGroupRef: { name: scalingGroupObjectName(pcs.name, workload), replicaIndex } },
             nodeLocal: { agentPodCliqueRef: { name: scalingGroupCliqueName(pcs.name, workload.scalingGroup, replicaIndex, model.agentClique) }, model: model.model },
             repairPolicy: { mode: 'samePlacement' },
+            ...(model.derived === undefined ? {} : buildDerivedRequestSpec(model.derived, model.model, scalingGroupCliqueName(pcs.name, workload.scalingGroup, replicaIndex, model.agentClique), cyborgClique(pcs.name, workload, model.derived, replicaIndex))),
           },
         };
         out.push({ name, scalingGroup: workload.scalingGroup, model: model.model, replicaIndex, object });
@@ -96,6 +101,33 @@ export function desiredPipelineRequests(
     }
   }
   return out;
+}
+
+/**
+ * buildDerivedRequestSpec (upstream `ModelProjection.RequestSpec`): the request fields the
+ * decoded build derives: `allocationMetadata`, `targetFamily`, `workloadMode`, `partitions`
+ * (`partition-%03d`, ordinal, compiler partition id, XT shape or HX extent), `propSyncConnectors`,
+ * `nodeLocal` with `partitionMappings` (model partition i -> `partition-%03d` of i), and, for a
+ * hybrid pipeline, `cyborgPodCliqueRef` (the replica's conductor clique).
+ * In: the model's derivation, its name, its Agent clique and the Cyborg clique (or undefined).
+ * Source: lpx.md §3.1. Pure.
+ */
+export function buildDerivedRequestSpec(derived: LpxModelDerivation, model: string, agentClique: string, cyborg: string | undefined): Record<string, unknown> {
+  return {
+    allocationMetadata: structuredClone(derived.allocationMetadata),
+    targetFamily: derived.targetFamily,
+    workloadMode: derived.workloadMode,
+    partitions: derived.partitions.map((p) => ({ ...p, ...(p.extent === undefined ? {} : { extent: [...p.extent] }) })),
+    propSyncConnectors: structuredClone(derived.propSyncConnectors),
+    nodeLocal: { agentPodCliqueRef: { name: agentClique }, model, partitionMappings: derived.partitions.map((p) => ({ modelPartitionId: p.ordinal, partitionId: p.id })) },
+    ...(cyborg === undefined ? {} : { cyborgPodCliqueRef: { name: cyborg } }),
+  };
+}
+
+/** The Cyborg clique of a hybrid engine replica: its conductor clique (upstream `PlanNodeLocalMaterialization`: hybrid conductors are Cyborg), else undefined. Pure. */
+function cyborgClique(pcsName: string, workload: LpxWorkload, derived: LpxModelDerivation, replicaIndex: number): string | undefined {
+  if (derived.pipeline !== 'hybrid' || workload.conductorClique === undefined) return undefined;
+  return scalingGroupCliqueName(pcsName, workload.scalingGroup, replicaIndex, workload.conductorClique);
 }
 
 /** True when the request is controlled by the given PodCliqueSet (never adopt: lpx.md §2.3). Pure. */

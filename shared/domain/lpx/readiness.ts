@@ -78,7 +78,9 @@ export function evaluateRoleReadiness(
   desired: number,
   cliques: ReadonlyMap<string, PodClique>,
 ): { readonly verdict: LpxVerdict; readonly completeReplicas: number } {
-  const roles = [...workload.models.map((m) => m.agentClique), ...(workload.conductorClique === undefined ? [] : [workload.conductorClique])];
+  // A model whose partitions all run on the Cyborg GPU has no Agent clique (lpx.md §1.1 localPartitions).
+  const agents = workload.models.filter((m) => m.derived?.agentReplicas !== 0).map((m) => m.agentClique);
+  const roles = [...agents, ...(workload.conductorClique === undefined ? [] : [workload.conductorClique])];
   let verdict: LpxVerdict = { kind: 'ready' };
   let completeReplicas = 0;
   for (let i = 0; i < desired; i += 1) {

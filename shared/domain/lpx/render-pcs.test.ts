@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Dgd } from '../../api/index.js';
+import type { LpxBuild, LpxBuildPartition } from './build.js';
 import { decideLpxHandoff } from './handoff.js';
 import { lpxInputRevision } from './input-revision.js';
 import { lpxPodCliqueSetName, pipelineRequestName } from './names.js';
 import { desiredPipelineRequests } from './pipeline-requests.js';
 import { lpxLayoutKey, renderLpxPodCliqueSet } from './render-pcs.js';
-import { resolveLpxWorkloads } from './workloads.js';
+import { deriveLpxWorkloads, resolveLpxWorkloads } from './workloads.js';
 
 const ID = { namespace: 'inference', name: 'llama', uid: '11111111-1111-4111-8111-111111111111' };
 const role = (name: string, replicas?: number) => ({ name, ...(replicas === undefined ? {} : { replicas }), podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1` }] } } });
@@ -123,5 +124,72 @@ describe('lpxLayoutKey (lpx.md §6.2 "Incompatible means changes to clique names
     { name: 'the same edit under OnDelete changes the workload digest, so the layout', before: onDelete({}), after: onDelete({ roles: [role('agent'), { ...role('conductor'), podTemplate: { spec: { containers: [{ name: 'main', image: 'lpx-conductor:2' }] } } }] }), isSame: false },
   ])('$name', ({ before, after, isSame }) => {
     expect(key(after) === key(before)).toBe(isSame);
+  });
+});
+
+describe('build-derived rendering (upstream fixture node-local-v2-hybrid.yaml; TestRenderHybridLocalPartitions; lpx.md §1.1, §3.1)', () => {
+  const XT32 = 'URSA_V2__Q8__32C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA';
+  const xt = (id: number, chips: number): LpxBuildPartition => ({ sourcePartitionId: id, partPath: `part-${id}`, topology: { raw: XT32.replace('32C', `${chips}C`), chipCount: chips, nodeCount: Math.max(1, chips / 8) }, hxExtent: undefined });
+  // node-local-v2-connected-lpx: one hybrid XT partition of 32 chips.
+  const hybridBuild: LpxBuild = { path: 'file:///nfs/node-local-v2-connected-lpx', family: 'xt8888', compilationMode: 'lpx', partitions: [xt(0, 32)], selectedPropSyncChains: [], standaloneTokenEmbeddings: false, supportsCpuEmbeddings: false, ioFpgaCount: 1, ioFanoutFactor: 1, batchSize: 1, tokenEmbeddingsPath: undefined };
+  const conductorWithEnv = { name: 'conductor', podTemplate: { spec: { containers: [{ name: 'main', image: 'gpu:1', env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: 'authored' }, { name: 'RDMA_PORT', value: '19877' }] }] } } };
+  const engine = (lpx: Record<string, unknown>) => aDgd({ components: [{ name: 'lpu', type: 'lpx', replicas: 1, lpx: { buildId: 'node-local-v2-connected-lpx', ...lpx }, roles: [conductorWithEnv, role('agent')] }] });
+  const derive = (dgd: Dgd, build: LpxBuild) => {
+    const derived = deriveLpxWorkloads(dgd, resolveLpxWorkloads(dgd), new Map([['lpu', { build, buildId: 'node-local-v2-connected-lpx' }]]));
+    if (!derived.ok) throw new Error(derived.error);
+    return derived.value;
+  };
+  type Clique = { name: string; annotations: Record<string, string>; spec: { replicas: number; minAvailable: number; startsAfter?: string[]; podSpec: { containers: { name: string; env?: { name: string; value?: string }[] }[] } } };
+  const renderDerived = (dgd: Dgd, build: LpxBuild) => renderLpxPodCliqueSet(dgd, ID, derive(dgd, build), new Map(), { terminationDelay: '15m' }) as unknown as { spec: { template: { cliques: Clique[]; podCliqueScalingGroups: { cliqueNames: string[] }[] } } };
+  const localIds = (clique: Clique | undefined) => clique?.spec.podSpec.containers.find((c) => c.name === 'main')?.env?.filter((e) => e.name === 'LPX_LOCAL_PARTITION_IDS');
+
+  it('"Agent replicas are derived from the build": agt has replicas/minAvailable 4 from the 32-chip partition, workload-mode v2StrictHybrid; the Cyborg conductor is cyborg-worker without the authored LPX_LOCAL_PARTITION_IDS', () => {
+    const pcs = renderDerived(engine({}), hybridBuild);
+    const [agt, cond] = pcs.spec.template.cliques;
+    expect([agt?.name, agt?.spec.replicas, agt?.spec.minAvailable, agt?.annotations['scheduling.lpu.nvidia.com/workload-mode']]).toEqual(['agt', 4, 4, 'v2StrictHybrid']);
+    expect([cond?.name, cond?.annotations['scheduling.lpu.nvidia.com/role'], cond?.annotations['scheduling.lpu.nvidia.com/workload-mode'], cond?.spec.startsAfter]).toEqual(['cond', 'cyborg-worker', undefined, ['agt']]);
+    expect(localIds(cond)).toEqual([]);
+  });
+
+  it.each([
+    { name: 'partial selection renders Agents for remote partitions', localPartitions: { ids: [11] }, agents: 9, startsAfter: ['agt'], members: ['agt', 'cond'], env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: '11' }] },
+    { name: 'all-local selection renders only Cyborg', localPartitions: { all: true }, agents: undefined, startsAfter: undefined, members: ['cond'], env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: '7,11' }] },
+  ])('TestRenderHybridLocalPartitions: $name', ({ localPartitions, agents, startsAfter, members, env }) => {
+    const chainBuild: LpxBuild = { ...hybridBuild, partitions: [xt(7, 8), xt(8, 64), xt(11, 64)], selectedPropSyncChains: [[7, 8]] };
+    const pcs = renderDerived(engine({ localPartitions }), chainBuild);
+    const cond = pcs.spec.template.cliques.find((c) => c.name === 'cond');
+    expect(pcs.spec.template.cliques.find((c) => c.name === 'agt')?.spec.replicas).toBe(agents);
+    expect(cond?.spec.startsAfter).toEqual(startsAfter);
+    expect(pcs.spec.template.podCliqueScalingGroups[0]?.cliqueNames).toEqual(members);
+    expect(localIds(cond)).toEqual(env);
+  });
+
+  it('the request spec carries what the build derives (lpx.md §3.1): partitions, mappings, connectors, family, mode, the Cyborg clique; no request when every partition is local', () => {
+    const dgd = engine({});
+    const [request] = desiredPipelineRequests(ID, 'llama', derive(dgd, hybridBuild), new Map([['lpx', 1]]), { name: 'llama-ab12', uid: 'pcs-uid' });
+    expect(request?.object['spec']).toEqual({
+      allocationMetadata: {},
+      targetFamily: 'xt8888',
+      workloadMode: 'v2StrictHybrid',
+      executionBackend: 'nodeLocal',
+      materializationTarget: { podCliqueSetReplicaIndex: 0, podCliqueScalingGroupRef: { name: 'llama-ab12-0-lpx', replicaIndex: 0 } },
+      nodeLocal: { agentPodCliqueRef: { name: 'llama-ab12-0-lpx-0-agt' }, model: 'default', partitionMappings: [{ modelPartitionId: 0, partitionId: 'partition-000' }] },
+      cyborgPodCliqueRef: { name: 'llama-ab12-0-lpx-0-cond' },
+      partitions: [{ id: 'partition-000', ordinal: 0, compilerPartitionId: 0, xtShape: 'c32' }],
+      propSyncConnectors: [],
+      repairPolicy: { mode: 'samePlacement' },
+    });
+    const allLocal = engine({ localPartitions: { all: true } });
+    expect(desiredPipelineRequests(ID, 'llama', derive(allLocal, hybridBuild), new Map([['lpx', 2]]), { name: 'p', uid: 'u' })).toEqual([]);
+  });
+
+  it('"a build change changes the intent": another build gives requests that no longer match, and an LPU-only conductor is not Cyborg', () => {
+    const dgd = engine({});
+    const spec = (build: LpxBuild) => desiredPipelineRequests(ID, 'llama', derive(dgd, build), new Map([['lpx', 1]]), { name: 'p', uid: 'u' })[0]?.object['spec'] as Record<string, unknown>;
+    const lpuOnly = { ...hybridBuild, compilationMode: 'lpuOnly' as const, partitions: [xt(0, 64)] };
+    expect(spec(lpuOnly)).not.toEqual(spec(hybridBuild));
+    expect([spec(lpuOnly)['workloadMode'], spec(lpuOnly)['cyborgPodCliqueRef']]).toEqual(['v2LpuOnly', undefined]);
+    const cond = renderDerived(dgd, lpuOnly).spec.template.cliques.find((c) => c.name === 'cond');
+    expect([cond?.annotations['scheduling.lpu.nvidia.com/role'], localIds(cond)]).toEqual(['conductor', [{ name: 'LPX_LOCAL_PARTITION_IDS', value: 'authored' }]]);
   });
 });

@@ -18,6 +18,7 @@ import {
   ANNOTATION_LPX_POD_MODEL,
   ANNOTATION_LPX_POD_ROLE,
   ANNOTATION_LPX_WORKLOAD_DIGEST,
+  ANNOTATION_LPX_WORKLOAD_MODE,
   GROVE_API_VERSION,
   LABEL_COMPONENT,
   LABEL_DYNAMO_NAMESPACE,
@@ -27,8 +28,10 @@ import {
   LPXGD_API_VERSION,
   LPXGD_KIND,
   LPX_ROLE_AGENT,
+  LPX_POD_ROLE_CYBORG_WORKER,
   LPX_ROLE_CONDUCTOR,
   LPX_SCHEDULER_NAME,
+  MAIN_CONTAINER_NAME,
   PODCLIQUESET_KIND,
   WORKER_SYSTEM_PORT,
   type Dgd,
@@ -41,6 +44,7 @@ import { componentServiceName } from '../names.js';
 import { buildPodSpec, cliqueAnnotations, cliqueLabels, dynamoNamespace, labelValue, type CliqueContext } from '../pod-template.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
 import { snapshotAnnotation } from './build-snapshot.js';
+import { applyLocalPartitionIds } from './derive.js';
 import { sortedKeysJson } from './input-revision.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import type { LpxWorkload } from './workloads.js';
@@ -56,6 +60,20 @@ export function workloadDigest(workload: LpxWorkload): string {
 function lpxPodSpec(ctx: CliqueContext, template: PodTemplateSpec | undefined): Record<string, unknown> {
   // LPX owns role scheduler selection (lpx.md §1.3): admission refuses any other value.
   return { ...buildPodSpec(ctx, template), schedulerName: LPX_SCHEDULER_NAME };
+}
+
+/**
+ * withCyborgLocalPartitionIds: publishes the engine's GPU-local partitions on the Cyborg `main`
+ * container (see `applyLocalPartitionIds`; upstream `configureHybridCyborg`). Mutates only the
+ * freshly rendered pod spec it is given.
+ */
+function withCyborgLocalPartitionIds(podSpec: Record<string, unknown>, ids: readonly number[]): void {
+  const containers = (podSpec['containers'] ?? []) as { name?: string; env?: { name: string }[]; envFrom?: unknown[] }[];
+  const main = containers.find((c) => c.name === MAIN_CONTAINER_NAME);
+  if (main === undefined) return;
+  const env = applyLocalPartitionIds(main.env ?? [], (main.envFrom ?? []).length > 0, ids);
+  if (env.length === 0) delete main.env;
+  else main.env = env;
 }
 
 function roleClique(
@@ -116,6 +134,8 @@ export function renderLpxPodCliqueSet(
     const digest = workloadDigest(workload);
     const agentNames: string[] = [];
     for (const model of workload.models) {
+      // All of the component's partitions run on the Cyborg GPU: no Agent clique (upstream RenderNodeLocal).
+      if (model.derived?.agentReplicas === 0) continue;
       const ctx: CliqueContext = { dgd, namespace: id.namespace, component: model.component, workerHash: undefined };
       agentNames.push(model.agentClique);
       cliques.push(
@@ -125,12 +145,15 @@ export function renderLpxPodCliqueSet(
           [ANNOTATION_LPX_POD_ROLE]: LPX_ROLE_AGENT,
           [ANNOTATION_LPX_POD_MODEL]: model.model,
           ...snapshotAnnotation(snapshotDigests, model.component.name),
+          ...(model.derived === undefined ? {} : { [ANNOTATION_LPX_WORKLOAD_MODE]: model.derived.workloadMode }),
         }, {}, undefined),
       );
     }
     const cliqueNames = [...agentNames];
     if (workload.conductorClique !== undefined) {
       const ctx: CliqueContext = { dgd, namespace: id.namespace, component: workload.serving, workerHash: undefined };
+      const serving = workload.models.find((m) => m.component === workload.serving)?.derived;
+      const isHybrid = serving?.pipeline === 'hybrid';
       cliqueNames.push(workload.conductorClique);
       cliques.push(
         roleClique(
@@ -138,11 +161,14 @@ export function renderLpxPodCliqueSet(
           workload.conductorClique,
           workload.conductorRole?.replicas ?? 1,
           workload.conductorRole?.podTemplate,
-          { ...routing, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest, [ANNOTATION_LPX_POD_ROLE]: LPX_ROLE_CONDUCTOR },
+          // A hybrid engine's conductor is the Cyborg GPU runtime (upstream fixture node-local-v2-hybrid.yaml: role cyborg-worker).
+          { ...routing, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest, [ANNOTATION_LPX_POD_ROLE]: isHybrid ? LPX_POD_ROLE_CYBORG_WORKER : LPX_ROLE_CONDUCTOR },
           { [LABEL_LPX_SERVING]: 'true' },
-          agentNames,
+          agentNames.length === 0 ? undefined : agentNames,
         ),
       );
+      const conductor = cliques[cliques.length - 1];
+      if (isHybrid && conductor !== undefined) withCyborgLocalPartitionIds(conductor.spec.podSpec as Record<string, unknown>, serving.localPartitionIds);
     }
     const group: PodCliqueScalingGroupConfig = {
       name: workload.scalingGroup,

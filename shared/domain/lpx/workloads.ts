@@ -13,6 +13,8 @@
 import { LPX_ROLE_AGENT, LPX_ROLE_CONDUCTOR, LpxConfigSchema, type Component, type Dgd, type Role } from '../../api/index.js';
 import { findLpxPair } from '../admission/lpx.js';
 import { effectiveMinAvailable } from '../availability.js';
+import type { LpxBuild } from './build.js';
+import { deriveLpxComponent, selectLpxPipeline, validateAgentReplicas, validateHybridPair, validateSelectedConductor, type Derived, type LpxModelDerivation } from './derive.js';
 
 /** One runtime model of a workload: its Agent clique and the component that owns it. */
 export interface LpxModel {
@@ -21,8 +23,13 @@ export interface LpxModel {
   readonly component: Component;
   /** Name of the Agent clique template in the LPX PodCliqueSet. */
   readonly agentClique: string;
-  /** Agent pods per engine replica: the agent role's replicas, else 1 (see {@link agentReplicas}). */
+  /**
+   * Agent pods per engine replica: derived from the build when it is decoded ({@link derived});
+   * before that, the agent role's replicas, else 1 (see {@link agentReplicas}).
+   */
   readonly agentReplicas: number;
+  /** What the component's decoded build derives for this model; undefined until the build is decoded. */
+  readonly derived?: LpxModelDerivation;
   readonly agentRole: Role | undefined;
   /** `lpx.scheduling.attemptDeadlineSeconds` of the owning component; undefined: no deadline. */
   readonly attemptDeadlineSeconds: number | undefined;
@@ -51,10 +58,10 @@ function roleOf(component: Component, name: string): Role | undefined {
 }
 
 /**
- * Agent pods per engine replica. Upstream derives the count from the compiled build's partitions
- * (and `localPartitions`) and requires an explicit agent count to equal it; this control plane
- * reads the build's Cap'n Proto manifest (build-snapshot.ts) but does not decode it, so it takes
- * the explicit agent role replicas, else 1. Pure.
+ * Agent pods per engine replica while the component's build is not decoded: the explicit agent
+ * role replicas, else 1. Once the build is decoded, {@link deriveLpxWorkloads} replaces it with
+ * the compiled count (upstream derives it from the build's partitions and `localPartitions`, and
+ * requires an explicit agent count to equal it). Pure.
  */
 export function agentReplicas(role: Role | undefined): number {
   return role?.replicas ?? 1;
@@ -114,4 +121,59 @@ function workload(scalingGroup: string, serving: Component, components: Componen
     explicitReplicas: serving.replicas,
     minAvailable: effectiveMinAvailable(serving),
   };
+}
+
+/** One component's decoded build and its `lpx.buildId` as written. */
+export interface LpxComponentBuild {
+  readonly build: LpxBuild;
+  readonly buildId: string;
+}
+
+/**
+ * deriveLpxWorkloads (upstream `ResolveSelectedWorkload`): for every workload whose components'
+ * builds are all decoded, in component order: the pipeline ({@link selectLpxPipeline}); the
+ * build-dependent role rules ({@link validateHybridPair}, {@link validateSelectedConductor}); the
+ * component's derivation ({@link deriveLpxComponent}); an explicit agent count must equal the
+ * compiled one ({@link validateAgentReplicas}); a pair's builds must share one target family
+ * ("LPX model projections have mixed target families %q and %q", upstream `workloadSetDigest`).
+ * Each model then carries its component's derivation and Agent count. A workload with a build
+ * not yet decoded is returned unchanged.
+ * In: dgd.spec.components (for field paths), the workloads, the decoded builds by component
+ * name. Out: the workloads, or the first error (the LPXGD reports it as `Ready=False`, reason
+ * `Failed`). Pure.
+ */
+export function deriveLpxWorkloads(dgd: Pick<Dgd, 'spec'>, workloads: readonly LpxWorkload[], builds: ReadonlyMap<string, LpxComponentBuild>): Derived<LpxWorkload[]> {
+  const out: LpxWorkload[] = [];
+  for (const workload of workloads) {
+    const decoded = workload.components.map((component) => ({ component, build: builds.get(component.name) }));
+    const first = decoded[0]?.build;
+    if (first === undefined || decoded.some((d) => d.build === undefined)) {
+      out.push(workload);
+      continue;
+    }
+    const pipeline = selectLpxPipeline(workload.components.length, first.build);
+    const derivations = new Map<Component, LpxModelDerivation>();
+    for (const { component, build } of decoded) {
+      if (build === undefined) continue;
+      const refusal = validateHybridPair(pipeline, build.build) ?? validateSelectedConductor(component, component === workload.serving, pipeline);
+      if (refusal !== undefined) return { ok: false, error: refusal };
+      const firstModel = workload.models.find((m) => m.component === component)?.model ?? 'default';
+      const derived = deriveLpxComponent(component, build.build, build.buildId, pipeline, firstModel);
+      if (!derived.ok) return derived;
+      const index = dgd.spec.components.findIndex((c) => c.name === component.name);
+      const mismatch = validateAgentReplicas(component, index, derived.value.agentReplicas);
+      if (mismatch !== undefined) return { ok: false, error: mismatch };
+      const family = derivations.values().next().value?.targetFamily;
+      if (family !== undefined && family !== derived.value.targetFamily) {
+        return { ok: false, error: `LPX model projections have mixed target families ${JSON.stringify(family)} and ${JSON.stringify(derived.value.targetFamily)}` };
+      }
+      derivations.set(component, derived.value);
+    }
+    const models = workload.models.map((m) => {
+      const derived = derivations.get(m.component);
+      return derived === undefined ? m : { ...m, agentReplicas: derived.agentReplicas, derived };
+    });
+    out.push({ ...workload, models });
+  }
+  return { ok: true, value: out };
 }
