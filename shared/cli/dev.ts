@@ -37,10 +37,12 @@ export const usage = `Usage: dynamo-fn dev [options]
 Starts everything the product needs on this machine, on 127.0.0.1 only:
   1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
      (npm run kube:build);
-  2. starts them with a temporary admin kubeconfig and installs the CRDs: ours (infra/chart/files/crds,
-     v1alpha1 converted by the admission function's /convert, served on 127.0.0.1 over TLS),
-     Grove's and Knative's (../shared/crds); creates simulated GPU nodes (kwok keeps them
-     Ready; pods scheduled on them run as kwok's Stages say, Job pods complete);
+  2. starts them with a temporary admin kubeconfig (the API server runs the
+     OwnerReferencesPermissionEnforcement admission plugin, as OpenShift does) and installs
+     the CRDs: ours (infra/chart/files/crds, v1alpha1 converted by the admission function's
+     /convert, served on 127.0.0.1 over TLS), Grove's and Knative's (../shared/crds); creates
+     simulated GPU nodes (kwok keeps them Ready; pods scheduled on them run as kwok's Stages
+     say, Job pods complete);
   3. starts the reconcile and profile functions' CloudEvents hosts, and registers the same
      admission server's webhooks for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
   4. starts the event bridge, which delivers API events (DGDs and DGDSAs among them) to them as

@@ -219,6 +219,13 @@ async function boot(
     '--allow-privileged=true',
     // Without kube-controller-manager no `default` ServiceAccount is ever created (envtest).
     '--disable-admission-plugins=ServiceAccount',
+    // On as OpenShift has it: a non-privileged client setting `blockOwnerDeletion: true` needs
+    // `update` on the owner's `<resource>/finalizers`, and changing an existing object's owner
+    // references needs `delete` on it, so the function roles' finalizers grants are proven
+    // under their tokens (test/integration/rbac*.test.ts). system:masters (the harness's admin,
+    // the controllers, kwok) bypasses RBAC, so admin-run tests are unaffected. Source:
+    // kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#ownerreferencespermissionenforcement.
+    '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
     '--authorization-mode=RBAC',
     `--token-auth-file=${tokenFile}`,
     `--service-account-issuer=${server}/`,

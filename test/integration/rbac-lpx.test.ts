@@ -14,7 +14,11 @@
  *
  * - every flow does what it should and the API server refused nothing: the role is enough;
  * - every verb the LPX rules add was used by some request: none is beyond what the function
- *   uses (the rules without LPX are proven by test/integration/rbac.test.ts).
+ *   uses (the rules without LPX are proven by test/integration/rbac.test.ts); a `<resource>/finalizers`
+ *   update is used by an accepted write that set `blockOwnerDeletion` on an owner of that kind
+ *   (the API server runs the OwnerReferencesPermissionEnforcement admission plugin);
+ * - without `podcliquesets/finalizers` (upstream-notes/lpx.md §7) the pipeline requests the LPX
+ *   PodCliqueSet controls are refused with the plugin's message, reported on the LPXGD.
  *
  * Grove's controller and the LPX scheduler do not run here: the test writes what they would
  * (test/support/lpx-world.ts says what).
@@ -176,9 +180,37 @@ describe('reconcile ServiceAccount with lpx.enabled (chart templates/reconcile/r
     done = true;
   });
 
-  it('grants no verb beyond what the function uses: every verb the LPX rules add was sent by some request of the flows', () => {
+  it('grants no verb beyond what the function uses: every verb the LPX rules add was sent by some request of the flows (a finalizers grant: some accepted write set blockOwnerDeletion on an owner of that resource)', () => {
     expect(done).toBe(true);
     const used = usedGrants(recorder.requests);
     expect(lpxOnly.filter((g) => !used.has(g))).toEqual([]);
+  });
+
+  it('"only users with update permission to the finalizers subresource of the referenced owner" may set blockOwnerDeletion (OwnerReferencesPermissionEnforcement): without update on podcliquesets/finalizers the pipeline requests the LPX PodCliqueSet controls are refused with the plugin\'s message, reported on the LPXGraphDeployment', async () => {
+    const drop = 'update grove.io/podcliquesets/finalizers';
+    expect(lpxOnly).toContain(drop);
+    const rules = grants(withLpx)
+      .filter((g) => label(g) !== drop)
+      .map((g) => ({ apiGroups: [g.group], resources: [g.resource], verbs: [g.verb] }));
+    // Its own namespace: the requests listed there are this graph's only.
+    const other = await createTestNamespace(kubeConfig, 'rbac-lpx-nofin');
+    const serviceAccount = await serviceAccountWith(admin, kubeConfig, other, 'reconcile-lpx-nofin', rules);
+    const kubeconfigPath = await kubeconfigFor(kubeConfig, other, serviceAccount, tmpDir);
+    const deps = await reconcile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath, lpxEnabled: true }) });
+    const name = 'nofin';
+    await applyDgd(aHybridDgd(other, name, { replicas: 1 }));
+    await reconcileAll(deps, other, name);
+    const pcsName = await lpxPcsName(other, name);
+    await actAsGroveScalingGroup(other, pcsName);
+    const lpxRoute = reconcile.routes.find((r) => r.kind === LPXGD_KIND);
+    await lpxRoute?.handle(eventFor(LPXGD_API_VERSION, LPXGD_KIND, other, name), deps);
+    const ready = await eventually('the refusal reported on the LPXGraphDeployment', async () => {
+      const lpxgd = await admin.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: other, name });
+      return ((lpxgd?.['status'] as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready' && (c.message ?? '').includes('blockOwnerDeletion'));
+    });
+    // The LPX PodCliqueSet (owned by the LPXGD, whose finalizers the role may update) was written; no request was.
+    expect({ pcs: (await admin.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace: other, name: pcsName })) !== undefined, requests: (await requestsOf(other)).length, readyStatus: ready.status }).toEqual({ pcs: true, requests: 0, readyStatus: 'False' });
+    // The plugin's denial (k8s.io/kubernetes plugin/pkg/admission/gc/gc_admission.go).
+    expect(ready.message).toContain("is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on");
   });
 });

@@ -17,7 +17,7 @@
  *
  * What does not run here: AISimulate (kwok completes the Job's pod, test/harness/kwok/stages.yaml,
  * and the test leaves the recommendation in the Run's output ConfigMap as the Job's output step
- * would), and the PersistentVolume controller (the claim stays Pending, which the Run accepts).
+ * would, under a token of the chart's role of the Job's ServiceAccount), and the PersistentVolume controller (the claim stays Pending, which the Run accepts).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CANDIDATE_KIND, DGDR_V1BETA2, RUN_KIND, TRACE_CLAIM_FINALIZER_PREFIX, type Condition } from '../../shared/api/index.js';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { createKube, KubeConfig, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type KubeEvent, type Outcome } from '../../shared/runtime/index.js';
 import profile from '../../functions/profile/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
@@ -47,11 +47,15 @@ let namespace = '';
 let tmpDir = '';
 let withV1beta2: PolicyRule[] = [];
 let v1beta2Only: string[] = [];
+/** The chart's ClusterRole of the Jobs' ServiceAccount (`dgdr-profiling-job`), with dgdrV1Beta2.enabled. */
+let jobRules: PolicyRule[] = [];
 let recorder: RequestRecorder;
 let nodeNames: string[] = [];
 
 beforeAll(async () => {
-  withV1beta2 = (await chartClusterRoles('templates/profile/rbac.yaml', { 'dgdrV1Beta2.enabled': 'true' })).get('dynamo-profile') ?? [];
+  const roles = await chartClusterRoles('templates/profile/rbac.yaml', { 'dgdrV1Beta2.enabled': 'true' });
+  withV1beta2 = roles.get('dynamo-profile') ?? [];
+  jobRules = roles.get('dynamo-dgdr-profiling-job') ?? [];
   const base = new Set(grants((await chartClusterRoles('templates/profile/rbac.yaml')).get('dynamo-profile') ?? []).map(label));
   v1beta2Only = [...new Set(grants(withV1beta2).map(label))].filter((g) => !base.has(g)).sort();
   namespace = await createTestNamespace(kubeConfig, 'rbac-profile-v1beta2');
@@ -119,9 +123,14 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       job: await outcome(route('Job').handle(event('batch/v1', 'Job', 'static-aisimulate'), deps)),
       pod: await outcome(route('Pod').handle(event('v1', 'Pod', pod?.metadata.name ?? 'static-aisimulate-pod'), deps)),
     };
-    // As the Job's output step writes it (shared/domain/v1beta2/run-output.ts): labelled with the Run's uid, controlled by the Run.
+    // As the Job's output step writes it (shared/domain/v1beta2/run-output.ts): labelled with the
+    // Run's uid, controlled by the Run with blockOwnerDeletion; under a token of the chart's role of
+    // the Job's ServiceAccount, as the step runs (its `dynamographdeploymentruns/finalizers` update).
     const staticUid = (await admin.get({ ...RUN, namespace, name: 'static' }))?.metadata.uid ?? '';
-    await admin.apply({
+    const jobServiceAccount = await serviceAccountWith(admin, kubeConfig, namespace, 'run-job', jobRules);
+    const jobKubeConfig = new KubeConfig();
+    jobKubeConfig.loadFromFile(await kubeconfigFor(kubeConfig, namespace, jobServiceAccount, tmpDir));
+    await createKube(jobKubeConfig, { fieldManager: 'aisimulate-output' }).apply({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'static-aisimulate-output', namespace, labels: { 'nvidia.com/dgdr-run-uid': staticUid }, ownerReferences: [{ ...RUN, name: 'static', uid: staticUid, controller: true, blockOwnerDeletion: true }] },

@@ -15,11 +15,15 @@
  * - every flow does what it should and the API server refused nothing: the role is enough;
  * - every verb the role grants was used by some request: no verb is beyond what the function uses
  *   (`bind` is no request verb; without it the API server's escalation check refuses the
- *   profiling Job's RoleBinding, which the last test shows).
+ *   profiling Job's RoleBinding, which the last test shows; a `<resource>/finalizers` update is
+ *   used by an accepted write that set `blockOwnerDeletion` on an owner of that kind, which the
+ *   API server's OwnerReferencesPermissionEnforcement admission plugin checks);
+ * - without `dynamographdeploymentrequests/finalizers` the profiling Job is refused with the
+ *   plugin's message.
  *
  * What does not run here, said where it matters: the profiler (kwok completes or fails the Job's
  * pod, test/harness/kwok/stages.yaml, and the test writes the output ConfigMap as the Job's
- * output-copier sidecar would), the admission webhooks (the request is created with the values
+ * output-copier sidecar would, under a token of the chart's profiling Job role), the admission webhooks (the request is created with the values
  * they would default), and the reconcile function and Grove (the test writes the DGD status they
  * would write). The v1beta2 rules (Runs and Candidates, behind dgdrV1Beta2.enabled) are proven
  * by test/integration/rbac-profile-v1beta2.test.ts.
@@ -31,7 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { createKube, KubeConfig, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type KubeEvent, type Outcome } from '../../shared/runtime/index.js';
 import profile from '../../functions/profile/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
@@ -89,10 +93,13 @@ function aDgdr(name: string, spec: Obj, inNamespace = namespace): KubeObject {
 /** Pod annotations for the kwok Stages, through the request's own `overrides.profilingJob`. */
 const podAnnotations = (annotations: Record<string, string>): Obj => ({ overrides: { profilingJob: { template: { metadata: { annotations } } } } });
 
-/** Writes `dgdr-output-<name>` as the output-copier sidecar does (profiler.md §1.3). */
-async function writeOutput(dgdr: KubeObject, data: Record<string, string>): Promise<void> {
+/**
+ * Writes `dgdr-output-<name>` as the output-copier sidecar does (profiler.md §1.3), as `writer`
+ * (the profiling Job's ServiceAccount): controlled by the request with blockOwnerDeletion.
+ */
+async function writeOutput(writer: Kube, dgdr: KubeObject, data: Record<string, string>): Promise<void> {
   const name = dgdr.metadata.name;
-  await admin.apply(
+  await writer.apply(
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -145,8 +152,13 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
     const job = await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
     const binding = await admin.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', namespace, name: 'dgdr-profiling-job' });
 
-    // kwok completes the profiler pod; the sidecar's output names the generated DGD (with a planner ConfigMap).
-    await writeOutput(created, {
+    // kwok completes the profiler pod; the sidecar's output names the generated DGD (with a planner
+    // ConfigMap), written under a token of the chart's profiling Job role, as the sidecar runs:
+    // its `dynamographdeploymentrequests/finalizers` update lets it set blockOwnerDeletion.
+    const jobServiceAccount = await serviceAccountWith(admin, kubeConfig, namespace, 'profiling-job', jobRules);
+    const jobKubeConfig = new KubeConfig();
+    jobKubeConfig.loadFromFile(await kubeconfigFor(kubeConfig, namespace, jobServiceAccount, tmpDir));
+    await writeOutput(createKube(jobKubeConfig, { fieldManager: 'kubectl' }), created, {
       phase: 'Done',
       message: 'Profiler completed successfully',
       profiler_status: 'success',
@@ -217,6 +229,26 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
     // It was used when the function's RoleBinding create succeeded.
     if (used.has('create rbac.authorization.k8s.io/rolebindings')) used.add(BIND);
     expect(grants(rules).map(label).filter((g) => !used.has(g))).toEqual([]);
+  });
+
+  it('"only users with update permission to the finalizers subresource of the referenced owner" may set blockOwnerDeletion (OwnerReferencesPermissionEnforcement): without update on dynamographdeploymentrequests/finalizers the profiling Job the request controls is refused with the plugin\'s message', async () => {
+    const drop = 'update nvidia.com/dynamographdeploymentrequests/finalizers';
+    const all = grants(rules);
+    expect(all.map(label)).toContain(drop);
+    const withoutFinalizers = all.filter((g) => label(g) !== drop).map((g) => ({ apiGroups: [g.group], resources: [g.resource], verbs: [g.verb] }));
+    const other = await createTestNamespace(kubeConfig, 'rbac-profile-nofin');
+    const serviceAccount = await serviceAccountWith(admin, kubeConfig, other, 'profile-nofin', withoutFinalizers);
+    const kubeconfigPath = await kubeconfigFor(kubeConfig, other, serviceAccount, tmpDir);
+    const deps = await profile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath }) });
+    await admin.apply(aDgdr('nofin', { hardware: { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8 } }, other));
+    const route = profile.routes.find((r) => r.kind === DGDR.kind);
+    const failure = await route?.handle(event(DGDR.apiVersion, DGDR.kind, 'nofin', other), deps).then(
+      (o) => `outcome ${o.kind}`,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    expect(await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: other, name: 'profile-nofin' })).toBeUndefined();
+    // The plugin's denial (k8s.io/kubernetes plugin/pkg/admission/gc/gc_admission.go).
+    expect(failure).toContain("is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on");
   });
 
   it('needs bind: without it, the profiling Job\'s RoleBinding is refused by the RBAC escalation check and no Job is created', async () => {

@@ -9,7 +9,11 @@
  *   through their `scale` subresources, and the children of a DGD deleted during its pass
  *   deleted by that pass): the role is enough;
  * - with any one verb of the role taken away, the same run comes out differently (a 403 the
- *   function reports, or a write missing): no verb is beyond what the function uses.
+ *   function reports, or a write missing): no verb is beyond what the function uses;
+ * - the API server runs the OwnerReferencesPermissionEnforcement admission plugin
+ *   (test/harness/apiserver.ts), so the DGD's children, controlled by it with
+ *   `blockOwnerDeletion`, need the role's `update` on `dynamographdeployments/finalizers`:
+ *   without it they are refused with the plugin's message, which the DGD reports.
  *
  * The bindings are copies with test-unique names (the chart's own names are left to
  * chart.test.ts). Grove's controllers do not run here: the test creates the PodClique and
@@ -359,7 +363,7 @@ describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () =>
     expect(full.events).toBeGreaterThan(2);
   });
 
-  it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them), update only for the DGD replicas an adapter drives, delete only for adapters and for what a pass created for a DGD deleted during it; beyond the rules of the Roles the function writes, which it holds so the API server lets it write them (RBAC escalation prevention)', () => {
+  it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them), update only for the DGD replicas an adapter drives and for the DGD\'s finalizers (its children\'s blockOwnerDeletion), delete only for adapters and for what a pass created for a DGD deleted during it; beyond the rules of the Roles the function writes, which it holds so the API server lets it write them (RBAC escalation prevention)', () => {
     expect(full).toBeDefined();
     const held = new Set(roleGrants);
     const all = grants(chartRules).filter((g) => !held.has(label(g)));
@@ -370,7 +374,35 @@ describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () =>
       'delete grove.io/podcliquesets',
       'delete nvidia.com/dynamographdeploymentscalingadapters',
       'update nvidia.com/dynamographdeployments',
+      'update nvidia.com/dynamographdeployments/finalizers',
     ]);
+  });
+
+  it('"only users with update permission to the finalizers subresource of the referenced owner" may set blockOwnerDeletion (OwnerReferencesPermissionEnforcement): without update on dynamographdeployments/finalizers the DGD\'s children are refused with the plugin\'s message, reported on the DGD', async () => {
+    const drop = { group: 'nvidia.com', resource: 'dynamographdeployments/finalizers', verb: 'update' };
+    expect(grants(chartRules).map(label)).toContain(label(drop));
+    const serviceAccount = await serviceAccountWith(admin, kubeConfig, namespace, 'reconcile-nofin', without(chartRules, drop));
+    const kubeconfigPath = await kubeconfigFor(kubeConfig, namespace, serviceAccount, tmpDir);
+    const name = `nofin-${randomBytes(3).toString('hex')}`;
+    const dgd = aDgd({ metadata: { name, namespace }, spec: { components: [aComponent('frontend', 'frontend'), aComponent('worker', 'worker')] } });
+    const { uid: _uid, ...metadata } = dgd.metadata;
+    await admin.apply({ apiVersion: dgd.apiVersion, kind: dgd.kind, metadata, spec: dgd.spec } as unknown as KubeObject, { force: true });
+    try {
+      const deps = await reconcile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath }) });
+      const route = reconcile.routes.find((r) => r.kind === DGD_KIND);
+      const key = { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name };
+      const outcome = await route?.handle({ id: randomBytes(8).toString('hex'), type: 'dev.knative.apiserver.ref.add', source: 'test', key, object: undefined }, deps);
+      const ready = await eventually('the refusal reported on the DGD', async () => {
+        const stored = await admin.get(key);
+        return ((stored?.['status'] as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready' && c.message !== undefined && c.message !== '');
+      });
+      const pcs = await admin.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: podCliqueSetName(name, dgd.spec.components) });
+      expect({ outcome: outcome?.kind, readyStatus: ready.status, pcs }).toEqual({ outcome: 'Permanent', readyStatus: 'False', pcs: undefined });
+      // The plugin's denial (k8s.io/kubernetes plugin/pkg/admission/gc/gc_admission.go).
+      expect(ready.message).toContain("is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on");
+    } finally {
+      await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
+    }
   });
 
   it('grants no verb beyond what the function uses: without any one grant, the same run comes out differently', async () => {

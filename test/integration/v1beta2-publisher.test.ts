@@ -53,6 +53,9 @@ const PUBLISHER_RULES = [
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
   { apiGroups: ['nvidia.com'], resources: ['dynamographdeploymentcandidates'], verbs: ['get', 'list', 'create'] },
   { apiGroups: ['nvidia.com'], resources: ['dynamographdeploymentcandidates/status', 'dynamographdeploymentruns/status'], verbs: ['patch'] },
+  // Candidates are controlled by their Run with blockOwnerDeletion (the harness runs the
+  // OwnerReferencesPermissionEnforcement admission plugin).
+  { apiGroups: ['nvidia.com'], resources: ['dynamographdeploymentruns/finalizers'], verbs: ['update'] },
 ];
 
 async function setPublisherRole(canDryRunDgds: boolean): Promise<void> {

@@ -72,22 +72,25 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** One request the API server answered through the proxy: method, path with query, status code. */
+/** One request the API server answered through the proxy: method, path with query, status code, request body. */
 export interface ProxiedExchange {
   readonly method: string;
   readonly url: string;
   readonly status: number;
+  /** The request body as sent (empty for GET, DELETE without options, ...). */
+  readonly body: Buffer;
 }
 
 /**
  * Starts the proxy to `target` (`https://127.0.0.1:<port>`), trusting `caPem`. `observe`, when
- * given, is told of every request the API server answered (not of injected faults).
+ * given, is told of every request the API server answered (not of injected faults); the answer
+ * is passed on only once the promise it returns settles, so a client sees its request recorded.
  */
 export async function startFaultProxy(options: {
   readonly target: string;
   readonly caPem: string;
   readonly handlers: (stats: FaultProxy['stats']) => RequestHandler[];
-  readonly observe?: (exchange: ProxiedExchange) => void;
+  readonly observe?: (exchange: ProxiedExchange) => void | Promise<void>;
 }): Promise<FaultProxy> {
   const stats: FaultProxy['stats'] = { requests: 0, faults: {} };
   const handlers = options.handlers(stats);
@@ -103,7 +106,7 @@ export async function startFaultProxy(options: {
     });
     const responseHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(upstream.headers)) if (typeof value === 'string' && name !== 'transfer-encoding' && name !== 'connection') responseHeaders[name] = value;
-    options.observe?.({ method: req.method ?? 'GET', url: req.url ?? '/', status: upstream.statusCode });
+    await options.observe?.({ method: req.method ?? 'GET', url: req.url ?? '/', status: upstream.statusCode, body });
     res.writeHead(upstream.statusCode, responseHeaders);
     for await (const chunk of upstream.body) res.write(chunk);
     res.end();

@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { parseAllDocuments, stringify } from 'yaml';
+import { AuthorizationV1Api, CoreV1Api, KubernetesObjectApi, type KubeConfig } from '@kubernetes/client-node';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { Kube, KubeObject } from '../../shared/kube/index.js';
 import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
@@ -137,6 +137,12 @@ export interface RecordedRequest {
   readonly resource: string;
   readonly namespace: string | undefined;
   readonly status: number;
+  /**
+   * For a create, update or patch whose object names owners with `blockOwnerDeletion: true`:
+   * each owner's `<resource>/finalizers` (and group), on which the OwnerReferencesPermissionEnforcement
+   * admission plugin authorizes `update` for that request (see {@link blockingOwnerRefs}).
+   */
+  readonly ownerFinalizers?: readonly { readonly group: string; readonly resource: string }[];
 }
 
 /** `watch` query values read as true (Go's strconv.ParseBool, as requestinfo.go parses it). */
@@ -191,6 +197,43 @@ export function requestAttributes(method: string, url: string): Omit<RecordedReq
   return { verb, group, resource: subresource === undefined ? resource : `${resource}/${subresource}`, namespace };
 }
 
+/** An owner reference of a request's object, by its apiVersion and kind. */
+export interface OwnerKind {
+  readonly apiVersion: string;
+  readonly kind: string;
+}
+
+/**
+ * The owners a write's body names with `blockOwnerDeletion: true` (`metadata.ownerReferences`
+ * of a create, update or server-side apply body, JSON or YAML); none for any other body. The
+ * OwnerReferencesPermissionEnforcement admission plugin authorizes `update` on each such owner's
+ * `<resource>/finalizers` (k8s.io/kubernetes plugin/pkg/admission/gc/gc_admission.go: "cannot set
+ * blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on").
+ * It checks only references new to the stored object; a write repeating them is counted too,
+ * after the write that set them first.
+ */
+export function blockingOwnerRefs(verb: string, body: Buffer): OwnerKind[] {
+  if (!['create', 'update', 'patch'].includes(verb) || body.length === 0) return [];
+  let object: unknown;
+  try {
+    object = parse(body.toString('utf8'));
+  } catch {
+    return [];
+  }
+  const refs = (object as { metadata?: { ownerReferences?: unknown } } | null)?.metadata?.ownerReferences;
+  if (!Array.isArray(refs)) return [];
+  return (refs as { apiVersion?: unknown; kind?: unknown; blockOwnerDeletion?: unknown }[])
+    .filter((r) => r.blockOwnerDeletion === true && typeof r.apiVersion === 'string' && typeof r.kind === 'string')
+    .map((r) => ({ apiVersion: r.apiVersion as string, kind: r.kind as string }));
+}
+
+/** client-node's discovery (with its per-client cache) of the resource serving a kind. */
+class Discovery extends KubernetesObjectApi {
+  resourceOf(apiVersion: string, kind: string): ReturnType<KubernetesObjectApi['resource']> {
+    return this.resource(apiVersion, kind);
+  }
+}
+
 /** A loopback recorder in front of the test API server (test/support/fault-proxy.ts with no faults). */
 export interface RequestRecorder {
   /** `http://127.0.0.1:<port>`, for {@link kubeconfigFor}'s `server`. */
@@ -204,13 +247,24 @@ export async function startRequestRecorder(kubeConfig: KubeConfig): Promise<Requ
   const cluster = kubeConfig.getCurrentCluster();
   if (cluster === null) throw new Error('the test kubeconfig has no cluster');
   const requests: RecordedRequest[] = [];
+  // The owner kind's resource, as the plugin's RESTMapper finds it: from discovery (the admin's).
+  const discovery = kubeConfig.makeApiClient(Discovery);
+  const finalizersOf = async (owner: OwnerKind): Promise<{ group: string; resource: string }> => {
+    const group = owner.apiVersion.includes('/') ? (owner.apiVersion.split('/')[0] ?? '') : '';
+    const resource = await discovery.resourceOf(owner.apiVersion, owner.kind).then((r) => r?.name, () => undefined);
+    // Unknown to discovery: a label no role grants, so an "every grant used" check shows it.
+    return { group, resource: `${resource ?? `unresolved ${owner.kind}`}/finalizers` };
+  };
   const proxy: FaultProxy = await startFaultProxy({
     target: cluster.server,
     caPem: Buffer.from(cluster.caData ?? '', 'base64').toString('utf8'),
     handlers: () => [],
-    observe: ({ method, url, status }) => {
+    observe: async ({ method, url, status, body }) => {
       const attributes = requestAttributes(method, url);
-      if (attributes !== undefined) requests.push({ ...attributes, status });
+      if (attributes === undefined) return;
+      const owners = blockingOwnerRefs(attributes.verb, body);
+      const ownerFinalizers = await Promise.all(owners.map(finalizersOf));
+      requests.push({ ...attributes, status, ...(ownerFinalizers.length > 0 ? { ownerFinalizers } : {}) });
     },
   });
   return { url: proxy.url, requests, close: () => proxy.close() };
@@ -219,7 +273,10 @@ export async function startRequestRecorder(kubeConfig: KubeConfig): Promise<Requ
 /**
  * The grants the recorded requests used, as {@link label}s: each request's own verb, and also
  * `create` for a PATCH answered 201 (a server-side apply that creates the object is authorized
- * for both, k8s.io/apiserver `handlers/patch.go` createAuthorizerAttributes).
+ * for both, k8s.io/apiserver `handlers/patch.go` createAuthorizerAttributes), and `update` on
+ * each `<owner resource>/finalizers` of a write the API server accepted (2xx) that set
+ * `blockOwnerDeletion: true` (the OwnerReferencesPermissionEnforcement plugin authorizes it for
+ * that write; a finalizers grant is never a request's own verb).
  */
 export function usedGrants(requests: readonly RecordedRequest[]): Set<string> {
   const used = new Set<string>();
@@ -227,6 +284,7 @@ export function usedGrants(requests: readonly RecordedRequest[]): Set<string> {
     if (r.status === 403) continue;
     used.add(label(r));
     if (r.verb === 'patch' && r.status === 201) used.add(label({ ...r, verb: 'create' }));
+    if (r.status >= 200 && r.status < 300) for (const owner of r.ownerFinalizers ?? []) used.add(label({ ...owner, verb: 'update' }));
   }
   return used;
 }

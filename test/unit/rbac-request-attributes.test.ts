@@ -6,7 +6,7 @@
  * with an empty namespace written as undefined.
  */
 import { describe, expect, it } from 'vitest';
-import { requestAttributes, usedGrants } from '../support/rbac.js';
+import { blockingOwnerRefs, requestAttributes, usedGrants } from '../support/rbac.js';
 
 const rows: { method: string; url: string; verb: string; group: string; namespace?: string; resource: string }[] = [
   { method: 'GET', url: '/api/v1/namespaces', verb: 'list', group: '', resource: 'namespaces' },
@@ -63,5 +63,32 @@ describe('usedGrants', () => {
       { verb: 'get', group: '', resource: 'secrets', namespace: 'a', status: 403 },
     ]);
     expect([...used].sort()).toEqual(['create grove.io/podcliquesets', 'delete core/configmaps', 'patch core/services', 'patch grove.io/podcliquesets']);
+  });
+});
+
+describe('blockingOwnerRefs', () => {
+  const owned = (blockOwnerDeletion: unknown) =>
+    Buffer.from(JSON.stringify({ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', metadata: { name: 'p', ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'd', uid: 'u', controller: true, blockOwnerDeletion }] } }));
+
+  it.each([
+    { name: 'a create with blockOwnerDeletion: true names its owner', verb: 'create', body: owned(true), want: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment' }] },
+    { name: 'a server-side apply (patch) names it too', verb: 'patch', body: owned(true), want: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment' }] },
+    { name: 'an update names it too', verb: 'update', body: owned(true), want: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment' }] },
+    { name: 'blockOwnerDeletion false is not checked by the plugin', verb: 'create', body: owned(false), want: [] },
+    { name: 'a delete body (DeleteOptions) is not an object write', verb: 'delete', body: owned(true), want: [] },
+    { name: 'an empty body names nothing', verb: 'create', body: Buffer.alloc(0), want: [] },
+    { name: 'a JSON Patch (an array) names nothing', verb: 'patch', body: Buffer.from('[{"op":"replace","path":"/spec/replicas","value":2}]'), want: [] },
+  ])('$name (OwnerReferencesPermissionEnforcement checks blockOwnerDeletion: true refs of creates and updates)', ({ verb, body, want }) => {
+    expect(blockingOwnerRefs(verb, body)).toEqual(want);
+  });
+});
+
+describe('usedGrants with blockOwnerDeletion', () => {
+  it('counts update on the owner\'s <resource>/finalizers for an accepted write that set blockOwnerDeletion, and nothing for a refused one (gc_admission.go authorizes update on the finalizers subresource of the owner)', () => {
+    const used = usedGrants([
+      { verb: 'patch', group: 'grove.io', resource: 'podcliquesets', namespace: 'a', status: 201, ownerFinalizers: [{ group: 'nvidia.com', resource: 'dynamographdeployments/finalizers' }] },
+      { verb: 'create', group: 'scheduling.lpu.nvidia.com', resource: 'lpupipelinerequests', namespace: 'a', status: 403, ownerFinalizers: [{ group: 'grove.io', resource: 'podcliquesets/finalizers' }] },
+    ]);
+    expect([...used].sort()).toEqual(['create grove.io/podcliquesets', 'patch grove.io/podcliquesets', 'update nvidia.com/dynamographdeployments/finalizers']);
   });
 });
