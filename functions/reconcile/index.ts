@@ -13,7 +13,7 @@ import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, parseRenderSettings, type FunctionDefinition, type HandlerDeps, type RenderSettings } from '../../shared/runtime/index.js';
 import { childRoutes, route as dgdRoute, type ReconcileDeps } from './dgd.js';
 import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
-import { lpuPipelineRequestRoute, lpxGraphDeploymentRoute } from './lpx.js';
+import { lpuPipelineRequestRoute, lpxConfigMapRoute, lpxGraphDeploymentRoute } from './lpx.js';
 import { checkLpxStartup } from './lpx-startup.js';
 
 /**
@@ -62,7 +62,7 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
 /** The LPX routes answer nothing and read nothing while lpx.enabled=false (see ./lpx.ts). */
 const reconcile: FunctionDefinition<ReconcileDeps> = {
   name: 'reconcile',
-  routes: [withScalingAdapters(dgdRoute), ...childRoutes, dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute],
+  routes: [withScalingAdapters(dgdRoute), ...childRoutes, dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute, lpxConfigMapRoute],
   init: (base) => init(base),
 };
 export default reconcile;

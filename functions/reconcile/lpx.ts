@@ -4,7 +4,10 @@
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` and `dev.dynamo-fn.resync`
  * events for kind `LPXGraphDeployment` (`nvidia.com/v1alpha1`), and events for kind
  * `LpuPipelineRequest` (`scheduling.lpu.nvidia.com/v1alpha1`), which name their LPXGD through
- * the annotation `lpx.nvidia.com/deployment-name` (upstream-notes/lpx.md §6.1 watches).
+ * the annotation `lpx.nvidia.com/deployment-name` (upstream-notes/lpx.md §6.1 watches), and
+ * events for kind `ConfigMap` (`v1`; the chart's children source delivers only those labelled
+ * `lpx.nvidia.com/deployment-uid`), which lead to the LPXGD that controls them, so a deleted
+ * runtime ConfigMap is recreated on its own delete event (upstream watches its owned ConfigMaps).
  * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups and
  * PodCliques (label `app.kubernetes.io/part-of=<pcs>`), the namespace's LpuPipelineRequests, and
  * for the DGD the LPXGD was made from: the Model Express download status of each `gs://` build
@@ -59,6 +62,7 @@ import {
   lpxReadyCondition,
   lpxRemoteBuildUrls,
   lpxRuntimeConfigMapNames,
+  lpxRuntimeConfigMapOwner,
   lpxSnapshotBuildUrls,
   parseModelRegistryUrl,
   planModelDownloads,
@@ -83,6 +87,13 @@ const MAX_PASSES = 4;
 export const lpxGraphDeploymentRoute: Route<ReconcileDeps> = { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, handle, listKeys };
 /** Pipeline request events (receipts): reconcile the LPXGD they name. No resync of their own. */
 export const lpuPipelineRequestRoute: Route<ReconcileDeps> = { apiVersion: LPR_API_VERSION, kind: LPR_KIND, handle: handleRequest };
+
+/**
+ * LPX runtime ConfigMap events: reconcile the LPXGD that controls the ConfigMap. No resync of
+ * their own (the LPXGD resync covers them). Resource mode in the chart, so a delete event still
+ * carries the owner references.
+ */
+export const lpxConfigMapRoute: Route<ReconcileDeps> = { apiVersion: 'v1', kind: 'ConfigMap', handle: handleConfigMap };
 
 /** The observed state plus the raw scaling groups (the replace writes need whole objects). */
 interface Loaded {
@@ -307,6 +318,22 @@ async function handleRequest(event: KubeEvent, deps: ReconcileDeps): Promise<Out
   const owner = request?.metadata.annotations?.[ANNOTATION_LPX_DEPLOYMENT_NAME] ?? fromEvent?.[ANNOTATION_LPX_DEPLOYMENT_NAME];
   if (owner === undefined) return DONE;
   return handle({ ...event, key: { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: event.key.namespace, name: owner }, object: undefined }, deps);
+}
+
+/**
+ * A runtime ConfigMap names its LPXGD by its controller reference (`lpxRuntimeConfigMapOwner`);
+ * one no LPXGD controls is not ours. The event's copy is used when it has one (a deleted
+ * ConfigMap cannot be read back). Disabled: does nothing.
+ */
+async function handleConfigMap(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
+  if (!deps.config.lpxEnabled) return DONE;
+  const object = event.object ?? (await deps.kube.get(event.key));
+  const owner = object === undefined ? undefined : lpxRuntimeConfigMapOwner(object);
+  if (owner === undefined) {
+    deps.log.debug({}, 'Skipped ConfigMap no LPXGraphDeployment controls');
+    return DONE;
+  }
+  return handle({ ...event, key: { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: owner.namespace, name: owner.name }, object: undefined }, deps);
 }
 
 /** Every LPXGD, for the periodic resync; none while LPX is disabled (the CRD may be absent). */

@@ -8,8 +8,8 @@ import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND, formatIssue, parseDgd, type Dgd } from '../api/index.js';
-import { reconcileSubscriptions, startEventBridge } from '../dev/bridge.js';
+import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
+import { reconcileLpxSubscriptions, reconcileSubscriptions, startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
@@ -263,8 +263,8 @@ export async function run(argv: readonly string[]): Promise<number> {
       resyncIntervalSeconds: resyncSeconds,
       subscriptions: [
         ...reconcileSubscriptions(server.url),
-        // LPX (infra/lpx/ in a cluster): the LPXGD and the scheduler's receipts.
-        ...(values['lpx-enabled'] ? [{ name: 'reconcile-lpx', url: server.url, kinds: [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND }, { apiVersion: LPR_API_VERSION, kind: LPR_KIND }], mode: 'Reference' as const }] : []),
+        // LPX (the chart's lpx.enabled sources): the LPXGD, the scheduler's receipts and the runtime ConfigMaps.
+        ...(values['lpx-enabled'] ? reconcileLpxSubscriptions(server.url) : []),
         devProfile.subscription,
       ],
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),

@@ -21,13 +21,29 @@ import { KubernetesObjectApi, Watch, type KubeConfig, type V1APIResource } from 
 import { CloudEvent, HTTP } from 'cloudevents';
 import type { Logger } from 'pino';
 import { request } from 'undici';
-import { DGDSA_KIND, DGDSA_V1BETA1, DGD_KIND, DGD_V1BETA1, GROVE_API_VERSION, PODCLIQUESCALINGGROUP_KIND, PODCLIQUESET_KIND, PODCLIQUE_KIND } from '../api/index.js';
+import {
+  DGDSA_KIND,
+  DGDSA_V1BETA1,
+  DGD_KIND,
+  DGD_V1BETA1,
+  GROVE_API_VERSION,
+  LABEL_LPX_DEPLOYMENT_UID,
+  LPR_API_VERSION,
+  LPR_KIND,
+  LPXGD_API_VERSION,
+  LPXGD_KIND,
+  PODCLIQUESCALINGGROUP_KIND,
+  PODCLIQUESET_KIND,
+  PODCLIQUE_KIND,
+} from '../api/index.js';
 import { RESYNC_EVENT_TYPE } from '../runtime/index.js';
 
 export interface WatchedKind {
   /** `group/version`, or `v1` for the core group. */
   readonly apiVersion: string;
   readonly kind: string;
+  /** Only objects matching this label selector, as an ApiServerSource resource's `selector` (e.g. `lpx.nvidia.com/deployment-uid`); default every object. */
+  readonly labelSelector?: string;
 }
 
 /** One subscriber: a function's URL and the kinds its Triggers select. */
@@ -83,6 +99,24 @@ export function reconcileSubscriptions(url: string): BridgeSubscription[] {
       mode: 'Resource',
     },
   ];
+}
+
+/**
+ * The reconcile function's LPX Triggers with lpx.enabled (infra/chart/templates/reconcile/):
+ * LPXGraphDeployments and the scheduler's pipeline requests in Reference mode, and the LPX
+ * runtime ConfigMaps (only those labelled `lpx.nvidia.com/deployment-uid`, as the children
+ * source selects them) in Resource mode, so a deleted one still carries its owner reference.
+ */
+export function reconcileLpxSubscriptions(url: string): BridgeSubscription[] {
+  return [
+    { name: 'reconcile-lpx', url, kinds: [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND }, { apiVersion: LPR_API_VERSION, kind: LPR_KIND }], mode: 'Reference' },
+    { name: 'reconcile-lpx-configmaps', url, kinds: [{ apiVersion: 'v1', kind: 'ConfigMap', labelSelector: LABEL_LPX_DEPLOYMENT_UID }], mode: 'Resource' },
+  ];
+}
+
+/** One watch per kind and label selector. */
+function watchKey(kind: WatchedKind): string {
+  return `${kind.apiVersion}/${kind.kind}?${kind.labelSelector ?? ''}`;
 }
 
 /** HTTP answers a Broker retries (knative.md §2.3 `SelectiveRetry`). */
@@ -177,7 +211,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     const name = metadata.name ?? '';
     const namespace = metadata.namespace ?? '';
     for (const subscription of options.subscriptions) {
-      if (!subscription.kinds.some((k) => k.kind === kind.kind && k.apiVersion === kind.apiVersion)) continue;
+      if (!subscription.kinds.some((k) => watchKey(k) === watchKey(kind))) continue;
       const mode = subscription.mode ?? 'Reference';
       const data =
         mode === 'Resource' ? object : { apiVersion: kind.apiVersion, kind: kind.kind, name, ...(namespace === '' ? {} : { namespace }) };
@@ -195,7 +229,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
         namespace,
       });
       options.onEmit?.(event, subscription.name);
-      enqueue(`${subscription.name}/${kind.apiVersion}/${kind.kind}`, () => deliver(subscription, event));
+      enqueue(`${subscription.name}/${watchKey(kind)}`, () => deliver(subscription, event));
     }
   }
 
@@ -207,7 +241,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
 
     /** A LIST only for its resourceVersion: like the real source, existing objects get no event. */
     const currentVersion = async (): Promise<string> => {
-      const response = await resolver.list(kind.apiVersion, kind.kind, undefined, undefined, undefined, undefined, undefined, undefined, 1);
+      const response = await resolver.list(kind.apiVersion, kind.kind, undefined, undefined, undefined, undefined, undefined, kind.labelSelector, 1);
       return response.metadata?.resourceVersion ?? '';
     };
     let resourceVersion = await currentVersion();
@@ -219,7 +253,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
       if (stopped) return;
       const controller = await watch.watch(
         path,
-        { resourceVersion, allowWatchBookmarks: true },
+        { resourceVersion, allowWatchBookmarks: true, ...(kind.labelSelector === undefined ? {} : { labelSelector: kind.labelSelector }) },
         (type, object: Record<string, unknown>) => {
           if (type === 'ERROR') {
             expired = true;
@@ -256,7 +290,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   }
 
   const kinds = new Map<string, WatchedKind>();
-  for (const subscription of options.subscriptions) for (const kind of subscription.kinds) kinds.set(`${kind.apiVersion}/${kind.kind}`, kind);
+  for (const subscription of options.subscriptions) for (const kind of subscription.kinds) kinds.set(watchKey(kind), kind);
   await Promise.all([...kinds.values()].map(watchKind));
   log.info({ kinds: [...kinds.keys()], subscribers: options.subscriptions.map((s) => s.name) }, 'Started event bridge');
 

@@ -8,7 +8,7 @@
  * (metav1.OwnerReference `controller`, at most one per object).
  * @module
  */
-import { DGD_KIND, DYNAMO_GROUP, GROVE_API_VERSION, PODCLIQUESET_KIND } from '../api/index.js';
+import { DGD_KIND, DYNAMO_GROUP, GROVE_API_VERSION, LPXGD_KIND, PODCLIQUESET_KIND } from '../api/index.js';
 
 /** An object as read from the API server: the metadata ownership needs. */
 export interface OwnedObject {
@@ -113,4 +113,22 @@ export function childOwner(object: OwnedObject): ChildOwner {
   if (controller.kind === DGD_KIND && group === DYNAMO_GROUP) return { kind: DGD_KIND, apiVersion: controller.apiVersion, namespace, name: controller.name };
   if (controller.kind === PODCLIQUESET_KIND && controller.apiVersion === GROVE_API_VERSION) return { kind: PODCLIQUESET_KIND, namespace, name: controller.name };
   return undefined;
+}
+
+/**
+ * lpxRuntimeConfigMapOwner: the LPXGraphDeployment an LPX runtime ConfigMap event is about, as
+ * upstream's LPX controller watches the ConfigMaps it owns (`Owns(&corev1.ConfigMap{})`,
+ * upstream-notes/lpx.md §6.1 "Owned ConfigMaps"): the ConfigMap's controller reference of kind
+ * `LPXGraphDeployment` in group `nvidia.com`, in the ConfigMap's namespace. Anything else (no
+ * controller, another kind or group, an empty name) is not ours: undefined, and nothing is
+ * reconciled (a ConfigMap at a runtime name that the LPXGD does not control is reported by the
+ * LPXGD's own pass). The `lpx.nvidia.com/deployment-uid` label only selects what the source
+ * delivers; the controller reference decides. In: metadata.namespace, metadata.ownerReferences.
+ * Out: namespace and name, or undefined. Pure.
+ */
+export function lpxRuntimeConfigMapOwner(object: OwnedObject): { readonly namespace: string; readonly name: string } | undefined {
+  const controller = controllerRefOf(object);
+  if (controller === undefined || controller.name === '' || controller.kind !== LPXGD_KIND) return undefined;
+  const group = controller.apiVersion.includes('/') ? controller.apiVersion.slice(0, controller.apiVersion.lastIndexOf('/')) : '';
+  return group === DYNAMO_GROUP ? { namespace: object.metadata?.namespace ?? '', name: controller.name } : undefined;
 }

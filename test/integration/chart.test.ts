@@ -206,6 +206,18 @@ describe('helm lint and template', () => {
     const withLpx = await template(['--set', 'lpx.enabled=true']);
     expect([...sourceKinds(withLpx, 'dynamo-reconcile'), ...sourceKinds(withLpx, 'dynamo-reconcile-children')].sort()).toEqual(reconcile.routes.map((route) => route.kind).sort());
     expect(sourceKinds(await template([]), 'dynamo-reconcile-children')).toEqual(['PodClique', 'PodCliqueScalingGroup', 'PodCliqueSet', 'Service']);
+    // LPX runtime ConfigMaps (upstream's LPX controller watches its owned ConfigMaps): label-selected, so ordinary ConfigMaps are not delivered.
+    expect(sourceKinds(withLpx, 'dynamo-reconcile-children')).toEqual(['ConfigMap', 'PodClique', 'PodCliqueScalingGroup', 'PodCliqueSet', 'Service']);
+    const children = withLpx.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-reconcile-children');
+    expect((children?.spec?.['resources'] as { kind: string }[]).find((r) => r.kind === 'ConfigMap')).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      selector: { matchExpressions: [{ key: 'lpx.nvidia.com/deployment-uid', operator: 'Exists' }] },
+    });
+    const sourceRole = withLpx.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'dynamo-reconcile-children-source') as { rules?: unknown[] } | undefined;
+    expect(sourceRole?.rules).toContainEqual({ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] });
+    const disabledRole = (await template([])).find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'dynamo-reconcile-children-source') as { rules?: { resources: string[] }[] } | undefined;
+    expect(disabledRole?.rules?.flatMap((r) => r.resources)).toEqual(['podcliquesets', 'podcliques', 'podcliquescalinggroups', 'services']);
     expect(sourceKinds(await template([]), 'dynamo-reconcile')).toEqual(['DynamoGraphDeployment', 'DynamoGraphDeploymentScalingAdapter']);
   });
 
