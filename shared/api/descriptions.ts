@@ -33,6 +33,7 @@ import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
 import { DgdrSpecSchema, DgdrStatusSchema } from './dgdr.js';
 import { CandidateRefSchema, CandidateStatusSchema, DgdrV1Beta2SpecSchema, DgdrV1Beta2StatusSchema, RunStatusSchema, StaticWorkloadSchema, TraceWorkloadSchema } from './dgdr-v1beta2.js';
 import { LpxGraphDeploymentStatusSchema } from './lpx.js';
+import { LpxComponentConfigSchema, LpxExperimentalSchema, LpxLocalPartitionsSchema } from './lpx-local-partitions.js';
 
 /** The metadata a CRD field carries. */
 export interface FieldMeta {
@@ -89,6 +90,9 @@ export function describeCoreFields(registry: DescriptionRegistry): void {
 export function describeDgdFields(registry: DescriptionRegistry): void {
   const spec = DgdSpecSchema.shape;
   const component = ComponentSchema.shape;
+  const lpxConfig = LpxComponentConfigSchema.shape;
+  const lpxExperimental = LpxExperimentalSchema.shape;
+  const lpxLocalPartitions = LpxLocalPartitionsSchema.shape;
   const role = RoleSchema.shape;
   const override = ProviderOverrideSchema.shape;
   const status = DgdStatusSchema.shape;
@@ -133,7 +137,12 @@ export function describeDgdFields(registry: DescriptionRegistry): void {
     [component.multinode, 'Runs each replica over several nodes (worker, prefill and decode only). Immutable.'],
     [component.multinode.unwrap().shape.nodeCount, 'Nodes per replica, at least 2 (default 2).'],
     [component.roles, 'Per-role settings, a list keyed by name, at most 2: leader and worker for multinode, conductor and agent for LPX.'],
-    [component.lpx, 'LPX settings (buildId, scheduling, localPartitions); allowed and required only for type lpx. Experimental.'],
+    [component.lpx, 'LPX settings (buildId, scheduling, experimental); allowed and required only for type lpx. Experimental.'],
+    [lpxConfig.experimental, 'Opt-in LPX options whose API shape may change in breaking ways between releases.'],
+    [lpxExperimental.localPartitions, 'Selects partitions of a hybrid build that the Cyborg conductor runs on its own GPU. LPU Agents are scheduled only for the remaining partitions, and none when every partition is local. Omission runs every partition on LPUs.'],
+    [lpxExperimental.checkpoint, 'A checkpoint override for the Cyborg conductor; not supported here (admission refuses it, as the LPX checkpoint stanza).'],
+    [lpxLocalPartitions.mode, 'The partitions that run on the Cyborg GPU: All runs every partition; IDs runs the partitions listed in ids.'],
+    [lpxLocalPartitions.ids, 'The compiler partition IDs (0-4294967295) that run on the Cyborg GPU; a selected prop-sync chain is identified by its first partition. Required when mode is IDs and forbidden otherwise.'],
     [component.scalingAdapter, 'A marker: when present, a DynamoGraphDeploymentScalingAdapter owns the replicas of this component.'],
     [component.sharedMemorySize, 'The size of the /dev/shm volume (a quantity); 8Gi when omitted, "0" disables it.'],
     [component.topologyConstraint, 'Topology-aware placement of this component.'],

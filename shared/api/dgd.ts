@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { ConditionSchema, EnvVarSchema, ObjectMetaSchema, PodTemplateSpecSchema, QuantitySchema, int32, looseObject } from './core.js';
 import { DGD_KIND, DGD_V1BETA1 } from './constants.js';
+import { LpxComponentConfigSchema } from './lpx-local-partitions.js';
 
 export const COMPONENT_TYPES = ['frontend', 'worker', 'prefill', 'decode', 'planner', 'epp', 'lpx'] as const;
 export type ComponentType = (typeof COMPONENT_TYPES)[number];
@@ -49,7 +50,7 @@ export const ComponentSchema = z.object({
   providerOverride: ProviderOverrideSchema.optional(),
   multinode: z.object({ nodeCount: int32(2).default(2) }).optional(),
   roles: z.array(RoleSchema).max(2).meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }).optional(),
-  lpx: looseObject().optional(),
+  lpx: LpxComponentConfigSchema.optional(),
   scalingAdapter: looseObject().optional(),
   sharedMemorySize: QuantitySchema.optional(),
   topologyConstraint: z.object({ packDomain: z.string().optional() }).loose().optional(),

@@ -13,6 +13,7 @@ export * from './grove.js';
 export * from './parse.js';
 export * from './crd.js';
 export * from './lpx.js';
+export * from './lpx-local-partitions.js';
 export * from './lpx-crd.js';
 export * from './dgdr-v1beta2.js';
 export * from './dgdr-v1beta2-conversion.js';

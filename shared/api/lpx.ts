@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { ConditionSchema, ObjectMetaSchema, looseObject } from './core.js';
 import { ComponentReplicaStatusSchema } from './dgd.js';
+import { LpxExperimentalSchema } from './lpx-local-partitions.js';
 
 export const LPXGD_KIND = 'LPXGraphDeployment';
 export const LPXGD_API_VERSION = 'nvidia.com/v1alpha1';
@@ -104,9 +105,11 @@ export const LpxConfigSchema = z
   .object({
     buildId: z.string().optional(),
     scheduling: z.object({ attemptDeadlineSeconds: z.number().int().optional() }).loose().optional(),
+    /** Design D's `localPartitions{all|ids}`: read for objects admitted before D+; admission refuses a new or changed one. */
     localPartitions: z.object({ all: z.boolean().optional(), ids: z.array(z.number().int()).optional() }).loose().optional(),
     checkpoint: looseObject().optional(),
-    experimental: looseObject().optional(),
+    /** D+: `experimental.localPartitions{mode: All|IDs, ids}` and `experimental.checkpoint`. */
+    experimental: LpxExperimentalSchema.optional(),
   })
   .loose();
 export type LpxConfig = z.infer<typeof LpxConfigSchema>;

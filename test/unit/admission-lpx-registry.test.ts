@@ -1,7 +1,9 @@
 /**
  * LPX admission rules of issue 11 part 6: the model registry build id rule, the LPX checkpoint
- * stanza, and the bounds of `lpx.scheduling.attemptDeadlineSeconds` and `lpx.localPartitions`.
- * Sources: upstream-notes/lpx.md §1.1, §1.3 "Schema" and "Checkpoint refusal", §4 BuildURL;
+ * stanza, the bounds of `lpx.scheduling.attemptDeadlineSeconds`, and `lpx.experimental.localPartitions`
+ * (D+: upstream's newest `LPXLocalPartitions`, its Enum, MinItems, items bounds, listType=set and
+ * CEL rule; design D's `lpx.localPartitions` refused when new or changed).
+ * Sources: upstream-notes/lpx.md §0 "D+", §1.1, §1.3 "Schema" and "Checkpoint refusal", §4 BuildURL;
  * lpx-integration-review round 1 (absolute buildId with a configured registry; the LPX checkpoint stanza).
  */
 import { describe, expect, it } from 'vitest';
@@ -51,32 +53,67 @@ describe('LPX admission (issue 11 part 6)', () => {
       want: ['spec.components[1].lpx.scheduling.attemptDeadlineSeconds: Invalid: spec.components[1].lpx.scheduling.attemptDeadlineSeconds in body should be less than or equal to 9223372036'],
     },
     { name: 'attemptDeadlineSeconds 9223372036 is the largest admitted', lpx: { buildId: 'b', scheduling: { attemptDeadlineSeconds: 9223372036 } }, registry: undefined, want: [] },
+    // D+ (lpx.md §1.1: "D+ docs move it to lpx.experimental.localPartitions{mode: All|IDs, ids}"); upstream's CEL on LPXLocalPartitions.
+    { name: 'experimental.localPartitions mode All without ids is admitted', lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'All' } } }, registry: undefined, want: [] },
+    { name: 'experimental.localPartitions mode IDs with ids is admitted', lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'IDs', ids: [0, 4294967295] } } }, registry: undefined, want: [] },
     {
-      name: 'localPartitions with both all and ids: "set either all: true or ids"',
-      lpx: { buildId: 'b', localPartitions: { all: true, ids: [0] } },
+      name: 'experimental.localPartitions mode IDs without ids: "ids is required when mode is IDs and forbidden otherwise"',
+      lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'IDs' } } },
       registry: undefined,
-      want: ['spec.components[1].lpx.localPartitions: Invalid: set either all: true or ids'],
+      want: ['spec.components[1].lpx.experimental.localPartitions: Invalid: ids is required when mode is IDs and forbidden otherwise'],
     },
     {
-      name: 'localPartitions with neither: "set either all: true or ids"',
-      lpx: { buildId: 'b', localPartitions: {} },
+      name: 'experimental.localPartitions mode All with ids: "ids is required when mode is IDs and forbidden otherwise"',
+      lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'All', ids: [7] } } },
       registry: undefined,
-      want: ['spec.components[1].lpx.localPartitions: Invalid: set either all: true or ids'],
+      want: ['spec.components[1].lpx.experimental.localPartitions: Invalid: ids is required when mode is IDs and forbidden otherwise'],
     },
     {
-      name: 'localPartitions ids need at least one item within 0..4294967295',
-      lpx: { buildId: 'b', localPartitions: { ids: [] } },
+      name: 'experimental.localPartitions ids are a set (listType=set)',
+      lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'IDs', ids: [7, 7] } } },
       registry: undefined,
-      want: ['spec.components[1].lpx.localPartitions.ids: Invalid: spec.components[1].lpx.localPartitions.ids in body should have at least 1 items'],
+      want: ['spec.components[1].lpx.experimental.localPartitions.ids[1]: Duplicate: '],
     },
     {
-      name: 'a partition id above 4294967295 is refused',
-      lpx: { buildId: 'b', localPartitions: { ids: [4294967296] } },
+      name: 'experimental.localPartitions mode is All or IDs (Enum=All;IDs)',
+      lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'Some' } } },
       registry: undefined,
-      want: ['spec.components[1].lpx.localPartitions.ids[0]: Invalid: must be an integer from 0 to 4294967295'],
+      want: ['spec.components[1].lpx.experimental.localPartitions.mode: NotSupported: supported values: "All", "IDs"'],
+    },
+    {
+      name: 'experimental.localPartitions ids need at least one item (MinItems=1)',
+      lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'IDs', ids: [] } } },
+      registry: undefined,
+      want: ['spec.components[1].lpx.experimental.localPartitions.ids: Invalid: must have at least 1 items'],
+    },
+    {
+      name: 'experimental.localPartitions ids at most 4294967295 (items:Maximum=4294967295)',
+      lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'IDs', ids: [4294967296] } } },
+      registry: undefined,
+      want: ['spec.components[1].lpx.experimental.localPartitions.ids[0]: Invalid: must be less than or equal to 4294967295'],
+    },
+    {
+      name: 'the LPX checkpoint stanza in its D+ place, experimental.checkpoint, is refused',
+      lpx: { buildId: 'b', experimental: { checkpoint: { provider: 'HuggingFace', model: 'openai/gpt-oss-20b', revision: '0'.repeat(40) } } },
+      registry: undefined,
+      want: ['spec.components[1].lpx.experimental.checkpoint: Forbidden: checkpoint functionality is supported only for worker, prefill, and decode components'],
+    },
+    {
+      name: 'design D lpx.localPartitions on a new component is refused with where D+ moved it',
+      lpx: { buildId: 'b', localPartitions: { all: true } },
+      registry: undefined,
+      want: ['spec.components[1].lpx.localPartitions: Forbidden: moved to lpx.experimental.localPartitions{mode: All|IDs, ids}'],
     },
   ])('$name', ({ lpx, registry, want }) => {
     expect(issuesOf(lpxDgd(lpx), { lpxEnabled: true, ...(registry === undefined ? {} : { modelRegistryUrl: registry }) })).toEqual(want);
+  });
+
+  it('design D lpx.localPartitions stored from before D+ is admitted unchanged (other edits are not blocked), refused once changed', () => {
+    const stored = lpxDgd({ buildId: 'b', localPartitions: { ids: [11] } });
+    const edited = aDgd({ components: [aComponent('frontend', 'frontend', { replicas: 2 }), anLpxComponent('engine', { lpx: { buildId: 'b', localPartitions: { ids: [11] } } })], spec: restart });
+    expect(issuesOf(edited, { lpxEnabled: true }, stored)).toEqual([]);
+    expect(issuesOf(lpxDgd({ buildId: 'b', localPartitions: { ids: [7] } }), { lpxEnabled: true }, stored)).toEqual(['spec.components[1].lpx.localPartitions: Forbidden: moved to lpx.experimental.localPartitions{mode: All|IDs, ids}']);
+    expect(issuesOf(lpxDgd({ buildId: 'b', experimental: { localPartitions: { mode: 'IDs', ids: [11] } } }), { lpxEnabled: true }, stored)).toEqual([]);
   });
 
   it('an unchanged LPX stanza is not re-checked against a newly configured registry', () => {

@@ -19,7 +19,7 @@ import {
   type FieldIssue,
   type PodSpec,
 } from '../../api/index.js';
-import { MAX_ATTEMPT_DEADLINE_SECONDS } from '../../api/index.js';
+import { LPX_LOCAL_PARTITIONS_RULE_MESSAGE, MAX_ATTEMPT_DEADLINE_SECONDS } from '../../api/index.js';
 import { parseModelRegistryUrl, resolveBuildUrl } from '../lpx/model-registry.js';
 import { componentPath, isDeepEqual, isObject, quoteList, type AdmissionContext, type LpxPair } from './common.js';
 
@@ -115,8 +115,8 @@ export function validateLpxGraph(ctx: Pick<AdmissionContext, 'dgd'>): FieldIssue
 export function validateLpxComponent(ctx: Pick<AdmissionContext, 'lpxPair'> & Partial<Pick<AdmissionContext, 'config' | 'oldComponents'>>, component: Component, index: number): FieldIssue[] {
   if (component.type !== 'lpx') return validateOrdinarySchedulerName(component, index);
   const at = componentPath(index);
-  const issues: FieldIssue[] = [...validateLpxStanza(component, index)];
   const old = ctx.oldComponents?.get(component.name);
+  const issues: FieldIssue[] = [...validateLpxStanza(component, index), ...validateLegacyLocalPartitions(component, old, index)];
   if (ctx.config !== undefined && (old === undefined || !isDeepEqual(old.lpx, component.lpx))) issues.push(...validateLpxBuildId(ctx.config.modelRegistryUrl, component, index));
   const isDraft = ctx.lpxPair?.draftIndex === index;
   const isTarget = ctx.lpxPair?.targetIndex === index;
@@ -242,18 +242,21 @@ function validateOrdinarySchedulerName(component: Component, index: number): Fie
     .map(({ path }) => ({ path, type: 'Forbidden' as const, detail: 'LPX schedulerName is controller-owned; declare an LPX component instead' }));
 }
 
-/** Largest compiler partition id in `localPartitions.ids` (lpx.md §1.1: items 0..4294967295). */
-const MAX_PARTITION_ID = 4_294_967_295;
+/** Refusal text of the LPX checkpoint stanza (lpx.md §1.3 "Checkpoint refusal", the generic experimental rule). */
+const LPX_CHECKPOINT_DETAIL = 'checkpoint functionality is supported only for worker, prefill, and decode components';
+/** Our text for design D's `lpx.localPartitions` once D+ moved it (upstream's newest CRD has no such field). */
+export const LPX_LEGACY_LOCAL_PARTITIONS_DETAIL = 'moved to lpx.experimental.localPartitions{mode: All|IDs, ids}';
 
 /**
  * validateLpxStanza: the bounds of the `lpx` stanza, as the upstream CRD schema and CEL state them:
  * - `lpx.scheduling.attemptDeadlineSeconds` a whole number in 1..9223372036 (the max keeps
  *   seconds x 1e9 inside int64): Invalid "should be greater than or equal to 1" / "should be less
  *   than or equal to 9223372036";
- * - `lpx.localPartitions`: either `all: true` or `ids`, not both and not neither (Invalid "set
- *   either all: true or ids"); `ids` non-empty, unique, each 0..4294967295;
- * - `lpx.checkpoint`: Forbidden, as `experimental.checkpoint` is for LPX ("checkpoint
- *   functionality is supported only for worker, prefill, and decode components").
+ * - `lpx.experimental.localPartitions` (D+), see {@link validateLpxLocalPartitions};
+ * - `lpx.checkpoint` and `lpx.experimental.checkpoint` (D+'s place for it): Forbidden, as
+ *   `experimental.checkpoint` is for LPX ("checkpoint functionality is supported only for worker,
+ *   prefill, and decode components").
+ * Design D's `lpx.localPartitions` is checked by {@link validateLegacyLocalPartitions}.
  * Source: upstream-notes/lpx.md §1.1 (LPXConfig), §1.3 "Schema" and "Checkpoint refusal";
  * lpx-integration-review round 1 ("the LPX checkpoint stanza. Admission now refuses it"). Pure.
  */
@@ -269,28 +272,52 @@ export function validateLpxStanza(component: Component, index: number): FieldIss
     else if (deadline < 1) issues.push({ path, type: 'Invalid', value: deadline, detail: `${path} in body should be greater than or equal to 1` });
     else if (deadline > MAX_ATTEMPT_DEADLINE_SECONDS) issues.push({ path, type: 'Invalid', value: deadline, detail: `${path} in body should be less than or equal to ${MAX_ATTEMPT_DEADLINE_SECONDS}` });
   }
-  const partitions = lpx['localPartitions'];
-  if (partitions !== undefined) {
-    const path = `${at}.localPartitions`;
-    const all = isObject(partitions) ? partitions['all'] : undefined;
-    const ids = isObject(partitions) ? partitions['ids'] : undefined;
-    const hasAll = all === true;
-    const hasIds = ids !== undefined;
-    if (hasAll === hasIds) issues.push({ path, type: 'Invalid', value: 'object', detail: 'set either all: true or ids' });
-    if (Array.isArray(ids)) {
-      if (ids.length === 0) issues.push({ path: `${path}.ids`, type: 'Invalid', value: 'array', detail: `${path}.ids in body should have at least 1 items` });
-      const seen = new Set<unknown>();
-      ids.forEach((id: unknown, k) => {
-        if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > MAX_PARTITION_ID) issues.push({ path: `${path}.ids[${k}]`, type: 'Invalid', value: id, detail: `must be an integer from 0 to ${MAX_PARTITION_ID}` });
-        else if (seen.has(id)) issues.push({ path: `${path}.ids[${k}]`, type: 'Duplicate', value: id, detail: '' });
-        seen.add(id);
-      });
-    } else if (ids !== undefined) issues.push({ path: `${path}.ids`, type: 'Invalid', value: ids, detail: 'must be a list of partition ids' });
-  }
-  if (lpx['checkpoint'] !== undefined) {
-    issues.push({ path: `${at}.checkpoint`, type: 'Forbidden', detail: 'checkpoint functionality is supported only for worker, prefill, and decode components' });
+  const experimental = isObject(lpx['experimental']) ? lpx['experimental'] : {};
+  const selection = experimental['localPartitions'];
+  if (isObject(selection)) issues.push(...validateLpxLocalPartitions(selection, `${at}.experimental.localPartitions`));
+  if (lpx['checkpoint'] !== undefined) issues.push({ path: `${at}.checkpoint`, type: 'Forbidden', detail: LPX_CHECKPOINT_DETAIL });
+  if (experimental['checkpoint'] !== undefined) issues.push({ path: `${at}.experimental.checkpoint`, type: 'Forbidden', detail: LPX_CHECKPOINT_DETAIL });
+  return issues;
+}
+
+/**
+ * validateLpxLocalPartitions: `lpx.experimental.localPartitions{mode: All|IDs, ids}` (D+, upstream
+ * `LPXLocalPartitions`): upstream's CEL rule "ids is required when mode is IDs and forbidden
+ * otherwise" (Invalid at the selection, value "object", as the API server prints a CEL failure),
+ * and `ids` a set (Duplicate at `.ids[k]`). The mode enum, `ids` MinItems 1 and the item bounds
+ * 0..4294967295 are the schema's (shared/api/lpx-local-partitions.ts; admission reports them from
+ * its structural parse). In: the selection as written and its path. Pure.
+ */
+export function validateLpxLocalPartitions(selection: Readonly<Record<string, unknown>>, path: string): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const ids = selection['ids'];
+  const isIdsMode = selection['mode'] === 'IDs';
+  if (isIdsMode !== (ids !== undefined)) issues.push({ path, type: 'Invalid', value: 'object', detail: LPX_LOCAL_PARTITIONS_RULE_MESSAGE });
+  if (Array.isArray(ids)) {
+    const seen = new Set<unknown>();
+    ids.forEach((id: unknown, k) => {
+      if (seen.has(id)) issues.push({ path: `${path}.ids[${k}]`, type: 'Duplicate', value: id, detail: '' });
+      seen.add(id);
+    });
   }
   return issues;
+}
+
+/**
+ * validateLegacyLocalPartitions: D+ moved design D's `lpx.localPartitions{all|ids}` to
+ * `lpx.experimental.localPartitions{mode: All|IDs, ids}`, and upstream's newest CRD no longer has
+ * the old field (a strict client refuses it as unknown; otherwise it is pruned). A new or changed
+ * `lpx.localPartitions` is refused here with where it moved (Forbidden, our wording
+ * {@link LPX_LEGACY_LOCAL_PARTITIONS_DETAIL}), never silently dropped; one stored unchanged from
+ * before is admitted and still read (lpx/derive.ts `localPartitionSelection`), so an existing
+ * engine keeps its partitions and other edits are not blocked.
+ * In: the component, the stored component of its name (undefined on create or for a new
+ * component), its index. Source: upstream-notes/lpx.md §0 "D+", §1.1 `localPartitions`. Pure.
+ */
+export function validateLegacyLocalPartitions(component: Component, old: Component | undefined, index: number): FieldIssue[] {
+  const legacy = component.lpx?.['localPartitions'];
+  if (legacy === undefined || (old !== undefined && isDeepEqual(old.lpx?.['localPartitions'], legacy))) return [];
+  return [{ path: `${componentPath(index)}.lpx.localPartitions`, type: 'Forbidden', detail: LPX_LEGACY_LOCAL_PARTITIONS_DETAIL }];
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Dgd } from '../../api/index.js';
+import type { Component, Dgd } from '../../api/index.js';
 import type { LpxBuild, LpxBuildPartition } from './build.js';
-import { applyLocalPartitionIds, deriveLpxComponent, lpxWorkloadMode, selectLpxPipeline, validateAgentReplicas, xtShape, xtTopologyCompatibilityKey, type LpxPipeline } from './derive.js';
+import { applyLocalPartitionIds, deriveLpxComponent, localPartitionSelection, lpxWorkloadMode, selectLpxPipeline, validateAgentReplicas, xtShape, xtTopologyCompatibilityKey, type LpxPipeline } from './derive.js';
 import { deepFreeze } from '../../../test/support/builders.js';
 import { deriveLpxWorkloads, resolveLpxWorkloads } from './workloads.js';
 
@@ -28,14 +28,15 @@ function aBuild(overrides: Partial<LpxBuild> = {}): LpxBuild {
 // Upstream local_partitions_test.go: "a hybrid build with chain 7-8 and an independent partition 11"
 // (partition 7 at 8 chips, 8 and 11 at 64 chips).
 const hybridChainBuild = aBuild({ compilationMode: 'lpx', partitions: [xt(7, 8), xt(8, 64), xt(11, 64)], selectedPropSyncChains: [[7, 8]] });
-const lpx = (localPartitions?: unknown) => ({ lpx: { buildId: 'model-build', ...(localPartitions === undefined ? {} : { localPartitions }) } });
+// The newest (D+) form, as upstream's tests write it: lpx.experimental.localPartitions{mode, ids}.
+const lpx = (localPartitions?: unknown): Pick<Component, 'lpx'> => ({ lpx: { buildId: 'model-build', ...(localPartitions === undefined ? {} : { experimental: { localPartitions } }) } as Component['lpx'] });
 
 describe('deriveLpxComponent: local partitions (upstream TestProjectModelV2LocalPartitions, TestRenderHybridLocalPartitions)', () => {
   it.each([
     { name: 'omitted selection renders every LPU Agent', selection: undefined, agents: 17, compilerIds: [7, 8, 11], connectors: 1, local: [] },
-    { name: 'independent partition runs locally', selection: { ids: [11] }, agents: 9, compilerIds: [7, 8], connectors: 1, local: [11] },
-    { name: 'selected chain runs locally as one runtime partition', selection: { ids: [7] }, agents: 8, compilerIds: [11], connectors: 0, local: [7] },
-    { name: 'every partition runs locally', selection: { all: true }, agents: 0, compilerIds: [], connectors: 0, local: [7, 11] },
+    { name: 'independent partition runs locally', selection: { mode: 'IDs', ids: [11] }, agents: 9, compilerIds: [7, 8], connectors: 1, local: [11] },
+    { name: 'selected chain runs locally as one runtime partition', selection: { mode: 'IDs', ids: [7] }, agents: 8, compilerIds: [11], connectors: 0, local: [7] },
+    { name: 'every partition runs locally', selection: { mode: 'All' }, agents: 0, compilerIds: [], connectors: 0, local: [7, 11] },
   ])('$name', ({ selection, agents, compilerIds, connectors, local }) => {
     const derived = deriveLpxComponent(lpx(selection), hybridChainBuild, 'model-build', 'hybrid', 'default');
     if (!derived.ok) throw new Error(derived.error);
@@ -47,18 +48,27 @@ describe('deriveLpxComponent: local partitions (upstream TestProjectModelV2Local
   });
 
   it.each([
-    { name: 'chain member is not a runtime partition', pipeline: 'hybrid' as LpxPipeline, selection: { ids: [8] }, error: 'localPartitions references partition 8 of the prop-sync chain that starts at partition 7; select 7' },
-    { name: 'unknown partition', pipeline: 'hybrid' as LpxPipeline, selection: { ids: [99] }, error: 'localPartitions references partition 99, which the build does not contain' },
-    { name: 'LPU-only pipeline has no Cyborg GPU', pipeline: 'single' as LpxPipeline, selection: { ids: [11] }, error: 'unsupported LPX runtime: localPartitions requires a hybrid build with a Cyborg conductor' },
+    { name: 'chain member is not a runtime partition', pipeline: 'hybrid' as LpxPipeline, selection: { mode: 'IDs', ids: [8] }, error: 'localPartitions references partition 8 of the prop-sync chain that starts at partition 7; select 7' },
+    { name: 'unknown partition', pipeline: 'hybrid' as LpxPipeline, selection: { mode: 'IDs', ids: [99] }, error: 'localPartitions references partition 99, which the build does not contain' },
+    { name: 'LPU-only pipeline has no Cyborg GPU', pipeline: 'single' as LpxPipeline, selection: { mode: 'IDs', ids: [11] }, error: 'unsupported LPX runtime: localPartitions requires a hybrid build with a Cyborg conductor' },
   ])('$name: "$error"', ({ pipeline, selection, error }) => {
     // ResolveSelectedWorkload wraps projection errors: "project LPX model %q from build %q: %w".
     const build = pipeline === 'single' ? aBuild({ partitions: [xt(7, 8), xt(8, 64), xt(11, 64)] }) : hybridChainBuild;
     expect(deriveLpxComponent(lpx(selection), build, 'model-build', pipeline, 'default')).toEqual({ ok: false, error: `project LPX model "default" from build "model-build": ${error}` });
   });
 
+  it.each([
+    { name: 'design D lpx.localPartitions{ids} of an object admitted before D+', lpx: { buildId: 'model-build', localPartitions: { ids: [11] } }, want: { all: false, ids: [11] } },
+    { name: 'design D lpx.localPartitions{all: true}', lpx: { buildId: 'model-build', localPartitions: { all: true } }, want: { all: true, ids: [] } },
+    { name: 'the newest form wins over a stored design D one', lpx: { buildId: 'model-build', localPartitions: { all: true }, experimental: { localPartitions: { mode: 'IDs', ids: [7] } } }, want: { all: false, ids: [7] } },
+    { name: 'neither form: every partition on LPUs', lpx: { buildId: 'model-build' }, want: undefined },
+  ])('localPartitionSelection reads the newest lpx.experimental.localPartitions, else the stored design D form (upstream LPXConfig.LocalPartitions()): $name', ({ lpx: config, want }) => {
+    expect(localPartitionSelection(deepFreeze({ lpx: config as Component['lpx'] }))).toEqual(want);
+  });
+
   it('"Reject the oversized build even when every partition runs locally" (TestProjectModelV2LocalPartitionsKeepsPhysicalBuildBound)', () => {
     const build = aBuild({ compilationMode: 'lpx', partitions: Array.from({ length: 257 }, (_, id) => xt(id, 8)) });
-    expect(deriveLpxComponent(lpx({ all: true }), build, 'b', 'hybrid', 'default')).toEqual({ ok: false, error: 'project LPX model "default" from build "b": LPX projection has 257 partitions, limit is 1..256' });
+    expect(deriveLpxComponent(lpx({ mode: 'All' }), build, 'b', 'hybrid', 'default')).toEqual({ ok: false, error: 'project LPX model "default" from build "b": LPX projection has 257 partitions, limit is 1..256' });
   });
 
   describe('HX (upstream TestProjectModelV3LocalPartitions: a hybrid HX build with partitions 1-4 of [16,1,1,1] and a selected chain 2-3)', () => {
@@ -66,9 +76,9 @@ describe('deriveLpxComponent: local partitions (upstream TestProjectModelV2Local
     const links = Array.from({ length: 16 }, (_, i) => [i, i]);
     const info = (ids: number[]) => Object.fromEntries([['num_partitions', ids.length], ...ids.map((id) => [String(id), { device: 'lpu', allocation: [16, 1, 1, 1] }])]);
     it.each([
-      { name: 'partition before the chain runs locally', selection: { ids: [1] }, agents: 3, compilerIds: [2, 3, 4], connectors: [['partition-000', 'partition-001']], local: [1], partitionInfo: info([2, 3, 4]), pairs: [{ source_partition: 2, dest_partition: 3, connections: links, num_supported_lanes: [4, 2, 1] }] },
-      { name: 'selected chain runs locally as one runtime partition', selection: { ids: [2] }, agents: 2, compilerIds: [1, 4], connectors: [], local: [2], partitionInfo: info([1, 4]), pairs: [] },
-      { name: 'every partition runs locally', selection: { all: true }, agents: 0, compilerIds: [], connectors: [], local: [1, 2, 4], partitionInfo: { num_partitions: 0 }, pairs: [] },
+      { name: 'partition before the chain runs locally', selection: { mode: 'IDs', ids: [1] }, agents: 3, compilerIds: [2, 3, 4], connectors: [['partition-000', 'partition-001']], local: [1], partitionInfo: info([2, 3, 4]), pairs: [{ source_partition: 2, dest_partition: 3, connections: links, num_supported_lanes: [4, 2, 1] }] },
+      { name: 'selected chain runs locally as one runtime partition', selection: { mode: 'IDs', ids: [2] }, agents: 2, compilerIds: [1, 4], connectors: [], local: [2], partitionInfo: info([1, 4]), pairs: [] },
+      { name: 'every partition runs locally', selection: { mode: 'All' }, agents: 0, compilerIds: [], connectors: [], local: [1, 2, 4], partitionInfo: { num_partitions: 0 }, pairs: [] },
     ])('$name', ({ selection, agents, compilerIds, connectors, local, partitionInfo, pairs }) => {
       const derived = deriveLpxComponent(lpx(selection), hxHybrid, 'b', 'hybrid', 'default');
       if (!derived.ok) throw new Error(derived.error);
@@ -81,8 +91,8 @@ describe('deriveLpxComponent: local partitions (upstream TestProjectModelV2Local
       expect(derived.value.workloadMode).toBe('v3HxStrictHybrid');
     });
     it.each([
-      { name: 'chain member is not a runtime partition', selection: { ids: [3] }, error: 'localPartitions references partition 3 of the prop-sync chain that starts at partition 2; select 2' },
-      { name: 'unknown partition (5 is the build\'s CUDA artifact, not an LPU partition)', selection: { ids: [5] }, error: 'localPartitions references partition 5, which the build does not contain' },
+      { name: 'chain member is not a runtime partition', selection: { mode: 'IDs', ids: [3] }, error: 'localPartitions references partition 3 of the prop-sync chain that starts at partition 2; select 2' },
+      { name: 'unknown partition (5 is the build\'s CUDA artifact, not an LPU partition)', selection: { mode: 'IDs', ids: [5] }, error: 'localPartitions references partition 5, which the build does not contain' },
     ])('$name', ({ selection, error }) => {
       expect(deriveLpxComponent(lpx(selection), hxHybrid, 'b', 'hybrid', 'default')).toEqual({ ok: false, error: `project LPX model "default" from build "b": ${error}` });
     });
@@ -239,7 +249,7 @@ describe('deriveLpxWorkloads (upstream ResolveSelectedWorkload; lpx.md §1.1 "An
   });
 
   it('is deterministic and does not throw on frozen input (STYLE §16)', () => {
-    const graph = deepFreeze(dgd({ lpx: { buildId: 'b', localPartitions: { ids: [11] } } }));
+    const graph = deepFreeze(dgd({ lpx: { buildId: 'b', experimental: { localPartitions: { mode: 'IDs', ids: [11] } } } }));
     const frozen = deepFreeze(new Map([['lpu', { build: hybridChainBuild, buildId: 'b' }]]));
     const workloads = deepFreeze(resolveLpxWorkloads(graph));
     const first = deriveLpxWorkloads(graph, workloads, frozen);

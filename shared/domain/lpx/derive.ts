@@ -178,11 +178,22 @@ export function omitStandaloneEmbeddingPartition(build: Pick<LpxBuild, 'supports
   return partitions.length > 1 && partitions[0]?.sourcePartitionId === 0 ? partitions.slice(1) : partitions;
 }
 
-/** `lpx.localPartitions` of a component (design D: `all: true` or `ids`), or undefined. Pure. */
+/**
+ * localPartitionSelection (upstream `LPXConfig.LocalPartitions()`): the component's selection of
+ * partitions for the Cyborg GPU, from the newest form `lpx.experimental.localPartitions{mode:
+ * All|IDs, ids}` (D+): `All` selects every partition, `IDs` the listed ones. A component admitted
+ * before D+ may still carry design D's `lpx.localPartitions{all|ids}`; it is read the same way
+ * when the newest form is absent (admission refuses a new or changed one, see
+ * admission/lpx.ts `validateLpxStanza`). Neither: undefined (every partition on LPUs).
+ * In: component.lpx. Pure.
+ */
 export function localPartitionSelection(component: Pick<Component, 'lpx'>): { readonly all: boolean; readonly ids: readonly number[] } | undefined {
-  const selection = LpxConfigSchema.safeParse(component.lpx ?? {}).data?.localPartitions;
-  if (selection === undefined) return undefined;
-  return { all: selection.all === true, ids: selection.ids ?? [] };
+  const lpx = LpxConfigSchema.safeParse(component.lpx ?? {}).data;
+  const newest = lpx?.experimental?.localPartitions;
+  if (newest !== undefined) return newest.mode === 'All' ? { all: true, ids: [] } : { all: false, ids: newest.ids ?? [] };
+  const legacy = lpx?.localPartitions;
+  if (legacy === undefined) return undefined;
+  return { all: legacy.all === true, ids: legacy.ids ?? [] };
 }
 
 /**

@@ -152,11 +152,11 @@ describe('build-derived rendering (upstream fixture node-local-v2-hybrid.yaml; T
   });
 
   it.each([
-    { name: 'partial selection renders Agents for remote partitions', localPartitions: { ids: [11] }, agents: 9, startsAfter: ['agt'], members: ['agt', 'cond'], env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: '11' }] },
-    { name: 'all-local selection renders only Cyborg', localPartitions: { all: true }, agents: undefined, startsAfter: undefined, members: ['cond'], env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: '7,11' }] },
+    { name: 'partial selection renders Agents for remote partitions', localPartitions: { mode: 'IDs', ids: [11] }, agents: 9, startsAfter: ['agt'], members: ['agt', 'cond'], env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: '11' }] },
+    { name: 'all-local selection renders only Cyborg', localPartitions: { mode: 'All' }, agents: undefined, startsAfter: undefined, members: ['cond'], env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: '7,11' }] },
   ])('TestRenderHybridLocalPartitions: $name', ({ localPartitions, agents, startsAfter, members, env }) => {
     const chainBuild: LpxBuild = { ...hybridBuild, partitions: [xt(7, 8), xt(8, 64), xt(11, 64)], selectedPropSyncChains: [[7, 8]] };
-    const pcs = renderDerived(engine({ localPartitions }), chainBuild);
+    const pcs = renderDerived(engine({ experimental: { localPartitions } }), chainBuild);
     const cond = pcs.spec.template.cliques.find((c) => c.name === 'cond');
     expect(pcs.spec.template.cliques.find((c) => c.name === 'agt')?.spec.replicas).toBe(agents);
     expect(cond?.spec.startsAfter).toEqual(startsAfter);
@@ -179,7 +179,7 @@ describe('build-derived rendering (upstream fixture node-local-v2-hybrid.yaml; T
       propSyncConnectors: [],
       repairPolicy: { mode: 'samePlacement' },
     });
-    const allLocal = engine({ localPartitions: { all: true } });
+    const allLocal = engine({ experimental: { localPartitions: { mode: 'All' } } });
     expect(desiredPipelineRequests(ID, 'llama', derive(allLocal, hybridBuild), new Map([['lpx', 2]]), { name: 'p', uid: 'u' })).toEqual([]);
   });
 

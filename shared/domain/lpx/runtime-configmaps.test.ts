@@ -135,7 +135,7 @@ describe('renderLpxRuntimeConfigs (upstream RenderNodeLocal and renderRuntimeCon
   });
 
   it('node-local-v2-hybrid-all-local: with every partition on the Cyborg GPU both maps are rendered empty, the Cyborg\'s lpu_servers an empty list', () => {
-    const dgd = aDgd('node-local-v2-hybrid-all-local', [engine('lpu', ['agent', 'conductor'], { lpx: { buildId: 'lpu', localPartitions: { all: true } } })]);
+    const dgd = aDgd('node-local-v2-hybrid-all-local', [engine('lpu', ['agent', 'conductor'], { lpx: { buildId: 'lpu', experimental: { localPartitions: { mode: 'All' } } } })]);
     const [config] = summary(configsFor(dgd, { lpu: HYBRID }));
     // Upstream's prefix is node-local-v2-hybrid-all-local-4f40; ours is shorter (names.ts keeps
     // 31 characters for Grove's budget), the hashes are upstream's.
