@@ -210,6 +210,23 @@ describe('DGD admission webhooks through the API server', () => {
     );
   });
 
+  it('the CRD holds upstream\'s rule on lpx.experimental.localPartitions (D+): "ids is required when mode is IDs and forbidden otherwise", and its mode enum, before any validating webhook', async () => {
+    const engine = (localPartitions: Obj) => ({
+      name: 'engine',
+      type: 'lpx',
+      replicas: 1,
+      lpx: { buildId: 'b1', experimental: { localPartitions } },
+      roles: [{ name: 'agent', podTemplate: { spec: { containers: [{ name: 'main', image: 'a:1' }] } } }, { name: 'conductor', podTemplate: { spec: { containers: [{ name: 'main', image: 'c:1' }] } } }],
+    });
+    const withoutIds = await api('POST', collection, { ...dgd('cel-ids', { components: [component('frontend', 'frontend', { replicas: 1 }), engine({ mode: 'IDs' })] }) });
+    expect(withoutIds.status).toBe(422);
+    expect(withoutIds.body['message']).toBe('DynamoGraphDeployment.nvidia.com "cel-ids" is invalid: spec.components[1].lpx.experimental.localPartitions: Invalid value: ids is required when mode is IDs and forbidden otherwise');
+    expect(withoutIds.body['message']).not.toContain('admission webhook');
+    const badMode = await api('POST', collection, { ...dgd('cel-mode', { components: [component('frontend', 'frontend', { replicas: 1 }), engine({ mode: 'Some', ids: [1] })] }) });
+    expect(badMode.status).toBe(422);
+    expect(badMode.body['message']).toContain('spec.components[1].lpx.experimental.localPartitions.mode: Unsupported value: "Some": supported values: "All", "IDs"');
+  });
+
   it('always allows deletion', async () => {
     const deleted = await api('DELETE', `${collection}/fixed-set`);
     expect(deleted.status).toBe(200);

@@ -283,7 +283,7 @@ export function validateLpxStanza(component: Component, index: number): FieldIss
 /**
  * validateLpxLocalPartitions: `lpx.experimental.localPartitions{mode: All|IDs, ids}` (D+, upstream
  * `LPXLocalPartitions`): upstream's CEL rule "ids is required when mode is IDs and forbidden
- * otherwise" (Invalid at the selection, value "object", as the API server prints a CEL failure),
+ * otherwise" (Invalid at the selection, without a value, as the API server prints this CEL failure),
  * and `ids` a set (Duplicate at `.ids[k]`). The mode enum, `ids` MinItems 1 and the item bounds
  * 0..4294967295 are the schema's (shared/api/lpx-local-partitions.ts; admission reports them from
  * its structural parse). In: the selection as written and its path. Pure.
@@ -292,7 +292,8 @@ export function validateLpxLocalPartitions(selection: Readonly<Record<string, un
   const issues: FieldIssue[] = [];
   const ids = selection['ids'];
   const isIdsMode = selection['mode'] === 'IDs';
-  if (isIdsMode !== (ids !== undefined)) issues.push({ path, type: 'Invalid', value: 'object', detail: LPX_LOCAL_PARTITIONS_RULE_MESSAGE });
+  // No value: the API server (v1.35, the harness's) prints this CEL failure as `Invalid value: <message>`.
+  if (isIdsMode !== (ids !== undefined)) issues.push({ path, type: 'Invalid', detail: LPX_LOCAL_PARTITIONS_RULE_MESSAGE });
   if (Array.isArray(ids)) {
     const seen = new Set<unknown>();
     ids.forEach((id: unknown, k) => {
