@@ -27,6 +27,25 @@ export function isDns1123Label(name: string): boolean {
   return name.length <= 63 && DNS1123_LABEL.test(name);
 }
 
+/**
+ * dns1123LabelProblems (apimachinery `validation.IsDNS1123Label`): why `value` is not a DNS-1123
+ * label, in apimachinery's order and words: longer than 63, "must be no more than 63
+ * characters"; then, unless it matches the label pattern, "must not contain dots" for a valid
+ * subdomain, else the RFC 1123 regex message. Empty when it is a label. Pure.
+ */
+export function dns1123LabelProblems(value: string): string[] {
+  const problems: string[] = [];
+  if (value.length > 63) problems.push('must be no more than 63 characters');
+  if (!DNS1123_LABEL.test(value)) {
+    problems.push(
+      DNS1123_SUBDOMAIN.test(value)
+        ? 'must not contain dots'
+        : "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    );
+  }
+  return problems;
+}
+
 /** 32-bit FNV-1a over the UTF-8 bytes of `text` (Go's hash/fnv New32a). Pure. */
 export function fnv32a(text: string): number {
   let hash = 0x811c9dc5;

@@ -45,6 +45,7 @@ import { decideModelDownloads, lpxRemoteBuildUrls, planModelDownloads, type Down
 import { findExpiredRequests, isSchedulingFailureCurrent } from './deadline.js';
 import { decideLpxHandoff } from './handoff.js';
 import { resolveBuildUrl, type BuildRef } from './model-registry.js';
+import { validateLpxMaterialization } from './materialization.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import { decideEngineHandoff, desiredPipelineRequests, evaluateReceipts, isPipelineRequestMatching, isReplicaAtDesiredRevision, isRequestCommitted, isRequestControlledBy } from './pipeline-requests.js';
 import { evaluateRoleReadiness, evaluateWorkloadReadiness, lpxReadyCondition, type LpxVerdict } from './readiness.js';
@@ -256,7 +257,9 @@ function conditionOf(lpxgd: LpxGraphDeployment, type: string): Condition | undef
  *    upstream `ErrBuildSnapshotAcquisition`), its content id stamped on the component's Agents
  *    and requests as the compiler-snapshot digest; a decoded build derives the Agent counts,
  *    local partitions, workload mode and request fields (`deriveLpxWorkloads`; Failed with its
- *    error, e.g. an explicit agent count other than the compiled one);
+ *    error, e.g. an explicit agent count other than the compiled one); then the workloads must
+ *    materialize (`validateLpxMaterialization`: engine replicas 0..2496, DNS-1123 pod
+ *    hostnames, model annotations; Failed naming the field);
  * 4. the PCS: foreign -> Failed "PodCliqueSet %q is not controlled by this LPXGraphDeployment";
  *    deleting -> Pending "Waiting for PodCliqueSet garbage collection"; a changed layout ->
  *    foreground delete, Pending "Waiting for the previous PodCliqueSet and its requests to be
@@ -349,6 +352,9 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
   if (!derivedWorkloads.ok) return result(failed(derivedWorkloads.error));
   const workloads = derivedWorkloads.value;
   const pcsName = lpxPodCliqueSetName(id);
+  // Upstream PlanNodeLocalMaterialization: the replica bound, pod hostnames, model annotations.
+  const unmaterializable = validateLpxMaterialization(dgd, pcsName, workloads);
+  if (unmaterializable !== undefined) return result(failed(unmaterializable));
   const pcs = observed.podCliqueSet;
   const groupOf = (w: LpxWorkload) => observed.scalingGroups.get(scalingGroupObjectName(pcsName, w));
 

@@ -14,6 +14,7 @@ export * as gbuildManifestV2 from './manifest-v2-schema.js';
 export * from './model-download.js';
 export * from './workloads.js';
 export * from './derive.js';
+export * from './materialization.js';
 export * from './names.js';
 export * from './input-revision.js';
 export * from './render-pcs.js';
