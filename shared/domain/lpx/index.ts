@@ -8,6 +8,22 @@ export * from './model-registry.js';
 export * from './build.js';
 export * from './build-snapshot.js';
 export * from './topology.js';
+/** The rules both compiler contracts share (the helpers `ok`/`fail`/`read` stay module-local). */
+export {
+  HX_TOPOLOGY_FAMILY,
+  buildCompilationMode,
+  buildHXPartition,
+  buildXTPartition,
+  classifyManifestPartitions,
+  cleanManifestRelativeBuildPath,
+  isSupportedHxExtent,
+  positiveManifestUInt32,
+  validateManifestBatchSize,
+  validateManifestPartitionNodeCount,
+  validateRuntimeEmbeddingsAsset,
+  validateSelectedLPUPartitions,
+  type PartitionNodeCounts,
+} from './manifest-common.js';
 export * from './manifest-v2.js';
 /** The capnp-es schema classes of `manifest.v2.capnp.bin` (encoders in tests write real manifests with them). */
 export * as gbuildManifestV2 from './manifest-v2-schema.js';
