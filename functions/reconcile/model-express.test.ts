@@ -98,7 +98,7 @@ describe('the gs:// build snapshot through ListModelFiles and StreamModelFiles (
 
   it('"Require the supported binary compiler manifest" in the listed inventory', async () => {
     setScript({ download: () => [], files: () => ['manifest.capnp.bin'], chunks: () => [] });
-    expect(await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock)).toEqual({ ok: false, error: `immutable build snapshot is inconsistent: immutable build "${BUILD}" is missing manifest.v2.capnp.bin` });
+    expect(await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock)).toEqual({ ok: false, error: `immutable build snapshot is inconsistent: immutable build "${BUILD}": missing build contract: require manifest.v2.capnp.bin or deployment.v1.capnp.bin` });
   });
 });
 

@@ -27,6 +27,10 @@ export {
 export * from './manifest-v2.js';
 /** The capnp-es schema classes of `manifest.v2.capnp.bin` (encoders in tests write real manifests with them). */
 export * as gbuildManifestV2 from './manifest-v2-schema.js';
+export * from './deployment-v1.js';
+/** The capnp-es schema classes of `deployment.v1.capnp.bin` (encoders in tests write real deployments with them). */
+export * as gbuildDeploymentV1 from './deployment-v1-schema.js';
+export * from './build-contract.js';
 export * from './model-download.js';
 export * from './workloads.js';
 export * from './derive.js';
