@@ -4,7 +4,7 @@
  * change between reads (upstream's fenced-acquisition cases).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -215,11 +215,12 @@ describe('acquireBuildSnapshot selects exactly one contract (upstream model_depl
     });
   });
 
-  it('"Reject oversized metadata before a decoder or runtime sees it" (TestDeploymentContractBoundsAcquisition)', async () => {
-    const store = scriptedStore([[DEPLOYMENT]], [new BuildReadError('file:///models/b/deployment.v1.capnp.bin is 104857601 bytes, limit is 104857600', 'tooLarge', false)]);
-    expect(await acquireBuildSnapshot(store, 'file:///models/b', clock)).toEqual({
+  it('"Reject oversized metadata before a decoder or runtime sees it" (TestDeploymentContractBoundsAcquisition: a sparse deployment file one byte beyond the budget)', async () => {
+    await writeFile(path.join(root, DEPLOYMENT), '');
+    await truncate(path.join(root, DEPLOYMENT), 100 * 1024 * 1024 + 1);
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock)).toEqual({
       ok: false,
-      error: 'immutable build snapshot is inconsistent: compiler metadata deployment.v1.capnp.bin in "file:///models/b" exceeds its bounded acquisition budget: file:///models/b/deployment.v1.capnp.bin is 104857601 bytes, limit is 104857600',
+      error: `immutable build snapshot is inconsistent: compiler metadata ${DEPLOYMENT} in "file://${root}" exceeds its bounded acquisition budget: file://${root}/${DEPLOYMENT} is 104857601 bytes, limit is 104857600`,
     });
   });
 });
