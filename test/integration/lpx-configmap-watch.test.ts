@@ -39,7 +39,7 @@ beforeAll(async () => {
     kubeConfig,
     log,
     resyncIntervalSeconds: 0,
-    retry: { retries: 5, backoffDelayMs: 100 },
+    retry: { retries: 8, backoffDelayMs: 100 },
     subscriptions: reconcileLpxSubscriptions(server.url).filter((s) => s.name === 'reconcile-lpx-configmaps'),
     onEmit: (event: CloudEvent<unknown>) => {
       if (event['kind'] === 'ConfigMap') emitted.push(`${event.type} ${String(event['namespace'])}/${String(event['name'])}`);
