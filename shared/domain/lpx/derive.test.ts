@@ -286,7 +286,9 @@ describe('the request partitions, connectors and allocation metadata (upstream R
 });
 
 describe('deriveLpxWorkloads (upstream ResolveSelectedWorkload; lpx.md §1.1 "An explicit agent count must equal the derived count")', () => {
-  const role = (name: string, replicas?: number) => ({ name, ...(replicas === undefined ? {} : { replicas }), podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1` }] } } });
+  // A hybrid build's conductor is the Cyborg GPU runtime, so it holds a GPU (cyborg-gpu.ts).
+  const gpu = (name: string) => (name === 'conductor' ? { resources: { limits: { 'nvidia.com/gpu': 1 } } } : {});
+  const role = (name: string, replicas?: number) => ({ name, ...(replicas === undefined ? {} : { replicas }), podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1`, ...gpu(name) }] } } });
   const dgd = (engine: Record<string, unknown>): Dgd => ({
     apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'g', namespace: 'ns' },
     spec: { components: [{ name: 'frontend', type: 'frontend' }, { name: 'lpu', type: 'lpx', replicas: 1, lpx: { buildId: 'b' }, roles: [role('conductor'), role('agent')], ...engine }] as Dgd['spec']['components'] },

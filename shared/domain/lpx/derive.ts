@@ -122,7 +122,7 @@ export function lpxWorkloadMode(family: LpxBuildFamily, pipeline: LpxPipeline): 
  * validateSelectedConductor (upstream `validateSelectedConductor`, a build-dependent role rule):
  * an LPU-only serving conductor is a singleton ("unsupported LPX runtime: component %q conductor
  * replicas must be one for LPU-only execution"), even when the engine replica count is larger.
- * The hybrid conductor's GPU check (`EffectiveCyborgGPUCount`) is not made here.
+ * The hybrid conductor's GPU check is cyborg-gpu.ts `validateHybridConductorDevices`.
  * In: the component, whether it is the workload's serving component, the pipeline. Out: the
  * error text, or undefined. Pure.
  */
