@@ -87,7 +87,10 @@ describe('validateLpxMaterialization (upstream PlanNodeLocalMaterialization -> V
   });
 
   it('the last Agent pod of the compiled count at the last replica, at the agent role; a hybrid Cyborg conductor is not checked (upstream checks ConductorTemplate only)', () => {
-    const graph = dgd({ replicas: 10 });
+    // A hybrid conductor (Cyborg) needs a GPU (upstream EffectiveCyborgGPUCount).
+    const gpu = { 'nvidia.com/gpu': '1' };
+    const cyborg = { name: 'conductor', podTemplate: { spec: { containers: [{ name: 'main', image: 'lpx-conductor:1', resources: { limits: gpu, requests: gpu } }] } } };
+    const graph = dgd({ replicas: 10, roles: [cyborg, role('agent')] });
     // A hybrid build of one 32-chip partition: 4 Agent pods per engine (xtShape c32).
     const build: LpxBuild = {
       path: 'file:///models/b', family: 'xt8888', compilationMode: 'lpx',
