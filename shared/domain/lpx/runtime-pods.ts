@@ -1,0 +1,275 @@
+/**
+ * The LPX pod runtime contract: what upstream's operator injects into the Agent pods and the
+ * hybrid Cyborg (conductor) pods on top of the authored role templates, after the ordinary DGD
+ * pod rules (`buildPodSpec`: the DYN_* and pod-identity env, the base pod spec's
+ * `terminationGracePeriodSeconds: 60` and `restartPolicy: Always`, the default `fsGroup: 1000`,
+ * the `shared-memory` emptyDir at `/dev/shm`) have run.
+ *
+ * Source: upstream `internal/dynamo/lpx/lpu_pod.go` (`lpuAgentContainerName`,
+ * `defaultLPUAgentCPUs`, `updateWorkerPodSpec`, `ensureLPUNodeTolerations`,
+ * `applyLPUWorkerContainerBase`), `runtime_agent.go` (`configureDirectHybridAgentRuntime`,
+ * `setNodeLocalPodIPEnv`), `runtime_selection.go` (`applyModelPaths`), `cyborg_runtime.go`
+ * (`CyborgBatchSizeEnv`, `cyborgFpgaGpiIOFPGACountEnv`, `cyborgFpgaGpiReplicaIndexEnv`,
+ * `cyborgSwaCacheIDsEnv`, `applyCyborgManifestPath`), `build.go` (`buildRuntimePath`); the
+ * expected fixture `internal/dynamo/lpx/testdata/from_dgd_yaml/node-local-v2-hybrid.yaml`.
+ * Every function here is pure: it returns new objects and never changes its input.
+ * @module
+ */
+import { MAIN_CONTAINER_NAME, type Component, type Container, type EnvVar } from '../../api/index.js';
+import { LPU_CHIPS_PER_NODE, type LpxBuild } from './build.js';
+import { GBUILD_MANIFEST_V2_FILE } from './build-snapshot.js';
+
+/** The Agent's runtime container name (upstream `lpuAgentContainerName`). */
+export const LPX_AGENT_CONTAINER_NAME = 'agent';
+/** CPUs an Agent requests (upstream `defaultLPUAgentCPUs`), unless its CPU limit is lower. */
+export const LPX_AGENT_CPUS = 62;
+/** Huge pages (2 MiB pages) an Agent requests and is limited to (upstream `applyLPUWorkerContainerBase`: 4096Mi). */
+export const LPX_AGENT_HUGEPAGES_2MI = '4Gi';
+/** The extended resource of LPU chips (upstream fixture node-local-v2-hybrid.yaml). */
+export const LPU_RESOURCE_NAME = 'lpu.nvidia.com/lpu';
+/** The LPU node taints every Agent tolerates, in upstream's order (`ensureLPUNodeTolerations`). */
+export const LPU_NODE_TAINT_KEYS = ['lpu.nvidia.com/node', 'lpu.nvidia.com/lpu', 'lpu.nvidia.com/node-v2'] as const;
+/** The Grove label holding a pod's index in its clique (upstream `grovePodCliquePodIndexPath`). */
+export const GROVE_POD_INDEX_FIELD_PATH = "metadata.labels['grove.io/podclique-pod-index']";
+/** The scheduler of a hybrid Cyborg pod: a GPU pod placed by the default scheduler (upstream fixture node-local-v2-hybrid.yaml). */
+export const CYBORG_SCHEDULER_NAME = 'default-scheduler';
+
+type PodSpec = Record<string, unknown> & { containers?: Container[]; volumes?: Record<string, unknown>[] };
+type Resources = { limits?: Record<string, string>; requests?: Record<string, string>; claims?: unknown[] };
+
+function mapContainer(podSpec: Readonly<PodSpec>, name: string, change: (c: Container) => Container): PodSpec {
+  return { ...podSpec, containers: (podSpec.containers ?? []).map((c) => (c.name === name ? change(c) : c)) };
+}
+
+/** Sets `entries` whose names the env does not have yet, keeping the list sorted by name as `buildPodSpec` leaves it. */
+function withEnvDefaults(env: readonly EnvVar[] | undefined, entries: readonly EnvVar[]): EnvVar[] {
+  const present = new Set((env ?? []).map((e) => e.name));
+  return [...(env ?? []), ...entries.filter((e) => !present.has(e.name))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * lpxBuildRuntimePath (upstream `buildRuntimePath`): where the runtime finds a build, a
+ * `file://` build at its URL path. A `gs://` build resolves under the runtime's model-storage
+ * mount, which upstream takes from operator configuration this control plane does not render:
+ * undefined then (and for anything else), so no path is published. Pure.
+ */
+export function lpxBuildRuntimePath(build: Pick<LpxBuild, 'path'>): string | undefined {
+  if (!build.path.startsWith('file://')) return undefined;
+  const path = new URL(build.path).pathname.replace(/\/+$/, '');
+  return path === '' ? undefined : path;
+}
+
+/**
+ * lpxAgentChipsPerPod (upstream `lpuChipsPerNode`): an XT Agent pod owns one whole node, 8 LPU
+ * chips. HX Agents are left undefined: their per-pod device count is not in the fixtures
+ * covered here, so no LPU resource is set for them. Pure.
+ */
+export function lpxAgentChipsPerPod(build: Pick<LpxBuild, 'family'>): number | undefined {
+  return build.family === 'xt8888' ? LPU_CHIPS_PER_NODE : undefined;
+}
+
+/**
+ * withAgentContainerName (upstream `configureDirectHybridAgentRuntime`: `agent.Name =
+ * lpuAgentContainerName`): the Agent's `main` container is renamed `agent` (admission reserves
+ * the name, lpx.md §1.3). Called last: the other rules and the ConfigMap binding address `main`. Pure.
+ */
+export function withAgentContainerName(podSpec: Readonly<PodSpec>): PodSpec {
+  return mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => ({ ...c, name: LPX_AGENT_CONTAINER_NAME }));
+}
+
+/**
+ * withPodIpEnv (upstream `setNodeLocalPodIPEnv`, XT form): `POD_IP` from the downward API
+ * (`status.podIP`, apiVersion v1) unless the container already sets it. Pure.
+ */
+export function withPodIpEnv(container: Container): Container {
+  return { ...container, env: withEnvDefaults(container.env, [{ name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } }]) };
+}
+
+/**
+ * withModelPath (upstream `applyModelPaths`): the operator owns `LPX_MODEL_PATH`, the build's
+ * runtime path ({@link lpxBuildRuntimePath}); an authored value is replaced. It goes first in
+ * the env, because Kubernetes expands `$(VAR)` only from entries listed earlier and authored
+ * entries (the fixture's `GAS_DIR: $(LPX_MODEL_PATH)`) refer to it. Pure.
+ */
+export function withModelPath(container: Container, runtimePath: string): Container {
+  return { ...container, env: [{ name: 'LPX_MODEL_PATH', value: runtimePath }, ...(container.env ?? []).filter((e) => e.name !== 'LPX_MODEL_PATH')] };
+}
+
+/**
+ * withAgentResources (upstream `applyLPUWorkerContainerBase` and the fixture's Agent): requests
+ * `cpu` 62 (or the container's CPU limit when lower) and `hugepages-2Mi` 4Gi, limit
+ * `hugepages-2Mi` 4Gi. With the chips per pod known ({@link lpxAgentChipsPerPod}, needs a
+ * decoded build) the device resources are the scheduler's: limits and requests become exactly
+ * `lpu.nvidia.com/lpu: <chips>` plus the above (the fixture drops the authored
+ * `lpu.nvidia.com/devices`); without, the authored limits and requests are kept under them.
+ * `claims` are kept. Pure.
+ */
+export function withAgentResources(container: Container, chipsPerPod: number | undefined): Container {
+  const authored = (container.resources ?? {}) as Resources;
+  const cpuLimit = authored.limits?.['cpu'];
+  const cpu = cpuLimit !== undefined && cpuQuantity(cpuLimit) < LPX_AGENT_CPUS ? cpuLimit : String(LPX_AGENT_CPUS);
+  const devices = chipsPerPod === undefined ? undefined : { [LPU_RESOURCE_NAME]: String(chipsPerPod) };
+  const limits = { ...(devices ?? authored.limits ?? {}), 'hugepages-2Mi': LPX_AGENT_HUGEPAGES_2MI };
+  const requests = { ...(devices ?? authored.requests ?? {}), cpu, 'hugepages-2Mi': LPX_AGENT_HUGEPAGES_2MI };
+  const resources: Resources = { limits: sortKeys(limits), requests: sortKeys(requests), ...(authored.claims === undefined ? {} : { claims: authored.claims }) };
+  return { ...container, resources } as Container;
+}
+
+function cpuQuantity(quantity: string): number {
+  return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) / 1000 : Number(quantity);
+}
+
+function sortKeys(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/**
+ * withPrivilegedRoot (upstream `applyLPUWorkerContainerBase`): the Agent container runs
+ * privileged as root (`privileged: true`, `runAsUser: 0`) to reach the LPU devices; other
+ * authored security settings are kept. Pure.
+ */
+export function withPrivilegedRoot(container: Container): Container {
+  const authored = ((container as Record<string, unknown>)['securityContext'] ?? {}) as Record<string, unknown>;
+  return { ...container, securityContext: { ...authored, privileged: true, runAsUser: 0 } } as Container;
+}
+
+/**
+ * withHugepagesMount (upstream `applyLPUWorkerContainerBase`): the container mounts volume
+ * `hugepages` at `/dev/hugepages`, and the pod declares it (emptyDir, medium HugePages) unless
+ * the template already has a volume of that name. Pure.
+ */
+export function withHugepagesMount(podSpec: Readonly<PodSpec>): PodSpec {
+  const volumes = podSpec.volumes ?? [];
+  const withVolume = volumes.some((v) => v['name'] === 'hugepages') ? volumes : [...volumes, { name: 'hugepages', emptyDir: { medium: 'HugePages' } }];
+  return mapContainer({ ...podSpec, volumes: withVolume }, MAIN_CONTAINER_NAME, (c) => {
+    const mounts = (c.volumeMounts ?? []) as { name: string; mountPath: string }[];
+    if (mounts.some((m) => m.name === 'hugepages' || m.mountPath === '/dev/hugepages')) return c;
+    return { ...c, volumeMounts: [...mounts, { name: 'hugepages', mountPath: '/dev/hugepages' }] } as Container;
+  });
+}
+
+/**
+ * withWorkerHostNamespaces (upstream `updateWorkerPodSpec`): an Agent shares the node's network
+ * and IPC namespaces (`hostNetwork`, `hostIPC`) and resolves cluster names from there
+ * (`dnsPolicy: ClusterFirstWithHostNet`). Pure.
+ */
+export function withWorkerHostNamespaces(podSpec: Readonly<PodSpec>): PodSpec {
+  return { ...podSpec, hostNetwork: true, hostIPC: true, dnsPolicy: 'ClusterFirstWithHostNet' };
+}
+
+/**
+ * withLpuNodeTolerations (upstream `ensureLPUNodeTolerations`): the Agent tolerates the LPU node
+ * taints {@link LPU_NODE_TAINT_KEYS} (`operator: Exists`), each appended unless an equal
+ * toleration is there. Pure.
+ */
+export function withLpuNodeTolerations(podSpec: Readonly<PodSpec>): PodSpec {
+  const tolerations = [...((podSpec['tolerations'] ?? []) as Record<string, unknown>[])];
+  for (const key of LPU_NODE_TAINT_KEYS) {
+    const isPresent = tolerations.some((t) => t['key'] === key && t['operator'] === 'Exists' && t['value'] === undefined && t['effect'] === undefined && t['tolerationSeconds'] === undefined);
+    if (!isPresent) tolerations.push({ key, operator: 'Exists' });
+  }
+  return { ...podSpec, tolerations };
+}
+
+/**
+ * withAgentRootIdentity (upstream `configureDirectHybridAgentRuntime`: "Keep volume permissions
+ * and other Pod settings while forcing the Agent's root identity"): the pod security context
+ * gets `runAsUser: 0`, `runAsGroup: 0`, `runAsNonRoot: false`; `fsGroup` and the rest stay. Pure.
+ */
+export function withAgentRootIdentity(podSpec: Readonly<PodSpec>): PodSpec {
+  const authored = (podSpec['securityContext'] ?? {}) as Record<string, unknown>;
+  return { ...podSpec, securityContext: { ...authored, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false } };
+}
+
+/** What the Agent contract needs: the decoded build of the Agent's model, when known. */
+export interface LpxAgentRuntimeInput {
+  readonly build: LpxBuild | undefined;
+}
+
+/**
+ * applyLpxAgentRuntime: the Agent pod contract, in upstream's order: POD_IP; the operator-owned
+ * `LPX_MODEL_PATH` (decoded `file://` build only); resources (LPU chips per pod with a decoded
+ * build, else the authored devices); privileged root; the huge-pages mount; host namespaces;
+ * the LPU node tolerations; the pod's root identity. The caller then binds the runtime
+ * ConfigMap (it addresses `main`) and renames `main` to `agent` ({@link withAgentContainerName}).
+ * In: the rendered Agent pod spec (after `buildPodSpec` and the runtime ConfigMap binding).
+ * Out: a new pod spec. The authored command, args, probes and other env are kept (upstream
+ * `configureDirectHybridAgentRuntime` keeps a custom startup and its probes). Not rendered here:
+ * the `ETCD_ENDPOINTS`/`NATS_SERVER` of upstream's test configuration. Pure.
+ */
+export function applyLpxAgentRuntime(podSpec: Readonly<PodSpec>, input: LpxAgentRuntimeInput): PodSpec {
+  const runtimePath = input.build === undefined ? undefined : lpxBuildRuntimePath(input.build);
+  const chips = input.build === undefined ? undefined : lpxAgentChipsPerPod(input.build);
+  let spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
+    const withPath = runtimePath === undefined ? withPodIpEnv(c) : withModelPath(withPodIpEnv(c), runtimePath);
+    return withPrivilegedRoot(withAgentResources(withPath, chips));
+  });
+  spec = withHugepagesMount(spec);
+  spec = withLpuNodeTolerations(withWorkerHostNamespaces(spec));
+  return withAgentRootIdentity(spec);
+}
+
+/**
+ * cyborgWorkerComponent (upstream fixture node-local-v2-hybrid.yaml: the Cyborg `main` carries
+ * `DYN_COMPONENT: decode`, the worker ports `system` 9090 and `nixl` 19090, `DYN_SYSTEM_*`,
+ * `DYN_HEALTH_CHECK_ENABLED: "false"`, the NIXL telemetry env and `DYN_FORWARDPASS_METRIC_PORT`):
+ * a hybrid engine's GPU runtime is rendered with the ordinary decode-worker defaults, so the
+ * component is seen as type `decode` by `buildPodSpec` (component-defaults.ts
+ * `workerBaseContainer`; decode keeps the canary health check off). Labels keep type `lpx`. Pure.
+ */
+export function cyborgWorkerComponent(component: Component): Component {
+  return { ...component, type: 'decode' };
+}
+
+/** What the Cyborg contract needs: the serving component's decoded build (when known) and the conductor replicas. */
+export interface LpxCyborgRuntimeInput {
+  readonly build: LpxBuild | undefined;
+  readonly conductorReplicas: number;
+}
+
+/**
+ * applyLpxCyborgRuntime (upstream `cyborg_runtime.go`, fixture node-local-v2-hybrid.yaml): on
+ * the hybrid conductor's `main`, unless authored: `CYBORG_FPGA_GPI_REPLICA_INDEX` from the
+ * Grove pod index label and `TOTAL_REPLICAS` (the conductor replicas); with a decoded build
+ * also `CYBORG_BATCH_SIZE` (`deployment.program.batchSize`), `CYBORG_FPGA_GPI_IO_FPGA_COUNT`
+ * (the I/O FPGA count) and, for batch size 1, `CYBORG_SWA_CACHE_IDS` from the pod index (larger
+ * batches need upstream's command wrapper `wrapCyborgDecodeForSwaBatch`, not rendered here); and
+ * the operator-owned `GBUILD_MANIFEST_PATH` (`<runtime path>/manifest.v2.capnp.bin`,
+ * `applyCyborgManifestPath`; decoded `file://` builds only). The pod uses the
+ * `default-scheduler`: it is a GPU pod. Not rendered here: `TOKENIZER_DIR`, whose ConfigMap key
+ * our runtime ConfigMaps do not carry. Pure.
+ */
+export function applyLpxCyborgRuntime(podSpec: Readonly<PodSpec>, input: LpxCyborgRuntimeInput): PodSpec {
+  const podIndex = { valueFrom: { fieldRef: { fieldPath: GROVE_POD_INDEX_FIELD_PATH } } };
+  const defaults: EnvVar[] = [
+    { name: 'CYBORG_FPGA_GPI_REPLICA_INDEX', ...podIndex },
+    { name: 'TOTAL_REPLICAS', value: String(input.conductorReplicas) },
+  ];
+  const build = input.build;
+  if (build !== undefined) {
+    defaults.push({ name: 'CYBORG_BATCH_SIZE', value: String(build.batchSize) }, { name: 'CYBORG_FPGA_GPI_IO_FPGA_COUNT', value: String(build.ioFpgaCount) });
+    if (build.batchSize === 1) defaults.push({ name: 'CYBORG_SWA_CACHE_IDS', ...podIndex });
+  }
+  const runtimePath = build === undefined ? undefined : lpxBuildRuntimePath(build);
+  const spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
+    const env = withEnvDefaults(c.env, defaults);
+    if (runtimePath === undefined) return { ...c, env };
+    const manifest: EnvVar = { name: 'GBUILD_MANIFEST_PATH', value: `${runtimePath}/${GBUILD_MANIFEST_V2_FILE}` };
+    return { ...c, env: withEnvDefaults(env.filter((e) => e.name !== manifest.name), [manifest]) };
+  });
+  return { ...spec, schedulerName: CYBORG_SCHEDULER_NAME };
+}
+
+/**
+ * withoutSynthesizedConfigVolume: `buildPodSpec` gives every main-container mount without a
+ * volume a PVC of the same name (the ordinary DGD rule); for an LPX pod whose `config` mount is
+ * bound to the generated runtime ConfigMap (runtime-configmaps.ts `bindRuntimeConfig`, upstream
+ * `withLPUConfigVolume`), that PVC must not stand in for it. The `config` volume is dropped
+ * unless the authored template declares it. In: the rendered pod spec, the authored template
+ * spec. Pure.
+ */
+export function withoutSynthesizedConfigVolume(podSpec: Readonly<PodSpec>, authored: Readonly<Record<string, unknown>> | undefined, volumeName: string): PodSpec {
+  const isAuthored = ((authored?.['volumes'] ?? []) as Record<string, unknown>[]).some((v) => v['name'] === volumeName);
+  if (isAuthored) return { ...podSpec };
+  return { ...podSpec, volumes: (podSpec.volumes ?? []).filter((v) => v['name'] !== volumeName) };
+}
