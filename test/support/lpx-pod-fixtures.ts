@@ -1,0 +1,139 @@
+/**
+ * Upstream's LPX render fixture node-local-v2-hybrid as our types, shared by the pod runtime
+ * contract's unit test and the Pod dry-run integration test: the input DGD
+ * (`deploy/operator/internal/dynamo/lpx/testdata/from_dgd_yaml/node-local-v2-hybrid.input.yaml`,
+ * values copied), the build it renders with (compiler fixture `node-local-v2-connected-lpx`:
+ * one 32-chip XT partition compiled for LPX), and a helper that renders the pod specs of its
+ * LPX PodCliqueSet by clique name through the real derivations and runtime ConfigMaps.
+ * @module
+ */
+import type { Dgd } from '../../shared/api/index.js';
+import { deriveLpxWorkloads, lpxPodCliqueSetName, renderLpxPodCliqueSet, renderLpxRuntimeConfigs, resolveLpxWorkloads, type LpxBuild } from '../../shared/domain/lpx/index.js';
+
+export const URSA_32C = 'URSA_V2__Q8__32C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA';
+
+/** The build of upstream fixture node-local-v2-connected-lpx (compiler_fixture_test.go): one 32-chip XT partition, compiled for LPX (hybrid). */
+export const nodeLocalV2ConnectedLpx: LpxBuild = {
+  path: 'file:///nfs/node-local-v2-connected-lpx',
+  family: 'xt8888',
+  compilationMode: 'lpx',
+  partitions: [{ sourcePartitionId: 0, partPath: 'part-0', topology: { raw: URSA_32C, chipCount: 32, nodeCount: 4 }, hxExtent: undefined }],
+  selectedPropSyncChains: [],
+  standaloneTokenEmbeddings: false,
+  supportsCpuEmbeddings: false,
+  ioFpgaCount: 1,
+  ioFanoutFactor: 1,
+  batchSize: 1,
+  tokenEmbeddingsPath: undefined,
+};
+
+/** upstream testdata/from_dgd_yaml/node-local-v2-hybrid.input.yaml, as our Dgd. */
+export const nodeLocalV2Hybrid: Dgd = {
+  apiVersion: 'nvidia.com/v1beta1',
+  kind: 'DynamoGraphDeployment',
+  metadata: { name: 'node-local-v2-hybrid', namespace: 'test', uid: '22222222-2222-4222-8222-222222222222', generation: 1, annotations: { 'scheduling.lpu.nvidia.com/scheduler-backend': 'lpx-scheduler' } },
+  spec: {
+    components: [{
+      name: 'lpu',
+      type: 'lpx',
+      replicas: 1,
+      lpx: { buildId: 'node-local-v2-connected-lpx' },
+      roles: [
+        {
+          name: 'conductor',
+          replicas: 1,
+          podTemplate: {
+            spec: {
+              resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'decode-gpu' }],
+              containers: [{
+                name: 'main',
+                image: 'example.invalid/gpu-runtime:test',
+                command: ['/usr/local/bin/cyborg-entrypoint', '--expand-hosts', '--', '/opt/gpu-runtime'],
+                args: ['serve'],
+                env: [
+                  { name: 'RDMA_PORT', value: '19877' },
+                  { name: 'SERVER_HOSTS_FILE', value: '/tmp/lpu_servers' },
+                  { name: 'CYBORG_FPGA_GPI_REPLICA_INDEX', valueFrom: { fieldRef: { fieldPath: "metadata.labels['grove.io/podclique-pod-index']" } } },
+                ],
+                startupProbe: { failureThreshold: 720, httpGet: { path: '/live', port: 'system' }, periodSeconds: 10, timeoutSeconds: 5 },
+                readinessProbe: { failureThreshold: 3, httpGet: { path: '/health', port: 'system' }, periodSeconds: 10, timeoutSeconds: 4 },
+                livenessProbe: { failureThreshold: 1, httpGet: { path: '/live', port: 'system' }, periodSeconds: 5, timeoutSeconds: 4 },
+                volumeMounts: [
+                  { name: 'config', mountPath: '/configs' },
+                  { name: 'infiniband', mountPath: '/dev/infiniband' },
+                  { name: 'model-storage', mountPath: '/nfs' },
+                ],
+                resources: { claims: [{ name: 'gpu' }] },
+              }],
+              volumes: [
+                { name: 'infiniband', hostPath: { path: '/dev/infiniband', type: 'Directory' } },
+                { name: 'model-storage', persistentVolumeClaim: { claimName: 'model-storage' } },
+              ],
+              securityContext: { fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' },
+            },
+          },
+        },
+        {
+          name: 'agent',
+          podTemplate: {
+            spec: {
+              containers: [{
+                name: 'main',
+                image: 'example.invalid/lpu-runtime:test',
+                command: ['/opt/dynamo-lpu'],
+                args: ['serve'],
+                resources: { limits: { 'lpu.nvidia.com/devices': '1', 'hugepages-2Mi': '4Gi' }, requests: { cpu: '62', 'hugepages-2Mi': '4Gi' } },
+                startupProbe: { failureThreshold: 60, httpGet: { path: '/readyz', port: 19878, scheme: 'HTTP' }, periodSeconds: 5, successThreshold: 1, timeoutSeconds: 1 },
+                readinessProbe: { failureThreshold: 6, httpGet: { path: '/readyz', port: 19878, scheme: 'HTTP' }, periodSeconds: 5, successThreshold: 1, timeoutSeconds: 1 },
+                env: [
+                  { name: 'GAS_DIR', value: '$(LPX_MODEL_PATH)' },
+                  { name: 'GLUE_RDMA_PATH_MTU', value: '1024' },
+                  { name: 'NIC_NAME', value: 'mlx5_0' },
+                  { name: 'UCX_TLS', value: 'tcp' },
+                  { name: 'RDMA_PORT', value: '19877' },
+                  { name: 'READINESS_PORT', value: '19878' },
+                  { name: 'LPU_MODEL_NAME', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['scheduling.lpu.nvidia.com/model']" } } },
+                ],
+                volumeMounts: [
+                  { mountPath: '/nfs', name: 'model-storage' },
+                  { name: 'config', mountPath: '/configs' },
+                  { name: 'hugepages', mountPath: '/dev/hugepages' },
+                  { name: 'host-sys', mountPath: '/sys' },
+                  { name: 'host-dev', mountPath: '/dev' },
+                  { name: 'ssh-secret', mountPath: '/ssh-pk', readOnly: true },
+                ],
+                securityContext: { privileged: true },
+              }],
+              volumes: [
+                { name: 'model-storage', persistentVolumeClaim: { claimName: 'model-storage' } },
+                { name: 'host-dev', hostPath: { path: '/dev', type: 'Directory' } },
+                { name: 'host-sys', hostPath: { path: '/sys', type: 'Directory' } },
+                { name: 'hugepages', emptyDir: { medium: 'HugePages' } },
+                { name: 'ssh-secret', secret: { secretName: 'ssh-secret', defaultMode: 420 } },
+              ],
+              dnsPolicy: 'ClusterFirstWithHostNet',
+              hostIPC: true,
+              hostNetwork: true,
+              securityContext: { fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' },
+              tolerations: [{ key: 'lpu.nvidia.com/node', operator: 'Exists' }],
+            },
+          },
+        },
+      ],
+    }] as Dgd['spec']['components'],
+  },
+};
+
+export const NODE_LOCAL_V2_HYBRID_ID = { namespace: 'test', name: 'node-local-v2-hybrid', uid: 'lpx-render-uid' };
+
+/** The pod specs of the DGD's LPX PodCliqueSet by clique name, rendered with `builds` (by component name). Throws on a derivation error (a test fixture is valid). */
+export function renderLpxPods(dgd: Dgd, builds: ReadonlyMap<string, LpxBuild>): Record<string, Record<string, unknown>> {
+  const decoded = new Map([...builds].map(([component, build]) => [component, { build, buildId: 'fixture' }]));
+  const workloads = deriveLpxWorkloads(dgd, resolveLpxWorkloads(dgd), decoded);
+  if (!workloads.ok) throw new Error(workloads.error);
+  const runtime = renderLpxRuntimeConfigs(lpxPodCliqueSetName(NODE_LOCAL_V2_HYBRID_ID), workloads.value, builds);
+  if (!runtime.ok) throw new Error(runtime.error);
+  const pcs = renderLpxPodCliqueSet(dgd, NODE_LOCAL_V2_HYBRID_ID, workloads.value, new Map(), { terminationDelay: "15m" }, new Map(), runtime.configs, builds) as unknown as { spec: { template: { cliques: { name: string; spec: { podSpec: Record<string, unknown> } }[] } } };
+  return Object.fromEntries(pcs.spec.template.cliques.map((c) => [c.name, c.spec.podSpec]));
+}
+
