@@ -1,9 +1,10 @@
 /**
- * Upstream's LPX render fixture node-local-v2-hybrid as our types, shared by the pod runtime
+ * Upstream's LPX render fixtures node-local-v2-hybrid and node-local-v2-lpu-only as our types, shared by the pod runtime
  * contract's unit test and the Pod dry-run integration test: the input DGD
  * (`deploy/operator/internal/dynamo/lpx/testdata/from_dgd_yaml/node-local-v2-hybrid.input.yaml`,
- * values copied), the build it renders with (compiler fixture `node-local-v2-connected-lpx`:
- * one 32-chip XT partition compiled for LPX), and a helper that renders the pod specs of its
+ * values copied) and node-local-v2-lpu-only's, the builds they render with (compiler fixture `node-local-v2-connected-lpx`:
+ * one 32-chip XT partition compiled for LPX; `node-local-v2-connected`: two 16-chip XT
+ * partitions, LPU only), and a helper that renders the pod specs of its
  * LPX PodCliqueSet by clique name through the real derivations and runtime ConfigMaps.
  * @module
  */
@@ -124,16 +125,125 @@ export const nodeLocalV2Hybrid: Dgd = {
   },
 };
 
-export const NODE_LOCAL_V2_HYBRID_ID = { namespace: 'test', name: 'node-local-v2-hybrid', uid: 'lpx-render-uid' };
+/** The LPXGD identity of upstream's render fixtures: the DGD's namespace and name, uid `lpx-render-uid`. */
+export function fixtureLpxIdentity(dgd: Dgd): { namespace: string; name: string; uid: string } {
+  return { namespace: dgd.metadata.namespace ?? 'test', name: dgd.metadata.name ?? '', uid: 'lpx-render-uid' };
+}
 
 /** The pod specs of the DGD's LPX PodCliqueSet by clique name, rendered with `builds` (by component name). Throws on a derivation error (a test fixture is valid). */
 export function renderLpxPods(dgd: Dgd, builds: ReadonlyMap<string, LpxBuild>): Record<string, Record<string, unknown>> {
+  const id = fixtureLpxIdentity(dgd);
   const decoded = new Map([...builds].map(([component, build]) => [component, { build, buildId: 'fixture' }]));
   const workloads = deriveLpxWorkloads(dgd, resolveLpxWorkloads(dgd), decoded);
   if (!workloads.ok) throw new Error(workloads.error);
-  const runtime = renderLpxRuntimeConfigs(lpxPodCliqueSetName(NODE_LOCAL_V2_HYBRID_ID), workloads.value, builds);
+  const runtime = renderLpxRuntimeConfigs(lpxPodCliqueSetName(id), workloads.value, builds);
   if (!runtime.ok) throw new Error(runtime.error);
-  const pcs = renderLpxPodCliqueSet(dgd, NODE_LOCAL_V2_HYBRID_ID, workloads.value, new Map(), { terminationDelay: "15m" }, new Map(), runtime.configs, builds) as unknown as { spec: { template: { cliques: { name: string; spec: { podSpec: Record<string, unknown> } }[] } } };
+  const pcs = renderLpxPodCliqueSet(dgd, id, workloads.value, new Map(), { terminationDelay: '15m' }, new Map(), runtime.configs, builds) as unknown as { spec: { template: { cliques: { name: string; spec: { podSpec: Record<string, unknown> } }[] } } };
   return Object.fromEntries(pcs.spec.template.cliques.map((c) => [c.name, c.spec.podSpec]));
 }
 
+
+export const URSA_16C = 'URSA_V2__Q8__16C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA';
+
+/** The build of upstream compiler fixture node-local-v2-connected: two 16-chip XT partitions (2 Agents each), LPU only. */
+export const nodeLocalV2Connected: LpxBuild = {
+  ...nodeLocalV2ConnectedLpx,
+  path: 'file:///nfs/node-local-v2-connected',
+  compilationMode: 'lpuOnly',
+  partitions: [0, 1].map((id) => ({ sourcePartitionId: id, partPath: `part-${id}`, topology: { raw: URSA_16C, chipCount: 16, nodeCount: 2 }, hxExtent: undefined })),
+};
+
+const novaArgs = [
+  'serve', '--mpirun-path', '/bin/mpirun', '--mpi-ssh-cmd', 'ssh -p 2222 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -i /tmp/dynamo-lpu-ssh/private.key',
+  '--agent-wd', '/tmp', '--conductor-bind-host', '0.0.0.0', '--conductor-hostname', '$(POD_IP)', '--control-server-addr', '$(POD_IP):51045', '--json-logs', '--disable-tracing',
+  '--mpi-use-tcp', '--agent-disable-auto-restart', '--agent-server-max-retries', '60', '--agent-server-retry-sleep-dur', '2s', '--graceful-shutdown-timeout', '0s',
+  '--response-timeout', '120s', '--frontend-type', 'dynamo', '--endpoint-id', 'dyn://$(DYN_NAMESPACE).backend.generate', '--store-backend', 'kubernetes', '--allocation', '$(LPX_ALLOCATION)',
+];
+
+/** upstream testdata/from_dgd_yaml/node-local-v2-lpu-only.input.yaml, as our Dgd. */
+export const nodeLocalV2LpuOnly: Dgd = {
+  apiVersion: 'nvidia.com/v1beta1',
+  kind: 'DynamoGraphDeployment',
+  metadata: { name: 'node-local-v2-lpu-only', namespace: 'test', uid: '11111111-1111-4111-8111-111111111111', generation: 1 },
+  spec: {
+    components: [{
+      name: 'lpu',
+      type: 'lpx',
+      replicas: 1,
+      lpx: { buildId: 'node-local-v2-connected' },
+      roles: [
+        {
+          name: 'conductor',
+          podTemplate: {
+            spec: {
+              containers: [{
+                name: 'main',
+                image: 'example.invalid/lpu-runtime:test',
+                command: ['/opt/dynamo-lpu'],
+                args: novaArgs,
+                env: [
+                  { name: 'NOVA_MODEL_PATH', value: '$(LPX_MODEL_PATH)' },
+                  { name: 'NOVA_MODEL_BASE_PATHS', value: '/nfs' },
+                  { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
+                  { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
+                  { name: 'OMPI_MCA_plm_rsh_args', value: '-p 2222 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o IdentityFile=/tmp/dynamo-lpu-ssh/private.key' },
+                ],
+                readinessProbe: { httpGet: { path: '/readyz', port: 51045, scheme: 'HTTP' }, failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, timeoutSeconds: 1 },
+                volumeMounts: [{ name: 'model-storage', mountPath: '/nfs' }, { name: 'single-v2-ssh-key', mountPath: '/tmp/dynamo-lpu-ssh' }],
+              }],
+              initContainers: [{
+                args: ['-m', '0600', '/ssh-pk/private.key', '/tmp/dynamo-lpu-ssh/private.key'],
+                command: ['/bin/install'],
+                image: 'example.invalid/lpu-runtime:test',
+                name: 'prepare-ssh-key',
+                volumeMounts: [{ mountPath: '/tmp/dynamo-lpu-ssh', name: 'single-v2-ssh-key' }, { mountPath: '/ssh-pk', name: 'ssh-secret', readOnly: true }],
+              }],
+              volumes: [
+                { name: 'model-storage', persistentVolumeClaim: { claimName: 'model-storage' } },
+                { name: 'ssh-secret', secret: { secretName: 'ssh-secret', defaultMode: 384 } },
+                { name: 'single-v2-ssh-key', emptyDir: {} },
+              ],
+              securityContext: { fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' },
+            },
+          },
+        },
+        {
+          name: 'agent',
+          podTemplate: {
+            spec: {
+              containers: [{
+                name: 'main',
+                image: 'example.invalid/lpu-runtime:test',
+                command: ['/opt/dynamo-lpu'],
+                args: ['serve'],
+                resources: { limits: { 'lpu.nvidia.com/devices': '1', 'hugepages-2Mi': '4Gi' }, requests: { cpu: '62', 'hugepages-2Mi': '4Gi' } },
+                readinessProbe: { failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: 2222 }, timeoutSeconds: 1 },
+                env: [{ name: 'LPU_RUN_SYSTEM_INIT', value: 'true' }],
+                volumeMounts: [
+                  { mountPath: '/nfs', name: 'model-storage' },
+                  { name: 'host-dev', mountPath: '/dev' },
+                  { name: 'host-sys', mountPath: '/sys' },
+                  { name: 'ssh-secret', mountPath: '/ssh-pk', readOnly: true },
+                  { name: 'hugepages', mountPath: '/dev/hugepages' },
+                ],
+                securityContext: { privileged: true },
+              }],
+              volumes: [
+                { name: 'model-storage', persistentVolumeClaim: { claimName: 'model-storage' } },
+                { name: 'host-dev', hostPath: { path: '/dev', type: 'Directory' } },
+                { name: 'host-sys', hostPath: { path: '/sys', type: 'Directory' } },
+                { name: 'hugepages', emptyDir: { medium: 'HugePages' } },
+                { name: 'ssh-secret', secret: { secretName: 'ssh-secret', defaultMode: 420 } },
+              ],
+              dnsPolicy: 'ClusterFirstWithHostNet',
+              hostIPC: true,
+              hostNetwork: true,
+              securityContext: { fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' },
+              tolerations: [{ key: 'lpu.nvidia.com/node', operator: 'Exists' }],
+            },
+          },
+        },
+      ],
+    }] as Dgd['spec']['components'],
+  },
+};

@@ -50,7 +50,7 @@ import { applyLocalPartitionIds } from './derive.js';
 import { sortedKeysJson } from './input-revision.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
 import { bindRuntimeConfig, type LpxConfigBinding, type LpxRuntimeConfigs } from './runtime-configmaps.js';
-import { applyLpxAgentRuntime, applyLpxCyborgRuntime, cyborgWorkerComponent, withAgentContainerName, withoutSynthesizedConfigVolume } from './runtime-pods.js';
+import { applyLpxAgentRuntime, applyLpxCyborgRuntime, applyLpxNovaConductorRuntime, cyborgWorkerComponent, withAgentContainerName, withConductorContainerName, withoutSynthesizedConfigVolume } from './runtime-pods.js';
 import type { LpxWorkload } from './workloads.js';
 
 /** Per scaling group, the template `replicas` to render (the immutable seed). */
@@ -144,7 +144,7 @@ function roleClique(
  *   (volume `config` at `/configs`, `nvidia.com/extra-resources-hash`), see `bindRuntimeConfig`;
  * - the pod runtime contract (runtime-pods.ts): every Agent gets `applyLpxAgentRuntime`, a
  *   hybrid engine's conductor (the Cyborg) is rendered as a decode worker and gets
- *   `applyLpxCyborgRuntime`; the build-dependent parts need the component's decoded build
+ *   `applyLpxCyborgRuntime`, an LPU-only one (Nova) `applyLpxNovaConductorRuntime`; the build-dependent parts need the component's decoded build
  *   (`builds`, by component name) and its derivation.
  * Deterministic. Pure.
  */
@@ -182,7 +182,7 @@ export function renderLpxPodCliqueSet(
         }, {}, undefined),
         model.agentRole?.podTemplate,
         runtime?.agents,
-        (podSpec) => applyLpxAgentRuntime(podSpec, { build: model.derived === undefined ? undefined : builds.get(model.component.name) }),
+        (podSpec) => applyLpxAgentRuntime(podSpec, { build: model.derived === undefined ? undefined : builds.get(model.component.name), pipeline: model.derived?.pipeline }),
         withAgentContainerName,
       ));
     }
@@ -194,6 +194,7 @@ export function renderLpxPodCliqueSet(
       cliqueNames.push(workload.conductorClique);
       const conductorReplicas = workload.conductorRole?.replicas ?? 1;
       const build = serving === undefined ? undefined : builds.get(workload.serving.name);
+      const novaModels = workload.models.map((m) => ({ build: builds.get(m.component.name), agentClique: m.agentClique }));
       cliques.push(bindLpxRuntime(
         roleClique(
           ctx,
@@ -208,7 +209,8 @@ export function renderLpxPodCliqueSet(
         ),
         workload.conductorRole?.podTemplate,
         runtime?.conductor,
-        (podSpec) => (isHybrid ? applyLpxCyborgRuntime(podSpec, { build, conductorReplicas }) : podSpec),
+        (podSpec) => (isHybrid ? applyLpxCyborgRuntime(podSpec, { build, conductorReplicas }) : serving === undefined ? podSpec : applyLpxNovaConductorRuntime(podSpec, { pipeline: serving.pipeline, models: novaModels })),
+        isHybrid || serving === undefined ? undefined : withConductorContainerName,
       ));
       const conductor = cliques[cliques.length - 1];
       if (isHybrid && conductor !== undefined) withCyborgLocalPartitionIds(conductor.spec.podSpec as Record<string, unknown>, serving.localPartitionIds);

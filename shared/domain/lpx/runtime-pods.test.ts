@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
+import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
 
 const fieldRef = (fieldPath: string, apiVersion?: string) => ({ valueFrom: { fieldRef: { ...(apiVersion === undefined ? {} : { apiVersion }), fieldPath } } });
 const byName = (list: unknown) => [...((list ?? []) as { name: string }[])].sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -130,6 +130,92 @@ describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v
       { name: 'model-storage', persistentVolumeClaim: { claimName: 'model-storage' } },
       { name: 'shared-memory', emptyDir: { medium: 'Memory', sizeLimit: '8Gi' } },
       { name: 'config', configMap: { name: 'node-local-v2-hybrid-9d06-decode-734ce683f6b7ea5f' } },
+    ]));
+  });
+});
+
+describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v2-lpu-only.input.yaml -> node-local-v2-lpu-only.yaml', () => {
+  const pods = renderPods(nodeLocalV2LpuOnly, new Map([['lpu', nodeLocalV2Connected]])) as Record<string, Pod>;
+  const agentPod = pods['agt'] as Pod;
+  const novaPod = pods['cond'] as Pod;
+  const agent = agentPod.containers[0] as Record<string, unknown>;
+  const nova = novaPod.containers[0] as Record<string, unknown>;
+  const byMountPath = (list: unknown) => [...((list ?? []) as { mountPath: string }[])].sort((a, b) => (a.mountPath < b.mountPath ? -1 : 1));
+
+  it('Agent (fixture clique agt): renamed "agent", LPU_RUN_SYSTEM_INIT, POD_IP, no model path (the Nova conductor gets it), lpu.nvidia.com/lpu 8 per pod, host namespaces', () => {
+    // Newer than the stored fixture, upstream's setNodeLocalPodIPEnv sets apiVersion v1,
+    // applyLPUWorkerContainerBase runAsUser 0 and ensureLPUNodeTolerations all three taints.
+    expect(agent['name']).toBe('agent');
+    expect(agent['env']).toEqual([
+      { name: 'DYN_COMPONENT', value: 'lpx' },
+      { name: 'DYN_DISCOVERY_BACKEND', value: 'kubernetes' },
+      { name: 'DYN_NAMESPACE', value: 'test-node-local-v2-lpu-only' },
+      { name: 'DYN_PARENT_DGD_K8S_NAME', value: 'node-local-v2-lpu-only' },
+      { name: 'DYN_PARENT_DGD_K8S_NAMESPACE', value: 'test' },
+      { name: 'LPU_RUN_SYSTEM_INIT', value: 'true' },
+      { name: 'POD_IP', ...fieldRef('status.podIP', 'v1') },
+      { name: 'POD_NAME', ...fieldRef('metadata.name') },
+      { name: 'POD_NAMESPACE', ...fieldRef('metadata.namespace') },
+      { name: 'POD_UID', ...fieldRef('metadata.uid') },
+    ]);
+    expect(agent['resources']).toEqual({ limits: { 'hugepages-2Mi': '4Gi', 'lpu.nvidia.com/lpu': '8' }, requests: { cpu: '62', 'hugepages-2Mi': '4Gi', 'lpu.nvidia.com/lpu': '8' } });
+    expect(agent['securityContext']).toEqual({ privileged: true, runAsUser: 0 });
+    expect(agent['readinessProbe']).toEqual({ failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: 2222 }, timeoutSeconds: 1 });
+    // Mounts are keyed by path: compared by path (the fixture binds config second).
+    expect(byMountPath(agent['volumeMounts'])).toEqual(byMountPath([
+      { mountPath: '/nfs', name: 'model-storage' },
+      { mountPath: '/configs', name: 'config' },
+      { mountPath: '/dev', name: 'host-dev' },
+      { mountPath: '/sys', name: 'host-sys' },
+      { mountPath: '/ssh-pk', name: 'ssh-secret', readOnly: true },
+      { mountPath: '/dev/hugepages', name: 'hugepages' },
+      { mountPath: '/dev/shm', name: 'shared-memory' },
+    ]));
+    expect([agentPod['hostNetwork'], agentPod['hostIPC'], agentPod['dnsPolicy'], agentPod['schedulerName'], agentPod['terminationGracePeriodSeconds']]).toEqual([true, true, 'ClusterFirstWithHostNet', 'lpx-scheduler', 60]);
+    expect(agentPod['securityContext']).toEqual({ fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' });
+    expect(byName(agentPod.volumes).map((v) => v.name)).toEqual(['config', 'host-dev', 'host-sys', 'hugepages', 'model-storage', 'shared-memory', 'ssh-secret']);
+  });
+
+  it('Nova conductor (fixture clique cond): renamed "conductor"; LPX_MODEL_PATH and LPX_ALLOCATION published ahead of the authored $(LPX_MODEL_PATH)/$(LPX_ALLOCATION) references; NOVA_NODE_NAME_TEMPLATE, NOVA_RESOLVED_PARTITIONS_DIR, POD_IP; authored command, args, probe and init container kept', () => {
+    expect(nova['name']).toBe('conductor');
+    const env = nova['env'] as { name: string }[];
+    expect(env.slice(0, 2)).toEqual([{ name: 'LPX_MODEL_PATH', value: '/nfs/node-local-v2-connected' }, { name: 'LPX_ALLOCATION', value: 'agt' }]);
+    // The fixture's env (sorted by name there) apart from the order above and its test config's ETCD_ENDPOINTS/NATS_SERVER.
+    expect(byName(env)).toEqual(byName([
+      { name: 'DYN_COMPONENT', value: 'lpx' },
+      { name: 'DYN_DISCOVERY_BACKEND', value: 'kubernetes' },
+      { name: 'DYN_NAMESPACE', value: 'test-node-local-v2-lpu-only' },
+      { name: 'DYN_PARENT_DGD_K8S_NAME', value: 'node-local-v2-lpu-only' },
+      { name: 'DYN_PARENT_DGD_K8S_NAMESPACE', value: 'test' },
+      { name: 'LPX_ALLOCATION', value: 'agt' },
+      { name: 'LPX_MODEL_PATH', value: '/nfs/node-local-v2-connected' },
+      { name: 'NOVA_MODEL_BASE_PATHS', value: '/nfs' },
+      { name: 'NOVA_MODEL_PATH', value: '$(LPX_MODEL_PATH)' },
+      { name: 'NOVA_NODE_NAME_TEMPLATE', value: '${GROVE_PCSG_NAME}-${GROVE_PCSG_INDEX}-{rack}-{node}.${GROVE_HEADLESS_SERVICE}' },
+      { name: 'NOVA_RESOLVED_PARTITIONS_DIR', value: '/configs' },
+      { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
+      { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
+      { name: 'OMPI_MCA_plm_rsh_args', value: '-p 2222 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o IdentityFile=/tmp/dynamo-lpu-ssh/private.key' },
+      { name: 'POD_IP', ...fieldRef('status.podIP', 'v1') },
+      { name: 'POD_NAME', ...fieldRef('metadata.name') },
+      { name: 'POD_NAMESPACE', ...fieldRef('metadata.namespace') },
+      { name: 'POD_UID', ...fieldRef('metadata.uid') },
+    ]));
+    expect([nova['command'], (nova['args'] as string[]).at(-1), nova['resources']]).toEqual([['/opt/dynamo-lpu'], '$(LPX_ALLOCATION)', undefined]);
+    expect(nova['readinessProbe']).toEqual({ failureThreshold: 3, httpGet: { path: '/readyz', port: 51045, scheme: 'HTTP' }, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, timeoutSeconds: 1 });
+    expect(byMountPath(nova['volumeMounts'])).toEqual(byMountPath([
+      { mountPath: '/nfs', name: 'model-storage' },
+      { mountPath: '/configs', name: 'config' },
+      { mountPath: '/tmp/dynamo-lpu-ssh', name: 'single-v2-ssh-key' },
+      { mountPath: '/dev/shm', name: 'shared-memory' },
+    ]));
+    expect([novaPod['schedulerName'], novaPod['hostNetwork'], novaPod['terminationGracePeriodSeconds'], (novaPod['initContainers'] as { name: string }[]).map((c) => c.name)]).toEqual(['lpx-scheduler', undefined, 60, ['prepare-ssh-key']]);
+    expect(byName(novaPod.volumes)).toEqual(byName([
+      { name: 'model-storage', persistentVolumeClaim: { claimName: 'model-storage' } },
+      { name: 'single-v2-ssh-key', emptyDir: {} },
+      { name: 'shared-memory', emptyDir: { medium: 'Memory', sizeLimit: '8Gi' } },
+      { name: 'ssh-secret', secret: { defaultMode: 384, secretName: 'ssh-secret' } },
+      { name: 'config', configMap: { name: 'node-local-v2-lpu-only-33b1-lpu-6bcf1f4cf22aaf55' } },
     ]));
   });
 });

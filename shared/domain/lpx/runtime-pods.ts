@@ -18,6 +18,7 @@
 import { MAIN_CONTAINER_NAME, type Component, type Container, type EnvVar } from '../../api/index.js';
 import { LPU_CHIPS_PER_NODE, type LpxBuild } from './build.js';
 import { GBUILD_MANIFEST_V2_FILE } from './build-snapshot.js';
+import type { LpxPipeline } from './derive.js';
 
 /** The Agent's runtime container name (upstream `lpuAgentContainerName`). */
 export const LPX_AGENT_CONTAINER_NAME = 'agent';
@@ -86,13 +87,14 @@ export function withPodIpEnv(container: Container): Container {
 }
 
 /**
- * withModelPath (upstream `applyModelPaths`): the operator owns `LPX_MODEL_PATH`, the build's
- * runtime path ({@link lpxBuildRuntimePath}); an authored value is replaced. It goes first in
- * the env, because Kubernetes expands `$(VAR)` only from entries listed earlier and authored
- * entries (the fixture's `GAS_DIR: $(LPX_MODEL_PATH)`) refer to it. Pure.
+ * withLeadingEnv (upstream `applyModelPaths`, `configureNodeLocalConductorRuntime`): the operator
+ * owns the named env (`LPX_MODEL_PATH`, the build's runtime path {@link lpxBuildRuntimePath}, and
+ * its kin); an authored value is replaced. It goes first in the env, because Kubernetes expands
+ * `$(VAR)` only from entries listed earlier and authored entries refer to it (the hybrid
+ * fixture's `GAS_DIR: $(LPX_MODEL_PATH)`, the LPU-only one's `NOVA_MODEL_PATH`). Pure.
  */
-export function withModelPath(container: Container, runtimePath: string): Container {
-  return { ...container, env: [{ name: 'LPX_MODEL_PATH', value: runtimePath }, ...(container.env ?? []).filter((e) => e.name !== 'LPX_MODEL_PATH')] };
+export function withLeadingEnv(container: Container, name: string, value: string): Container {
+  return { ...container, env: [{ name, value }, ...(container.env ?? []).filter((e) => e.name !== name)] };
 }
 
 /**
@@ -181,32 +183,96 @@ export function withAgentRootIdentity(podSpec: Readonly<PodSpec>): PodSpec {
   return { ...podSpec, securityContext: { ...authored, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false } };
 }
 
-/** What the Agent contract needs: the decoded build of the Agent's model, when known. */
+/** What the Agent contract needs: the decoded build of the Agent's model (when known) and the workload's pipeline. */
 export interface LpxAgentRuntimeInput {
   readonly build: LpxBuild | undefined;
+  /** Undefined until the builds are decoded. */
+  readonly pipeline: LpxPipeline | undefined;
 }
 
 /**
- * applyLpxAgentRuntime: the Agent pod contract, in upstream's order: POD_IP; the operator-owned
- * `LPX_MODEL_PATH` (decoded `file://` build only); resources (LPU chips per pod with a decoded
- * build, else the authored devices); privileged root; the huge-pages mount; host namespaces;
- * the LPU node tolerations; the pod's root identity. The caller then binds the runtime
- * ConfigMap (it addresses `main`) and renames `main` to `agent` ({@link withAgentContainerName}).
- * In: the rendered Agent pod spec (after `buildPodSpec` and the runtime ConfigMap binding).
- * Out: a new pod spec. The authored command, args, probes and other env are kept (upstream
- * `configureDirectHybridAgentRuntime` keeps a custom startup and its probes). Not rendered here:
- * the `ETCD_ENDPOINTS`/`NATS_SERVER` of upstream's test configuration. Pure.
+ * withSystemInit (upstream `configureNodeLocalAgentWorkerContainer`, XT): an LPU-only XT Agent
+ * runs the LPU system initialization, `LPU_RUN_SYSTEM_INIT: "true"` (operator-owned). Pure.
+ */
+export function withSystemInit(container: Container): Container {
+  return { ...container, env: withEnvDefaults((container.env ?? []).filter((e) => e.name !== 'LPU_RUN_SYSTEM_INIT'), [{ name: 'LPU_RUN_SYSTEM_INIT', value: 'true' }]) };
+}
+
+/**
+ * applyLpxAgentRuntime: the Agent pod contract, in upstream's order: POD_IP; for a hybrid
+ * engine's direct Agent runtime the operator-owned `LPX_MODEL_PATH` (decoded `file://` build
+ * only; `configureDirectHybridAgentRuntime`, the Agent's authored `GAS_DIR: $(LPX_MODEL_PATH)`),
+ * for an LPU-only XT Agent `LPU_RUN_SYSTEM_INIT` (its model path goes to the Nova conductor,
+ * {@link applyLpxNovaConductorRuntime}); resources (LPU chips per pod with a decoded build,
+ * else the authored devices); privileged root; the huge-pages mount; host namespaces; the LPU
+ * node tolerations; for the hybrid runtime the pod's root identity. The caller then binds the
+ * runtime ConfigMap (it addresses `main`) and renames `main` to `agent`
+ * ({@link withAgentContainerName}).
+ * In: the rendered Agent pod spec (after `buildPodSpec`). Out: a new pod spec. The authored
+ * command, args, probes and other env are kept (upstream keeps a custom startup and its probes).
+ * Not rendered here: the `ETCD_ENDPOINTS`/`NATS_SERVER` of upstream's test configuration. Pure.
  */
 export function applyLpxAgentRuntime(podSpec: Readonly<PodSpec>, input: LpxAgentRuntimeInput): PodSpec {
-  const runtimePath = input.build === undefined ? undefined : lpxBuildRuntimePath(input.build);
+  const isHybrid = input.pipeline === 'hybrid';
+  const runtimePath = input.build === undefined || !isHybrid ? undefined : lpxBuildRuntimePath(input.build);
   const chips = input.build === undefined ? undefined : lpxAgentChipsPerPod(input.build);
+  const isLpuOnlyXt = input.pipeline !== undefined && !isHybrid && input.build?.family === 'xt8888';
   let spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
-    const withPath = runtimePath === undefined ? withPodIpEnv(c) : withModelPath(withPodIpEnv(c), runtimePath);
-    return withPrivilegedRoot(withAgentResources(withPath, chips));
+    const withIp = withPodIpEnv(c);
+    const withPath = runtimePath === undefined ? withIp : withLeadingEnv(withIp, 'LPX_MODEL_PATH', runtimePath);
+    return withPrivilegedRoot(withAgentResources(isLpuOnlyXt ? withSystemInit(withPath) : withPath, chips));
   });
   spec = withHugepagesMount(spec);
   spec = withLpuNodeTolerations(withWorkerHostNamespaces(spec));
-  return withAgentRootIdentity(spec);
+  return isHybrid ? withAgentRootIdentity(spec) : spec;
+}
+
+/** The Nova conductor's runtime container name (upstream `updateLPUConductorContainer`). */
+export const LPX_CONDUCTOR_CONTAINER_NAME = 'conductor';
+/** Where Nova finds the Agents (upstream fixture node-local-v2-lpu-only.yaml; the Grove env of the conductor pod). */
+export const NOVA_NODE_NAME_TEMPLATE = '${GROVE_PCSG_NAME}-${GROVE_PCSG_INDEX}-{rack}-{node}.${GROVE_HEADLESS_SERVICE}';
+
+/** What the Nova conductor contract needs: the pipeline, and per model (in workload order) its decoded build and Agent clique. */
+export interface LpxNovaConductorInput {
+  readonly pipeline: LpxPipeline;
+  readonly models: readonly { readonly build: LpxBuild | undefined; readonly agentClique: string }[];
+}
+
+/**
+ * withConductorContainerName (upstream `updateLPUConductorContainer`: `container.Name =
+ * "conductor"`): the LPU-only conductor's `main` is renamed `conductor`. Called last. Pure.
+ */
+export function withConductorContainerName(podSpec: Readonly<PodSpec>): PodSpec {
+  return mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => ({ ...c, name: LPX_CONDUCTOR_CONTAINER_NAME }));
+}
+
+/**
+ * applyLpxNovaConductorRuntime (upstream `configureNodeLocalConductorRuntime`, `applyModelPaths`,
+ * fixture node-local-v2-lpu-only.yaml): the LPU-only (Nova) conductor's `main` gets POD_IP
+ * (its authored args use `$(POD_IP)`), `NOVA_NODE_NAME_TEMPLATE` and
+ * `NOVA_RESOLVED_PARTITIONS_DIR: /configs` (the runtime ConfigMap mount) unless authored; with
+ * decoded `file://` builds the operator-owned model paths, first in the env so authored
+ * `$(LPX_MODEL_PATH)` references expand: `LPX_MODEL_PATH` for one model, or
+ * `LPX_DRAFT_MODEL_PATH` (the first draft) and `LPX_TARGET_MODEL_PATH` (the target) for a shared
+ * speculative pair; and for one model `LPX_ALLOCATION`, its Agent clique (the fixture's `agt`;
+ * a pair's allocation is not in the fixtures covered here, so none is set). The caller binds the
+ * runtime ConfigMap, then renames `main` to `conductor` ({@link withConductorContainerName}).
+ * Not rendered here: upstream's Nova command wrapper (`wrapRuntimeStartup`) and generated launch
+ * arguments; the authored command and args are kept, as in the fixture. Pure.
+ */
+export function applyLpxNovaConductorRuntime(podSpec: Readonly<PodSpec>, input: LpxNovaConductorInput): PodSpec {
+  const first = input.models[0];
+  const last = input.models[input.models.length - 1];
+  const paths: [string, LpxBuild | undefined][] = input.pipeline === 'specDecode' ? [['LPX_DRAFT_MODEL_PATH', first?.build], ['LPX_TARGET_MODEL_PATH', last?.build]] : [['LPX_MODEL_PATH', first?.build]];
+  const resolved = paths.map(([name, build]) => [name, build === undefined ? undefined : lpxBuildRuntimePath(build)] as const);
+  return mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
+    let out = withPodIpEnv(c);
+    out = { ...out, env: withEnvDefaults(out.env, [{ name: 'NOVA_NODE_NAME_TEMPLATE', value: NOVA_NODE_NAME_TEMPLATE }, { name: 'NOVA_RESOLVED_PARTITIONS_DIR', value: '/configs' }]) };
+    if (resolved.some(([, path]) => path === undefined)) return out;
+    if (input.pipeline !== 'specDecode' && first !== undefined) out = withLeadingEnv(out, 'LPX_ALLOCATION', first.agentClique);
+    for (const [name, path] of [...resolved].reverse()) if (path !== undefined) out = withLeadingEnv(out, name, path);
+    return out;
+  });
 }
 
 /**
