@@ -247,3 +247,61 @@ export const nodeLocalV2LpuOnly: Dgd = {
     }] as Dgd['spec']['components'],
   },
 };
+
+const lp30Env = [
+  { name: 'BMC_SSH_ENABLED', value: 'false' },
+  { name: 'LPU_FPGA_AUTOMATIC_JTAG_RECOVERY', value: 'false' },
+  { name: 'LPU_FPGA_RECONFIGURE_METHOD', value: 'cvp' },
+  { name: 'REDFISH_BMC_ENABLED', value: 'false' },
+];
+const hxAgentEnvArgs = [
+  'BMC_SSH_ENABLED=false', 'LPU_FPGA_AUTOMATIC_JTAG_RECOVERY=false', 'LPU_FPGA_RECONFIGURE_METHOD=cvp', 'LPU_PARTITION_RUNNER_DATAPLANE=pcie', 'LPU_PARTITION_RUNNER_PCIE_SOURCE_PORT=33000',
+  'LPU_RUNNER_OUTSTANDING_TASK_DRAIN_TIMEOUT_SECONDS=10', 'LPU_VSAP_DIB_BARRIER_BEFORE_PUSH_ENABLED=true', 'LPU_VSAP_MAX_TENSORS_PER_CHUNK=4', 'REDFISH_BMC_ENABLED=false',
+].flatMap((value) => ['--agent-env-vars', value]);
+
+/** The build of upstream compiler fixture node-local-v3-hx-connected: one HX partition (id 1, extent [16,1,1,1], one Agent), LPU only. */
+export const nodeLocalV3HxConnected: LpxBuild = {
+  ...nodeLocalV2Connected,
+  path: 'file:///nfs/node-local-v3-hx-connected',
+  family: 'hx16x8x2x3',
+  partitions: [{ sourcePartitionId: 1, partPath: 'part-1', topology: { raw: 'opaque-v3-topology', chipCount: 16, nodeCount: 1 }, hxExtent: [16, 1, 1, 1] }],
+};
+
+/** upstream testdata/from_dgd_yaml/node-local-v3-hx-lpu-only.input.yaml, as our Dgd: node-local-v2-lpu-only's templates with the HX image-owned startup. */
+export const nodeLocalV3HxLpuOnly: Dgd = (() => {
+  const dgd = structuredClone(nodeLocalV2LpuOnly) as Dgd & { spec: { components: { roles: { name: string; podTemplate: { spec: Record<string, unknown> } }[] }[] } };
+  dgd.metadata = { name: 'node-local-v3-hx-lpu-only', namespace: 'test', uid: '33333333-3333-4333-8333-333333333333', generation: 1 };
+  const component = dgd.spec.components[0] as unknown as { lpx: { buildId: string }; roles: { name: string; podTemplate: { spec: Record<string, unknown> } }[] };
+  component.lpx = { buildId: 'node-local-v3-hx-connected' };
+  const [conductor, agent] = component.roles.map((r) => r.podTemplate.spec as { containers: Record<string, unknown>[]; initContainers?: unknown[] });
+  const nova = conductor?.containers[0];
+  if (nova !== undefined) {
+    nova['command'] = ['/bin/nova'];
+    nova['args'] = ['--instance-model-name', 'test/llama32-1b-lp30', ...novaArgs.slice(1), ...hxAgentEnvArgs];
+  }
+  const lpu = agent?.containers[0];
+  if (agent !== undefined && lpu !== undefined) {
+    Object.assign(lpu, {
+      args: [],
+      command: ['/bin/quasar-entrypoint'],
+      resources: { limits: { 'lpu.nvidia.com/devices': '1' } },
+      env: lp30Env,
+      volumeMounts: [
+        { mountPath: '/nfs', name: 'model-storage' },
+        { name: 'host-dev', mountPath: '/dev' },
+        { name: 'host-sys', mountPath: '/sys' },
+        { name: 'ssh-secret', mountPath: '/ssh-pk', readOnly: true },
+      ],
+    });
+    agent.initContainers = [{
+      command: ['/bin/lp30-agent-v2-init'],
+      env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+      image: 'example.invalid/lpu-runtime:test',
+      name: 'prepare-lp30',
+      securityContext: { privileged: true },
+      volumeMounts: [{ mountPath: '/sys', name: 'host-sys' }, { mountPath: '/dev', name: 'host-dev' }],
+    }];
+    (agent as Record<string, unknown>)['volumes'] = ((agent as Record<string, unknown>)['volumes'] as { name: string }[]).filter((v) => v.name !== 'hugepages');
+  }
+  return dgd;
+})();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
+import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, nodeLocalV3HxConnected, nodeLocalV3HxLpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
 
 const fieldRef = (fieldPath: string, apiVersion?: string) => ({ valueFrom: { fieldRef: { ...(apiVersion === undefined ? {} : { apiVersion }), fieldPath } } });
 const byName = (list: unknown) => [...((list ?? []) as { name: string }[])].sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -217,6 +217,52 @@ describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v
       { name: 'ssh-secret', secret: { defaultMode: 384, secretName: 'ssh-secret' } },
       { name: 'config', configMap: { name: 'node-local-v2-lpu-only-33b1-lpu-6bcf1f4cf22aaf55' } },
     ]));
+  });
+});
+
+describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v3-hx-lpu-only.input.yaml -> node-local-v3-hx-lpu-only.yaml', () => {
+  const pods = renderPods(nodeLocalV3HxLpuOnly, new Map([['lpu', nodeLocalV3HxConnected]])) as Record<string, Pod>;
+  const agentPod = pods['agt'] as Pod;
+  const agent = agentPod.containers[0] as Record<string, unknown>;
+  const nova = (pods['cond'] as Pod).containers[0] as Record<string, unknown>;
+
+  it('HX Agent: renamed "agent", POD_IP, host namespaces; none of the XT worker base (no cpu, huge pages, LPU_RUN_SYSTEM_INIT or added tolerations, as in the fixture); the image-owned startup and prepare-lp30 kept', () => {
+    expect(agent['name']).toBe('agent');
+    expect(agent['command']).toEqual(['/bin/quasar-entrypoint']);
+    expect(agent['env']).toEqual([
+      { name: 'BMC_SSH_ENABLED', value: 'false' },
+      { name: 'DYN_COMPONENT', value: 'lpx' },
+      { name: 'DYN_DISCOVERY_BACKEND', value: 'kubernetes' },
+      { name: 'DYN_NAMESPACE', value: 'test-node-local-v3-hx-lpu-only' },
+      { name: 'DYN_PARENT_DGD_K8S_NAME', value: 'node-local-v3-hx-lpu-only' },
+      { name: 'DYN_PARENT_DGD_K8S_NAMESPACE', value: 'test' },
+      { name: 'LPU_FPGA_AUTOMATIC_JTAG_RECOVERY', value: 'false' },
+      { name: 'LPU_FPGA_RECONFIGURE_METHOD', value: 'cvp' },
+      { name: 'POD_IP', ...fieldRef('status.podIP', 'v1') },
+      { name: 'POD_NAME', ...fieldRef('metadata.name') },
+      { name: 'POD_NAMESPACE', ...fieldRef('metadata.namespace') },
+      { name: 'POD_UID', ...fieldRef('metadata.uid') },
+      { name: 'REDFISH_BMC_ENABLED', value: 'false' },
+    ]);
+    // The fixture's HX device resource (nvidia.com/lpu: 16) is not rendered here: the authored devices stay.
+    expect(agent['resources']).toEqual({ limits: { 'lpu.nvidia.com/devices': '1' } });
+    expect(agent['securityContext']).toEqual({ privileged: true });
+    expect([agentPod['hostNetwork'], agentPod['hostIPC'], agentPod['dnsPolicy'], agentPod['tolerations'], (agentPod['initContainers'] as { name: string }[]).map((c) => c.name)]).toEqual([true, true, 'ClusterFirstWithHostNet', [{ key: 'lpu.nvidia.com/node', operator: 'Exists' }], ['prepare-lp30']]);
+    expect(byName(agentPod.volumes).map((v) => v.name)).toEqual(['config', 'host-dev', 'host-sys', 'model-storage', 'shared-memory', 'ssh-secret']);
+  });
+
+  it('HX Nova conductor: renamed "conductor"; LPX_MODEL_PATH /nfs/node-local-v3-hx-connected and LPX_ALLOCATION agt first, the NOVA_* env, the authored /bin/nova and HX --agent-env-vars args kept', () => {
+    expect(nova['name']).toBe('conductor');
+    expect(nova['command']).toEqual(['/bin/nova']);
+    expect((nova['args'] as string[]).slice(-2)).toEqual(['--agent-env-vars', 'REDFISH_BMC_ENABLED=false']);
+    const env = nova['env'] as { name: string; value?: string }[];
+    expect(env.slice(0, 2)).toEqual([{ name: 'LPX_MODEL_PATH', value: '/nfs/node-local-v3-hx-connected' }, { name: 'LPX_ALLOCATION', value: 'agt' }]);
+    expect(env.filter((e) => e.name.startsWith('NOVA_'))).toEqual([
+      { name: 'NOVA_MODEL_BASE_PATHS', value: '/nfs' },
+      { name: 'NOVA_MODEL_PATH', value: '$(LPX_MODEL_PATH)' },
+      { name: 'NOVA_NODE_NAME_TEMPLATE', value: '${GROVE_PCSG_NAME}-${GROVE_PCSG_INDEX}-{rack}-{node}.${GROVE_HEADLESS_SERVICE}' },
+      { name: 'NOVA_RESOLVED_PARTITIONS_DIR', value: '/configs' },
+    ]);
   });
 });
 

@@ -201,13 +201,16 @@ export function withSystemInit(container: Container): Container {
 /**
  * applyLpxAgentRuntime: the Agent pod contract, in upstream's order: POD_IP; for a hybrid
  * engine's direct Agent runtime the operator-owned `LPX_MODEL_PATH` (decoded `file://` build
- * only; `configureDirectHybridAgentRuntime`, the Agent's authored `GAS_DIR: $(LPX_MODEL_PATH)`),
- * for an LPU-only XT Agent `LPU_RUN_SYSTEM_INIT` (its model path goes to the Nova conductor,
- * {@link applyLpxNovaConductorRuntime}); resources (LPU chips per pod with a decoded build,
- * else the authored devices); privileged root; the huge-pages mount; host namespaces; the LPU
- * node tolerations; for the hybrid runtime the pod's root identity. The caller then binds the
- * runtime ConfigMap (it addresses `main`) and renames `main` to `agent`
- * ({@link withAgentContainerName}).
+ * only; `configureDirectHybridAgentRuntime`, the Agent's authored `GAS_DIR: $(LPX_MODEL_PATH)`;
+ * an LPU-only engine's model path goes to the Nova conductor, {@link applyLpxNovaConductorRuntime});
+ * host namespaces. Then the XT worker base (upstream applies it to XT only; also without a
+ * decoded build, the family being unknown): for an LPU-only Agent `LPU_RUN_SYSTEM_INIT`;
+ * resources (LPU chips per pod with a decoded build, else the authored devices); privileged
+ * root; the huge-pages mount; the LPU node tolerations; for the hybrid runtime the pod's root
+ * identity. An HX Agent's LP30 contract (upstream's `/bin/quasar-entrypoint`, the
+ * `prepare-lp30` init container, the LP30 env and its `nvidia.com/lpu` devices) is not rendered
+ * here. The caller then binds the runtime ConfigMap (it addresses `main`) and renames `main` to
+ * `agent` ({@link withAgentContainerName}).
  * In: the rendered Agent pod spec (after `buildPodSpec`). Out: a new pod spec. The authored
  * command, args, probes and other env are kept (upstream keeps a custom startup and its probes).
  * Not rendered here: the `ETCD_ENDPOINTS`/`NATS_SERVER` of upstream's test configuration. Pure.
@@ -215,13 +218,14 @@ export function withSystemInit(container: Container): Container {
 export function applyLpxAgentRuntime(podSpec: Readonly<PodSpec>, input: LpxAgentRuntimeInput): PodSpec {
   const isHybrid = input.pipeline === 'hybrid';
   const runtimePath = input.build === undefined || !isHybrid ? undefined : lpxBuildRuntimePath(input.build);
-  const chips = input.build === undefined ? undefined : lpxAgentChipsPerPod(input.build);
-  const isLpuOnlyXt = input.pipeline !== undefined && !isHybrid && input.build?.family === 'xt8888';
-  let spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
-    const withIp = withPodIpEnv(c);
-    const withPath = runtimePath === undefined ? withIp : withLeadingEnv(withIp, 'LPX_MODEL_PATH', runtimePath);
-    return withPrivilegedRoot(withAgentResources(isLpuOnlyXt ? withSystemInit(withPath) : withPath, chips));
+  const withIp = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
+    const container = withPodIpEnv(c);
+    return runtimePath === undefined ? container : withLeadingEnv(container, 'LPX_MODEL_PATH', runtimePath);
   });
+  if (input.build !== undefined && input.build.family !== 'xt8888') return withWorkerHostNamespaces(withIp);
+  const chips = input.build === undefined ? undefined : lpxAgentChipsPerPod(input.build);
+  const isLpuOnly = input.pipeline !== undefined && !isHybrid;
+  let spec = mapContainer(withIp, MAIN_CONTAINER_NAME, (c) => withPrivilegedRoot(withAgentResources(isLpuOnly ? withSystemInit(c) : c, chips)));
   spec = withHugepagesMount(spec);
   spec = withLpuNodeTolerations(withWorkerHostNamespaces(spec));
   return isHybrid ? withAgentRootIdentity(spec) : spec;
