@@ -305,3 +305,89 @@ export const nodeLocalV3HxLpuOnly: Dgd = (() => {
   }
   return dgd;
 })();
+
+/** upstream testdata/from_dgd_yaml/node-local-v2-specdecode.input.yaml, as our Dgd: a shared pair, two drafts and the target on node-local-v2-connected. */
+export const nodeLocalV2Specdecode: Dgd = (() => {
+  const agentTemplate = {
+    spec: {
+      containers: [{
+        name: 'main',
+        image: 'example.invalid/lpu-runtime:test',
+        resources: { limits: { 'lpu.nvidia.com/devices': '1' } },
+        command: ['/bin/quasar-entrypoint'],
+        args: ['--partition-metadata'],
+        readinessProbe: { failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: 2222 }, timeoutSeconds: 1 },
+        env: [{ name: 'LPU_RUN_SYSTEM_INIT', value: 'true' }],
+        volumeMounts: [
+          { mountPath: '/nfs', name: 'model-storage' },
+          { name: 'config', mountPath: '/configs' },
+          { name: 'host-dev', mountPath: '/dev' },
+          { name: 'host-sys', mountPath: '/sys' },
+          { name: 'ssh-secret', mountPath: '/ssh-pk', readOnly: true },
+          { name: 'hugepages', mountPath: '/dev/hugepages' },
+        ],
+      }],
+      volumes: [
+        { name: 'model-storage', persistentVolumeClaim: { claimName: 'model-storage' } },
+        { name: 'host-dev', hostPath: { path: '/dev', type: 'Directory' } },
+        { name: 'host-sys', hostPath: { path: '/sys', type: 'Directory' } },
+        { name: 'hugepages', emptyDir: { medium: 'HugePages' } },
+        { name: 'ssh-secret', secret: { secretName: 'ssh-secret', defaultMode: 420 } },
+      ],
+    },
+  };
+  const root = { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false };
+  return {
+    apiVersion: 'nvidia.com/v1beta1',
+    kind: 'DynamoGraphDeployment',
+    metadata: { name: 'node-local-v2-specdecode', namespace: 'test', uid: '33333333-3333-4333-8333-333333333333', generation: 1, annotations: { 'scheduling.lpu.nvidia.com/scheduler-backend': 'lpx-scheduler' } },
+    spec: {
+      components: [
+        { name: 'draft', type: 'lpx', replicas: 2, lpx: { buildId: 'node-local-v2-connected' }, roles: [{ name: 'agent', podTemplate: structuredClone(agentTemplate) }] },
+        {
+          name: 'lpu',
+          type: 'lpx',
+          replicas: 1,
+          lpx: { buildId: 'node-local-v2-connected' },
+          roles: [
+            {
+              name: 'conductor',
+              podTemplate: {
+                spec: {
+                  containers: [{
+                    name: 'main',
+                    image: 'example.invalid/lpu-runtime:test',
+                    command: ['/bin/nova'],
+                    args: [...novaArgs.slice(1, 13), '--datacenter-config-filepath', '/configs/datacenter.toml', '--model-config-filepath', '/configs/model_config.toml', ...novaArgs.slice(13)],
+                    env: [
+                      { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
+                      { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
+                      { name: 'OMPI_MCA_plm_rsh_args', value: '-p 2222 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o IdentityFile=/tmp/dynamo-lpu-ssh/private.key' },
+                    ],
+                    readinessProbe: { httpGet: { path: '/readyz', port: 51045, scheme: 'HTTP' }, failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, timeoutSeconds: 1 },
+                    securityContext: root,
+                    volumeMounts: [{ name: 'model-storage', mountPath: '/nfs' }, { name: 'config', mountPath: '/configs' }, { name: 'single-v2-ssh-key', mountPath: '/tmp/dynamo-lpu-ssh' }],
+                  }],
+                  initContainers: [{
+                    args: ['-m', '0600', '/ssh-pk/private.key', '/tmp/dynamo-lpu-ssh/private.key'],
+                    command: ['/bin/install'],
+                    image: 'example.invalid/lpu-runtime:test',
+                    name: 'prepare-ssh-key',
+                    securityContext: root,
+                    volumeMounts: [{ mountPath: '/tmp/dynamo-lpu-ssh', name: 'single-v2-ssh-key' }, { mountPath: '/ssh-pk', name: 'ssh-secret', readOnly: true }],
+                  }],
+                  volumes: [
+                    { name: 'model-storage', persistentVolumeClaim: { claimName: 'model-storage' } },
+                    { name: 'ssh-secret', secret: { secretName: 'ssh-secret', defaultMode: 384 } },
+                    { name: 'single-v2-ssh-key', emptyDir: {} },
+                  ],
+                },
+              },
+            },
+            { name: 'agent', podTemplate: structuredClone(agentTemplate) },
+          ],
+        },
+      ] as Dgd['spec']['components'],
+    },
+  };
+})();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, nodeLocalV3HxConnected, nodeLocalV3HxLpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
+import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, nodeLocalV2Specdecode, nodeLocalV3HxConnected, nodeLocalV3HxLpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
 
 const fieldRef = (fieldPath: string, apiVersion?: string) => ({ valueFrom: { fieldRef: { ...(apiVersion === undefined ? {} : { apiVersion }), fieldPath } } });
 const byName = (list: unknown) => [...((list ?? []) as { name: string }[])].sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -263,6 +263,60 @@ describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v
       { name: 'NOVA_NODE_NAME_TEMPLATE', value: '${GROVE_PCSG_NAME}-${GROVE_PCSG_INDEX}-{rack}-{node}.${GROVE_HEADLESS_SERVICE}' },
       { name: 'NOVA_RESOLVED_PARTITIONS_DIR', value: '/configs' },
     ]);
+  });
+});
+
+describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v2-specdecode.input.yaml -> node-local-v2-specdecode.yaml', () => {
+  const pods = renderPods(nodeLocalV2Specdecode, new Map([['draft', nodeLocalV2Connected], ['lpu', nodeLocalV2Connected]])) as Record<string, Pod>;
+  const nova = (pods['cond'] as Pod).containers[0] as Record<string, unknown>;
+
+  it('every Agent clique (agt0, agt1 for draft0, draft1; agt2 for the target) is an XT LPU-only Agent: renamed "agent", lpu.nvidia.com/lpu 8, cpu 62, huge pages, LPU_RUN_SYSTEM_INIT, POD_IP', () => {
+    expect(Object.keys(pods)).toEqual(['agt0', 'agt1', 'agt2', 'cond']);
+    for (const clique of ['agt0', 'agt1', 'agt2']) {
+      const agent = (pods[clique] as Pod).containers[0] as Record<string, unknown>;
+      const env = agent['env'] as { name: string; value?: string }[];
+      expect([agent['name'], agent['command'], agent['args'], agent['resources'], env.find((e) => e.name === 'LPU_RUN_SYSTEM_INIT')?.value, env.some((e) => e.name === 'POD_IP')]).toEqual([
+        'agent', ['/bin/quasar-entrypoint'], ['--partition-metadata'],
+        { limits: { 'hugepages-2Mi': '4Gi', 'lpu.nvidia.com/lpu': '8' }, requests: { cpu: '62', 'hugepages-2Mi': '4Gi', 'lpu.nvidia.com/lpu': '8' } },
+        'true', true,
+      ]);
+    }
+  });
+
+  it('the Nova conductor: renamed "conductor"; LPX_DRAFT_MODEL_PATH, LPX_TARGET_MODEL_PATH and LPX_ALLOCATION "agt0:agt1:agt2" first; NOVA_PIPELINE_TYPE SpecDecode, the draft/target NOVA_* paths and partition dirs; the authored security context kept', () => {
+    expect(nova['name']).toBe('conductor');
+    const env = nova['env'] as { name: string }[];
+    expect(env.slice(0, 3)).toEqual([
+      { name: 'LPX_DRAFT_MODEL_PATH', value: '/nfs/node-local-v2-connected' },
+      { name: 'LPX_TARGET_MODEL_PATH', value: '/nfs/node-local-v2-connected' },
+      { name: 'LPX_ALLOCATION', value: 'agt0:agt1:agt2' },
+    ]);
+    // The fixture's env apart from the order above, its test config's ETCD_ENDPOINTS/NATS_SERVER
+    // and NOVA_MODEL_BASE_PATHS (the model-storage mount, from operator configuration).
+    expect(byName(env)).toEqual(byName([
+      { name: 'DYN_COMPONENT', value: 'lpx' },
+      { name: 'DYN_DISCOVERY_BACKEND', value: 'kubernetes' },
+      { name: 'DYN_NAMESPACE', value: 'test-node-local-v2-specdecode' },
+      { name: 'DYN_PARENT_DGD_K8S_NAME', value: 'node-local-v2-specdecode' },
+      { name: 'DYN_PARENT_DGD_K8S_NAMESPACE', value: 'test' },
+      { name: 'LPX_ALLOCATION', value: 'agt0:agt1:agt2' },
+      { name: 'LPX_DRAFT_MODEL_PATH', value: '/nfs/node-local-v2-connected' },
+      { name: 'LPX_TARGET_MODEL_PATH', value: '/nfs/node-local-v2-connected' },
+      { name: 'NOVA_DRAFT_MODEL_PATH', value: '$(LPX_DRAFT_MODEL_PATH)' },
+      { name: 'NOVA_DRAFT_RESOLVED_PARTITIONS_DIR', value: '/configs' },
+      { name: 'NOVA_NODE_NAME_TEMPLATE', value: '${GROVE_PCSG_NAME}-${GROVE_PCSG_INDEX}-{rack}-{node}.${GROVE_HEADLESS_SERVICE}' },
+      { name: 'NOVA_PIPELINE_TYPE', value: 'SpecDecode' },
+      { name: 'NOVA_TARGET_MODEL_PATH', value: '$(LPX_TARGET_MODEL_PATH)' },
+      { name: 'NOVA_TARGET_RESOLVED_PARTITIONS_DIR', value: '/configs' },
+      { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
+      { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
+      { name: 'OMPI_MCA_plm_rsh_args', value: '-p 2222 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o IdentityFile=/tmp/dynamo-lpu-ssh/private.key' },
+      { name: 'POD_IP', ...fieldRef('status.podIP', 'v1') },
+      { name: 'POD_NAME', ...fieldRef('metadata.name') },
+      { name: 'POD_NAMESPACE', ...fieldRef('metadata.namespace') },
+      { name: 'POD_UID', ...fieldRef('metadata.uid') },
+    ]));
+    expect([nova['command'], nova['securityContext'], (pods['cond'] as Pod)['schedulerName']]).toEqual([['/bin/nova'], { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false }, 'lpx-scheduler']);
   });
 });
 

@@ -251,29 +251,51 @@ export function withConductorContainerName(podSpec: Readonly<PodSpec>): PodSpec 
 }
 
 /**
+ * novaModelEnv (upstream fixtures node-local-v2-lpu-only.yaml, node-local-v2-specdecode.yaml):
+ * the Nova conductor's env defaults naming the models and their partition tables: one model
+ * `NOVA_MODEL_PATH: $(LPX_MODEL_PATH)` and `NOVA_RESOLVED_PARTITIONS_DIR: /configs`; a shared
+ * pair `NOVA_PIPELINE_TYPE: SpecDecode`, `NOVA_DRAFT_MODEL_PATH: $(LPX_DRAFT_MODEL_PATH)`,
+ * `NOVA_TARGET_MODEL_PATH: $(LPX_TARGET_MODEL_PATH)` and `NOVA_DRAFT_RESOLVED_PARTITIONS_DIR`,
+ * `NOVA_TARGET_RESOLVED_PARTITIONS_DIR` (`/configs`); both `NOVA_NODE_NAME_TEMPLATE`. Pure.
+ */
+export function novaModelEnv(pipeline: LpxPipeline): EnvVar[] {
+  const names = { name: 'NOVA_NODE_NAME_TEMPLATE', value: NOVA_NODE_NAME_TEMPLATE };
+  if (pipeline !== 'specDecode') return [names, { name: 'NOVA_MODEL_PATH', value: '$(LPX_MODEL_PATH)' }, { name: 'NOVA_RESOLVED_PARTITIONS_DIR', value: '/configs' }];
+  return [
+    names,
+    { name: 'NOVA_PIPELINE_TYPE', value: 'SpecDecode' },
+    { name: 'NOVA_DRAFT_MODEL_PATH', value: '$(LPX_DRAFT_MODEL_PATH)' },
+    { name: 'NOVA_TARGET_MODEL_PATH', value: '$(LPX_TARGET_MODEL_PATH)' },
+    { name: 'NOVA_DRAFT_RESOLVED_PARTITIONS_DIR', value: '/configs' },
+    { name: 'NOVA_TARGET_RESOLVED_PARTITIONS_DIR', value: '/configs' },
+  ];
+}
+
+/**
  * applyLpxNovaConductorRuntime (upstream `configureNodeLocalConductorRuntime`, `applyModelPaths`,
- * fixture node-local-v2-lpu-only.yaml): the LPU-only (Nova) conductor's `main` gets POD_IP
- * (its authored args use `$(POD_IP)`), `NOVA_NODE_NAME_TEMPLATE` and
- * `NOVA_RESOLVED_PARTITIONS_DIR: /configs` (the runtime ConfigMap mount) unless authored; with
- * decoded `file://` builds the operator-owned model paths, first in the env so authored
- * `$(LPX_MODEL_PATH)` references expand: `LPX_MODEL_PATH` for one model, or
- * `LPX_DRAFT_MODEL_PATH` (the first draft) and `LPX_TARGET_MODEL_PATH` (the target) for a shared
- * speculative pair; and for one model `LPX_ALLOCATION`, its Agent clique (the fixture's `agt`;
- * a pair's allocation is not in the fixtures covered here, so none is set). The caller binds the
- * runtime ConfigMap, then renames `main` to `conductor` ({@link withConductorContainerName}).
- * Not rendered here: upstream's Nova command wrapper (`wrapRuntimeStartup`) and generated launch
- * arguments; the authored command and args are kept, as in the fixture. Pure.
+ * fixtures node-local-v2-lpu-only.yaml, node-local-v2-specdecode.yaml): the LPU-only (Nova)
+ * conductor's `main` gets POD_IP (its args use `$(POD_IP)`) and {@link novaModelEnv} unless
+ * authored; with every model's build decoded (`file://`) the operator-owned values, first in the
+ * env so authored `$(...)` references expand: the model paths (`LPX_MODEL_PATH` for one model;
+ * `LPX_DRAFT_MODEL_PATH` of the first draft and `LPX_TARGET_MODEL_PATH` of the target for a
+ * shared pair) and `LPX_ALLOCATION`, the Agent cliques joined by `:` (`agt`, `agt0:agt1:agt2`).
+ * The caller binds the runtime ConfigMap, then renames `main` to `conductor`
+ * ({@link withConductorContainerName}). Not rendered here: upstream's Nova command wrapper
+ * (`wrapRuntimeStartup`) and generated launch arguments (the authored command and args are
+ * kept, as in the fixtures) and `NOVA_MODEL_BASE_PATHS` (the model-storage mount, from operator
+ * configuration). Pure.
  */
 export function applyLpxNovaConductorRuntime(podSpec: Readonly<PodSpec>, input: LpxNovaConductorInput): PodSpec {
   const first = input.models[0];
   const last = input.models[input.models.length - 1];
   const paths: [string, LpxBuild | undefined][] = input.pipeline === 'specDecode' ? [['LPX_DRAFT_MODEL_PATH', first?.build], ['LPX_TARGET_MODEL_PATH', last?.build]] : [['LPX_MODEL_PATH', first?.build]];
   const resolved = paths.map(([name, build]) => [name, build === undefined ? undefined : lpxBuildRuntimePath(build)] as const);
+  const allocation = input.models.map((m) => m.agentClique).join(':');
   return mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
     let out = withPodIpEnv(c);
-    out = { ...out, env: withEnvDefaults(out.env, [{ name: 'NOVA_NODE_NAME_TEMPLATE', value: NOVA_NODE_NAME_TEMPLATE }, { name: 'NOVA_RESOLVED_PARTITIONS_DIR', value: '/configs' }]) };
+    out = { ...out, env: withEnvDefaults(out.env, novaModelEnv(input.pipeline)) };
     if (resolved.some(([, path]) => path === undefined)) return out;
-    if (input.pipeline !== 'specDecode' && first !== undefined) out = withLeadingEnv(out, 'LPX_ALLOCATION', first.agentClique);
+    out = withLeadingEnv(out, 'LPX_ALLOCATION', allocation);
     for (const [name, path] of [...resolved].reverse()) if (path !== undefined) out = withLeadingEnv(out, name, path);
     return out;
   });
