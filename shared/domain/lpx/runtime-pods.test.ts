@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { lpxBuildRuntimePath, withAgentResources, withLeadingEnv, withPodIpEnv } from './runtime-pods.js';
 import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, nodeLocalV2Specdecode, nodeLocalV3HxConnected, nodeLocalV3HxLpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
 
 const fieldRef = (fieldPath: string, apiVersion?: string) => ({ valueFrom: { fieldRef: { ...(apiVersion === undefined ? {} : { apiVersion }), fieldPath } } });
@@ -349,3 +350,25 @@ function deepFreeze(value: unknown): void {
   Object.freeze(value);
   for (const child of Object.values(value)) deepFreeze(child);
 }
+
+describe('the single rules (upstream build.go buildRuntimePath, lpu_pod.go applyLPUWorkerContainerBase, runtime_agent.go setNodeLocalPodIPEnv)', () => {
+  it.each([
+    { name: 'a file:// build is at its URL path', reason: 'buildRuntimePath: BuildSchemeFile returns the URL path', input: 'file:///nfs/node-local-v2-connected/', want: '/nfs/node-local-v2-connected' },
+    { name: 'an escaped file:// path is decoded', reason: 'buildRuntimePath returns the parsed path', input: 'file:///nfs/my%20build', want: '/nfs/my build' },
+    { name: 'a gs:// build has no path here', reason: 'buildRuntimePath joins it under the model storage path, which is operator configuration', input: 'gs://bucket/build', want: undefined },
+    { name: 'a malformed escape gives no path and no exception', reason: 'bad input never throws', input: 'file:///nfs/%zz', want: undefined },
+  ])('$name', ({ input, want }) => {
+    expect(lpxBuildRuntimePath({ path: input })).toBe(want);
+  });
+
+  it('applyLPUWorkerContainerBase: a CPU limit below 62 becomes the request, a higher one leaves 62', () => {
+    expect(withAgentResources({ name: 'main', resources: { limits: { cpu: '16' } } }, 8)['resources']).toEqual({ limits: { 'hugepages-2Mi': '4Gi', 'lpu.nvidia.com/lpu': '8' }, requests: { cpu: '16', 'hugepages-2Mi': '4Gi', 'lpu.nvidia.com/lpu': '8' } });
+    expect(withAgentResources({ name: 'main', resources: { limits: { cpu: '64000m' } } }, undefined)['resources']).toEqual({ limits: { cpu: '64000m', 'hugepages-2Mi': '4Gi' }, requests: { cpu: '62', 'hugepages-2Mi': '4Gi' } });
+  });
+
+  it('an operator-owned entry published first stays first when defaults are added; an authored POD_IP is kept', () => {
+    const led = withLeadingEnv({ name: 'main', env: [{ name: 'A', value: '1' }, { name: 'Z', value: '2' }] }, 'LPX_MODEL_PATH', '/nfs/b');
+    expect(withPodIpEnv(led)['env']?.map((e) => e.name)).toEqual(['LPX_MODEL_PATH', 'A', 'POD_IP', 'Z']);
+    expect(withPodIpEnv({ name: 'main', env: [{ name: 'POD_IP', value: '10.0.0.1' }] })['env']).toEqual([{ name: 'POD_IP', value: '10.0.0.1' }]);
+  });
+});

@@ -1,6 +1,7 @@
 /**
- * The LPX pod runtime contract: what upstream's operator injects into the Agent pods and the
- * hybrid Cyborg (conductor) pods on top of the authored role templates, after the ordinary DGD
+ * The LPX pod runtime contract: what upstream's operator injects into the Agent pods, the hybrid
+ * Cyborg (conductor) pods and the LPU-only Nova conductor pods on top of the authored role
+ * templates, after the ordinary DGD
  * pod rules (`buildPodSpec`: the DYN_* and pod-identity env, the base pod spec's
  * `terminationGracePeriodSeconds: 60` and `restartPolicy: Always`, the default `fsGroup: 1000`,
  * the `shared-memory` emptyDir at `/dev/shm`) have run.
@@ -8,10 +9,15 @@
  * Source: upstream `internal/dynamo/lpx/lpu_pod.go` (`lpuAgentContainerName`,
  * `defaultLPUAgentCPUs`, `updateWorkerPodSpec`, `ensureLPUNodeTolerations`,
  * `applyLPUWorkerContainerBase`), `runtime_agent.go` (`configureDirectHybridAgentRuntime`,
- * `setNodeLocalPodIPEnv`), `runtime_selection.go` (`applyModelPaths`), `cyborg_runtime.go`
+ * `configureNodeLocalAgentRuntime`, `configureNodeLocalAgentWorkerContainer`,
+ * `configureNodeLocalConductorRuntime`, `setNodeLocalPodIPEnv`), `conductor_runtime.go`
+ * (`updateLPUConductorContainer`), `runtime_selection.go` (`applyModelPaths`), `cyborg_runtime.go`
  * (`CyborgBatchSizeEnv`, `cyborgFpgaGpiIOFPGACountEnv`, `cyborgFpgaGpiReplicaIndexEnv`,
  * `cyborgSwaCacheIDsEnv`, `applyCyborgManifestPath`), `build.go` (`buildRuntimePath`); the
- * expected fixture `internal/dynamo/lpx/testdata/from_dgd_yaml/node-local-v2-hybrid.yaml`.
+ * expected fixtures under `internal/dynamo/lpx/testdata/from_dgd_yaml/`: node-local-v2-hybrid,
+ * node-local-v2-lpu-only, node-local-v2-specdecode, node-local-v3-hx-lpu-only. Upstream's
+ * fixtures and code come from several revisions that differ in details; where they disagree the
+ * newest code is followed and the tests say where a fixture differs.
  * Every function here is pure: it returns new objects and never changes its input.
  * @module
  */
@@ -42,10 +48,19 @@ function mapContainer(podSpec: Readonly<PodSpec>, name: string, change: (c: Cont
   return { ...podSpec, containers: (podSpec.containers ?? []).map((c) => (c.name === name ? change(c) : c)) };
 }
 
-/** Sets `entries` whose names the env does not have yet, keeping the list sorted by name as `buildPodSpec` leaves it. */
+/**
+ * Adds the `entries` whose names the env does not have yet, each at its place in name order
+ * (`buildPodSpec` leaves the env sorted by name), without moving any present entry: an
+ * operator-owned entry published first (see {@link withLeadingEnv}) stays first.
+ */
 function withEnvDefaults(env: readonly EnvVar[] | undefined, entries: readonly EnvVar[]): EnvVar[] {
-  const present = new Set((env ?? []).map((e) => e.name));
-  return [...(env ?? []), ...entries.filter((e) => !present.has(e.name))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const out = [...(env ?? [])];
+  for (const entry of entries) {
+    if (out.some((e) => e.name === entry.name)) continue;
+    const at = out.findIndex((e) => e.name > entry.name);
+    out.splice(at === -1 ? out.length : at, 0, entry);
+  }
+  return out;
 }
 
 /**
@@ -56,8 +71,13 @@ function withEnvDefaults(env: readonly EnvVar[] | undefined, entries: readonly E
  */
 export function lpxBuildRuntimePath(build: Pick<LpxBuild, 'path'>): string | undefined {
   if (!build.path.startsWith('file://')) return undefined;
-  const path = new URL(build.path).pathname.replace(/\/+$/, '');
-  return path === '' ? undefined : path;
+  try {
+    const path = decodeURIComponent(new URL(build.path).pathname).replace(/\/+$/, '');
+    return path === '' ? undefined : path;
+  } catch {
+    // A reference the URL parser refuses has no runtime path; the registry reports it elsewhere.
+    return undefined;
+  }
 }
 
 /**
