@@ -355,10 +355,14 @@ describe('the single rules (upstream build.go buildRuntimePath, lpu_pod.go apply
   it.each([
     { name: 'a file:// build is at its URL path', reason: 'buildRuntimePath: BuildSchemeFile returns the URL path', input: 'file:///nfs/node-local-v2-connected/', want: '/nfs/node-local-v2-connected' },
     { name: 'an escaped file:// path is decoded', reason: 'buildRuntimePath returns the parsed path', input: 'file:///nfs/my%20build', want: '/nfs/my build' },
-    { name: 'a gs:// build has no path here', reason: 'buildRuntimePath joins it under the model storage path, which is operator configuration', input: 'gs://bucket/build', want: undefined },
+    { name: 'a gs:// build is under <model storage>/gcs/<bucket>/<object>', reason: 'buildRuntimePath: filepath.Join(modelStoragePath, "gcs", buildURL.Host, objectPath)', input: 'gs://bucket/builds/b1', want: '/nfs/gcs/bucket/builds/b1' },
+    { name: 'a gs:// build without a model-storage mount has no path', reason: 'buildRuntimePath: "model storage path is empty"', input: 'gs://bucket/builds/b1', storage: '', want: undefined },
+    { name: 'a gs:// build with a bad object segment has no path', reason: 'buildRuntimePath: "invalid GCS build path %q: bad path segment %q"', input: 'gs://bucket/builds/../b1', want: undefined },
+    { name: 'a gs:// build without an object has no path', reason: 'buildRuntimePath: "invalid GCS build path %q: missing object path"', input: 'gs://bucket/', want: undefined },
+    { name: 'another scheme has no path', reason: 'buildRuntimePath: "unsupported build path scheme %q"', input: 's3://bucket/b1', want: undefined },
     { name: 'a malformed escape gives no path and no exception', reason: 'bad input never throws', input: 'file:///nfs/%zz', want: undefined },
-  ])('$name', ({ input, want }) => {
-    expect(lpxBuildRuntimePath({ path: input })).toBe(want);
+  ])('$name', ({ input, storage, want }) => {
+    expect(lpxBuildRuntimePath({ path: input }, storage ?? '/nfs')).toBe(want);
   });
 
   it('applyLPUWorkerContainerBase: a CPU limit below 62 becomes the request, a higher one leaves 62', () => {

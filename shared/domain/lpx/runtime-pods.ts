@@ -63,21 +63,47 @@ function withEnvDefaults(env: readonly EnvVar[] | undefined, entries: readonly E
   return out;
 }
 
+/** The volume holding the runtime's models (upstream `commonconsts.ModelStorageVolumeName`). */
+export const MODEL_STORAGE_VOLUME_NAME = 'model-storage';
+
 /**
- * lpxBuildRuntimePath (upstream `buildRuntimePath`): where the runtime finds a build, a
- * `file://` build at its URL path. A `gs://` build resolves under the runtime's model-storage
- * mount, which upstream takes from operator configuration this control plane does not render:
- * undefined then (and for anything else), so no path is published. Pure.
+ * lpxBuildRuntimePath (upstream `buildRuntimePath`): where the runtime finds a build: a
+ * `file://` build at its URL path; a `gs://bucket/object` build, downloaded by Model Express,
+ * at `<model storage>/gcs/<bucket>/<object>`, the model storage being the container's
+ * `model-storage` mount path (undefined without one, or with an empty, `.` or `..` object
+ * segment). Anything else, or a reference the URL parser refuses, has no path. Pure.
  */
-export function lpxBuildRuntimePath(build: Pick<LpxBuild, 'path'>): string | undefined {
-  if (!build.path.startsWith('file://')) return undefined;
+export function lpxBuildRuntimePath(build: Pick<LpxBuild, 'path'>, modelStoragePath?: string): string | undefined {
+  let url: URL;
   try {
-    const path = decodeURIComponent(new URL(build.path).pathname).replace(/\/+$/, '');
-    return path === '' ? undefined : path;
+    url = new URL(build.path);
   } catch {
-    // A reference the URL parser refuses has no runtime path; the registry reports it elsewhere.
+    // The registry reports an unparsable reference; there is no path to publish.
     return undefined;
   }
+  if (url.protocol === 'file:') {
+    const path = safeDecode(url.pathname)?.replace(/\/+$/, '');
+    return path === '' ? undefined : path;
+  }
+  if (url.protocol !== 'gs:' || modelStoragePath === undefined || modelStoragePath.trim() === '') return undefined;
+  // Segments as written: URL parsing would already have resolved `.` and `..`.
+  const object = build.path.slice(`gs://${url.host}`.length).replace(/^\//, '');
+  const segments = object.split('/');
+  if (object === '' || segments.some((s) => s === '' || s === '.' || s === '..')) return undefined;
+  return [modelStoragePath.replace(/\/+$/, ''), 'gcs', url.host, ...segments].join('/');
+}
+
+function safeDecode(path: string): string | undefined {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The mount path of the container's `model-storage` volume, if it mounts one. Pure. */
+export function modelStorageMountPath(container: Container): string | undefined {
+  return ((container.volumeMounts ?? []) as { name: string; mountPath: string }[]).find((m) => m.name === MODEL_STORAGE_VOLUME_NAME)?.mountPath;
 }
 
 /**
@@ -220,8 +246,8 @@ export function withSystemInit(container: Container): Container {
 
 /**
  * applyLpxAgentRuntime: the Agent pod contract, in upstream's order: POD_IP; for a hybrid
- * engine's direct Agent runtime the operator-owned `LPX_MODEL_PATH` (decoded `file://` build
- * only; `configureDirectHybridAgentRuntime`, the Agent's authored `GAS_DIR: $(LPX_MODEL_PATH)`;
+ * engine's direct Agent runtime the operator-owned `LPX_MODEL_PATH` (a decoded build's
+ * runtime path, {@link lpxBuildRuntimePath}; `configureDirectHybridAgentRuntime`, the Agent's authored `GAS_DIR: $(LPX_MODEL_PATH)`;
  * an LPU-only engine's model path goes to the Nova conductor, {@link applyLpxNovaConductorRuntime});
  * host namespaces. Then the XT worker base (upstream applies it to XT only; also without a
  * decoded build, the family being unknown): for an LPU-only Agent `LPU_RUN_SYSTEM_INIT`;
@@ -237,9 +263,9 @@ export function withSystemInit(container: Container): Container {
  */
 export function applyLpxAgentRuntime(podSpec: Readonly<PodSpec>, input: LpxAgentRuntimeInput): PodSpec {
   const isHybrid = input.pipeline === 'hybrid';
-  const runtimePath = input.build === undefined || !isHybrid ? undefined : lpxBuildRuntimePath(input.build);
   const withIp = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
     const container = withPodIpEnv(c);
+    const runtimePath = input.build === undefined || !isHybrid ? undefined : lpxBuildRuntimePath(input.build, modelStorageMountPath(c));
     return runtimePath === undefined ? container : withLeadingEnv(container, 'LPX_MODEL_PATH', runtimePath);
   });
   if (input.build !== undefined && input.build.family !== 'xt8888') return withWorkerHostNamespaces(withIp);
@@ -295,7 +321,7 @@ export function novaModelEnv(pipeline: LpxPipeline): EnvVar[] {
  * applyLpxNovaConductorRuntime (upstream `configureNodeLocalConductorRuntime`, `applyModelPaths`,
  * fixtures node-local-v2-lpu-only.yaml, node-local-v2-specdecode.yaml): the LPU-only (Nova)
  * conductor's `main` gets POD_IP (its args use `$(POD_IP)`) and {@link novaModelEnv} unless
- * authored; with every model's build decoded (`file://`) the operator-owned values, first in the
+ * authored; with every model's build decoded and at a runtime path ({@link lpxBuildRuntimePath}) the operator-owned values, first in the
  * env so authored `$(...)` references expand: the model paths (`LPX_MODEL_PATH` for one model;
  * `LPX_DRAFT_MODEL_PATH` of the first draft and `LPX_TARGET_MODEL_PATH` of the target for a
  * shared pair) and `LPX_ALLOCATION`, the Agent cliques joined by `:` (`agt`, `agt0:agt1:agt2`).
@@ -309,9 +335,9 @@ export function applyLpxNovaConductorRuntime(podSpec: Readonly<PodSpec>, input: 
   const first = input.models[0];
   const last = input.models[input.models.length - 1];
   const paths: [string, LpxBuild | undefined][] = input.pipeline === 'specDecode' ? [['LPX_DRAFT_MODEL_PATH', first?.build], ['LPX_TARGET_MODEL_PATH', last?.build]] : [['LPX_MODEL_PATH', first?.build]];
-  const resolved = paths.map(([name, build]) => [name, build === undefined ? undefined : lpxBuildRuntimePath(build)] as const);
   const allocation = input.models.map((m) => m.agentClique).join(':');
   return mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
+    const resolved = paths.map(([name, build]) => [name, build === undefined ? undefined : lpxBuildRuntimePath(build, modelStorageMountPath(c))] as const);
     let out = withPodIpEnv(c);
     out = { ...out, env: withEnvDefaults(out.env, novaModelEnv(input.pipeline)) };
     if (resolved.some(([, path]) => path === undefined)) return out;
@@ -347,7 +373,7 @@ export interface LpxCyborgRuntimeInput {
  * (the I/O FPGA count) and, for batch size 1, `CYBORG_SWA_CACHE_IDS` from the pod index (larger
  * batches need upstream's command wrapper `wrapCyborgDecodeForSwaBatch`, not rendered here); and
  * the operator-owned `GBUILD_MANIFEST_PATH` (`<runtime path>/manifest.v2.capnp.bin`,
- * `applyCyborgManifestPath`; decoded `file://` builds only). The pod uses the
+ * `applyCyborgManifestPath`; a decoded build's runtime path). The pod uses the
  * `default-scheduler`: it is a GPU pod. Not rendered here: `TOKENIZER_DIR`, whose ConfigMap key
  * our runtime ConfigMaps do not carry. Pure.
  */
@@ -362,9 +388,9 @@ export function applyLpxCyborgRuntime(podSpec: Readonly<PodSpec>, input: LpxCybo
     defaults.push({ name: 'CYBORG_BATCH_SIZE', value: String(build.batchSize) }, { name: 'CYBORG_FPGA_GPI_IO_FPGA_COUNT', value: String(build.ioFpgaCount) });
     if (build.batchSize === 1) defaults.push({ name: 'CYBORG_SWA_CACHE_IDS', ...podIndex });
   }
-  const runtimePath = build === undefined ? undefined : lpxBuildRuntimePath(build);
   const spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
     const env = withEnvDefaults(c.env, defaults);
+    const runtimePath = build === undefined ? undefined : lpxBuildRuntimePath(build, modelStorageMountPath(c));
     if (runtimePath === undefined) return { ...c, env };
     const manifest: EnvVar = { name: 'GBUILD_MANIFEST_PATH', value: `${runtimePath}/${GBUILD_MANIFEST_V2_FILE}` };
     return { ...c, env: withEnvDefaults(env.filter((e) => e.name !== manifest.name), [manifest]) };
