@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lpxBuildRuntimePath, withAgentResources, withLeadingEnv, withPodIpEnv } from './runtime-pods.js';
+import { lpxBuildRuntimePath, withAgentResources, withDirectHybridAgentEnv, withLeadingEnv, withPodIpEnv } from './runtime-pods.js';
 import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, nodeLocalV2Specdecode, nodeLocalV3HxConnected, nodeLocalV3HxLpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
 
 const fieldRef = (fieldPath: string, apiVersion?: string) => ({ valueFrom: { fieldRef: { ...(apiVersion === undefined ? {} : { apiVersion }), fieldPath } } });
@@ -374,5 +374,15 @@ describe('the single rules (upstream build.go buildRuntimePath, lpu_pod.go apply
     const led = withLeadingEnv({ name: 'main', env: [{ name: 'A', value: '1' }, { name: 'Z', value: '2' }] }, 'LPX_MODEL_PATH', '/nfs/b');
     expect(withPodIpEnv(led)['env']?.map((e) => e.name)).toEqual(['LPX_MODEL_PATH', 'A', 'POD_IP', 'Z']);
     expect(withPodIpEnv({ name: 'main', env: [{ name: 'POD_IP', value: '10.0.0.1' }] })['env']).toEqual([{ name: 'POD_IP', value: '10.0.0.1' }]);
+  });
+
+  it('configureDirectHybridAgentRuntime: a hybrid Agent without them gets GLUE_RDMA_PATH_MTU, NIC_NAME, UCX_TLS, RDMA_PORT, READINESS_PORT; an authored value stays', () => {
+    expect(withDirectHybridAgentEnv({ name: 'main', env: [{ name: 'NIC_NAME', value: 'mlx5_1' }] })['env']).toEqual([
+      { name: 'GLUE_RDMA_PATH_MTU', value: '1024' },
+      { name: 'NIC_NAME', value: 'mlx5_1' },
+      { name: 'RDMA_PORT', value: '19877' },
+      { name: 'READINESS_PORT', value: '19878' },
+      { name: 'UCX_TLS', value: 'tcp' },
+    ]);
   });
 });

@@ -229,6 +229,29 @@ export function withAgentRootIdentity(podSpec: Readonly<PodSpec>): PodSpec {
   return { ...podSpec, securityContext: { ...authored, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false } };
 }
 
+/** The LPU RDMA port (upstream `lpuRDMAPort`). */
+export const LPU_RDMA_PORT = 19877;
+/** The Agent's readiness port (upstream `LPUReadinessPort`). */
+export const LPU_READINESS_PORT = 19878;
+
+/**
+ * withDirectHybridAgentEnv (upstream `configureDirectHybridAgentRuntime`): the hybrid engine's
+ * XT Agent gets the RDMA transport env unless authored: `GLUE_RDMA_PATH_MTU: "1024"`,
+ * `NIC_NAME: mlx5_0`, `UCX_TLS: tcp`, `RDMA_PORT: "19877"`, `READINESS_PORT: "19878"`. Pure.
+ */
+export function withDirectHybridAgentEnv(container: Container): Container {
+  return {
+    ...container,
+    env: withEnvDefaults(container.env, [
+      { name: 'GLUE_RDMA_PATH_MTU', value: '1024' },
+      { name: 'NIC_NAME', value: 'mlx5_0' },
+      { name: 'UCX_TLS', value: 'tcp' },
+      { name: 'RDMA_PORT', value: String(LPU_RDMA_PORT) },
+      { name: 'READINESS_PORT', value: String(LPU_READINESS_PORT) },
+    ]),
+  };
+}
+
 /** What the Agent contract needs: the decoded build of the Agent's model (when known) and the workload's pipeline. */
 export interface LpxAgentRuntimeInput {
   readonly build: LpxBuild | undefined;
@@ -250,7 +273,8 @@ export function withSystemInit(container: Container): Container {
  * runtime path, {@link lpxBuildRuntimePath}; `configureDirectHybridAgentRuntime`, the Agent's authored `GAS_DIR: $(LPX_MODEL_PATH)`;
  * an LPU-only engine's model path goes to the Nova conductor, {@link applyLpxNovaConductorRuntime});
  * host namespaces. Then the XT worker base (upstream applies it to XT only; also without a
- * decoded build, the family being unknown): for an LPU-only Agent `LPU_RUN_SYSTEM_INIT`;
+ * decoded build, the family being unknown): for an LPU-only Agent `LPU_RUN_SYSTEM_INIT`, for a
+ * hybrid one the RDMA env ({@link withDirectHybridAgentEnv});
  * resources (LPU chips per pod with a decoded build, else the authored devices); privileged
  * root; the huge-pages mount; the LPU node tolerations; for the hybrid runtime the pod's root
  * identity. An HX Agent's LP30 contract (upstream's `/bin/quasar-entrypoint`, the
@@ -271,7 +295,8 @@ export function applyLpxAgentRuntime(podSpec: Readonly<PodSpec>, input: LpxAgent
   if (input.build !== undefined && input.build.family !== 'xt8888') return withWorkerHostNamespaces(withIp);
   const chips = input.build === undefined ? undefined : lpxAgentChipsPerPod(input.build);
   const isLpuOnly = input.pipeline !== undefined && !isHybrid;
-  let spec = mapContainer(withIp, MAIN_CONTAINER_NAME, (c) => withPrivilegedRoot(withAgentResources(isLpuOnly ? withSystemInit(c) : c, chips)));
+  const withRuntimeEnv = (c: Container) => (isLpuOnly ? withSystemInit(c) : isHybrid ? withDirectHybridAgentEnv(c) : c);
+  let spec = mapContainer(withIp, MAIN_CONTAINER_NAME, (c) => withPrivilegedRoot(withAgentResources(withRuntimeEnv(c), chips)));
   spec = withHugepagesMount(spec);
   spec = withLpuNodeTolerations(withWorkerHostNamespaces(spec));
   return isHybrid ? withAgentRootIdentity(spec) : spec;
@@ -370,7 +395,7 @@ export interface LpxCyborgRuntimeInput {
  * the hybrid conductor's `main`, unless authored: `CYBORG_FPGA_GPI_REPLICA_INDEX` from the
  * Grove pod index label and `TOTAL_REPLICAS` (the conductor replicas); with a decoded build
  * also `CYBORG_BATCH_SIZE` (`deployment.program.batchSize`), `CYBORG_FPGA_GPI_IO_FPGA_COUNT`
- * (the I/O FPGA count) and, for batch size 1, `CYBORG_SWA_CACHE_IDS` from the pod index (larger
+ * (the I/O FPGA count), for XT `RDMA_PORT: "19877"` and, for batch size 1, `CYBORG_SWA_CACHE_IDS` from the pod index (larger
  * batches need upstream's command wrapper `wrapCyborgDecodeForSwaBatch`, not rendered here); and
  * the operator-owned `GBUILD_MANIFEST_PATH` (`<runtime path>/manifest.v2.capnp.bin`,
  * `applyCyborgManifestPath`; a decoded build's runtime path). The pod uses the
@@ -386,6 +411,7 @@ export function applyLpxCyborgRuntime(podSpec: Readonly<PodSpec>, input: LpxCybo
   const build = input.build;
   if (build !== undefined) {
     defaults.push({ name: 'CYBORG_BATCH_SIZE', value: String(build.batchSize) }, { name: 'CYBORG_FPGA_GPI_IO_FPGA_COUNT', value: String(build.ioFpgaCount) });
+    if (build.family === 'xt8888') defaults.push({ name: 'RDMA_PORT', value: String(LPU_RDMA_PORT) });
     if (build.batchSize === 1) defaults.push({ name: 'CYBORG_SWA_CACHE_IDS', ...podIndex });
   }
   const spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => {
