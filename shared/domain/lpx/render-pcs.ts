@@ -144,8 +144,9 @@ function roleClique(
  *   (volume `config` at `/configs`, `nvidia.com/extra-resources-hash`), see `bindRuntimeConfig`;
  * - the pod runtime contract (runtime-pods.ts): every Agent gets `applyLpxAgentRuntime`, a
  *   hybrid engine's conductor (the Cyborg) is rendered as a decode worker and gets
- *   `applyLpxCyborgRuntime`, an LPU-only one (Nova) `applyLpxNovaConductorRuntime`; the build-dependent parts need the component's decoded build
- *   (`builds`, by component name) and its derivation.
+ *   `applyLpxCyborgRuntime`, an LPU-only one (Nova) `applyLpxNovaConductorRuntime`; the
+ *   build-dependent parts need the component's decoded build (`builds`, by component name) and
+ *   its derivation, so without them a conductor is left as authored.
  * Deterministic. Pure.
  */
 export function renderLpxPodCliqueSet(
