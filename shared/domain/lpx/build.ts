@@ -49,6 +49,12 @@ export interface LpxBuildPartition {
   readonly topology: LpxTopology;
   /** HX only: the four-dimensional allocation `[16, 1..8, 1|2, 1|2]`; undefined for XT. */
   readonly hxExtent: readonly number[] | undefined;
+  /**
+   * A collapsed runtime partition only (upstream `runtimeNodeCount`, set by
+   * `collapseSelectedPropSyncChain` in derive.ts): the Agent endpoints of all its physical members,
+   * since sub-host members still occupy one endpoint each. Absent on a decoded partition.
+   */
+  readonly runtimeNodeCount?: number;
 }
 
 /** The normalized build (upstream `Build`). Partitions of an XT build are sorted by source id. */

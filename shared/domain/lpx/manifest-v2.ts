@@ -10,8 +10,9 @@
  * the split `deployment.v1.capnp.bin` contract (upstream `model_manifest_common.go`) are in
  * `manifest-common.ts`. Upstream's
  * `normalizeBuildSnapshot` runs the two in sequence. Upstream's later runtime transformations
- * (`omitStandaloneEmbeddingPartition`, prop-sync collapsing in `resolveBuildSettings`) are not
- * normalization and are not applied here.
+ * (the LPU-only chain and `omitStandaloneEmbeddingPartition` in `resolveBuildSettings`, the
+ * hybrid prop-sync collapse in the V2 projection) are not normalization: derive.ts applies them
+ * (`lpxRuntimePartitions`).
  * Errors a malformed message raises inside capnp-es while a field is read are returned as
  * upstream's "reading manifest.v2.capnp.bin <field>: <cause>" (the cause is capnp-es's text, not
  * Go's). Everything here is pure: bytes in, a build or an error string out; nothing throws.
