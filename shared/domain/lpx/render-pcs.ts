@@ -139,7 +139,8 @@ function roleClique(
  *   when the build snapshot is known, `scheduling.lpu.nvidia.com/compiler-snapshot-digest`, as
  *   upstream's Agent pods carry it, so a changed build rolls its Agents);
  *   the conductor clique (role `conductor`, label `lpx.nvidia.com/serving: "true"`) starts after
- *   the agents; every pod uses the `lpx-scheduler`;
+ *   the agents; every pod uses the `lpx-scheduler` (a hybrid Cyborg, once its build is decoded, the
+ *   `default-scheduler`, see `applyLpxCyborgRuntime`);
  * - a workload with runtime ConfigMaps (`runtimeConfigs`, runtime-configmaps.ts) mounts them
  *   (volume `config` at `/configs`, `nvidia.com/extra-resources-hash`), see `bindRuntimeConfig`;
  * - the pod runtime contract (runtime-pods.ts): every Agent gets `applyLpxAgentRuntime`, a
