@@ -105,7 +105,7 @@ export const LpxConfigSchema = z
   .object({
     buildId: z.string().optional(),
     scheduling: z.object({ attemptDeadlineSeconds: z.number().int().optional() }).loose().optional(),
-    /** Design D's `localPartitions{all|ids}`: read for objects admitted before D+; admission refuses a new or changed one. */
+    /** Design D's `localPartitions{all|ids}`: accepted with design D's bounds and a deprecation warning (D+ moved it to `experimental.localPartitions`). */
     localPartitions: z.object({ all: z.boolean().optional(), ids: z.array(z.number().int()).optional() }).loose().optional(),
     checkpoint: looseObject().optional(),
     /** D+: `experimental.localPartitions{mode: All|IDs, ids}` and `experimental.checkpoint`. */

@@ -2,7 +2,7 @@
  * LPX admission rules of issue 11 part 6: the model registry build id rule, the LPX checkpoint
  * stanza, the bounds of `lpx.scheduling.attemptDeadlineSeconds`, and `lpx.experimental.localPartitions`
  * (D+: upstream's newest `LPXLocalPartitions`, its Enum, MinItems, items bounds, listType=set and
- * CEL rule; design D's `lpx.localPartitions` refused when new or changed).
+ * CEL rule; design D's `lpx.localPartitions` with its own bounds and a deprecation warning).
  * Sources: upstream-notes/lpx.md §0 "D+", §1.1, §1.3 "Schema" and "Checkpoint refusal", §4 BuildURL;
  * lpx-integration-review round 1 (absolute buildId with a configured registry; the LPX checkpoint stanza).
  */
@@ -16,6 +16,10 @@ function lpxDgd(lpx: Obj, extra: Obj = {}): Obj {
 }
 function issuesOf(object: Obj, config: { lpxEnabled: boolean; modelRegistryUrl?: string }, old?: Obj): string[] {
   return validateDgd(defaultDgd(object), old === undefined ? undefined : defaultDgd(old), config).issues.map((i) => `${i.path}: ${i.type}: ${i.detail}`);
+}
+
+function warningsOf(object: Obj, config: { lpxEnabled: boolean }, old?: Obj): string[] {
+  return validateDgd(defaultDgd(object), old === undefined ? undefined : defaultDgd(old), config).warnings;
 }
 
 describe('LPX admission (issue 11 part 6)', () => {
@@ -99,21 +103,43 @@ describe('LPX admission (issue 11 part 6)', () => {
       want: ['spec.components[1].lpx.experimental.checkpoint: Forbidden: checkpoint functionality is supported only for worker, prefill, and decode components'],
     },
     {
-      name: 'design D lpx.localPartitions on a new component is refused with where D+ moved it',
-      lpx: { buildId: 'b', localPartitions: { all: true } },
+      name: 'design D lpx.localPartitions: "set either all: true or ids" (both refused)',
+      lpx: { buildId: 'b', localPartitions: { all: true, ids: [1] } },
       registry: undefined,
-      want: ['spec.components[1].lpx.localPartitions: Forbidden: moved to lpx.experimental.localPartitions{mode: All|IDs, ids}'],
+      want: ['spec.components[1].lpx.localPartitions: Invalid: set either all: true or ids'],
+    },
+    {
+      name: 'design D lpx.localPartitions: "set either all: true or ids" (neither refused)',
+      lpx: { buildId: 'b', localPartitions: {} },
+      registry: undefined,
+      want: ['spec.components[1].lpx.localPartitions: Invalid: set either all: true or ids'],
+    },
+    {
+      name: 'design D lpx.localPartitions.ids: non-empty, unique, each 0..4294967295',
+      lpx: { buildId: 'b', localPartitions: { ids: [3, 3, 4294967296] } },
+      registry: undefined,
+      want: ['spec.components[1].lpx.localPartitions.ids[1]: Duplicate: ', 'spec.components[1].lpx.localPartitions.ids[2]: Invalid: must be an integer from 0 to 4294967295'],
+    },
+    {
+      name: 'design D lpx.localPartitions together with D+ lpx.experimental.localPartitions is refused',
+      lpx: { buildId: 'b', localPartitions: { all: true }, experimental: { localPartitions: { mode: 'All' } } },
+      registry: undefined,
+      want: ['spec.components[1].lpx.localPartitions: Invalid: set either lpx.localPartitions or lpx.experimental.localPartitions, not both'],
     },
   ])('$name', ({ lpx, registry, want }) => {
     expect(issuesOf(lpxDgd(lpx), { lpxEnabled: true, ...(registry === undefined ? {} : { modelRegistryUrl: registry }) })).toEqual(want);
   });
 
-  it('design D lpx.localPartitions stored from before D+ is admitted unchanged (other edits are not blocked), refused once changed', () => {
-    const stored = lpxDgd({ buildId: 'b', localPartitions: { ids: [11] } });
+  it('design D lpx.localPartitions is admitted with a deprecation warning naming lpx.experimental.localPartitions, only when new or changed', () => {
+    const deprecation = 'spec.components[1].lpx.localPartitions ("engine"): deprecated; use lpx.experimental.localPartitions{mode: All|IDs, ids} instead (all: true is mode: All; ids is mode: IDs with the same ids)';
+    const created = lpxDgd({ buildId: 'b', localPartitions: { ids: [11] } });
+    expect(issuesOf(created, { lpxEnabled: true })).toEqual([]);
+    expect(warningsOf(created, { lpxEnabled: true })).toContain(deprecation);
     const edited = aDgd({ components: [aComponent('frontend', 'frontend', { replicas: 2 }), anLpxComponent('engine', { lpx: { buildId: 'b', localPartitions: { ids: [11] } } })], spec: restart });
-    expect(issuesOf(edited, { lpxEnabled: true }, stored)).toEqual([]);
-    expect(issuesOf(lpxDgd({ buildId: 'b', localPartitions: { ids: [7] } }), { lpxEnabled: true }, stored)).toEqual(['spec.components[1].lpx.localPartitions: Forbidden: moved to lpx.experimental.localPartitions{mode: All|IDs, ids}']);
-    expect(issuesOf(lpxDgd({ buildId: 'b', experimental: { localPartitions: { mode: 'IDs', ids: [11] } } }), { lpxEnabled: true }, stored)).toEqual([]);
+    expect(issuesOf(edited, { lpxEnabled: true }, created)).toEqual([]);
+    expect(warningsOf(edited, { lpxEnabled: true }, created)).not.toContain(deprecation);
+    expect(warningsOf(lpxDgd({ buildId: 'b', localPartitions: { ids: [7] } }), { lpxEnabled: true }, created)).toContain(deprecation);
+    expect(issuesOf(lpxDgd({ buildId: 'b', experimental: { localPartitions: { mode: 'IDs', ids: [11] } } }), { lpxEnabled: true }, created)).toEqual([]);
   });
 
   it('an unchanged LPX stanza is not re-checked against a newly configured registry', () => {

@@ -116,7 +116,7 @@ export function validateLpxComponent(ctx: Pick<AdmissionContext, 'lpxPair'> & Pa
   if (component.type !== 'lpx') return validateOrdinarySchedulerName(component, index);
   const at = componentPath(index);
   const old = ctx.oldComponents?.get(component.name);
-  const issues: FieldIssue[] = [...validateLpxStanza(component, index), ...validateLegacyLocalPartitions(component, old, index)];
+  const issues: FieldIssue[] = [...validateLpxStanza(component, index), ...validateLegacyLocalPartitions(component, index)];
   if (ctx.config !== undefined && (old === undefined || !isDeepEqual(old.lpx, component.lpx))) issues.push(...validateLpxBuildId(ctx.config.modelRegistryUrl, component, index));
   const isDraft = ctx.lpxPair?.draftIndex === index;
   const isTarget = ctx.lpxPair?.targetIndex === index;
@@ -244,8 +244,8 @@ function validateOrdinarySchedulerName(component: Component, index: number): Fie
 
 /** Refusal text of the LPX checkpoint stanza (lpx.md §1.3 "Checkpoint refusal", the generic experimental rule). */
 const LPX_CHECKPOINT_DETAIL = 'checkpoint functionality is supported only for worker, prefill, and decode components';
-/** Our text for design D's `lpx.localPartitions` once D+ moved it (upstream's newest CRD has no such field). */
-export const LPX_LEGACY_LOCAL_PARTITIONS_DETAIL = 'moved to lpx.experimental.localPartitions{mode: All|IDs, ids}';
+/** Largest compiler partition id in design D's `localPartitions.ids` (lpx.md §1.1: items 0..4294967295). */
+const MAX_LEGACY_PARTITION_ID = 4_294_967_295;
 
 /**
  * validateLpxStanza: the bounds of the `lpx` stanza, as the upstream CRD schema and CEL state them:
@@ -305,20 +305,57 @@ export function validateLpxLocalPartitions(selection: Readonly<Record<string, un
 }
 
 /**
- * validateLegacyLocalPartitions: D+ moved design D's `lpx.localPartitions{all|ids}` to
- * `lpx.experimental.localPartitions{mode: All|IDs, ids}`, and upstream's newest CRD no longer has
- * the old field (a strict client refuses it as unknown; otherwise it is pruned). A new or changed
- * `lpx.localPartitions` is refused here with where it moved (Forbidden, our wording
- * {@link LPX_LEGACY_LOCAL_PARTITIONS_DETAIL}), never silently dropped; one stored unchanged from
- * before is admitted and still read (lpx/derive.ts `localPartitionSelection`), so an existing
- * engine keeps its partitions and other edits are not blocked.
- * In: the component, the stored component of its name (undefined on create or for a new
- * component), its index. Source: upstream-notes/lpx.md §0 "D+", §1.1 `localPartitions`. Pure.
+ * validateLegacyLocalPartitions: design D's `lpx.localPartitions{all|ids}`, which D+ moved to
+ * `lpx.experimental.localPartitions{mode: All|IDs, ids}`. It stays accepted with design D's
+ * bounds, so manifests written for D keep working (lpx/derive.ts `localPartitionSelection` reads
+ * either form, the newer first):
+ * - either `all: true` or `ids`, not both and not neither (Invalid "set either all: true or ids",
+ *   upstream's CEL); `ids` non-empty, unique, each 0..4294967295 (the schema's bounds);
+ * - not together with `lpx.experimental.localPartitions` (Invalid, our text: two selections of
+ *   the same partitions would be ambiguous).
+ * Each new or changed use is warned about ({@link legacyLocalPartitionsWarnings}).
+ * Source: upstream-notes/lpx.md §1.1 `localPartitions` (D: "CEL: set either all: true or ids";
+ * "D+ docs move it to lpx.experimental.localPartitions"). Pure.
  */
-export function validateLegacyLocalPartitions(component: Component, old: Component | undefined, index: number): FieldIssue[] {
-  const legacy = component.lpx?.['localPartitions'];
-  if (legacy === undefined || (old !== undefined && isDeepEqual(old.lpx?.['localPartitions'], legacy))) return [];
-  return [{ path: `${componentPath(index)}.lpx.localPartitions`, type: 'Forbidden', detail: LPX_LEGACY_LOCAL_PARTITIONS_DETAIL }];
+export function validateLegacyLocalPartitions(component: Component, index: number): FieldIssue[] {
+  const partitions = component.lpx?.['localPartitions'];
+  if (partitions === undefined) return [];
+  const path = `${componentPath(index)}.lpx.localPartitions`;
+  const issues: FieldIssue[] = [];
+  const experimental = component.lpx?.['experimental'];
+  if (isObject(experimental) && experimental['localPartitions'] !== undefined) {
+    issues.push({ path, type: 'Invalid', value: 'object', detail: 'set either lpx.localPartitions or lpx.experimental.localPartitions, not both' });
+  }
+  const all = isObject(partitions) ? partitions['all'] : undefined;
+  const ids = isObject(partitions) ? partitions['ids'] : undefined;
+  if ((all === true) === (ids !== undefined)) issues.push({ path, type: 'Invalid', value: 'object', detail: 'set either all: true or ids' });
+  if (Array.isArray(ids)) {
+    if (ids.length === 0) issues.push({ path: `${path}.ids`, type: 'Invalid', value: 'array', detail: `${path}.ids in body should have at least 1 items` });
+    const seen = new Set<unknown>();
+    ids.forEach((id: unknown, k) => {
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > MAX_LEGACY_PARTITION_ID) issues.push({ path: `${path}.ids[${k}]`, type: 'Invalid', value: id, detail: `must be an integer from 0 to ${MAX_LEGACY_PARTITION_ID}` });
+      else if (seen.has(id)) issues.push({ path: `${path}.ids[${k}]`, type: 'Duplicate', value: id, detail: '' });
+      seen.add(id);
+    });
+  } else if (ids !== undefined) issues.push({ path: `${path}.ids`, type: 'Invalid', value: ids, detail: 'must be a list of partition ids' });
+  return issues;
+}
+
+/**
+ * legacyLocalPartitionsWarnings: a deprecation warning for each LPX component that introduces or
+ * changes design D's `lpx.localPartitions` (unchanged stored values are not warned about again),
+ * naming the D+ replacement. The text is ours (upstream moved the field without a warning).
+ * Source: upstream-notes/lpx.md §1.1 `localPartitions` ("D+ docs move it to
+ * lpx.experimental.localPartitions{mode: All|IDs, ids}"). Pure.
+ */
+export function legacyLocalPartitionsWarnings(ctx: Pick<AdmissionContext, 'dgd' | 'oldComponents'>): string[] {
+  const warnings: string[] = [];
+  ctx.dgd.spec.components.forEach((component, index) => {
+    const legacy = component.type === 'lpx' ? component.lpx?.['localPartitions'] : undefined;
+    if (legacy === undefined || isDeepEqual(ctx.oldComponents.get(component.name)?.lpx?.['localPartitions'], legacy)) return;
+    warnings.push(`${componentPath(index)}.lpx.localPartitions ("${component.name}"): deprecated; use lpx.experimental.localPartitions{mode: All|IDs, ids} instead (all: true is mode: All; ids is mode: IDs with the same ids)`);
+  });
+  return warnings;
 }
 
 /**

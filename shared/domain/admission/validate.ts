@@ -25,7 +25,7 @@ import {
   validateRestart,
   validateUpdateStrategyAnnotation,
 } from './graph.js';
-import { findLpxPair, validateLpxComponent, validateLpxComposition, validateLpxGate, validateLpxGraph } from './lpx.js';
+import { findLpxPair, legacyLocalPartitionsWarnings, validateLpxComponent, validateLpxComposition, validateLpxGate, validateLpxGraph } from './lpx.js';
 import { minAvailableDeprecationWarnings, validateMinAvailableFitsReplicas, validateMinAvailableForms, validateMinAvailableImmutable } from './min-available.js';
 import { validateProviderOverrides } from './provider-override.js';
 import { validateScalingAdapterReplicas } from './scaling-adapter.js';
@@ -167,7 +167,7 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
     ...validateMinAvailableImmutable(ctx),
     ...validateRolloutBudget(ctx),
   );
-  const warnings = [...backend.warnings, ...minAvailableDeprecationWarnings(ctx), ...completeOutageWarnings(ctx, issues)];
+  const warnings = [...backend.warnings, ...minAvailableDeprecationWarnings(ctx), ...legacyLocalPartitionsWarnings(ctx), ...completeOutageWarnings(ctx, issues)];
   return { issues, warnings };
 }
 
