@@ -4,13 +4,20 @@
  * change between reads (upstream's fenced-acquisition cases).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildSnapshotContentId, normalizeGbuildManifestV2, type LpxBuild } from '../../shared/domain/index.js';
 import { TransientError } from '../../shared/runtime/index.js';
-import { aV2CompilerFixture, encodeGbuildManifestV2 } from '../../test/support/gbuild-manifest.js';
+import {
+  EXECUTION_V1_BYTES,
+  EXECUTION_V1_FILE,
+  aV2CompilerFixture,
+  deploymentV1Of,
+  encodeGbuildDeploymentV1,
+  encodeGbuildManifestV2,
+} from '../../test/support/gbuild-manifest.js';
 import { BuildReadError, acquireBuildSnapshot, fileBuildStore, type BuildStore } from './lpx-build.js';
 
 const clock = () => new Date('2026-12-01T10:00:00Z');
@@ -90,7 +97,7 @@ describe('acquireBuildSnapshot failures are data, with upstream\'s texts', () =>
     await writeBuild(root, { 'manifest.capnp.bin': '{}', 'allocation_metadata.json': '{}', 'compile_summary.json': '{}', 'gas_program_layout.json': '{}' });
     expect(await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock)).toEqual({
       ok: false,
-      error: `immutable build snapshot is inconsistent: immutable build "file://${root}" is missing manifest.v2.capnp.bin`,
+      error: `immutable build snapshot is inconsistent: immutable build "file://${root}": missing build contract: require manifest.v2.capnp.bin or deployment.v1.capnp.bin`,
     });
   });
 
@@ -150,5 +157,70 @@ describe('acquireBuildSnapshot fences (upstream build_snapshot.go)', () => {
     let t = 0;
     const advancing = () => new Date(Date.parse('2026-12-01T10:00:00Z') + (t++) * 20_000);
     await expect(acquireBuildSnapshot(scriptedStore([[MANIFEST]], [payload]), url, advancing)).rejects.toThrow(/context deadline exceeded/);
+  });
+});
+
+describe('acquireBuildSnapshot selects exactly one contract (upstream model_deployment_v1_test.go, selectBuildContract)', () => {
+  const DEPLOYMENT = 'deployment.v1.capnp.bin';
+  /** The split contract with the same facts as the manifest payload (upstream TestDeploymentContractPreservesNormalizedBuild). */
+  const deployment = encodeGbuildDeploymentV1(deploymentV1Of(aV2CompilerFixture()));
+
+  it('the legacy contract alone: manifest.v2.capnp.bin is read, fenced and named in the identity', async () => {
+    await writeBuild(root, { [MANIFEST]: payload, 'part-7/chip-0.gas': 'x' });
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock)).toEqual({
+      ok: true,
+      contentId: buildSnapshotContentId([MANIFEST, 'part-7/chip-0.gas'], payload, MANIFEST),
+      build: buildOf(`file://${root}`),
+    });
+  });
+
+  it('"Acquire and normalize exactly the scheduler contract" (TestDeploymentContractAcquisitionAndRuntimePath): the split contract alone gives the same build, its identity over deployment.v1.capnp.bin', async () => {
+    await writeBuild(root, { [DEPLOYMENT]: deployment, [EXECUTION_V1_FILE]: EXECUTION_V1_BYTES });
+    const first = await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock);
+    expect(first).toEqual({ ok: true, contentId: buildSnapshotContentId([DEPLOYMENT, EXECUTION_V1_FILE], deployment, DEPLOYMENT), build: buildOf(`file://${root}`) });
+
+    // "Bind exact deployment bytes to snapshot identity": another build id changes only the deployment bytes.
+    await writeFile(path.join(root, DEPLOYMENT), encodeGbuildDeploymentV1(deploymentV1Of(aV2CompilerFixture(), { buildId: 'different-build' })));
+    const second = await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock);
+    expect(second.ok && second.contentId).not.toBe(first.ok && first.contentId);
+  });
+
+  it('the split contract is validated against the acquired inventory: its execution file must be listed (validateExecutionReference)', async () => {
+    await writeBuild(root, { [DEPLOYMENT]: deployment });
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock)).toEqual({ ok: false, error: `execution.path "${EXECUTION_V1_FILE}" is missing from build inventory` });
+  });
+
+  it('"Reject the selected deployment during normalization" (TestDeploymentContractRejectsCorruptNewOnly)', async () => {
+    await writeBuild(root, { [DEPLOYMENT]: 'corrupt' });
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock)).toEqual({ ok: false, error: `parsing ${DEPLOYMENT}: message is 7 bytes, shorter than a segment table` });
+  });
+
+  it.each([
+    { name: 'corrupt file', entry: async (at: string) => writeFile(at, 'corrupt') },
+    { name: 'directory', entry: async (at: string) => mkdir(at) },
+  ])('"Reject ambiguous publication before any legacy decoder can accept it" (TestDeploymentContractCorruptionNeverUsesLegacy): a split entry that is a $name beside a valid legacy manifest', async ({ entry }) => {
+    await writeBuild(root, { [MANIFEST]: payload });
+    await entry(path.join(root, DEPLOYMENT));
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock)).toEqual({
+      ok: false,
+      error: `immutable build snapshot is inconsistent: immutable build "file://${root}": ambiguous build contracts: both ${MANIFEST} and ${DEPLOYMENT}`,
+    });
+  });
+
+  it('"Reject changes between the two bounded reads" (TestDeploymentContractFencesRemoteBytes): the split file is the one fenced', async () => {
+    const store = scriptedStore([[DEPLOYMENT, EXECUTION_V1_FILE]], [Buffer.from('first'), Buffer.from('second')]);
+    expect(await acquireBuildSnapshot(store, 'gs://bucket/registry/model/build', clock)).toEqual({
+      ok: false,
+      error: 'immutable build snapshot is inconsistent: compiler metadata deployment.v1.capnp.bin changed while acquiring "gs://bucket/registry/model/build"',
+    });
+  });
+
+  it('"Reject oversized metadata before a decoder or runtime sees it" (TestDeploymentContractBoundsAcquisition: a sparse deployment file one byte beyond the budget)', async () => {
+    await writeFile(path.join(root, DEPLOYMENT), '');
+    await truncate(path.join(root, DEPLOYMENT), 100 * 1024 * 1024 + 1);
+    expect(await acquireBuildSnapshot(fileBuildStore(), `file://${root}`, clock)).toEqual({
+      ok: false,
+      error: `immutable build snapshot is inconsistent: compiler metadata ${DEPLOYMENT} in "file://${root}" exceeds its bounded acquisition budget: file://${root}/${DEPLOYMENT} is 104857601 bytes, limit is 104857600`,
+    });
   });
 });

@@ -1,18 +1,19 @@
 /**
- * Reads the immutable snapshot of a compiled LPX build: its inventory and its compiler manifest
- * `manifest.v2.capnp.bin`, fenced against change while they are read, as upstream's
- * `AcquireBuildSnapshot` does for `file://` builds.
+ * Reads the immutable snapshot of a compiled LPX build: its inventory and its one compiler
+ * contract (`manifest.v2.capnp.bin`, or the split `deployment.v1.capnp.bin`), fenced against
+ * change while they are read, as upstream's `AcquireBuildSnapshot` does for `file://` builds.
  *
  * Reads: the build directory on this pod's filesystem (the model registry mounted where
  * `lpx.modelRegistryURL` or an absolute `lpx.buildId` says). Writes nothing.
- * Sequence (upstream `build_snapshot.go`): list the inventory; require the manifest; read it
- * (bounded); list again and require the same inventory; read it again and require the same bytes;
- * the content id over both (shared/domain `buildSnapshotContentId`); the manifest decoded and
- * normalized into the build (shared/domain `normalizeGbuildManifestV2`, upstream
+ * Sequence (upstream `build_snapshot.go`): list the inventory; select exactly one contract file
+ * (shared/domain `selectBuildContract`); read it (bounded); list again and require the same
+ * inventory; read it again and require the same bytes; the content id over both, naming the
+ * selected file (shared/domain `buildSnapshotContentId`); only the selected contract decoded and
+ * normalized into the build (shared/domain `normalizeBuildSnapshot`, upstream
  * `normalizeBuildSnapshot`). One 30 s budget per build.
  * Failures: a definite one (absent, not a directory, not a regular file, too large, changed
- * while read, an invalid inventory, a manifest that does not decode or normalize, with
- * upstream's "parsing manifest.v2.capnp.bin: ..." or validation text) is returned as data,
+ * while read, an invalid inventory, no or both contract files, a contract that does not decode
+ * or normalize, with upstream's "parsing manifest.v2.capnp.bin: ..." or validation text) is returned as data,
  * reported by the LPXGD as `Ready=False` reason `Failed` and never retried by the broker (the
  * periodic resync reads the build again);
  * a passing one (too many open files, I/O error, the budget spent) throws {@link TransientError}
@@ -30,14 +31,15 @@ import { open, opendir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import {
   BUILD_SNAPSHOT_TIMEOUT_MS,
+  GBUILD_DEPLOYMENT_V1_FILE,
   GBUILD_MANIFEST_V2_FILE,
   MAX_BUILD_SNAPSHOT_METADATA_BYTES,
   buildSnapshotContentId,
   buildSnapshotErrors,
-  hasCompilerManifest,
   isSameInventory,
   normalizeBuildInventory,
-  normalizeGbuildManifestV2,
+  normalizeBuildSnapshot,
+  selectBuildContract,
   type BuildSnapshotReading,
 } from '../../shared/domain/index.js';
 import { TransientError } from '../../shared/runtime/index.js';
@@ -93,7 +95,8 @@ function classified(message: string, error: unknown): BuildReadError {
  * The filesystem store (upstream `localBuildFilePaths` and `readBuildFileBounded` for `file`).
  * `list`: the root's symlinks resolved ("resolving build directory %q: ..."), the root must be a
  * directory ("build root %q is not a directory"); directories are walked, not listed themselves
- * (except one named like the manifest, so that its read fails), child symlinks are listed and not
+ * (except one named like a contract file, so that it counts for the contract selection and its
+ * read fails, as upstream's `TestDeploymentContractCorruptionNeverUsesLegacy`), child symlinks are listed and not
  * followed; the path bytes are charged against the budget ("build inventory exceeds its %d-byte
  * path limit"); any other failure is "listing build files under %q: ...".
  * `read`: opened non-blocking; not a regular file, "reading <url>: not a regular file"; over the
@@ -131,7 +134,7 @@ export function fileBuildStore(): BuildStore {
             remaining -= Buffer.byteLength(relativePath);
             if (entry.isDirectory()) {
               pending.push(relativePath);
-              if (relativePath !== GBUILD_MANIFEST_V2_FILE) continue;
+              if (relativePath !== GBUILD_MANIFEST_V2_FILE && relativePath !== GBUILD_DEPLOYMENT_V1_FILE) continue;
             }
             paths.push(relativePath.split(path.sep).join('/'));
           }
@@ -181,7 +184,7 @@ export function fileBuildStore(): BuildStore {
  * acquireBuildSnapshot: the snapshot of the build at `buildUrl`, as upstream's
  * `AcquireBuildSnapshot` (see the module docstring for the sequence and the failure texts).
  * In: the store for the URL's scheme, the build URL, the clock. Out: the content id and the
- * normalized build (its `path` the build URL), or the definite failure as data. Throws
+ * normalized build of the selected contract (its `path` the build URL), or the definite failure as data. Throws
  * {@link TransientError} on a failure a retry may fix, and when the 30 s budget is spent
  * ("acquiring <url>: context deadline exceeded").
  */
@@ -201,11 +204,11 @@ export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, 
     if (!normalized.ok) throw new BuildReadError(normalized.error, 'other', false);
     return normalized.paths;
   };
-  const read = () => store.read(buildUrl, GBUILD_MANIFEST_V2_FILE, MAX_BUILD_SNAPSHOT_METADATA_BYTES);
-  const failure = (error: unknown, texts: { tooLarge: (u: string, c: string) => string; absent: (u: string, c: string) => string } | undefined): BuildSnapshotReading => {
+  type FileTexts = { tooLarge: (u: string, f: string, c: string) => string; absent: (u: string, f: string, c: string) => string };
+  const failure = (error: unknown, file: string, texts: FileTexts | undefined): BuildSnapshotReading => {
     if (!(error instanceof BuildReadError)) throw error;
-    if (texts !== undefined && error.failure === 'tooLarge') return { ok: false, error: texts.tooLarge(buildUrl, error.message) };
-    if (texts !== undefined && error.failure === 'absent') return { ok: false, error: texts.absent(buildUrl, error.message) };
+    if (texts !== undefined && error.failure === 'tooLarge') return { ok: false, error: texts.tooLarge(buildUrl, file, error.message) };
+    if (texts !== undefined && error.failure === 'absent') return { ok: false, error: texts.absent(buildUrl, file, error.message) };
     return { ok: false, error: error.message };
   };
 
@@ -213,34 +216,38 @@ export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, 
   try {
     pre = await step(inventory);
   } catch (error) {
-    return failure(error, undefined);
+    return failure(error, '', undefined);
   }
-  if (!hasCompilerManifest(pre)) return { ok: false, error: buildSnapshotErrors.missingManifest(buildUrl) };
+  // Upstream: "Select the unique binary entry point before either bounded read."
+  const contract = selectBuildContract(pre);
+  if (!contract.ok) return { ok: false, error: buildSnapshotErrors.noBuildContract(buildUrl, contract.error) };
+  const { file } = contract;
+  const read = () => store.read(buildUrl, file, MAX_BUILD_SNAPSHOT_METADATA_BYTES);
   let first: Uint8Array;
   try {
     first = await step(read);
   } catch (error) {
-    return failure(error, { tooLarge: buildSnapshotErrors.manifestTooLarge, absent: buildSnapshotErrors.manifestDisappeared });
+    return failure(error, file, { tooLarge: buildSnapshotErrors.manifestTooLarge, absent: buildSnapshotErrors.manifestDisappeared });
   }
   let post: readonly string[];
   try {
     post = await step(inventory);
   } catch (error) {
     if (error instanceof BuildReadError && error.failure === 'absent') return { ok: false, error: buildSnapshotErrors.inventoryDisappeared(buildUrl, error.message) };
-    return failure(error, undefined);
+    return failure(error, file, undefined);
   }
   if (!isSameInventory(pre, post)) return { ok: false, error: buildSnapshotErrors.inventoryChanged(buildUrl) };
   let second: Uint8Array;
   try {
     second = await step(read);
   } catch (error) {
-    return failure(error, { tooLarge: buildSnapshotErrors.manifestGrew, absent: buildSnapshotErrors.manifestDisappearedAfterVerification });
+    return failure(error, file, { tooLarge: buildSnapshotErrors.manifestGrew, absent: buildSnapshotErrors.manifestDisappearedAfterVerification });
   }
-  if (Buffer.compare(first, second) !== 0) return { ok: false, error: buildSnapshotErrors.manifestChanged(buildUrl) };
-  // Upstream normalizeBuildSnapshot: the fenced bytes are decoded and normalized before use.
-  const normalized = normalizeGbuildManifestV2(buildUrl, first);
+  if (Buffer.compare(first, second) !== 0) return { ok: false, error: buildSnapshotErrors.manifestChanged(buildUrl, file) };
+  // Upstream normalizeBuildSnapshot: only the selected contract's fenced bytes are decoded and normalized.
+  const normalized = normalizeBuildSnapshot(contract.format, buildUrl, first, pre);
   if (!normalized.ok) return { ok: false, error: normalized.error };
-  return { ok: true, contentId: buildSnapshotContentId(pre, first), build: normalized.build };
+  return { ok: true, contentId: buildSnapshotContentId(pre, first, file), build: normalized.build };
 }
 
 /**

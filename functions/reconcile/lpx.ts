@@ -9,7 +9,8 @@
  * PodCliques (label `app.kubernetes.io/part-of=<pcs>`), the namespace's LpuPipelineRequests, and
  * for the DGD the LPXGD was made from: the Model Express download status of each `gs://` build
  * (./model-express.ts, when `MODEL_EXPRESS_URL` is set) and the immutable snapshot (inventory and
- * `manifest.v2.capnp.bin`, decoded into the normalized build) of each build, `file://` from
+ * its one compiler contract, `manifest.v2.capnp.bin` or `deployment.v1.capnp.bin`, decoded into
+ * the normalized build) of each build, `file://` from
  * this pod's filesystem, `gs://` through Model Express once downloaded (./lpx-build.ts); the
  * ConfigMaps labelled with the LPXGD's uid and those at the runtime ConfigMap names the decision
  * renders (`lpxRuntimeConfigMapNames`).

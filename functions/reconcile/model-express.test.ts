@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshotContentId, normalizeGbuildManifestV2 } from '../../shared/domain/index.js';
 import { TransientError } from '../../shared/runtime/index.js';
-import { aV3CompilerFixture, encodeGbuildManifestV2 } from '../../test/support/gbuild-manifest.js';
+import { EXECUTION_V1_FILE, aV3CompilerFixture, deploymentV1Of, encodeGbuildDeploymentV1, encodeGbuildManifestV2 } from '../../test/support/gbuild-manifest.js';
 import { fileChunks, startTestModelExpress, type ModelExpressScript, type TestModelExpress } from '../../test/support/model-express.js';
 import { acquireBuildSnapshot, modelExpressBuildStore } from './lpx-build.js';
 import { MODEL_STATUS, createModelExpressClient, parseModelExpressUrl, type FileChunk, type ModelExpressClient, type ModelStatusUpdate } from './model-express.js';
@@ -96,9 +96,34 @@ describe('the gs:// build snapshot through ListModelFiles and StreamModelFiles (
     expect(await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock)).toEqual({ ok: false, error });
   });
 
+  it('a split deployment.v1 build: only that file is streamed, twice, and decoded to the build of the equivalent manifest', async () => {
+    const deployment = encodeGbuildDeploymentV1(deploymentV1Of(aV3CompilerFixture()));
+    setScript({ download: () => [], files: () => ['deployment.v1.capnp.bin', EXECUTION_V1_FILE], chunks: () => fileChunks(deployment, 7) });
+    const snapshot = await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock);
+    const legacy = normalizeGbuildManifestV2(BUILD, manifest);
+    expect(snapshot).toEqual({ ok: true, contentId: buildSnapshotContentId(['deployment.v1.capnp.bin', EXECUTION_V1_FILE], deployment, 'deployment.v1.capnp.bin'), build: legacy.ok ? legacy.build : undefined });
+    expect(mx.requests.filter((r) => r.rpc === 'StreamModelFiles').map((r) => r.paths)).toEqual([['deployment.v1.capnp.bin'], ['deployment.v1.capnp.bin']]);
+  });
+
+  it('"Reject changes between the two bounded reads" (upstream TestDeploymentContractFencesRemoteBytes): the split file changes between its reads', async () => {
+    let call = 0;
+    setScript({ download: () => [], files: () => ['deployment.v1.capnp.bin', EXECUTION_V1_FILE], chunks: () => fileChunks(Buffer.from(call++ === 0 ? 'first' : 'second'), 7) });
+    expect(await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock)).toEqual({
+      ok: false,
+      error: `immutable build snapshot is inconsistent: compiler metadata deployment.v1.capnp.bin changed while acquiring "${BUILD}"`,
+    });
+    // "require.Len(t, client.listRequests, 2); require.Len(t, client.filesRequests, 2)", each for the deployment file only.
+    expect(mx.requests.map((r) => [r.rpc, r.paths])).toEqual([
+      ['ListModelFiles', undefined],
+      ['StreamModelFiles', ['deployment.v1.capnp.bin']],
+      ['ListModelFiles', undefined],
+      ['StreamModelFiles', ['deployment.v1.capnp.bin']],
+    ]);
+  });
+
   it('"Require the supported binary compiler manifest" in the listed inventory', async () => {
     setScript({ download: () => [], files: () => ['manifest.capnp.bin'], chunks: () => [] });
-    expect(await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock)).toEqual({ ok: false, error: `immutable build snapshot is inconsistent: immutable build "${BUILD}" is missing manifest.v2.capnp.bin` });
+    expect(await acquireBuildSnapshot(modelExpressBuildStore(client, 5_000), BUILD, clock)).toEqual({ ok: false, error: `immutable build snapshot is inconsistent: immutable build "${BUILD}": missing build contract: require manifest.v2.capnp.bin or deployment.v1.capnp.bin` });
   });
 });
 

@@ -20,7 +20,9 @@ import { eventually } from '../support/eventually.js';
 const kubeConfig = testKubeConfig();
 const user: Kube = createKube(kubeConfig, { fieldManager: 'dynamo-reconcile' });
 const ID = { namespace: '', name: 'llama', uid: '11111111-1111-4111-8111-111111111111' };
-const role = (name: string) => ({ name, podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1` }] } } });
+// The conductor of a hybrid build is the Cyborg GPU runtime and holds a GPU (cyborg-gpu.ts).
+const gpu = (name: string) => (name === 'conductor' ? { resources: { limits: { 'nvidia.com/gpu': 1 } } } : {});
+const role = (name: string) => ({ name, podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1`, ...gpu(name) }] } } });
 
 const XT = (chips: number) => `URSA_V2__Q8__${chips}C__G_96_25__KP_FEC__GHZ_1_0__NO_FPGA`;
 const xt = (id: number, chips: number): LpxBuildPartition => ({ sourcePartitionId: id, partPath: `part-${id}`, topology: { raw: XT(chips), chipCount: chips, nodeCount: Math.max(1, chips / 8) }, hxExtent: undefined });

@@ -266,7 +266,7 @@ describe('LPX on a real API server (issue 11)', () => {
     await reconcileAll(enabled, namespace, name);
 
     // A permanent failure: reported on the child and the DGD, nothing LPX rendered, the event answered.
-    const message = `acquiring immutable LPX build snapshot for model "engine" build "${build}": immutable build snapshot is inconsistent: immutable build "file://${build}" is missing manifest.v2.capnp.bin`;
+    const message = `acquiring immutable LPX build snapshot for model "engine" build "${build}": immutable build snapshot is inconsistent: immutable build "file://${build}": missing build contract: require manifest.v2.capnp.bin or deployment.v1.capnp.bin`;
     expect(conditionOf(await getLpxgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message });
     expect(conditionOf(await getDgd(namespace, name), 'Ready')).toMatchObject({ status: 'False', message });
     expect((await user.list(GROVE, 'PodCliqueSet', namespace)).map((p) => p.metadata.name)).toEqual([name]);

@@ -1,8 +1,9 @@
 /**
- * Real LPX compiler manifests (`manifest.v2.capnp.bin`) for tests: Cap'n Proto stream messages
- * written with capnp-es through the schema classes the decoder reads
- * (shared/domain/lpx/manifest-v2-schema.ts), so every test that writes a build writes bytes
- * upstream's operator would decode too.
+ * Real LPX compiler contracts for tests (`manifest.v2.capnp.bin`, and upstream's split
+ * `deployment.v1.capnp.bin`): Cap'n Proto stream messages written with capnp-es through the
+ * schema classes the decoders read (shared/domain/lpx/manifest-v2-schema.ts,
+ * deployment-v1-schema.ts), so every test that writes a build writes bytes upstream's operator
+ * would decode too.
  *
  * The fixtures mirror upstream's test writers: {@link aManifestV2ContractFixture} is
  * `newManifestV2ContractFixture` + `setManifestV2LPUArtifact` (model_fixture_test.go),
@@ -10,10 +11,14 @@
  * `newV2CompilerFixture` (compiler_fixture_test.go, written by `writeTestV3CapnpManifest`).
  * A fixture is plain data; {@link encodeGbuildManifestV2} writes it, and overrides make the
  * malformed manifests of upstream's `model_manifest_v2_test.go` cases.
+ * {@link aDeploymentV1ContractFixture} is upstream's `newDeploymentV1ContractFixture`
+ * (model_deployment_v1_test.go), written by {@link encodeGbuildDeploymentV1};
+ * {@link deploymentV1Of} is the split contract equivalent to a manifest fixture.
  * @module
  */
+import { createHash } from 'node:crypto';
 import * as $ from 'capnp-es';
-import { gbuildManifestV2 as schema, normalizeGbuildManifestV2, type LpxBuild } from '../../shared/domain/index.js';
+import { gbuildDeploymentV1 as v1, gbuildManifestV2 as schema, normalizeGbuildManifestV2, type LpxBuild } from '../../shared/domain/index.js';
 
 /** Upstream `registryTestTopology` (model_fixture_test.go): an 8-chip XT topology name. */
 export const REGISTRY_TEST_TOPOLOGY = 'URSA_V2_1__Q8__8C__G_106__KP_FEC__GHZ_1_0__NO_FPGA';
@@ -214,4 +219,167 @@ export function aDecodedLpxBuild(buildUrl: string, fixture: ManifestFixture = an
   const normalized = normalizeGbuildManifestV2(buildUrl, encodeGbuildManifestV2(fixture));
   if (!normalized.ok) throw new Error(`test manifest does not normalize: ${normalized.error}`);
   return normalized.build;
+}
+
+/** Upstream's execution contract beside a split deployment (`newDeploymentV1ContractFixture`). */
+export const EXECUTION_V1_FILE = 'execution.v1.capnp.bin';
+/** The opaque runtime bytes upstream's fixture digests for `execution.sha256`. */
+export const EXECUTION_V1_BYTES = Buffer.from('opaque runtime bytes');
+
+export type FixtureArchitecture = 'lp20' | 'lp30';
+
+/**
+ * One deployment partition: a manifest fixture partition with its LPU `architecture` (default
+ * lp20); a number as `deviceType` or `architecture` writes that raw ordinal (an LPU detail unless
+ * `detail` says otherwise).
+ */
+export type DeploymentFixturePartition = Omit<ManifestFixturePartition, 'deviceType'> & {
+  readonly deviceType: FixtureDeviceType | number;
+  readonly architecture?: FixtureArchitecture | number;
+};
+
+export interface DeploymentV1Fixture {
+  readonly contractRevision: number;
+  /** `identity.buildId`; undefined leaves `identity` unset. */
+  readonly buildId: string | undefined;
+  /** `config` is written unless false. */
+  readonly config: boolean;
+  readonly compilationMode: 'lpuOnly' | 'lpx' | number;
+  readonly numLpuNodes: number;
+  readonly program: ManifestFixture['program'];
+  readonly runtimeIo: { readonly protocol: number; readonly fpgaMode: number; readonly ioFpgaCount: number; readonly fanoutFactor: number } | undefined;
+  readonly selectedPropSyncChains: ManifestFixture['selectedPropSyncChains'];
+  readonly partitions: readonly DeploymentFixturePartition[];
+  readonly partSelect: ManifestFixture['partSelect'];
+  readonly tokenEmbeddingsPath: string | undefined;
+  /** `execution` (path and SHA-256 bytes) is written unless undefined. */
+  readonly execution: { readonly path: string; readonly sha256: Uint8Array } | undefined;
+}
+
+/**
+ * Upstream `newDeploymentV1ContractFixture`: revision 1, build id "build-id", hybrid (`lpx`), one
+ * LPU node, batch 8, `fpgaRoce` runtime I/O in `dibDeb` mode (4 I/O FPGAs, fanout 2), one 8-chip
+ * lp20 partition 0 at `part-0`, and the execution contract `execution.v1.capnp.bin` with the
+ * SHA-256 of "opaque runtime bytes".
+ */
+export function aDeploymentV1ContractFixture(overrides: Partial<DeploymentV1Fixture> = {}): DeploymentV1Fixture {
+  return {
+    contractRevision: v1.CURRENT_CONTRACT_REVISION,
+    buildId: 'build-id',
+    config: true,
+    compilationMode: 'lpx',
+    numLpuNodes: 1,
+    program: { batchSize: 8, supportsCpuEmbeddings: false, standaloneTokenEmbeddings: false },
+    runtimeIo: { protocol: v1.RuntimeIoProtocol.FPGA_ROCE, fpgaMode: v1.FpgaIoMode.DIB_DEB, ioFpgaCount: 4, fanoutFactor: 2 },
+    selectedPropSyncChains: undefined,
+    partitions: [{ ...aManifestV2LpuArtifact(0), architecture: 'lp20' }],
+    partSelect: undefined,
+    tokenEmbeddingsPath: undefined,
+    execution: { path: EXECUTION_V1_FILE, sha256: createHash('sha256').update(EXECUTION_V1_BYTES).digest() },
+    ...overrides,
+  };
+}
+
+/**
+ * The split contract equivalent to a manifest fixture (what upstream's
+ * `TestDeploymentContractPreservesNormalizedBuild` compares): the same facts, the runtime I/O
+ * mode as `fpgaMode`, each LPU partition's architecture from the geometry manifest v2 infers (HX
+ * with topology metadata or 16 chips on 16 devices: lp30; otherwise lp20).
+ */
+export function deploymentV1Of(fixture: ManifestFixture, overrides: Partial<DeploymentV1Fixture> = {}): DeploymentV1Fixture {
+  const hx = (partition: ManifestFixturePartition) =>
+    partition.topologyFamily !== undefined || partition.partitionShape !== undefined || (partition.numChips === 16 && partition.devicesPerNode === 16);
+  return aDeploymentV1ContractFixture({
+    config: fixture.deployment,
+    compilationMode: fixture.compilationMode,
+    numLpuNodes: fixture.numLpuNodes,
+    program: fixture.program,
+    runtimeIo: fixture.runtimeIo === undefined ? undefined : { protocol: fixture.runtimeIo.protocol, fpgaMode: fixture.runtimeIo.mode, ioFpgaCount: fixture.runtimeIo.ioFpgaCount, fanoutFactor: fixture.runtimeIo.fanoutFactor },
+    selectedPropSyncChains: fixture.selectedPropSyncChains,
+    partitions: fixture.partitions.map((partition) => ({ ...partition, architecture: hx(partition) ? 'lp30' : 'lp20' })),
+    partSelect: fixture.partSelect,
+    tokenEmbeddingsPath: fixture.tokenEmbeddingsPath,
+    ...overrides,
+  });
+}
+
+const ARCHITECTURE: Record<FixtureArchitecture, number> = { lp20: v1.LpuArchitecture.LP20, lp30: v1.LpuArchitecture.LP30 };
+
+/** The real stream-framed Cap'n Proto bytes of a `deployment.v1.capnp.bin` fixture; unset fields stay null pointers or zeros. */
+export function encodeGbuildDeploymentV1(fixture: DeploymentV1Fixture): Buffer {
+  const message = new $.Message();
+  const deployment = message.initRoot(v1.Deployment);
+  deployment.contractRevision = fixture.contractRevision;
+  if (fixture.buildId !== undefined) deployment._initIdentity().buildId = fixture.buildId;
+  if (fixture.config) writeDeploymentConfig(deployment._initConfig(), fixture);
+  const partitions = deployment._initPartitions(fixture.partitions.length);
+  fixture.partitions.forEach((partition, index) => writeDeploymentPartition(partitions.get(index), partition));
+  if (fixture.tokenEmbeddingsPath !== undefined) deployment._initRuntimeAssets().tokenEmbeddingsPath = fixture.tokenEmbeddingsPath;
+  if (fixture.partSelect !== undefined) {
+    const selected = deployment._initPartSelect()._initPartitions(fixture.partSelect.length);
+    fixture.partSelect.forEach((ref, index) => {
+      const at = selected.get(index);
+      at.deviceType = DEVICE[ref.deviceType];
+      at.partitionId = ref.id;
+    });
+  }
+  if (fixture.execution !== undefined) {
+    const execution = deployment._initExecution();
+    execution.path = fixture.execution.path;
+    execution.sha256 = fixture.execution.sha256;
+  }
+  return Buffer.from(message.toArrayBuffer());
+}
+
+function writeDeploymentConfig(config: v1.DeploymentInfo, fixture: DeploymentV1Fixture): void {
+  const mode = fixture.compilationMode;
+  config.compilationMode = mode === 'lpuOnly' ? v1.CompilationMode.LPU_ONLY : mode === 'lpx' ? v1.CompilationMode.LPX : mode;
+  config.numLpuNodes = fixture.numLpuNodes;
+  if (fixture.program !== undefined) {
+    const program = config._initProgram();
+    program.batchSize = fixture.program.batchSize;
+    program.supportsCpuEmbeddings = fixture.program.supportsCpuEmbeddings;
+    program.standaloneTokenEmbeddings = fixture.program.standaloneTokenEmbeddings;
+  }
+  if (fixture.runtimeIo !== undefined) {
+    const runtimeIo = config._initRuntimeIo();
+    runtimeIo.protocol = fixture.runtimeIo.protocol;
+    runtimeIo.fpgaMode = fixture.runtimeIo.fpgaMode;
+    runtimeIo.ioFpgaCount = fixture.runtimeIo.ioFpgaCount;
+    runtimeIo.fanoutFactor = fixture.runtimeIo.fanoutFactor;
+  }
+  if (fixture.selectedPropSyncChains !== undefined) {
+    const chains = config._initSelectedPropSyncChains(fixture.selectedPropSyncChains.length);
+    fixture.selectedPropSyncChains.forEach((partitionIds, index) => {
+      if (partitionIds === undefined) return;
+      const ids = chains.get(index)._initPartitionIds(partitionIds.length);
+      partitionIds.forEach((id, idIndex) => ids.set(idIndex, id));
+    });
+  }
+}
+
+function writeDeploymentPartition(target: v1.PartitionDeployment, partition: DeploymentFixturePartition): void {
+  if (partition.omitRef !== true) {
+    const ref = target._initPartition();
+    ref.deviceType = typeof partition.deviceType === 'number' ? partition.deviceType : DEVICE[partition.deviceType];
+    ref.partitionId = partition.id;
+  }
+  const detail = partition.detail ?? (typeof partition.deviceType === 'number' ? 'lpu' : partition.deviceType);
+  if (detail === 'cuda') target.detail._initCuda();
+  if (detail === 'cpu') target.detail._initCpu();
+  if (detail !== 'lpu') return;
+  const lpu = target.detail._initLpu();
+  lpu.path = partition.path ?? `part-${partition.id}`;
+  lpu.topology = partition.topology ?? REGISTRY_TEST_TOPOLOGY;
+  lpu.numChips = partition.numChips ?? 0;
+  lpu.devicesPerNode = partition.devicesPerNode ?? 0;
+  const architecture = partition.architecture ?? 'lp20';
+  lpu.architecture = typeof architecture === 'number' ? architecture : ARCHITECTURE[architecture];
+  if (partition.topologyFamily !== undefined || partition.partitionShape !== undefined) {
+    const metadata = lpu._initTopologyMetadata();
+    metadata.topologyFamily = partition.topologyFamily ?? '';
+    const shape = partition.partitionShape ?? [];
+    const list = metadata._initPartitionShape(shape.length);
+    shape.forEach((extent, dimension) => list.set(dimension, extent));
+  }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildSnapshotAcquisitionError, buildSnapshotContentId, hasCompilerManifest, normalizeBuildInventory } from './build-snapshot.js';
+import { buildSnapshotAcquisitionError, buildSnapshotContentId, normalizeBuildInventory, selectBuildContract } from './build-snapshot.js';
 
 describe('normalizeBuildInventory (upstream TestNormalizeBuildFilePathsCanonicalizesAndRejectsAmbiguity)', () => {
   it('"Canonicalize and sort an unambiguous build inventory"', () => {
@@ -44,10 +44,36 @@ describe('buildSnapshotContentId (upstream AcquireBuildSnapshot: "Bind the stabl
   });
 });
 
-describe('the compiler manifest and the acquisition error', () => {
-  it('"Require revision-2 binary compiler metadata without fallback": revision-1 and JSON metadata do not count', () => {
-    expect(hasCompilerManifest(['allocation_metadata.json', 'compile_summary.json', 'gas_program_layout.json', 'manifest.capnp.bin'])).toBe(false);
-    expect(hasCompilerManifest(['manifest.v2.capnp.bin'])).toBe(true);
+describe('selectBuildContract (upstream TestDeploymentContractSelectsOneFormat: "Select the unique binary entry point without a preference or fallback")', () => {
+  it.each([
+    { name: 'legacy', files: ['manifest.v2.capnp.bin'], want: { ok: true, format: 'manifestV2', file: 'manifest.v2.capnp.bin' } },
+    { name: 'split', files: ['deployment.v1.capnp.bin', 'execution.v1.capnp.bin'], want: { ok: true, format: 'deploymentV1', file: 'deployment.v1.capnp.bin' } },
+    { name: 'both', files: ['deployment.v1.capnp.bin', 'manifest.v2.capnp.bin'], want: { ok: false, error: 'ambiguous build contracts: both manifest.v2.capnp.bin and deployment.v1.capnp.bin' } },
+    { name: 'JSON only', files: ['manifest.json'], want: { ok: false, error: 'missing build contract: require manifest.v2.capnp.bin or deployment.v1.capnp.bin' } },
+  ])('$name', ({ files, want }) => {
+    expect(selectBuildContract(files)).toEqual(want);
+  });
+
+  it('"Require revision-2 binary compiler metadata without fallback" (TestAcquireBuildSnapshotRejectsLegacyCompilerMetadata): revision-1 and JSON metadata select no contract', () => {
+    expect(selectBuildContract(['allocation_metadata.json', 'compile_summary.json', 'gas_program_layout.json', 'manifest.capnp.bin']).ok).toBe(false);
+  });
+});
+
+describe('the split contract\'s identity and the acquisition error', () => {
+  it('binds the selected contract file as "metadata-path" (upstream AcquireBuildSnapshot at the split contract: writeBuildSnapshotField(hash, []byte(manifestPath)))', () => {
+    const bytes = Buffer.from('deployment bytes');
+    const expected = createHash('sha256')
+      .update('31:dynamo-lpx-compiler-snapshot/v3')
+      .update('9:inventory')
+      .update('1:2')
+      .update('14:inventory-path').update('23:deployment.v1.capnp.bin')
+      .update('14:inventory-path').update('22:execution.v1.capnp.bin')
+      .update('17:compiler-metadata')
+      .update('1:1')
+      .update('13:metadata-path').update('23:deployment.v1.capnp.bin')
+      .update('14:metadata-bytes').update(`${bytes.length}:`).update(bytes)
+      .digest('hex');
+    expect(buildSnapshotContentId(['deployment.v1.capnp.bin', 'execution.v1.capnp.bin'], bytes, 'deployment.v1.capnp.bin')).toBe(`sha256:${expected}`);
   });
 
   it('names the component and the buildId as written (upstream "%w for model %q build %q: %w", ErrBuildSnapshotAcquisition)', () => {

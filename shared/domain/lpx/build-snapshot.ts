@@ -9,9 +9,11 @@
  * `build_snapshot_test.go` (`TestAcquireBuildSnapshotTracksLocalContent`,
  * `TestAcquireBuildSnapshotRejectsLegacyCompilerMetadata`,
  * `TestNormalizeBuildFilePathsCanonicalizesAndRejectsAmbiguity`); lpx.md §4 "Other functions"
- * (`AcquireBuildSnapshot(id)` reads `manifest.v2.capnp.bin` with size limits). The acquisition's
+ * (`AcquireBuildSnapshot(id)` reads `manifest.v2.capnp.bin` with size limits); the choice between
+ * the two compiler contracts (upstream `model_deployment_v1.go` `selectBuildContract`,
+ * `buildContractFormat.filename`; `TestDeploymentContractSelectsOneFormat`). The acquisition's
  * reads are the shell's (functions/reconcile/lpx-build.ts); this module holds its pure rules.
- * Decoding the Cap'n Proto manifest (upstream `normalizeBuildSnapshot`) is `manifest-v2.ts`'s.
+ * Decoding the selected contract (upstream `normalizeBuildSnapshot`) is `build-contract.ts`'s.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -19,8 +21,10 @@ import path from 'node:path/posix';
 import { ANNOTATION_LPX_COMPILER_SNAPSHOT_DIGEST } from '../../api/index.js';
 import type { LpxBuild } from './build.js';
 
-/** The compiler manifest every build must carry (upstream `gbuildManifestV2CapnpFile`). */
+/** The legacy compiler manifest (upstream `gbuildManifestV2CapnpFile`). */
 export const GBUILD_MANIFEST_V2_FILE = 'manifest.v2.capnp.bin';
+/** The scheduler half of upstream's split build contract (upstream `gbuildDeploymentV1CapnpFile`). */
+export const GBUILD_DEPLOYMENT_V1_FILE = 'deployment.v1.capnp.bin';
 /** Bytes of retained metadata per acquisition: the inventory's path bytes, and each manifest read (upstream `maxBuildSnapshotMetadataBytes` = `modelExpressMaxMessageSize`, 100 MiB). */
 export const MAX_BUILD_SNAPSHOT_METADATA_BYTES = 100 * 1024 * 1024;
 /** The budget of one acquisition, in milliseconds (upstream `buildSnapshotTimeout`, 30 s). */
@@ -67,16 +71,41 @@ function normalizeModelPath(raw: string): string {
   return noTrailing.startsWith('./') ? noTrailing.slice(2) : noTrailing;
 }
 
+/** The compiler contract a build publishes (upstream `buildContractFormat`): the legacy manifest or the split deployment. */
+export type BuildContractFormat = 'manifestV2' | 'deploymentV1';
+
+export type BuildContractSelection =
+  | { readonly ok: true; readonly format: BuildContractFormat; readonly file: string }
+  | { readonly ok: false; readonly error: string };
+
+/**
+ * selectBuildContract (upstream `selectBuildContract` + `buildContractFormat.filename`): exactly
+ * one entry point of the canonical inventory, with no preference or fallback: only
+ * `manifest.v2.capnp.bin` is `manifestV2`, only `deployment.v1.capnp.bin` is `deploymentV1`; both
+ * are "ambiguous build contracts: both manifest.v2.capnp.bin and deployment.v1.capnp.bin",
+ * neither is "missing build contract: require manifest.v2.capnp.bin or deployment.v1.capnp.bin".
+ * In: the canonical inventory ({@link normalizeBuildInventory}). Out: the format and its file. Pure.
+ */
+export function selectBuildContract(inventory: readonly string[]): BuildContractSelection {
+  const legacy = inventory.includes(GBUILD_MANIFEST_V2_FILE);
+  const split = inventory.includes(GBUILD_DEPLOYMENT_V1_FILE);
+  if (legacy && split) return { ok: false, error: `ambiguous build contracts: both ${GBUILD_MANIFEST_V2_FILE} and ${GBUILD_DEPLOYMENT_V1_FILE}` };
+  if (legacy) return { ok: true, format: 'manifestV2', file: GBUILD_MANIFEST_V2_FILE };
+  if (split) return { ok: true, format: 'deploymentV1', file: GBUILD_DEPLOYMENT_V1_FILE };
+  return { ok: false, error: `missing build contract: require ${GBUILD_MANIFEST_V2_FILE} or ${GBUILD_DEPLOYMENT_V1_FILE}` };
+}
+
 /**
  * buildSnapshotContentId: the snapshot identity, `sha256:<hex>` over length-prefixed fields
  * (`<len>:<bytes>` each): the identity version, "inventory", the path count, then per path
- * "inventory-path" and the path, then "compiler-metadata", "1", "metadata-path", the manifest
- * path, "metadata-bytes" and the manifest bytes. Any change to a listed path or to the manifest
- * bytes changes it; the build's location does not (upstream: "Publish the canonical compiler
+ * "inventory-path" and the path, then "compiler-metadata", "1", "metadata-path", the selected
+ * contract file, "metadata-bytes" and its bytes. Any change to a listed path or to those bytes
+ * changes it; the build's location does not (upstream: "Publish the canonical compiler
  * snapshot identity independently of build locator").
- * In: the canonical inventory ({@link normalizeBuildInventory}) and the manifest bytes. Pure.
+ * In: the canonical inventory ({@link normalizeBuildInventory}), the contract file's bytes and
+ * its name ({@link selectBuildContract}; default `manifest.v2.capnp.bin`). Pure.
  */
-export function buildSnapshotContentId(inventory: readonly string[], manifestBytes: Uint8Array): string {
+export function buildSnapshotContentId(inventory: readonly string[], manifestBytes: Uint8Array, metadataPath: string = GBUILD_MANIFEST_V2_FILE): string {
   const hash = createHash('sha256');
   const field = (value: string | Uint8Array) => {
     const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
@@ -93,15 +122,10 @@ export function buildSnapshotContentId(inventory: readonly string[], manifestByt
   field('compiler-metadata');
   field('1');
   field('metadata-path');
-  field(GBUILD_MANIFEST_V2_FILE);
+  field(metadataPath);
   field('metadata-bytes');
   field(manifestBytes);
   return `sha256:${hash.digest('hex')}`;
-}
-
-/** The inventory holds the compiler manifest (upstream: "Require the supported binary compiler manifest"). Pure. */
-export function hasCompilerManifest(inventory: readonly string[]): boolean {
-  return inventory.includes(GBUILD_MANIFEST_V2_FILE);
 }
 
 /** The two inventories of one acquisition are identical (upstream: "Verify the build inventory did not change after reading compiler metadata"). Pure. */
@@ -111,17 +135,19 @@ export function isSameInventory(pre: readonly string[], post: readonly string[])
 
 /**
  * The upstream texts of the acquisition's failures, each `immutable build snapshot is
- * inconsistent: ...` with the build URL (upstream `AcquireBuildSnapshot`). Pure.
+ * inconsistent: ...` with the build URL and, where it is read, the selected contract file
+ * (upstream `AcquireBuildSnapshot`). Pure.
  */
 export const buildSnapshotErrors = {
-  missingManifest: (url: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: immutable build ${JSON.stringify(url)} is missing ${GBUILD_MANIFEST_V2_FILE}`,
-  manifestTooLarge: (url: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${GBUILD_MANIFEST_V2_FILE} in ${JSON.stringify(url)} exceeds its bounded acquisition budget: ${cause}`,
-  manifestDisappeared: (url: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${GBUILD_MANIFEST_V2_FILE} disappeared from ${JSON.stringify(url)} after inventory: ${cause}`,
+  noBuildContract: (url: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: immutable build ${JSON.stringify(url)}: ${cause}`,
+  manifestTooLarge: (url: string, file: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${file} in ${JSON.stringify(url)} exceeds its bounded acquisition budget: ${cause}`,
+  manifestDisappeared: (url: string, file: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${file} disappeared from ${JSON.stringify(url)} after inventory: ${cause}`,
   inventoryDisappeared: (url: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: build inventory disappeared from ${JSON.stringify(url)} while acquiring it: ${cause}`,
   inventoryChanged: (url: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: build inventory changed while acquiring ${JSON.stringify(url)}`,
-  manifestGrew: (url: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${GBUILD_MANIFEST_V2_FILE} grew beyond its bounded acquisition budget in ${JSON.stringify(url)}: ${cause}`,
-  manifestDisappearedAfterVerification: (url: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${GBUILD_MANIFEST_V2_FILE} disappeared from ${JSON.stringify(url)} after inventory verification: ${cause}`,
-  manifestChanged: (url: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${GBUILD_MANIFEST_V2_FILE} changed while acquiring ${JSON.stringify(url)}`,
+  manifestGrew: (url: string, file: string, cause: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${file} grew beyond its bounded acquisition budget in ${JSON.stringify(url)}: ${cause}`,
+  manifestDisappearedAfterVerification: (url: string, file: string, cause: string) =>
+    `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${file} disappeared from ${JSON.stringify(url)} after inventory verification: ${cause}`,
+  manifestChanged: (url: string, file: string) => `${BUILD_SNAPSHOT_INCONSISTENT}: compiler metadata ${file} changed while acquiring ${JSON.stringify(url)}`,
 } as const;
 
 /**
@@ -135,7 +161,7 @@ export function buildSnapshotAcquisitionError(component: string, buildId: string
 
 /**
  * One build's acquired snapshot as the shell read it: its content id and the normalized build
- * its compiler manifest decodes to (`manifest-v2.ts` `normalizeGbuildManifestV2`); or why it
+ * its selected contract decodes to (`build-contract.ts` `normalizeBuildSnapshot`); or why it
  * could not be acquired, decoded or normalized. The shell's acquisition always sets `build`
  * (functions/reconcile/lpx-build.ts); it stays optional for readings made without a manifest.
  */

@@ -1,13 +1,14 @@
 /**
  * The normalized LPX build: the source-independent view of one compiled LPU build, as upstream's
- * registry produces it from the version 2 Cap'n Proto compiler manifest (`manifest.v2.capnp.bin`)
- * before deployment code derives placement, replica counts and runtime overrides.
+ * registry produces it from either compiler contract (the version 2 Cap'n Proto manifest
+ * `manifest.v2.capnp.bin`, or the split `deployment.v1.capnp.bin`) before deployment code derives
+ * placement, replica counts and runtime overrides.
  *
  * Source: upstream `internal/dynamo/lpx/build.go` (`Build`, `BuildPartition`,
  * `BuildCompilationMode`, `BuildFamily`, `lpuChipsPerNode`), `model_manifest_v2.go`
  * (`buildFromGbuildManifestV2`) and `model_manifest_common.go` (`classifyManifestPartitions`,
- * `buildXTPartition`, `buildHXPartition`). The decoder that fills this shape lives in
- * `manifest-v2.ts`; the rules that read it (Agent counts, local partitions, workload modes,
+ * `buildXTPartition`, `buildHXPartition`). The decoders that fill this shape live in
+ * `manifest-v2.ts` and `deployment-v1.ts`; the rules that read it (Agent counts, local partitions, workload modes,
  * pipeline-request partitions, runtime ConfigMaps) live in their own modules.
  * @module
  */
@@ -48,6 +49,12 @@ export interface LpxBuildPartition {
   readonly topology: LpxTopology;
   /** HX only: the four-dimensional allocation `[16, 1..8, 1|2, 1|2]`; undefined for XT. */
   readonly hxExtent: readonly number[] | undefined;
+  /**
+   * A collapsed runtime partition only (upstream `runtimeNodeCount`, set by
+   * `collapseSelectedPropSyncChain` in derive.ts): the Agent endpoints of all its physical members,
+   * since sub-host members still occupy one endpoint each. Absent on a decoded partition.
+   */
+  readonly runtimeNodeCount?: number;
 }
 
 /** The normalized build (upstream `Build`). Partitions of an XT build are sorted by source id. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Dgd } from '../../api/index.js';
 import type { LpxBuild, LpxBuildPartition } from './build.js';
-import { applyLocalPartitionIds, deriveLpxComponent, lpxWorkloadMode, selectLpxPipeline, validateAgentReplicas, xtShape, xtTopologyCompatibilityKey, type LpxPipeline } from './derive.js';
+import { applyLocalPartitionIds, deriveLpxComponent, lpxRuntimePartitions, lpxWorkloadMode, selectLpxPipeline, validateAgentReplicas, xtShape, xtTopologyCompatibilityKey, type LpxPipeline } from './derive.js';
 import { deepFreeze } from '../../../test/support/builders.js';
 import { deriveLpxWorkloads, resolveLpxWorkloads } from './workloads.js';
 
@@ -86,6 +86,103 @@ describe('deriveLpxComponent: local partitions (upstream TestProjectModelV2Local
     ])('$name', ({ selection, error }) => {
       expect(deriveLpxComponent(lpx(selection), hxHybrid, 'b', 'hybrid', 'default')).toEqual({ ok: false, error: `project LPX model "default" from build "b": ${error}` });
     });
+  });
+});
+
+/** A runtime partition as the LPU table reads it: id, path, chips, Agent endpoints, topology name. */
+const runtimeView = (partitions: readonly LpxBuildPartition[]) =>
+  partitions.map((p) => ({ id: p.sourcePartitionId, path: p.partPath, chips: p.topology.chipCount, nodes: p.runtimeNodeCount ?? p.topology.nodeCount, raw: p.topology.raw }));
+const physical = (id: number, chips: number) => ({ id, path: `part-${id}`, chips, nodes: Math.max(1, chips / 8), raw: XT_TOPOLOGY(chips) });
+const opaque = (partition: LpxBuildPartition, raw: string): LpxBuildPartition => ({ ...partition, topology: { ...partition.topology, raw } });
+
+describe('lpxRuntimePartitions: "Preserve physical scheduler partitions while collapsing selected chains only in LPU runtime state" (upstream appendV2ModelProjections, collapseSelectedPropSyncChain; workload_projection_v2_test.go)', () => {
+  it.each([
+    {
+      name: 'TestProjectModelV2SeparatesPhysicalPartitionsFromRuntimeChain: chain 7-8 (8 + 64 chips) is one runtime partition 7 of 9 endpoints with the root\'s topology, beside 11',
+      build: aBuild({ compilationMode: 'lpx', partitions: [opaque(xt(7, 8), 'stage-a'), opaque(xt(8, 64), 'stage-b'), opaque(xt(11, 64), 'stage-b')], selectedPropSyncChains: [[7, 8]] }),
+      selection: undefined,
+      want: [{ id: 7, path: 'part-7', chips: 8, nodes: 9, raw: 'stage-a' }, { id: 11, path: 'part-11', chips: 64, nodes: 8, raw: 'stage-b' }],
+      agents: 17,
+      requests: [7, 8, 11],
+      connectors: 1,
+    },
+    {
+      name: 'TestProjectModelV2CollapsesSelectedChainIncludingPartitionZero: "Project without applying Nova\'s CPU-embedding partition omission"; chain 0-1-2 is runtime partition 0 of 3 endpoints',
+      build: aBuild({ compilationMode: 'lpx', partitions: [xt(0, 8), xt(1, 8), xt(2, 8)], selectedPropSyncChains: [[0, 1, 2]], standaloneTokenEmbeddings: true, supportsCpuEmbeddings: true }),
+      selection: undefined,
+      want: [{ ...physical(0, 8), nodes: 3 }],
+      agents: 3,
+      requests: [0, 1, 2],
+      connectors: 2,
+    },
+    {
+      name: 'TestProjectModelV2PreservesAgentReplicasWhenCollapsingSubHostPartitions: "Keep both physical Agent endpoints and the original root topology"',
+      build: aBuild({ compilationMode: 'lpx', partitions: [xt(7, 2), xt(8, 2)], selectedPropSyncChains: [[7, 8]] }),
+      selection: undefined,
+      want: [{ ...physical(7, 2), nodes: 2 }],
+      agents: 2,
+      requests: [7, 8],
+      connectors: 1,
+    },
+    {
+      name: 'TestProjectModelV2StrictHybridPreservesPartitionZero: "Keep Cyborg\'s partition zero independently of Nova\'s embedding placement"',
+      build: aBuild({ compilationMode: 'lpx', partitions: [xt(0, 16), xt(1, 16)], standaloneTokenEmbeddings: true, supportsCpuEmbeddings: true }),
+      selection: undefined,
+      want: [physical(0, 16), physical(1, 16)],
+      agents: 4,
+      requests: [0, 1],
+      connectors: 0,
+    },
+    {
+      name: 'local partitions first (TestProjectModelV2LocalPartitions): the independent partition 11 on the Cyborg GPU leaves the collapsed chain',
+      build: hybridChainBuild,
+      selection: { ids: [11] },
+      want: [{ ...physical(7, 8), nodes: 9 }],
+      agents: 9,
+      requests: [7, 8],
+      connectors: 1,
+    },
+    {
+      name: 'a selected chain on the Cyborg GPU moves whole, so nothing is left to collapse',
+      build: hybridChainBuild,
+      selection: { ids: [7] },
+      want: [physical(11, 64)],
+      agents: 8,
+      requests: [11],
+      connectors: 0,
+    },
+  ])('$name', ({ build, selection, want, agents, requests, connectors }) => {
+    const runtime = lpxRuntimePartitions(lpx(selection), deepFreeze(build), 'hybrid');
+    if (!runtime.ok) throw new Error(runtime.error);
+    expect(runtimeView(runtime.value)).toEqual(want);
+    // The scheduler still gets every physical partition, its endpoints and the chain's connectors.
+    const derived = deriveLpxComponent(lpx(selection), build, 'model-build', 'hybrid', 'default');
+    if (!derived.ok) throw new Error(derived.error);
+    expect({ agents: derived.value.agentReplicas, requests: derived.value.partitions.map((p) => p.compilerPartitionId), connectors: derived.value.propSyncConnectors.length }).toEqual({ agents, requests, connectors });
+  });
+
+  it.each([
+    { name: 'standalone CPU embeddings', supportsCpuEmbeddings: true, standaloneTokenEmbeddings: true, want: [1, 2] },
+    { name: 'CPU embeddings unsupported', supportsCpuEmbeddings: false, standaloneTokenEmbeddings: true, want: [0, 1, 2] },
+    { name: 'partition zero is runnable', supportsCpuEmbeddings: true, standaloneTokenEmbeddings: false, want: [0, 1, 2] },
+  ])('TestResolveBuildSettingsSelectedPropSyncChainWithCPUEmbeddings "$name": an LPU-only runtime runs its chain 0-1-2, "omit partition zero only when both flags permit it"', ({ supportsCpuEmbeddings, standaloneTokenEmbeddings, want }) => {
+    const build = aBuild({ partitions: [xt(0, 16), xt(1, 16), xt(2, 16), xt(3, 16)], selectedPropSyncChains: [[0, 1, 2]], supportsCpuEmbeddings, standaloneTokenEmbeddings });
+    const runtime = lpxRuntimePartitions(lpx(), build, 'single');
+    if (!runtime.ok) throw new Error(runtime.error);
+    expect(runtimeView(runtime.value)).toEqual(want.map((id) => physical(id, 16)));
+    // The requests and Agents cover the same partitions (2 endpoints each).
+    const derived = deriveLpxComponent(lpx(), build, 'model-build', 'single', 'default');
+    expect(derived.ok && [derived.value.agentReplicas, derived.value.partitions.map((p) => p.compilerPartitionId)]).toEqual([2 * want.length, want]);
+  });
+
+  it('HX builds are not collapsed (upstream collapses only in the V2 projection): the partitions left after local ones', () => {
+    const hxBuild = aBuild({ family: 'hx16x8x2x3', compilationMode: 'lpx', partitions: [hx(1, [16, 1, 1, 1]), hx(2, [16, 1, 1, 1]), hx(3, [16, 1, 1, 1])], selectedPropSyncChains: [[2, 3]] });
+    const runtime = lpxRuntimePartitions(lpx({ ids: [1] }), hxBuild, 'hybrid');
+    expect(runtime.ok && runtime.value.map((p) => p.sourcePartitionId)).toEqual([2, 3]);
+  });
+
+  it('errors are the derivation\'s, unwrapped: a chain member selected as local', () => {
+    expect(lpxRuntimePartitions(lpx({ ids: [8] }), hybridChainBuild, 'hybrid')).toEqual({ ok: false, error: 'localPartitions references partition 8 of the prop-sync chain that starts at partition 7; select 7' });
   });
 });
 
@@ -189,7 +286,9 @@ describe('the request partitions, connectors and allocation metadata (upstream R
 });
 
 describe('deriveLpxWorkloads (upstream ResolveSelectedWorkload; lpx.md §1.1 "An explicit agent count must equal the derived count")', () => {
-  const role = (name: string, replicas?: number) => ({ name, ...(replicas === undefined ? {} : { replicas }), podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1` }] } } });
+  // A hybrid build's conductor is the Cyborg GPU runtime, so it holds a GPU (cyborg-gpu.ts).
+  const gpu = (name: string) => (name === 'conductor' ? { resources: { limits: { 'nvidia.com/gpu': 1 } } } : {});
+  const role = (name: string, replicas?: number) => ({ name, ...(replicas === undefined ? {} : { replicas }), podTemplate: { spec: { containers: [{ name: 'main', image: `lpx-${name}:1`, ...gpu(name) }] } } });
   const dgd = (engine: Record<string, unknown>): Dgd => ({
     apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'g', namespace: 'ns' },
     spec: { components: [{ name: 'frontend', type: 'frontend' }, { name: 'lpu', type: 'lpx', replicas: 1, lpx: { buildId: 'b' }, roles: [role('conductor'), role('agent')], ...engine }] as Dgd['spec']['components'] },

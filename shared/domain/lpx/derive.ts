@@ -3,15 +3,17 @@
  * component: the runtime pipeline, the scheduler workload mode and target family, the partitions
  * left on LPUs after `lpx.localPartitions`, the Agent pods per engine replica, and the
  * LpuPipelineRequest's build-derived fields (partitions, prop-sync connectors, allocation
- * metadata).
+ * metadata), and the runtime partitions the LPU runtime ConfigMaps list (XT hybrid chains
+ * collapsed; the scheduler always gets the physical partitions).
  *
  * Source: upstream `internal/dynamo/lpx/resolve_selected_workload.go` (`ResolveSelectedWorkload`,
  * `validateSelectedConductor`, the agent-count check), `model_projection.go`
  * (`appendModelProjections`, `RequestSpec`, `schedulerWorkloadMode`), the V2 (XT) projection
  * (`appendV2ModelProjections`, `xtShape`, `v2Connectors`), the V3 (HX) projection
  * (`appendV3ModelProjections`, `projectV3PropSync`), `selected_prop_sync.go`
- * (`validateSelectedPropSyncGraph`, `consumeRuntimeSelectedPropSyncChain`), `build.go`
- * (`omitStandaloneEmbeddingPartition`), the topology parser (`compatibleWith`),
+ * (`validateSelectedPropSyncGraph`, `consumeRuntimeSelectedPropSyncChain`,
+ * `collapseSelectedPropSyncChain`), `build.go` (`omitStandaloneEmbeddingPartition`,
+ * `effectiveNodeCount`), `runtime_settings.go` (`resolveBuildSettings`, its only caller), the topology parser (`compatibleWith`),
  * `local_partitions.go` (`selectRemotePartitions`); ../shared/upstream-notes/lpx.md §1.1
  * (`localPartitions`, "Agent replicas are derived from the build (and localPartitions). An
  * explicit agent count must equal the derived count."), §3.1 (the request spec).
@@ -120,7 +122,7 @@ export function lpxWorkloadMode(family: LpxBuildFamily, pipeline: LpxPipeline): 
  * validateSelectedConductor (upstream `validateSelectedConductor`, a build-dependent role rule):
  * an LPU-only serving conductor is a singleton ("unsupported LPX runtime: component %q conductor
  * replicas must be one for LPU-only execution"), even when the engine replica count is larger.
- * The hybrid conductor's GPU check (`EffectiveCyborgGPUCount`) is not made here.
+ * The hybrid conductor's GPU check is cyborg-gpu.ts `validateHybridConductorDevices`.
  * In: the component, whether it is the workload's serving component, the pipeline. Out: the
  * error text, or undefined. Pure.
  */
@@ -146,7 +148,7 @@ export function validateHybridPair(pipeline: LpxPipeline, build: Pick<LpxBuild, 
  * consumeRuntimeSelectedPropSyncChain (upstream, same name): an LPU-only XT runtime runs exactly
  * the one selected prop-sync chain, so its partitions are that chain's members, which must be
  * contiguous ids present in build order. Errors (chain printed `[a,b]`): "LPU-only runtime
- * requires exactly one selected prop-sync chain, got %d", "LPU-only selected prop-sync chain %s
+ * requires exactly one selected prop-sync chain, got %d", "LPU-only selected prop-sync chain %s, "LPU-only selected prop-sync chain %s
  * contains duplicate partition id %d", "... is not contiguous at partition id %d", "...
  * references missing partition id %d". No chain: the partitions unchanged. Pure.
  */
@@ -355,13 +357,14 @@ function partitionRequests(family: LpxBuildFamily, requested: readonly LpxBuildP
 }
 
 /**
- * deriveXtComponent (upstream `appendV2ModelProjections`): an LPU-only runtime first keeps only
- * its selected prop-sync chain ("resolving configured V2 build: ...") and drops a host-only
- * embedding partition; then local partitions are removed; each remaining partition needs an XT
- * shape ("V2 compiler partition %d: ...") and its endpoints add up to the Agent count;
- * connectors follow the build's selected chains. Allocation metadata is `{}`. Pure.
+ * xtScheduledPartitions (upstream `appendV2ModelProjections`, first steps): an LPU-only runtime
+ * first keeps only its selected prop-sync chain ("resolving configured V2 build: ...", upstream
+ * `resolveBuildSettings` -> `consumeRuntimeSelectedPropSyncChain`) and drops a host-only
+ * embedding partition ({@link omitStandaloneEmbeddingPartition}; a hybrid runtime keeps it, as
+ * upstream calls it only for the Single and SpecDecode pipelines); then local partitions are
+ * removed. Out: the physical partitions the scheduler places, the chains left, the local ids. Pure.
  */
-function deriveXtComponent(build: LpxBuild, pipeline: LpxPipeline, selection: ReturnType<typeof localPartitionSelection>): Derived<Omit<LpxModelDerivation, 'targetFamily' | 'workloadMode' | 'pipeline'>> {
+function xtScheduledPartitions(build: LpxBuild, pipeline: LpxPipeline, selection: ReturnType<typeof localPartitionSelection>): Derived<{ readonly remote: readonly LpxBuildPartition[]; readonly chains: readonly (readonly number[])[]; readonly localIds: readonly number[] }> {
   let partitions: readonly LpxBuildPartition[] = build.partitions;
   let chains = build.selectedPropSyncChains;
   if (pipeline !== 'hybrid') {
@@ -372,6 +375,19 @@ function deriveXtComponent(build: LpxBuild, pipeline: LpxPipeline, selection: Re
   }
   const split = selectRemotePartitions(selection, pipeline, partitions, chains);
   if (!split.ok) return split;
+  return ok({ remote: split.value.remote, chains, localIds: split.value.localIds });
+}
+
+/**
+ * deriveXtComponent (upstream `appendV2ModelProjections`): the scheduled partitions
+ * ({@link xtScheduledPartitions}); each needs an XT shape ("V2 compiler partition %d: ...") and
+ * its endpoints add up to the Agent count; connectors follow the build's selected chains.
+ * Allocation metadata is `{}`. Chains are collapsed only in the runtime view
+ * ({@link lpxRuntimePartitions}), never here. Pure.
+ */
+function deriveXtComponent(build: LpxBuild, pipeline: LpxPipeline, selection: ReturnType<typeof localPartitionSelection>): Derived<Omit<LpxModelDerivation, 'targetFamily' | 'workloadMode' | 'pipeline'>> {
+  const split = xtScheduledPartitions(build, pipeline, selection);
+  if (!split.ok) return split;
   let agentReplicas = 0;
   for (const p of split.value.remote) {
     const shape = xtShape(p.topology.chipCount);
@@ -381,6 +397,71 @@ function deriveXtComponent(build: LpxBuild, pipeline: LpxPipeline, selection: Re
   const connectors = xtPropSyncConnectors(build, split.value.remote);
   if (!connectors.ok) return connectors;
   return ok({ agentReplicas, partitions: partitionRequests('xt8888', split.value.remote), propSyncConnectors: connectors.value, allocationMetadata: {}, localPartitionIds: split.value.localIds });
+}
+
+/**
+ * effectiveNodeCount (upstream `BuildPartition.effectiveNodeCount`): the Agent endpoints of a
+ * partition: "collapsed runtime partitions preserve the sum of their physical scheduler
+ * endpoints", a decoded one has its topology's node count. Pure.
+ */
+export function effectiveNodeCount(partition: Pick<LpxBuildPartition, 'topology' | 'runtimeNodeCount'>): number {
+  return partition.runtimeNodeCount !== undefined && partition.runtimeNodeCount > 0 ? partition.runtimeNodeCount : partition.topology.nodeCount;
+}
+
+/**
+ * collapseSelectedPropSyncChain (upstream `selected_prop_sync.go`, "projects validated nonempty
+ * contiguous physical partitions onto their runtime root"): one runtime partition with the
+ * root's id, path and topology (upstream TestProjectModelV2PreservesAgentReplicasWhenCollapsingSubHostPartitions:
+ * "Keep both physical Agent endpoints and the original root topology") and, as
+ * `runtimeNodeCount`, the sum of the members' Agent endpoints ({@link effectiveNodeCount}).
+ * In: the chain's members in build order (nonempty). Pure.
+ */
+export function collapseSelectedPropSyncChain(members: readonly [LpxBuildPartition, ...LpxBuildPartition[]]): LpxBuildPartition {
+  const [root] = members;
+  const runtimeNodeCount = members.reduce((sum, p) => sum + effectiveNodeCount(p), 0);
+  return { sourcePartitionId: root.sourcePartitionId, partPath: root.partPath, topology: root.topology, hxExtent: root.hxExtent, runtimeNodeCount };
+}
+
+/**
+ * collapseRuntimePropSyncChains (upstream `appendV2ModelProjections`: "Preserve physical
+ * scheduler partitions while collapsing selected chains only in LPU runtime state"): each
+ * selected chain whose root is among the partitions becomes one runtime partition
+ * ({@link collapseSelectedPropSyncChain}); other partitions are kept, in build order. In: the
+ * scheduled partitions (validated chains are forward-adjacent and a local selection moves a chain
+ * whole, so a chain's members follow its root) and the build's chains. Pure.
+ */
+export function collapseRuntimePropSyncChains(partitions: readonly LpxBuildPartition[], chains: readonly (readonly number[])[]): LpxBuildPartition[] {
+  const chainLengthByRoot = new Map(chains.map((chain) => [chain[0] ?? -1, chain.length]));
+  const collapsed: LpxBuildPartition[] = [];
+  for (let index = 0; index < partitions.length; ) {
+    const root = partitions[index];
+    if (root === undefined) break;
+    const length = chainLengthByRoot.get(root.sourcePartitionId) ?? 1;
+    collapsed.push(length === 1 ? root : collapseSelectedPropSyncChain([root, ...partitions.slice(index + 1, index + length)]));
+    index += length;
+  }
+  return collapsed;
+}
+
+/**
+ * lpxRuntimePartitions (upstream `ModelProjection.configuredBuild.Partitions`, which
+ * `resolvedPartitionData` and `renderCyborgConfigMap` read): the partitions the LPU runtime is
+ * configured with. XT: the scheduled partitions ({@link xtScheduledPartitions}: an LPU-only
+ * runtime's one chain without a host-only embedding partition, local partitions removed), with
+ * a hybrid runtime's selected chains collapsed ({@link collapseRuntimePropSyncChains}). HX: the
+ * partitions left after local ones are removed (upstream collapses only V2). Errors: those of
+ * the steps, unwrapped (the derivation reports them first, wrapped). In: the component's
+ * `lpx.localPartitions`, its build, the pipeline. Pure.
+ */
+export function lpxRuntimePartitions(component: Pick<Component, 'lpx'>, build: LpxBuild, pipeline: LpxPipeline): Derived<readonly LpxBuildPartition[]> {
+  const selection = localPartitionSelection(component);
+  if (build.family !== 'xt8888') {
+    const split = selectRemotePartitions(selection, pipeline, build.partitions, build.selectedPropSyncChains);
+    return split.ok ? ok(split.value.remote) : split;
+  }
+  const scheduled = xtScheduledPartitions(build, pipeline, selection);
+  if (!scheduled.ok) return scheduled;
+  return ok(pipeline === 'hybrid' ? collapseRuntimePropSyncChains(scheduled.value.remote, scheduled.value.chains) : scheduled.value.remote);
 }
 
 /**

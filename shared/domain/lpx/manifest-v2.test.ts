@@ -13,7 +13,8 @@ import {
   type ManifestFixturePartition,
 } from '../../../test/support/gbuild-manifest.js';
 import type { LpxBuild, LpxBuildPartition } from './build.js';
-import { buildPartitionFromManifestV2, classifyManifestPartitions, decodeGbuildManifestV2, normalizeGbuildManifestV2 } from './manifest-v2.js';
+import { classifyManifestPartitions } from './manifest-common.js';
+import { buildPartitionFromManifestV2, decodeGbuildManifestV2, normalizeGbuildManifestV2 } from './manifest-v2.js';
 import { Manifest } from './manifest-v2-schema.js';
 
 const FILE = 'manifest.v2.capnp.bin';

@@ -132,7 +132,7 @@ describe('build-derived rendering (upstream fixture node-local-v2-hybrid.yaml; T
   const xt = (id: number, chips: number): LpxBuildPartition => ({ sourcePartitionId: id, partPath: `part-${id}`, topology: { raw: XT32.replace('32C', `${chips}C`), chipCount: chips, nodeCount: Math.max(1, chips / 8) }, hxExtent: undefined });
   // node-local-v2-connected-lpx: one hybrid XT partition of 32 chips.
   const hybridBuild: LpxBuild = { path: 'file:///nfs/node-local-v2-connected-lpx', family: 'xt8888', compilationMode: 'lpx', partitions: [xt(0, 32)], selectedPropSyncChains: [], standaloneTokenEmbeddings: false, supportsCpuEmbeddings: false, ioFpgaCount: 1, ioFanoutFactor: 1, batchSize: 1, tokenEmbeddingsPath: undefined };
-  const conductorWithEnv = { name: 'conductor', podTemplate: { spec: { containers: [{ name: 'main', image: 'gpu:1', env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: 'authored' }, { name: 'RDMA_PORT', value: '19877' }] }] } } };
+  const conductorWithEnv = { name: 'conductor', podTemplate: { spec: { containers: [{ name: 'main', image: 'gpu:1', resources: { limits: { 'nvidia.com/gpu': 1 } }, env: [{ name: 'LPX_LOCAL_PARTITION_IDS', value: 'authored' }, { name: 'RDMA_PORT', value: '19877' }] }] } } };
   const engine = (lpx: Record<string, unknown>) => aDgd({ components: [{ name: 'lpu', type: 'lpx', replicas: 1, lpx: { buildId: 'node-local-v2-connected-lpx', ...lpx }, roles: [conductorWithEnv, role('agent')] }] });
   const derive = (dgd: Dgd, build: LpxBuild) => {
     const derived = deriveLpxWorkloads(dgd, resolveLpxWorkloads(dgd), new Map([['lpu', { build, buildId: 'node-local-v2-connected-lpx' }]]));

@@ -162,6 +162,46 @@ describe('renderLpxRuntimeConfigs (upstream RenderNodeLocal and renderRuntimeCon
   });
 });
 
+describe('the runtime partitions behind both tables (derive.ts lpxRuntimePartitions; upstream ModelProjection.configuredBuild)', () => {
+  const sixteen = (count: number) => Array.from({ length: count }, (_, id) => aPartition({ sourcePartitionId: id, partPath: `part-${id}` }));
+  const hybridOf = (count: number, chains: number[][]) => aBuild({ compilationMode: 'lpx', partitions: sixteen(count), selectedPropSyncChains: chains });
+  const tablesOf = (build: LpxBuild) => {
+    const [config] = summary(configsFor(aDgd('lpx', [engine('lpu', ['agent', 'conductor'])]), { lpu: build }));
+    const byRole = Object.fromEntries((config?.configMaps ?? []).map((m) => [m.name.includes('-decode-') ? 'decode' : 'lpu', m.data]));
+    return { servers: (byRole['decode']?.['lpu_servers'] ?? '').split('\n').map((s) => Number(s.slice(s.lastIndexOf('-') + 1))), lpu: byRole['lpu'] };
+  };
+
+  it.each([
+    { name: 'legacy 14 endpoints', partitions: 14, chains: [], wantOffsets: [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26] },
+    { name: 'one chain across all partitions', partitions: 3, chains: [[0, 1, 2]], wantOffsets: [0] },
+    { name: 'chain followed by endpoint', partitions: 4, chains: [[1, 2]], wantOffsets: [0, 2, 6] },
+    { name: 'two chains followed by endpoint', partitions: 5, chains: [[0, 1], [2, 3]], wantOffsets: [0, 4, 8] },
+  ])('TestRenderCyborgConfigMapPreservesProjectedEndpoints "$name": lpu_servers "without compressing their physical Agent offsets"', ({ partitions, chains, wantOffsets }) => {
+    const { servers, lpu } = tablesOf(hybridOf(partitions, chains));
+    expect(servers).toEqual(wantOffsets);
+    // The LPU table lists the same runtime partitions at the same offsets.
+    expect(lpu?.['partition_node_offsets']?.split('\n').map(Number)).toEqual(wantOffsets);
+  });
+
+  it('"collapsed runtime partitions preserve the sum of their physical scheduler endpoints": chain 1-2 of four 16-chip partitions is one row of 4 nodes with the root\'s topology', () => {
+    expect(tablesOf(hybridOf(4, [[1, 2]])).lpu).toEqual({
+      nodes_per_partition: '2\n4\n2',
+      partition_ids: '0\n1\n3',
+      partition_node_offsets: '0\n2\n6',
+      partition_paths: 'part-0\npart-1\npart-3',
+      topologies: [URSA_16C, URSA_16C, URSA_16C].join('\n'),
+      partition_indices: '0\n1\n2',
+      partition_models: 'default\ndefault\ndefault',
+    });
+  });
+
+  it('an LPU-only runtime\'s table is its selected chain without the standalone CPU embedding partition (upstream resolveBuildSettings -> omitStandaloneEmbeddingPartition)', () => {
+    const build = aBuild({ partitions: sixteen(4), selectedPropSyncChains: [[0, 1, 2]], standaloneTokenEmbeddings: true, supportsCpuEmbeddings: true });
+    const [config] = summary(configsFor(aDgd('lpx', [engine('lpu', ['agent', 'conductor'])]), { lpu: build }));
+    expect(config?.configMaps[0]?.data).toEqual({ nodes_per_partition: '2\n2', partition_ids: '1\n2', partition_node_offsets: '0\n2', partition_paths: 'part-1\npart-2', topologies: `${URSA_16C}\n${URSA_16C}` });
+  });
+});
+
 describe('the runtime table and its name (upstream lpu_configmap_test.go @274172b2)', () => {
   it('TestResolvedPartitionDataOmitsXTModelColumnsBeforeMaterialization: an XT Single projection keeps only five columns', () => {
     const build = aBuild({ partitions: [aPartition({ sourcePartitionId: 7, partPath: 'part-7', topology: { raw: 'topology-7', chipCount: 16, nodeCount: 2 } }), aPartition({ sourcePartitionId: 9, partPath: 'part-9', topology: { raw: 'topology-9', chipCount: 8, nodeCount: 1 } })] });

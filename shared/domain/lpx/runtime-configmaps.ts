@@ -17,10 +17,11 @@
  * owns ... the runtime ConfigMaps"; `lpx.nvidia.com/deployment-uid` "a label on ConfigMaps"),
  * §5.3 steps 12 and 19.
  *
- * The partitions rendered are the decoded build's (`LpxBuild.partitions`) less those
- * `lpx.localPartitions` moves to the Cyborg GPU (derive.ts `selectRemotePartitions`). Upstream
- * renders its configured build, where XT prop-sync chains are also collapsed into one runtime
- * partition and a standalone CPU embedding partition is dropped; those two are not applied here.
+ * The partitions rendered are upstream's configured build (derive.ts `lpxRuntimePartitions`):
+ * the decoded build's partitions less those `lpx.localPartitions` moves to the Cyborg GPU; for an
+ * XT LPU-only runtime only its selected prop-sync chain, without a standalone CPU embedding
+ * partition; for an XT hybrid runtime each selected prop-sync chain collapsed into one runtime
+ * partition of its root that keeps the sum of its members' Agent endpoints.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -39,7 +40,7 @@ import {
 } from '../../api/index.js';
 import type { RenderedObject } from '../render.js';
 import type { LpxBuild, LpxBuildPartition } from './build.js';
-import { localPartitionSelection, selectLpxPipeline, selectRemotePartitions, type LpxPipeline } from './derive.js';
+import { effectiveNodeCount, lpxRuntimePartitions, selectLpxPipeline, type LpxPipeline } from './derive.js';
 import { sortedKeysJson } from './input-revision.js';
 import type { LpxIdentity } from './names.js';
 import type { LpxWorkload } from './workloads.js';
@@ -117,7 +118,8 @@ export interface LpxModelPartitions {
  * resolvedPartitionData (upstream): the LPU runtime's partition table, one line per partition
  * of each model in model order, joined by newlines: `nodes_per_partition` (an XT partition's
  * scheduler endpoints, an HX one's extent[1]*extent[2]*extent[3]), `partition_ids` (the
- * compiler partition id), `partition_node_offsets` (the endpoints before it, from 0 per model),
+ * compiler partition id), `partition_node_offsets` (the endpoints before it, from 0 per model;
+ * a collapsed XT chain counts all its members' endpoints, upstream `effectiveNodeCount`),
  * `partition_paths`, `topologies` (the raw topology name) and, except for an XT `single`
  * workload whose runtime never reads them, `partition_indices` (the position in its model) and
  * `partition_models`. In: the models' builds, the pipeline. Out: the data keys. Pure.
@@ -131,7 +133,7 @@ export function resolvedPartitionData(models: readonly LpxModelPartitions[], pip
     let offset = 0;
     partitions.forEach((partition, index) => {
       const extent = partition.hxExtent;
-      const nodes = build.family === 'xt8888' || extent === undefined ? partition.topology.nodeCount : (extent[1] ?? 1) * (extent[2] ?? 1) * (extent[3] ?? 1);
+      const nodes = build.family === 'xt8888' || extent === undefined ? effectiveNodeCount(partition) : (extent[1] ?? 1) * (extent[2] ?? 1) * (extent[3] ?? 1);
       columns['nodes_per_partition']?.push(String(nodes));
       columns['partition_ids']?.push(String(partition.sourcePartitionId >>> 0));
       columns['partition_node_offsets']?.push(String(offset));
@@ -148,7 +150,8 @@ export function resolvedPartitionData(models: readonly LpxModelPartitions[], pip
 /**
  * cyborgServersData (upstream `renderCyborgConfigMap`): the XT hybrid Cyborg's Agent endpoints,
  * `lpu_servers` (empty when every partition is local): per remote partition `<scaling group>-${GROVE_PCSG_INDEX}-<Agent clique>-<offset>`
- * (the Agent pod at the partition's first endpoint; Cyborg supplies the PodCliqueSet prefix and
+ * (the Agent pod at the partition's first endpoint, a collapsed chain counting all its members'
+ * endpoints; Cyborg supplies the PodCliqueSet prefix and
  * startup the engine's Grove index), joined by newlines. Pure.
  */
 export function cyborgServersData(partitions: readonly LpxBuildPartition[], scalingGroup: string, agentClique: string): Record<string, string> {
@@ -156,7 +159,7 @@ export function cyborgServersData(partitions: readonly LpxBuildPartition[], scal
   let offset = 0;
   for (const partition of partitions) {
     servers.push(`${scalingGroup}-\${GROVE_PCSG_INDEX}-${agentClique}-${offset}`);
-    offset += partition.topology.nodeCount;
+    offset += effectiveNodeCount(partition);
   }
   return { lpu_servers: servers.join('\n') };
 }
@@ -205,9 +208,9 @@ export function renderLpxRuntimeConfigs(
     const decoded: LpxModelPartitions[] = [];
     for (const m of workload.models) {
       const build = builds.get(m.component.name) ?? firstBuild;
-      const remote = selectRemotePartitions(localPartitionSelection(m.component), pipeline, build.partitions, build.selectedPropSyncChains);
-      if (!remote.ok) return { ok: false, error: remote.error };
-      decoded.push({ model: m.model, build, partitions: remote.value.remote });
+      const runtime = lpxRuntimePartitions(m.component, build, pipeline);
+      if (!runtime.ok) return { ok: false, error: runtime.error };
+      decoded.push({ model: m.model, build, partitions: runtime.value });
     }
     const first = { ...decoded[0], build: firstBuild, partitions: decoded[0]?.partitions ?? [] };
     const prefix = lpxResourcePrefix(pcsName, workload, workloads.length);

@@ -14,6 +14,7 @@ import { LPX_ROLE_AGENT, LPX_ROLE_CONDUCTOR, LpxConfigSchema, type Component, ty
 import { findLpxPair } from '../admission/lpx.js';
 import { effectiveMinAvailable } from '../availability.js';
 import type { LpxBuild } from './build.js';
+import { validateHybridConductorDevices } from './cyborg-gpu.js';
 import { deriveLpxComponent, selectLpxPipeline, validateAgentReplicas, validateHybridPair, validateSelectedConductor, type Derived, type LpxModelDerivation } from './derive.js';
 
 /** One runtime model of a workload: its Agent clique and the component that owns it. */
@@ -132,7 +133,8 @@ export interface LpxComponentBuild {
 /**
  * deriveLpxWorkloads (upstream `ResolveSelectedWorkload`): for every workload whose components'
  * builds are all decoded, in component order: the pipeline ({@link selectLpxPipeline}); the
- * build-dependent role rules ({@link validateHybridPair}, {@link validateSelectedConductor}); the
+ * build-dependent role rules ({@link validateHybridPair}, the hybrid conductor's GPUs
+ * ({@link validateHybridConductorDevices}), {@link validateSelectedConductor}); the
  * component's derivation ({@link deriveLpxComponent}); an explicit agent count must equal the
  * compiled one ({@link validateAgentReplicas}); a pair's builds must share one target family
  * ("LPX model projections have mixed target families %q and %q", upstream `workloadSetDigest`).
@@ -155,7 +157,10 @@ export function deriveLpxWorkloads(dgd: Pick<Dgd, 'spec'>, workloads: readonly L
     const derivations = new Map<Component, LpxModelDerivation>();
     for (const { component, build } of decoded) {
       if (build === undefined) continue;
-      const refusal = validateHybridPair(pipeline, build.build) ?? validateSelectedConductor(component, component === workload.serving, pipeline);
+      const refusal =
+        validateHybridPair(pipeline, build.build) ??
+        validateHybridConductorDevices(component, build.build.compilationMode === 'lpx') ??
+        validateSelectedConductor(component, component === workload.serving, pipeline);
       if (refusal !== undefined) return { ok: false, error: refusal };
       const firstModel = workload.models.find((m) => m.component === component)?.model ?? 'default';
       const derived = deriveLpxComponent(component, build.build, build.buildId, pipeline, firstModel);
