@@ -44,7 +44,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AdmissionConfig, DcgmFacts, NodeFacts } from '../../shared/domain/index.js';
+import { hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
 import { DGDR_PLURAL } from '../../shared/api/index.js';
 import { hardwareDiscoveryFilter, type V1Beta2Observed } from './dgdr-v1beta2.js';
 import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit, registerBuildInfo } from '../../shared/runtime/index.js';
@@ -284,6 +284,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
         return { listError: error instanceof Error ? error.message : String(error), exporterPods: [], isGpuOperatorRunning: false };
       }),
     ]);
+    const metrics = exporters === undefined ? undefined : readMetricsGpuNodes(exporters, filter.gpuSku, []);
+    // Exporters present but unreadable: the node labels decide; say why, as v1beta1 discovery logs it.
+    if (exporters !== undefined && metrics?.ok === false && hasMetricsExporters(exporters)) log.warn({ error: metrics.error }, 'DCGM discovery failed, falling back to node-label discovery');
     return { nodes, ...(exporters === undefined ? {} : { exporters }) };
   }
 
@@ -365,8 +368,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
           }
         }
       }
-      // Answering is synchronous (a v1beta2 mutation first awaits one Node list): one review at a
-      // time holds the CPU, so only bytes need a bound.
+      // Answering is synchronous (a v1beta2 mutation that discovers hardware first awaits the Node
+      // list and the exporter scrapes, bounded by the discovery budget, holding only its body's
+      // bytes meanwhile): one review at a time holds the CPU, so only bytes need a bound.
       await finish(body.body.toString('utf8'));
     } finally {
       active -= 1;
