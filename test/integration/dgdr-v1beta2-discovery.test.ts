@@ -56,8 +56,11 @@ let exporters: Server | undefined;
 let nodeNames: string[] = [];
 let dcgmPods: { name: string; podIp: string; nodeName: string }[] = [];
 let xpumdPod = { name: '', podIp: '', nodeName: '' };
-/** The body each exporter path (`/<pod IP>/metrics`, `/xpu/<pod IP>/metrics`) serves, or the HTTP status it fails with. */
-const bodies = new Map<string, string | number>();
+/** An exporter that accepts the connection and never answers. */
+const HANG = 'hang';
+/** The body each exporter path (`/<pod IP>/metrics`, `/xpu/<pod IP>/metrics`) serves, the HTTP status it fails with, or {@link HANG}. */
+const bodies = new Map<string, string | number | typeof HANG>();
+let templates = { dcgm: '', intelXpu: '' };
 /** How many times each exporter path was scraped. */
 const scrapes = new Map<string, number>();
 /** The cache's clock: held still, moved on only by the test. */
@@ -100,6 +103,7 @@ beforeAll(async () => {
     const url = request.url ?? '';
     scrapes.set(url, (scrapes.get(url) ?? 0) + 1);
     const body = bodies.get(url);
+    if (body === HANG) return;
     if (typeof body === 'string') {
       response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(body);
       return;
@@ -108,6 +112,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => exporters?.listen(0, '127.0.0.1', done));
   const exporterPort = (exporters.address() as { port: number }).port;
+  templates = { dcgm: `http://127.0.0.1:${exporterPort}/{POD_IP}/metrics`, intelXpu: `http://127.0.0.1:${exporterPort}/xpu/{POD_IP}/metrics` };
 
   api = apiClient();
   namespace = await createTestNamespace(kubeConfig, 'v1beta2-discovery');
@@ -143,7 +148,7 @@ beforeAll(async () => {
     shutdownDelaySeconds: 0,
     listNodes: async () => (await admin.list('v1', 'Node')).map(nodeFacts),
     loadExporters: createExporterLoader(admin, {
-      templates: { dcgm: `http://127.0.0.1:${exporterPort}/{POD_IP}/metrics`, intelXpu: `http://127.0.0.1:${exporterPort}/xpu/{POD_IP}/metrics` },
+      templates,
       budgetSeconds: discoveryBudgetSeconds(WEBHOOK_TIMEOUT_SECONDS),
       cache: new GpuDiscoveryCache(() => new Date(clockMs)),
     }),
@@ -174,6 +179,7 @@ afterAll(async () => {
     return left.length === 0 ? true : undefined;
   }, TIMEOUT_MS);
   for (const name of nodeNames) if (name !== '') await admin.delete({ apiVersion: 'v1', kind: 'Node', name });
+  exporters?.closeAllConnections();
   await new Promise<void>((done) => (exporters === undefined ? done() : exporters.close(() => done())));
 });
 
@@ -231,5 +237,14 @@ describe('DGDR v1beta2 admission discovers hardware from metrics exporters (dgdr
     expect(message(refused)).toContain('; intel-xpumd discovery failed: failed to scrape any intel-xpumd exporter pod: [');
     expect(message(refused)).toContain('; node-label discovery failed: ');
     expect((await api('GET', requestPath('dcgm-down'))).status).toBe(404);
+  });
+
+  it('an exporter pod that never answers is cut off by the time budget (the webhook timeout less 2 s), before upstream\'s 5 s request timeout, so admission answers in time', async () => {
+    for (const pod of dcgmPods) bodies.set(dcgmPath(pod.podIp), HANG);
+    // A 1 s budget (a 3 s webhook timeout) against the real exporter pods, read as the webhook reads them.
+    const facts = await createExporterLoader(admin, { templates, budgetSeconds: discoveryBudgetSeconds(3) })('h200_sxm');
+    const endpointOf = (podIp: string): string => templates.dcgm.replace('{POD_IP}', podIp);
+    const got = facts.exporterPods.map((pod) => ({ name: pod.name, scrape: pod.scrape })).sort((a, b) => a.name.localeCompare(b.name));
+    expect(got).toEqual(dcgmPods.map((pod) => ({ name: pod.name, scrape: { endpoint: endpointOf(pod.podIp), ok: false, error: `HTTP GET ${endpointOf(pod.podIp)} failed: hardware discovery's time budget of 1 s ran out` } })));
   });
 });
