@@ -162,9 +162,11 @@ Environment:
   DGDR_V1BETA2_ENABLED   feature gate dgdrV1Beta2.enabled (default false); true lists Nodes and DCGM /
                          Intel XPU exporter pods for v1beta2 hardware discovery, through KUBECONFIG or
                          else the in-cluster service account
-  WEBHOOK_TIMEOUT_SECONDS the webhooks' timeoutSeconds, 1-30 (default ${DEFAULT_WEBHOOK_TIMEOUT_SECONDS}): exporter scrapes
-                         end ${WEBHOOK_ANSWER_MARGIN_SECONDS} s before it
-  ${ENV_DCGM_ENDPOINT_TEMPLATE}  where DCGM exporter pods are scraped (default ${DEFAULT_DCGM_ENDPOINT_TEMPLATE})
+  WEBHOOK_TIMEOUT_SECONDS
+                         the webhooks' timeoutSeconds, 1-30 (default ${DEFAULT_WEBHOOK_TIMEOUT_SECONDS}): exporter scrapes end
+                         ${WEBHOOK_ANSWER_MARGIN_SECONDS} s before it
+  ${ENV_DCGM_ENDPOINT_TEMPLATE}
+                         where DCGM exporter pods are scraped (default ${DEFAULT_DCGM_ENDPOINT_TEMPLATE})
   ${ENV_INTEL_XPU_ENDPOINT_TEMPLATE}
                          where Intel XPU exporter pods are scraped (default ${DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE})
   OPERATOR_VERSION       DGDR default profiler image nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version>
