@@ -80,7 +80,7 @@ describe('LPX runtime ConfigMaps on a real API server', () => {
     });
     const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
     const cliques = (pcs?.['spec'] as { template: { cliques: { name: string; annotations: Record<string, string>; spec: { podSpec: { volumes: { name: string; configMap?: { name: string } }[]; containers: { name: string; volumeMounts?: { name: string; mountPath: string }[] }[] } } }[] } }).template.cliques;
-    expect(cliques.map((c) => [c.name, c.spec.podSpec.volumes.find((v) => v.name === 'config')?.configMap?.name, c.spec.podSpec.containers.find((k) => k.name === 'main')?.volumeMounts?.find((m) => m.name === 'config')?.mountPath, c.annotations['nvidia.com/extra-resources-hash']?.slice(0, 16)])).toEqual([
+    expect(cliques.map((c) => [c.name, c.spec.podSpec.volumes.find((v) => v.name === 'config')?.configMap?.name, c.spec.podSpec.containers[0]?.volumeMounts?.find((m) => m.name === 'config')?.mountPath, c.annotations['nvidia.com/extra-resources-hash']?.slice(0, 16)])).toEqual([
       ['agt', nameA, '/configs', nameA.slice(-16)],
       ['cond', nameA, '/configs', nameA.slice(-16)],
     ]);

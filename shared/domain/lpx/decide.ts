@@ -384,7 +384,7 @@ export function decideLpxGraphDeployment(observed: LpxObserved, config: LpxConfi
     const issue = build === undefined || runtimeConfig === undefined ? undefined : runtimeConfigVolumeIssue(w, build, runtimeConfig);
     if (issue !== undefined) return result(failed(issue), {}, componentsNotObserved(carry(), generation, now));
   }
-  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render, snapshotDigests, runtime.configs);
+  const desiredPcs = renderLpxPodCliqueSet(dgd, id, workloads, desiredSeeds, config.render, snapshotDigests, runtime.configs, decoded);
   if (pcs !== undefined && lpxLayoutKey(pcs.spec) !== lpxLayoutKey(desiredPcs['spec'])) {
     return result(pending('Waiting for the previous PodCliqueSet and its requests to be deleted'), { deletePodCliqueSet: { name: pcsName, uid: pcs.metadata.uid ?? '' } }, componentsNotObserved(carry(), generation, now));
   }

@@ -141,7 +141,8 @@ describe('build-derived rendering (upstream fixture node-local-v2-hybrid.yaml; T
   };
   type Clique = { name: string; annotations: Record<string, string>; spec: { replicas: number; minAvailable: number; startsAfter?: string[]; podSpec: { containers: { name: string; env?: { name: string; value?: string }[] }[] } } };
   const renderDerived = (dgd: Dgd, build: LpxBuild) => renderLpxPodCliqueSet(dgd, ID, derive(dgd, build), new Map(), { terminationDelay: '15m' }) as unknown as { spec: { template: { cliques: Clique[]; podCliqueScalingGroups: { cliqueNames: string[] }[] } } };
-  const localIds = (clique: Clique | undefined) => clique?.spec.podSpec.containers.find((c) => c.name === 'main')?.env?.filter((e) => e.name === 'LPX_LOCAL_PARTITION_IDS');
+  // The runtime container comes first (`main`; an LPU-only conductor's is renamed `conductor`, runtime-pods.ts).
+  const localIds = (clique: Clique | undefined) => clique?.spec.podSpec.containers[0]?.env?.filter((e) => e.name === 'LPX_LOCAL_PARTITION_IDS');
 
   it('"Agent replicas are derived from the build": agt has replicas/minAvailable 4 from the 32-chip partition, workload-mode v2StrictHybrid; the Cyborg conductor is cyborg-worker without the authored LPX_LOCAL_PARTITION_IDS', () => {
     const pcs = renderDerived(engine({}), hybridBuild);

@@ -27,6 +27,7 @@ import {
   LABEL_LPX_SERVING,
   LPXGD_API_VERSION,
   LPXGD_KIND,
+  LPX_CONFIG_VOLUME_NAME,
   LPX_ROLE_AGENT,
   LPX_POD_ROLE_CYBORG_WORKER,
   LPX_ROLE_CONDUCTOR,
@@ -44,10 +45,12 @@ import { componentServiceName } from '../names.js';
 import { buildPodSpec, cliqueAnnotations, cliqueLabels, dynamoNamespace, labelValue, type CliqueContext } from '../pod-template.js';
 import type { RenderConfig, RenderedObject } from '../render.js';
 import { snapshotAnnotation } from './build-snapshot.js';
+import type { LpxBuild } from './build.js';
 import { applyLocalPartitionIds } from './derive.js';
 import { sortedKeysJson } from './input-revision.js';
 import { lpxPodCliqueSetName, type LpxIdentity } from './names.js';
-import { bindRuntimeConfig, type LpxRuntimeConfigs } from './runtime-configmaps.js';
+import { bindRuntimeConfig, type LpxConfigBinding, type LpxRuntimeConfigs } from './runtime-configmaps.js';
+import { applyLpxAgentRuntime, applyLpxCyborgRuntime, applyLpxNovaConductorRuntime, cyborgWorkerComponent, withAgentContainerName, withConductorContainerName, withoutSynthesizedConfigVolume } from './runtime-pods.js';
 import type { LpxWorkload } from './workloads.js';
 
 /** Per scaling group, the template `replicas` to render (the immutable seed). */
@@ -77,6 +80,25 @@ function withCyborgLocalPartitionIds(podSpec: Record<string, unknown>, ids: read
   else main.env = env;
 }
 
+/**
+ * bindLpxRuntime: the pod runtime contract (runtime-pods.ts), then the runtime ConfigMap binding
+ * (`bindRuntimeConfig`, which addresses `main`; the `config` PVC that `buildPodSpec` would
+ * synthesize for the mount is dropped first, see `withoutSynthesizedConfigVolume`), so the
+ * `config` volume comes last as in upstream's fixture; then `finish` (the Agent's rename). Pure.
+ */
+function bindLpxRuntime(
+  clique: PodCliqueTemplateSpec,
+  template: PodTemplateSpec | undefined,
+  binding: LpxConfigBinding | undefined,
+  contract: (podSpec: Record<string, unknown>) => Record<string, unknown>,
+  finish: (podSpec: Record<string, unknown>) => Record<string, unknown> = (podSpec) => podSpec,
+): PodCliqueTemplateSpec {
+  const contracted = contract(clique.spec.podSpec as Record<string, unknown>);
+  const podSpec = binding === undefined ? contracted : withoutSynthesizedConfigVolume(contracted, template?.spec, LPX_CONFIG_VOLUME_NAME);
+  const bound = bindRuntimeConfig({ ...clique, spec: { ...clique.spec, podSpec } }, binding);
+  return { ...bound, spec: { ...bound.spec, podSpec: finish(bound.spec.podSpec as Record<string, unknown>) } };
+}
+
 function roleClique(
   ctx: CliqueContext,
   name: string,
@@ -85,6 +107,7 @@ function roleClique(
   annotations: Record<string, string>,
   extraLabels: Record<string, string>,
   startsAfter: readonly string[] | undefined,
+  podCtx: CliqueContext = ctx,
 ): PodCliqueTemplateSpec {
   const merged = { ...(cliqueAnnotations(ctx, template) ?? {}), ...annotations };
   return {
@@ -98,7 +121,7 @@ function roleClique(
       // counts only at its full build width).
       minAvailable: replicas,
       ...(startsAfter === undefined ? {} : { startsAfter: [...startsAfter] }),
-      podSpec: lpxPodSpec(ctx, template),
+      podSpec: lpxPodSpec(podCtx, template),
     },
   };
 }
@@ -116,9 +139,15 @@ function roleClique(
  *   when the build snapshot is known, `scheduling.lpu.nvidia.com/compiler-snapshot-digest`, as
  *   upstream's Agent pods carry it, so a changed build rolls its Agents);
  *   the conductor clique (role `conductor`, label `lpx.nvidia.com/serving: "true"`) starts after
- *   the agents; every pod uses the `lpx-scheduler`;
+ *   the agents; every pod uses the `lpx-scheduler` (a hybrid Cyborg, once its build is decoded, the
+ *   `default-scheduler`, see `applyLpxCyborgRuntime`);
  * - a workload with runtime ConfigMaps (`runtimeConfigs`, runtime-configmaps.ts) mounts them
- *   (volume `config` at `/configs`, `nvidia.com/extra-resources-hash`), see `bindRuntimeConfig`.
+ *   (volume `config` at `/configs`, `nvidia.com/extra-resources-hash`), see `bindRuntimeConfig`;
+ * - the pod runtime contract (runtime-pods.ts): every Agent gets `applyLpxAgentRuntime`, a
+ *   hybrid engine's conductor (the Cyborg) is rendered as a decode worker and gets
+ *   `applyLpxCyborgRuntime`, an LPU-only one (Nova) `applyLpxNovaConductorRuntime`; the
+ *   build-dependent parts need the component's decoded build (`builds`, by component name) and
+ *   its derivation, so without them a conductor is left as authored.
  * Deterministic. Pure.
  */
 export function renderLpxPodCliqueSet(
@@ -129,6 +158,7 @@ export function renderLpxPodCliqueSet(
   config: Pick<RenderConfig, 'terminationDelay'>,
   snapshotDigests: ReadonlyMap<string, string> = new Map(),
   runtimeConfigs: LpxRuntimeConfigs = new Map(),
+  builds: ReadonlyMap<string, LpxBuild> = new Map(),
 ): RenderedObject {
   const name = lpxPodCliqueSetName(id);
   const cliques: PodCliqueTemplateSpec[] = [];
@@ -143,7 +173,7 @@ export function renderLpxPodCliqueSet(
       if (model.derived?.agentReplicas === 0) continue;
       const ctx: CliqueContext = { dgd, namespace: id.namespace, component: model.component, workerHash: undefined };
       agentNames.push(model.agentClique);
-      cliques.push(bindRuntimeConfig(
+      cliques.push(bindLpxRuntime(
         roleClique(ctx, model.agentClique, model.agentReplicas, model.agentRole?.podTemplate, {
           ...routing,
           [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest,
@@ -152,7 +182,10 @@ export function renderLpxPodCliqueSet(
           ...snapshotAnnotation(snapshotDigests, model.component.name),
           ...(model.derived === undefined ? {} : { [ANNOTATION_LPX_WORKLOAD_MODE]: model.derived.workloadMode }),
         }, {}, undefined),
+        model.agentRole?.podTemplate,
         runtime?.agents,
+        (podSpec) => applyLpxAgentRuntime(podSpec, { build: model.derived === undefined ? undefined : builds.get(model.component.name), pipeline: model.derived?.pipeline }),
+        withAgentContainerName,
       ));
     }
     const cliqueNames = [...agentNames];
@@ -161,18 +194,25 @@ export function renderLpxPodCliqueSet(
       const serving = workload.models.find((m) => m.component === workload.serving)?.derived;
       const isHybrid = serving?.pipeline === 'hybrid';
       cliqueNames.push(workload.conductorClique);
-      cliques.push(bindRuntimeConfig(
+      const conductorReplicas = workload.conductorRole?.replicas ?? 1;
+      const build = serving === undefined ? undefined : builds.get(workload.serving.name);
+      const novaModels = workload.models.map((m) => ({ build: builds.get(m.component.name), agentClique: m.agentClique }));
+      cliques.push(bindLpxRuntime(
         roleClique(
           ctx,
           workload.conductorClique,
-          workload.conductorRole?.replicas ?? 1,
+          conductorReplicas,
           workload.conductorRole?.podTemplate,
           // A hybrid engine's conductor is the Cyborg GPU runtime (upstream fixture node-local-v2-hybrid.yaml: role cyborg-worker).
           { ...routing, [ANNOTATION_LPX_WORKLOAD_DIGEST]: digest, [ANNOTATION_LPX_POD_ROLE]: isHybrid ? LPX_POD_ROLE_CYBORG_WORKER : LPX_ROLE_CONDUCTOR },
           { [LABEL_LPX_SERVING]: 'true' },
           agentNames.length === 0 ? undefined : agentNames,
+          isHybrid ? { ...ctx, component: cyborgWorkerComponent(workload.serving) } : ctx,
         ),
+        workload.conductorRole?.podTemplate,
         runtime?.conductor,
+        (podSpec) => (isHybrid ? applyLpxCyborgRuntime(podSpec, { build, conductorReplicas }) : serving === undefined ? podSpec : applyLpxNovaConductorRuntime(podSpec, { pipeline: serving.pipeline, models: novaModels })),
+        isHybrid || serving === undefined ? undefined : withConductorContainerName,
       ));
       const conductor = cliques[cliques.length - 1];
       if (isHybrid && conductor !== undefined) withCyborgLocalPartitionIds(conductor.spec.podSpec as Record<string, unknown>, serving.localPartitionIds);
