@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview, type AdmissionResponse, type WebhookRoute } from './index.js';
+import { hardwareDiscoveryFilter } from './dgdr-v1beta2.js';
 
 type Obj = Record<string, unknown>;
 
@@ -17,14 +18,17 @@ const TRACE = { source: { persistentVolumeClaim: { claimName: 'request-traces', 
 
 const v1beta2 = (spec: Obj): Obj => ({ apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'r', namespace: 'ns' }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, ...spec } });
 
-function review(route: WebhookRoute, input: { object: Obj; old?: Obj; kindVersion?: string; requestVersion?: string }): AdmissionResponse {
+function reviewBody(route: WebhookRoute, input: { object: Obj; old?: Obj; kindVersion?: string; requestVersion?: string }): string {
   const kind = { group: 'nvidia.com', version: input.kindVersion ?? route.version, kind: 'DynamoGraphDeploymentRequest' };
-  const body = JSON.stringify({
+  return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: { uid: 'u', kind, requestKind: { ...kind, version: input.requestVersion ?? kind.version }, operation: input.old === undefined ? 'CREATE' : 'UPDATE', namespace: 'ns', name: 'r', object: input.object, ...(input.old === undefined ? {} : { oldObject: input.old }) },
   });
-  const answer = answerAdmissionReview(route, body, { lpxEnabled: false }, { nodes: NODES });
+}
+
+function review(route: WebhookRoute, input: { object: Obj; old?: Obj; kindVersion?: string; requestVersion?: string }): AdmissionResponse {
+  const answer = answerAdmissionReview(route, reviewBody(route, input), { lpxEnabled: false }, { nodes: NODES });
   if (answer.status !== 200) throw new Error(answer.message);
   return answer.review.response;
 }
@@ -62,5 +66,35 @@ describe('v1beta2 DGDR webhooks', () => {
   it('a review of another version than the route names is a bad request', () => {
     const response = review(VALIDATE, { object: v1beta2({}), kindVersion: 'v1beta1' });
     expect(response).toEqual({ uid: 'u', allowed: false, status: { code: 400, reason: 'BadRequest', message: 'this webhook admits nvidia.com/v1beta2, Kind=DynamoGraphDeploymentRequest, not nvidia.com/v1beta1, Kind=DynamoGraphDeploymentRequest' } });
+  });
+});
+
+describe('hardwareDiscoveryFilter: which v1beta2 reviews read the Nodes and scrape the exporters', () => {
+  const hardware = { gpu: { sku: 'h100_sxm', budget: 8, numGpusPerNode: 8 } };
+  const rows = [
+    { name: 'a create with hardware omitted: discovery, unfiltered', reason: 'reference "Omit hardware to let admission discover and persist sku, budget, and numGpusPerNode"', route: MUTATE, input: { object: v1beta2({}) }, want: { gpuSku: undefined } },
+    { name: 'a partial hardware with a sku: discovery filtered by it', reason: 'reference "Any nonempty object ... is partial hardware intent"; upstream GPUDiscoveryCache keyed by the SKU filter', route: MUTATE, input: { object: v1beta2({ hardware: { gpu: { sku: 'b60' } } }) }, want: { gpuSku: 'b60' } },
+    { name: 'hardware: {}: nothing read', reason: 'reference "An exactly empty hardware: {} object opts out of all operator cluster and DCGM discovery"', route: MUTATE, input: { object: v1beta2({ hardware: {} }) }, want: undefined },
+    { name: 'fully explicit hardware: nothing read', reason: 'reference "Set all three values to bypass discovery with fully explicit hardware"', route: MUTATE, input: { object: v1beta2({ hardware }) }, want: undefined },
+    { name: 'an update that leaves the spec unchanged: nothing read', reason: 'defaultV1Beta2Request defaults nothing then (an unchanged request writes back without change)', route: MUTATE, input: { object: v1beta2({}), old: v1beta2({}) }, want: undefined },
+    { name: 'a request written through v1beta1: nothing read', reason: 'it is stored as written (reference "Conversion views")', route: MUTATE, input: { object: v1beta2({}), requestVersion: 'v1beta1' }, want: undefined },
+    { name: 'the validating webhook: nothing read', reason: 'only defaulting discovers', route: VALIDATE, input: { object: v1beta2({}) }, want: undefined },
+  ];
+  it.each(rows)('$name', ({ route, input, want }) => {
+    expect(hardwareDiscoveryFilter(route, reviewBody(route, input))).toEqual(want);
+  });
+
+  it('a body that is not JSON: nothing read (the answer reports it)', () => {
+    expect(hardwareDiscoveryFilter(MUTATE, '{')).toBeUndefined();
+  });
+});
+
+describe('v1beta2 DGDR defaulting with exporters observed', () => {
+  it('the DCGM exporter\'s node wins over the GFD labels (upstream enrichHardwareFromDiscovery: DCGM first)', () => {
+    const body = Array.from({ length: 4 }, (_, gpu) => `DCGM_FI_DEV_GPU_TEMP{gpu="${gpu}",modelName="NVIDIA L40S",Hostname="l40s-0"} 40\nDCGM_FI_DEV_FB_FREE{gpu="${gpu}",Hostname="l40s-0"} 46068\n`).join('');
+    const exporters = { exporterPods: [{ namespace: 'gpu-operator', name: 'dcgm-0', nodeName: 'l40s-0', phase: 'Running', podIp: '10.0.0.1', scrape: { endpoint: 'http://10.0.0.1:9400/metrics', ok: true as const, body } }], isGpuOperatorRunning: false };
+    const answer = answerAdmissionReview(MUTATE, reviewBody(MUTATE, { object: v1beta2({ workload: { trace: TRACE } }) }), { lpxEnabled: false }, { nodes: NODES, exporters });
+    if (answer.status !== 200) throw new Error(answer.message);
+    expect(patchOf(answer.review.response)).toEqual([{ op: 'add', path: '/spec/hardware', value: { gpu: { sku: 'l40s', budget: 4, numGpusPerNode: 4 } } }]);
   });
 });

@@ -6,8 +6,10 @@
  * `POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments`, the DGDR webhooks
  * (v1beta1: ./dgdr.ts; v1beta2 and Runs: ./dgdr-v1beta2.ts) and `POST /convert`
  * (ConversionReview v1, per-kind converters in ./convert.ts) from the API server.
- * Reads: the request (the stored object arrives as `oldObject`); under `DGDR_V1BETA2_ENABLED`
- * every Node, once per v1beta2 DGDR mutation (hardware discovery).
+ * Reads: the request (the stored object arrives as `oldObject`); under `DGDR_V1BETA2_ENABLED`,
+ * once per v1beta2 DGDR mutation that discovers hardware: every Node, and the DCGM and Intel XPU
+ * exporter pods cluster-wide with their metrics (HTTP, shared/discovery: a success kept 60 s per
+ * sku filter, every scrape inside the webhook's time budget, {@link discoveryBudgetSeconds}).
  * Decides: `defaultDgd` (the JSON Patch is the diff of the object and its defaulted copy) and
  * `validateDgd` (shared/domain/admission).
  * Writes: nothing; answers with the AdmissionReview. No field manager.
@@ -26,11 +28,20 @@ import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime/index.js';
 import { DEFAULT_OPERATOR_VERSION } from '../../shared/api/index.js';
-import { canonicalVersion, type NodeFacts } from '../../shared/domain/index.js';
-import { createKube, type KubeObject } from '../../shared/kube/index.js';
+import {
+  DEFAULT_DCGM_ENDPOINT_TEMPLATE,
+  DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE,
+  ENV_DCGM_ENDPOINT_TEMPLATE,
+  ENV_INTEL_XPU_ENDPOINT_TEMPLATE,
+  canonicalVersion,
+  type DcgmFacts,
+  type NodeFacts,
+} from '../../shared/domain/index.js';
+import { GpuDiscoveryCache, discoveryBudget, loadMetricsFacts, type MetricsEndpointTemplates, type ScrapeMetrics } from '../../shared/discovery/index.js';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { KubeConfig } from '@kubernetes/client-node';
 
-/** The admission function only reads (Nodes, for v1beta2 hardware discovery); the field manager names it in any audit. */
+/** The admission function only reads (Nodes and exporter pods, for v1beta2 hardware discovery); the field manager names it in any audit. */
 const FIELD_MANAGER_ADMISSION = 'dynamo-admission';
 
 /** A Node as hardware discovery reads it. Pure. */
@@ -65,6 +76,48 @@ export {
 } from './server.js';
 export type { AdmissionServer, AdmissionServerOptions } from './server.js';
 
+/** The webhooks' `timeoutSeconds` when `WEBHOOK_TIMEOUT_SECONDS` is unset: the chart's default (values.yaml `admission.timeoutSeconds`). */
+export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
+/** What a v1beta2 discovery leaves of the webhook timeout for the rest of the answer: reading the body, the Node list, the decision and the API server's round trip. */
+export const WEBHOOK_ANSWER_MARGIN_SECONDS = 2;
+
+/**
+ * The time budget of one v1beta2 hardware discovery's scrapes, in seconds: the webhook timeout
+ * (1-30 s, admissionregistration v1 `timeoutSeconds`) less {@link WEBHOOK_ANSWER_MARGIN_SECONDS},
+ * at least 1 s. Inside it each scrape still has upstream's own 5 s request and 3 s dial timeouts;
+ * past it the remaining scrapes fail and discovery falls back to the Nodes' labels, so the API
+ * server gets an answer (never its own timeout, which `failurePolicy: Fail` turns into a denial
+ * with no reason). Source: upstream-notes/dgdr.md §3.2 (timeouts); chart templates/admission/webhooks.yaml. Pure.
+ */
+export function discoveryBudgetSeconds(webhookTimeoutSeconds: number): number {
+  return Math.max(1, webhookTimeoutSeconds - WEBHOOK_ANSWER_MARGIN_SECONDS);
+}
+
+/** How admission reads the metrics exporters: where, within which budget, with which cache (one per process, as upstream's operator keeps one). */
+export interface ExporterLoaderOptions {
+  readonly templates?: Partial<MetricsEndpointTemplates>;
+  readonly budgetSeconds: number;
+  readonly cache?: GpuDiscoveryCache;
+  readonly scrape?: ScrapeMetrics;
+}
+
+/**
+ * The exporter reader `serve admission` gives the server (its `loadExporters`): shared/discovery
+ * `loadMetricsFacts` through `kube`, with a fresh {@link discoveryBudget} per discovery.
+ * Transient API errors reject (the server reports them as a failed exporter list).
+ */
+export function createExporterLoader(kube: Kube, options: ExporterLoaderOptions): (gpuSku: string | undefined) => Promise<DcgmFacts> {
+  const templates = { dcgm: options.templates?.dcgm ?? DEFAULT_DCGM_ENDPOINT_TEMPLATE, intelXpu: options.templates?.intelXpu ?? DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE };
+  return (gpuSku) =>
+    loadMetricsFacts(kube, {
+      templates,
+      budget: discoveryBudget(options.budgetSeconds),
+      ...(gpuSku === undefined ? {} : { gpuSku }),
+      ...(options.cache === undefined ? {} : { cache: options.cache }),
+      ...(options.scrape === undefined ? {} : { scrape: options.scrape }),
+    });
+}
+
 /** The port the webhook listens on when neither `--port` nor `PORT` says otherwise. */
 export const DEFAULT_ADMISSION_PORT = 8443;
 
@@ -76,7 +129,8 @@ Serves DynamoGraphDeployment admission webhooks (AdmissionReview v1):
   POST /validate/nvidia.com/{v1beta1,v1alpha1}/dynamographdeployments   validation and warnings
   POST /mutate/nvidia.com/v1beta1/dynamographdeploymentrequests         DGDR defaulting (JSON Patch)
   POST /validate/nvidia.com/v1beta1/dynamographdeploymentrequests       DGDR validation and warnings
-  POST /mutate/nvidia.com/v1beta2/dynamographdeploymentrequests         DGDR v1beta2: hardware discovery from the Nodes, defaults
+  POST /mutate/nvidia.com/v1beta2/dynamographdeploymentrequests         DGDR v1beta2: hardware discovery (DCGM, Intel XPU
+                                                                        exporters, then GPU Feature Discovery labels), defaults
   POST /validate/nvidia.com/v1beta2/dynamographdeploymentrequests       DGDR v1beta2 validation (conversion views, bundled AISimulate schema)
   POST /validate/nvidia.com/v1beta2/dynamographdeploymentruns           Run validation (spec immutable)
   POST /convert                                                         ConversionReview v1 (DGD v1alpha1 <-> v1beta1;
@@ -105,8 +159,16 @@ Environment:
   MAX_BODY_BYTES         larger requests get 413 (default ${DEFAULT_ADMISSION_MAX_BODY_BYTES})
   DRAIN_TIMEOUT_SECONDS  bound on the whole shutdown, the delay included (default 25)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
-  DGDR_V1BETA2_ENABLED   feature gate dgdrV1Beta2.enabled (default false); true lists Nodes for v1beta2
-                         hardware discovery, through KUBECONFIG or else the in-cluster service account
+  DGDR_V1BETA2_ENABLED   feature gate dgdrV1Beta2.enabled (default false); true lists Nodes and DCGM /
+                         Intel XPU exporter pods for v1beta2 hardware discovery, through KUBECONFIG or
+                         else the in-cluster service account
+  WEBHOOK_TIMEOUT_SECONDS
+                         the webhooks' timeoutSeconds, 1-30 (default ${DEFAULT_WEBHOOK_TIMEOUT_SECONDS}): exporter scrapes end
+                         ${WEBHOOK_ANSWER_MARGIN_SECONDS} s before it
+  ${ENV_DCGM_ENDPOINT_TEMPLATE}
+                         where DCGM exporter pods are scraped (default ${DEFAULT_DCGM_ENDPOINT_TEMPLATE})
+  ${ENV_INTEL_XPU_ENDPOINT_TEMPLATE}
+                         where Intel XPU exporter pods are scraped (default ${DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE})
   OPERATOR_VERSION       DGDR default profiler image nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version>
                          (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
   DGDR_DEFAULT_IMAGE     an explicit default profiler image instead (rc or nightly builds)
@@ -220,7 +282,12 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
   const dgdr = { operatorVersion: operatorVersion === '' ? DEFAULT_OPERATOR_VERSION : operatorVersion, ...(defaultImage === '' ? {} : { defaultImage }) };
   // v1beta2 hardware discovery lists the Nodes (dgdrV1Beta2.enabled only; the chart grants the list).
   let listNodes: (() => Promise<readonly NodeFacts[]>) | undefined;
+  let loadExporters: ((gpuSku: string | undefined) => Promise<DcgmFacts>) | undefined;
   if (config.dgdrV1Beta2Enabled) {
+    const timeoutText = deps.env['WEBHOOK_TIMEOUT_SECONDS'] ?? '';
+    const isTimeoutValid = timeoutText === '' || (/^\d+$/.test(timeoutText.trim()) && Number(timeoutText) >= 1 && Number(timeoutText) <= 30);
+    if (!isTimeoutValid) return fail(`WEBHOOK_TIMEOUT_SECONDS must be an integer from 1 to 30 (the webhooks' timeoutSeconds), got ${JSON.stringify(timeoutText)}`);
+    const webhookTimeoutSeconds = timeoutText === '' ? DEFAULT_WEBHOOK_TIMEOUT_SECONDS : Number(timeoutText);
     const kubeConfig = new KubeConfig();
     try {
       if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
@@ -231,6 +298,13 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
     }
     const kube = createKube(kubeConfig, { fieldManager: FIELD_MANAGER_ADMISSION });
     listNodes = async () => (await kube.list('v1', 'Node')).map(nodeFacts);
+    const dcgmTemplate = deps.env[ENV_DCGM_ENDPOINT_TEMPLATE] ?? '';
+    const intelXpuTemplate = deps.env[ENV_INTEL_XPU_ENDPOINT_TEMPLATE] ?? '';
+    loadExporters = createExporterLoader(kube, {
+      templates: { ...(dcgmTemplate === '' ? {} : { dcgm: dcgmTemplate }), ...(intelXpuTemplate === '' ? {} : { intelXpu: intelXpuTemplate }) },
+      budgetSeconds: discoveryBudgetSeconds(webhookTimeoutSeconds),
+      cache: new GpuDiscoveryCache(() => new Date()),
+    });
   }
   // Plain HTTP is for local tools: never expose it beyond loopback unless asked to.
   const host = values.host ?? (isPlain ? '127.0.0.1' : undefined);
@@ -246,6 +320,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         ...(tls === undefined ? {} : { tls }),
         config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers, dgdr },
         ...(listNodes === undefined ? {} : { listNodes }),
+        ...(loadExporters === undefined ? {} : { loadExporters }),
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

@@ -44,9 +44,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AdmissionConfig, NodeFacts } from '../../shared/domain/index.js';
+import { hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
 import { DGDR_PLURAL } from '../../shared/api/index.js';
-import { V1BETA2, type V1Beta2Observed } from './dgdr-v1beta2.js';
+import { hardwareDiscoveryFilter, type V1Beta2Observed } from './dgdr-v1beta2.js';
 import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit, registerBuildInfo } from '../../shared/runtime/index.js';
 import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
 import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
@@ -139,6 +139,12 @@ export interface AdmissionServerOptions {
    * the hardware fields to set.
    */
   readonly listNodes?: () => Promise<readonly NodeFacts[]>;
+  /**
+   * Reads the DCGM and Intel XPU exporters for v1beta2 hardware discovery (shared/discovery
+   * `loadMetricsFacts`, with its 60 s cache and the webhook's time budget), given the request's
+   * sku filter; called beside `listNodes`. Absent: discovery reads the Nodes' labels only.
+   */
+  readonly loadExporters?: (gpuSku: string | undefined) => Promise<DcgmFacts>;
   /** Converters behind `POST /convert`; default every registered kind (./convert.ts `CONVERTERS`). */
   readonly converters?: ConverterRegistry;
   /** Registry for `/metrics`; default a fresh one. */
@@ -256,20 +262,37 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   const converters = options.converters ?? createConverterRegistry();
 
   /** Answers an AdmissionReview from its body (the request checks are in {@link answerPost}). */
-  /** The Nodes a v1beta2 DGDR mutation discovers hardware from; a failed list is reported, not thrown. */
-  async function observeV1Beta2(route: WebhookRoute): Promise<V1Beta2Observed> {
-    if (route.version !== V1BETA2 || route.kind !== 'mutate' || route.resource !== DGDR_PLURAL || options.listNodes === undefined) return {};
-    try {
-      return { nodes: await options.listNodes() };
-    } catch (error) {
-      log.warn({ err: error }, 'Failed to list Nodes for hardware discovery');
-      return { nodes: { error: `cannot list Nodes: ${error instanceof Error ? error.message : String(error)}` } };
-    }
+  /**
+   * What a v1beta2 DGDR mutation that discovers hardware reads ({@link hardwareDiscoveryFilter}):
+   * the Nodes and, when a loader is given, the metrics exporters (filtered by the request's sku).
+   * Nothing for any other review. A failed read is reported in the observation, never thrown: a
+   * failed Node list denies the request naming it; a failed exporter read is discovery's
+   * `listing DCGM exporter pods failed`, and the Nodes' labels are tried next.
+   */
+  async function observeV1Beta2(route: WebhookRoute, text: string): Promise<V1Beta2Observed> {
+    const filter = hardwareDiscoveryFilter(route, text);
+    if (filter === undefined || options.listNodes === undefined) return {};
+    const listNodes = options.listNodes;
+    const loadExporters = options.loadExporters;
+    const [nodes, exporters] = await Promise.all([
+      listNodes().catch((error: unknown) => {
+        log.warn({ err: error }, 'Failed to list Nodes for hardware discovery');
+        return { error: `cannot list Nodes: ${error instanceof Error ? error.message : String(error)}` };
+      }),
+      loadExporters?.(filter.gpuSku).catch((error: unknown): DcgmFacts => {
+        log.warn({ err: error }, 'Failed to read metrics exporters for hardware discovery');
+        return { listError: error instanceof Error ? error.message : String(error), exporterPods: [], isGpuOperatorRunning: false };
+      }),
+    ]);
+    const metrics = exporters === undefined ? undefined : readMetricsGpuNodes(exporters, filter.gpuSku, []);
+    // Exporters present but unreadable: the node labels decide; say why, as v1beta1 discovery logs it.
+    if (exporters !== undefined && metrics?.ok === false && hasMetricsExporters(exporters)) log.warn({ error: metrics.error }, 'DCGM discovery failed, falling back to node-label discovery');
+    return { nodes, ...(exporters === undefined ? {} : { exporters }) };
   }
 
   async function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, text: string): Promise<void> {
     const url = request.url ?? '/';
-    const answer = answerAdmissionReview(route, text, options.config, await observeV1Beta2(route));
+    const answer = answerAdmissionReview(route, text, options.config, await observeV1Beta2(route, text));
     const durationMs = performance.now() - started;
     if (answer.status === 400) {
       rejected.inc({ code: '400' });
@@ -345,8 +368,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
           }
         }
       }
-      // Answering is synchronous (a v1beta2 mutation first awaits one Node list): one review at a
-      // time holds the CPU, so only bytes need a bound.
+      // Answering is synchronous (a v1beta2 mutation that discovers hardware first awaits the Node
+      // list and the exporter scrapes, bounded by the discovery budget, holding only its body's
+      // bytes meanwhile): one review at a time holds the CPU, so only bytes need a bound.
       await finish(body.body.toString('utf8'));
     } finally {
       active -= 1;

@@ -9,7 +9,7 @@
  * Reads: the DGDR now; the Job `profile-<name>` and its pods (label `job-name`); the ConfigMap
  * `dgdr-output-<name>`; the DGD `status.dgdName` and, while it is not ready, its pods (image-pull
  * diagnostics); the request's ConfigMaps while deploying; every Node, the DCGM and Intel XPU
- * exporter pods and their metrics (HTTP, ./dcgm.ts; a success kept 60 s per SKU filter) and the
+ * exporter pods and their metrics (HTTP, shared/discovery; a success kept 60 s per SKU filter) and the
  * network operator's pods (only while Pending and discovery is needed); the model-cache PVC when set.
  * Decides: `decideDgdr` (shared/domain/dgdr, pure).
  * Writes, in order: the discovered `spec.hardware` (update with the resourceVersion precondition),
@@ -59,7 +59,7 @@ import {
 } from '../../shared/domain/index.js';
 import type { Kube, KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
-import { loadDiscoverySignals, type GpuDiscoveryCache, type ScrapeMetrics } from './dcgm.js';
+import { loadDiscoverySignals, type GpuDiscoveryCache, type ScrapeMetrics } from '../../shared/discovery/index.js';
 
 export interface ProfileDeps extends HandlerDeps {
   readonly kube: Kube;
@@ -70,7 +70,7 @@ export interface ProfileDeps extends HandlerDeps {
   readonly dcgmEndpointTemplate?: string;
   /** Where Intel XPU exporter pods are scraped (`{POD_IP}` replaced); default `http://{POD_IP}:8080/metrics`. */
   readonly intelXpuEndpointTemplate?: string;
-  /** How a metrics endpoint is read; default an HTTP GET with upstream's timeouts (./dcgm.ts). */
+  /** How a metrics endpoint is read; default an HTTP GET with upstream's timeouts (shared/discovery). */
   readonly scrapeMetrics?: ScrapeMetrics;
   /** This instance's 60 s cache of successful metrics discoveries (absent: every discovery scrapes). */
   readonly discoveryCache?: GpuDiscoveryCache;

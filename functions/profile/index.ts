@@ -22,7 +22,7 @@ import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_P
 import { ENV_DCGM_ENDPOINT_TEMPLATE, ENV_INTEL_XPU_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
-import { GpuDiscoveryCache } from './dcgm.js';
+import { GpuDiscoveryCache } from '../../shared/discovery/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
 import { route as requestRoute, runRoute as requestOfRunRoute } from './request.js';
 import { claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';

@@ -14,7 +14,8 @@ import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kub
 import { defaultConfig, startFunctionServer } from '../runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
+import { createExporterLoader, DEFAULT_WEBHOOK_TIMEOUT_SECONDS, discoveryBudgetSeconds, nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
+import { GpuDiscoveryCache } from '../discovery/index.js';
 import { startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
@@ -204,7 +205,13 @@ export async function run(argv: readonly string[]): Promise<number> {
     if (nodesClient === undefined) throw new Error('cannot list Nodes: the API server is not started yet');
     return (await nodesClient.list('v1', 'Node')).map(nodeFacts);
   };
-  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0, listNodes });
+  // The DCGM / Intel XPU exporters, read as `serve admission` reads them (default endpoints, the chart's webhook timeout).
+  const exporterCache = new GpuDiscoveryCache(() => new Date());
+  const loadExporters = async (gpuSku: string | undefined) => {
+    if (nodesClient === undefined) throw new Error('cannot list exporter pods: the API server is not started yet');
+    return createExporterLoader(nodesClient, { budgetSeconds: discoveryBudgetSeconds(DEFAULT_WEBHOOK_TIMEOUT_SECONDS), cache: exporterCache })(gpuSku);
+  };
+  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0, listNodes, loadExporters });
   const plane = await startControlPlane({
     binaries,
     // With --chart our CRDs come from the chart, as on a cluster; with --lpx-enabled, the

@@ -284,6 +284,19 @@ describe('helm lint and template', () => {
     expect(account.automountServiceAccountToken).toBe(row.v1beta2);
   });
 
+  it('v1beta2 hardware discovery from exporters (upstream-notes/dgdr.md §3.2): the admission role lists Nodes and pods, its scrapes get the webhooks\' timeoutSeconds as WEBHOOK_TIMEOUT_SECONDS, and its NetworkPolicy restricts ingress only, so the DCGM (9400) and Intel XPU (8080) exporters stay reachable', async () => {
+    const objects = await template(['--set', 'dgdrV1Beta2.enabled=true,admission.timeoutSeconds=12']);
+    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'dynamo-admission');
+    expect(role?.rules).toEqual([{ apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list'] }]);
+    const timeouts = objects.filter((o) => o.kind.endsWith('WebhookConfiguration')).flatMap((c) => (c.webhooks as unknown as { timeoutSeconds: number }[]).map((w) => w.timeoutSeconds));
+    expect(new Set(timeouts)).toEqual(new Set([12]));
+    const admission = workloads(objects).find((w) => w.name === 'Deployment dynamo-admission');
+    expect(admission?.containers[0]?.env.find((e) => e.name === 'WEBHOOK_TIMEOUT_SECONDS')?.value).toBe('12');
+    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'dynamo-admission');
+    expect(policy?.spec?.['policyTypes']).toEqual(['Ingress']);
+    expect(policy?.spec?.['egress']).toBeUndefined();
+  });
+
   it('installs our CRDs exactly as `dynamo-fn crds` generates them (all of them with both gates on), kept on uninstall (helm.sh/resource-policy: keep)', async () => {
     const crds = (await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true'])).filter((o) => o.kind === 'CustomResourceDefinition');
     const generated = Object.values(ownCrds()) as unknown as Rendered[];

@@ -2,8 +2,10 @@
  * Least privilege, proven for the admission function (issue 9 part 4): it has a token only with
  * dgdrV1Beta2.enabled, bound to the chart's `dynamo-admission` ClusterRole
  * (infra/chart/templates/admission/rbac.yaml, rendered by `helm template`), for v1beta2 hardware
- * discovery. The DGDR v1beta2 mutating webhook runs with the Node lister the `serve admission`
- * command builds (functions/admission/index.ts: a kube client from KUBECONFIG listing Nodes),
+ * discovery. The DGDR v1beta2 mutating webhook runs with the Node lister and the exporter reader
+ * the `serve admission` command builds (functions/admission/index.ts: a kube client from
+ * KUBECONFIG listing Nodes, and `createExporterLoader` listing the DCGM and Intel XPU exporter
+ * pods cluster-wide and the GPU Operator's; no exporter runs here, so the labels decide),
  * here from a TokenRequest token of a ServiceAccount bound to exactly that role, through a
  * loopback recorder that notes the verb and resource of every request (test/support/rbac.ts).
  * The AdmissionReview is posted as the API server would post it. Then:
@@ -18,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeFacts, startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
+import { createExporterLoader, nodeFacts, startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
 import { createKube, KubeConfig, type Kube } from '../../shared/kube/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
@@ -75,13 +77,21 @@ async function mutate(server: AdmissionServer): Promise<{ allowed: unknown; patc
   return { allowed: answer?.allowed, patch: answer?.patch === undefined ? undefined : (JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as unknown) };
 }
 
-/** The admission server with the Node lister `serve admission` builds from a kubeconfig (functions/admission/index.ts). */
+/** The admission server with the Node lister and exporter reader `serve admission` builds from a kubeconfig (functions/admission/index.ts). */
 async function admissionWith(kubeconfigPath: string | undefined): Promise<AdmissionServer> {
   const config = new KubeConfig();
   if (kubeconfigPath === undefined) config.loadFromString(kubeConfig.exportConfig());
   else config.loadFromFile(kubeconfigPath);
   const kube = createKube(config, { fieldManager: 'dynamo-admission' });
-  return startAdmissionServer({ port: 0, host: '127.0.0.1', config: { lpxEnabled: false }, log, shutdownDelaySeconds: 0, listNodes: async () => (await kube.list('v1', 'Node')).map(nodeFacts) });
+  return startAdmissionServer({
+    port: 0,
+    host: '127.0.0.1',
+    config: { lpxEnabled: false },
+    log,
+    shutdownDelaySeconds: 0,
+    listNodes: async () => (await kube.list('v1', 'Node')).map(nodeFacts),
+    loadExporters: createExporterLoader(kube, { budgetSeconds: 8 }),
+  });
 }
 
 describe('admission ServiceAccount (chart templates/admission/rbac.yaml, dgdrV1Beta2.enabled)', () => {

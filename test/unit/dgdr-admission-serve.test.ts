@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { serve } from '../../functions/admission/index.js';
+import { discoveryBudgetSeconds, serve } from '../../functions/admission/index.js';
 
 function run(env: Record<string, string>) {
   const errors: string[] = [];
@@ -69,5 +69,21 @@ describe('serve admission: the DGDR default profiler image', () => {
     const server = run({ OPERATOR_VERSION: 'latest' });
     expect(await server.exit).toBe(1);
     expect(server.errors).toEqual(['dynamo-fn serve admission: OPERATOR_VERSION must be a semantic version such as "1.6.1", got "latest"\n']);
+  });
+});
+
+describe('serve admission: the v1beta2 hardware discovery time budget', () => {
+  it.each([
+    { name: 'the chart default timeoutSeconds 10 leaves 8 s of scrapes', timeoutSeconds: 10, want: 8 },
+    { name: 'the API maximum 30 leaves 28 s', timeoutSeconds: 30, want: 28 },
+    { name: 'a 2 s timeout still scrapes for 1 s', timeoutSeconds: 2, want: 1 },
+  ])('$name (admissionregistration v1 timeoutSeconds 1-30, less 2 s for the rest of the answer)', ({ timeoutSeconds, want }) => {
+    expect(discoveryBudgetSeconds(timeoutSeconds)).toBe(want);
+  });
+
+  it('a WEBHOOK_TIMEOUT_SECONDS outside 1-30 stops the process, naming the variable', async () => {
+    const server = run({ DGDR_V1BETA2_ENABLED: 'true', WEBHOOK_TIMEOUT_SECONDS: '45' });
+    expect(await server.exit).toBe(1);
+    expect(server.errors).toEqual(['dynamo-fn serve admission: WEBHOOK_TIMEOUT_SECONDS must be an integer from 1 to 30 (the webhooks\' timeoutSeconds), got "45"\n']);
   });
 });

@@ -195,10 +195,11 @@ function gpuNodeOf(node: DcgmNode, nodes: readonly NodeFacts[]): GpuNode {
  *   Operator and no Intel XPU exporter pods found` when GPU Operator pods run, else `no GPU metrics
  *   exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found`.
  * Intel exporters are read whatever `gpuSku` asks for: upstream tries both sources for every filter.
+ * `gpuSku` is a v1beta1 `gpuSku` or a v1beta2 open `sku`: a node counts when its normalised SKU equals it.
  * Source: upstream `discoverFromMetricsSources`, `discoverPrometheusPods`, `normalizeScrapedGPUInfo`
  * (discovery.go; profiler.md §2.2). Pure.
  */
-export function readMetricsGpuNodes(dcgm: DcgmFacts, gpuSku: DiscoveredGpuSku | undefined, nodes: readonly NodeFacts[]): GpuNodesResult {
+export function readMetricsGpuNodes(dcgm: DcgmFacts, gpuSku: string | undefined, nodes: readonly NodeFacts[]): GpuNodesResult {
   const sources: readonly { readonly source: MetricsSource; readonly listErrorPrefix: string; readonly facts: Pick<DcgmFacts, 'listError' | 'exporterPods'> }[] = [
     { source: 'dcgm', listErrorPrefix: 'listing DCGM exporter pods failed', facts: dcgm },
     { source: 'intel-xpumd', listErrorPrefix: 'listing Intel XPUMD pods failed', facts: dcgm.intelXpu ?? { exporterPods: [] } },
@@ -294,15 +295,35 @@ export function discoverHardwareMetadata(requested: DgdrHardware, nodes: readonl
 export function discoverHardware(requested: DgdrHardware | undefined, nodes: readonly NodeFacts[], signals: DiscoverySignals = {}): DiscoveryResult {
   const hardware = requested ?? {};
   const hasInfiniband = hasInfinibandPods(signals.networkOperatorPodNames ?? []);
-  if (signals.dcgm !== undefined) {
-    const fromMetrics = readMetricsGpuNodes(signals.dcgm, hardware.gpuSku, nodes);
-    if (fromMetrics.ok) return selectHardware(hardware, fromMetrics.nodes, nodes.length, hasInfiniband);
-    const fromLabels = selectHardware(hardware, nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined), nodes.length, hasInfiniband);
-    // Without any exporter pod, metrics discovery is simply absent: the node-label result stands alone.
-    if (fromLabels.ok || !hasMetricsExporters(signals.dcgm)) return fromLabels;
-    return { ok: false, message: `metrics discovery failed: ${fromMetrics.error}; node-label discovery failed: ${fromLabels.message}` };
-  }
-  return selectHardware(hardware, nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined), nodes.length, hasInfiniband);
+  return discoverFromSources(hardware.gpuSku, nodes, signals, (gpuNodes) => selectHardware(hardware, gpuNodes, nodes.length, hasInfiniband), (metricsError, fromLabels) =>
+    fromLabels.ok ? fromLabels : { ok: false, message: `metrics discovery failed: ${metricsError}; node-label discovery failed: ${fromLabels.message}` },
+  );
+}
+
+/**
+ * The source order of hardware discovery, shared by v1beta1 (the profile function) and v1beta2
+ * (admission): the metrics exporters' nodes (DCGM, then Intel XPU: {@link readMetricsGpuNodes},
+ * filtered by `gpuSku`) when they give any; otherwise the GPU Feature Discovery labels
+ * ({@link readGpuNode}). `select` applies the version's rules to one source's GPU nodes. When
+ * exporters exist but give nothing and the labels' selection fails too, `combine` words both
+ * failures (upstream: `metrics discovery failed: <x>; node-label discovery failed: <y>`); without
+ * any exporter pod (or with no `signals.dcgm` observed) the labels' result stands alone.
+ * Source: upstream `enrichHardwareFromDiscovery`, `DiscoverGPUHardware` (dgdr.md §3.1-3.3). Pure.
+ */
+export function discoverFromSources<R extends { readonly ok: boolean }>(
+  gpuSku: string | undefined,
+  nodes: readonly NodeFacts[],
+  signals: DiscoverySignals,
+  select: (gpuNodes: readonly GpuNode[]) => R,
+  combine: (metricsError: string, fromLabels: R) => R,
+): R {
+  const fromLabels = (): R => select(nodes.map(readGpuNode).filter((n): n is GpuNode => n !== undefined));
+  if (signals.dcgm === undefined) return fromLabels();
+  const fromMetrics = readMetricsGpuNodes(signals.dcgm, gpuSku, nodes);
+  if (fromMetrics.ok) return select(fromMetrics.nodes);
+  const labelled = fromLabels();
+  if (labelled.ok || !hasMetricsExporters(signals.dcgm)) return labelled;
+  return combine(fromMetrics.error, labelled);
 }
 
 /** The rules of {@link discoverHardware} over one source's GPU nodes. */

@@ -58,6 +58,62 @@ describe('discoverV1Beta2Hardware', () => {
   it.each(rows)('$name', ({ gpu, nodes, want }) => {
     expect(discoverV1Beta2Hardware(gpu, nodes)).toEqual(want);
   });
+
+  // Exporter metrics, in the text DCGM (NVIDIA/dcgm-exporter) and XPU Manager (upstream TestScrapeMetricsEndpoint "xpumd metrics") serve.
+  const dcgmBody = (host: string, model: string, gpus: number, fbTotalMb: number): string =>
+    Array.from({ length: gpus }, (_, gpu) => `DCGM_FI_DEV_GPU_TEMP{gpu="${gpu}",modelName="${model}",Hostname="${host}"} 40\nDCGM_FI_DEV_FB_FREE{gpu="${gpu}",Hostname="${host}"} ${fbTotalMb}\n`).join('');
+  const xpumdBody = (devices: number): string =>
+    ['# TYPE hw_gpu_info gauge', ...Array.from({ length: devices }, (_, id) => `hw_gpu_info{device_id="${id}",device_name="Intel(R) Graphics [0xe211]",pci_device_id="0xe211"} 1`), ...Array.from({ length: devices }, (_, id) => `hw_memory_size_bytes{device_id="${id}"} 25669140480`)].join('\n') + '\n';
+  const exporterPod = (name: string, nodeName: string, podIp: string, scrape: { ok: true; body: string } | { ok: false; error: string }) => ({ namespace: 'gpu-operator', name, nodeName, phase: 'Running', podIp, scrape: { endpoint: `http://${podIp}:9400/metrics`, ...scrape } });
+  const H200_EXPORTERS = [exporterPod('dcgm-0', 'dgx-0', '10.0.0.1', { ok: true, body: dcgmBody('dgx-0', 'NVIDIA H200', 8, 143771) }), exporterPod('dcgm-1', 'dgx-1', '10.0.0.2', { ok: true, body: dcgmBody('dgx-1', 'NVIDIA H200', 8, 143771) })];
+  const FAILING_EXPORTER = [exporterPod('dcgm-0', 'dgx-0', '10.0.0.1', { ok: false, error: 'metrics endpoint http://10.0.0.1:9400/metrics returned status 503' })];
+  const signalRows = [
+    {
+      name: 'DCGM exporters describe the nodes first: their H200s win over the H100 GFD labels',
+      reason: 'reference "Omit hardware to let admission discover ... opts out of all operator cluster and DCGM discovery" (DCGM is a discovery source); upstream enrichHardwareFromDiscovery tries metrics before node labels (dgdr.md §3.1-3.2)',
+      gpu: {},
+      signals: { dcgm: { exporterPods: H200_EXPORTERS, isGpuOperatorRunning: false } },
+      want: { ok: true, gpu: { sku: 'h200_sxm', budget: 16, numGpusPerNode: 8 } },
+    },
+    {
+      name: 'an explicit sku no DCGM node has: the Intel XPU exporter is read next, b60 with its 3 devices',
+      reason: 'upstream discoverFromMetricsSources (DCGM, then intel-xpumd); TestScrapeMetricsEndpoint "xpumd metrics" (3 devices); dgdr-reference "v1beta2 hardware SKU" lists b60',
+      gpu: { sku: 'b60' },
+      signals: { dcgm: { exporterPods: H200_EXPORTERS, isGpuOperatorRunning: false, intelXpu: { exporterPods: [{ ...exporterPod('xpumd-0', 'arc-0', '10.0.1.1', { ok: true, body: xpumdBody(3) }), namespace: 'xpu' }] } } },
+      want: { ok: true, gpu: { sku: 'b60', budget: 3, numGpusPerNode: 3 } },
+    },
+    {
+      name: 'exporters failing: the GFD labels decide',
+      reason: 'upstream DiscoverGPUHardware falls back to node-label discovery when metrics discovery fails (dgdr.md §3.1)',
+      gpu: {},
+      signals: { dcgm: { exporterPods: FAILING_EXPORTER, isGpuOperatorRunning: false } },
+      want: { ok: true, gpu: { sku: 'h100_sxm', budget: 16, numGpusPerNode: 8 } },
+    },
+    {
+      name: 'exporters failing and no labelled node of the sku: Required, naming both failures',
+      reason: 'upstream DiscoverGPUHardware "metrics discovery failed: <x>; node-label discovery failed: <y>", as v1beta1 discovery words it (../dgdr/discovery.ts)',
+      gpu: { sku: 'gb300' },
+      signals: { dcgm: { exporterPods: FAILING_EXPORTER, isGpuOperatorRunning: false } },
+      want: {
+        ok: false,
+        issue: {
+          path: 'spec.hardware.gpu',
+          type: 'Required',
+          detail: 'metrics discovery failed: dcgm discovery failed: failed to scrape any dcgm exporter pod: [pod dcgm-0 (10.0.0.1): http://10.0.0.1:9400/metrics: metrics endpoint http://10.0.0.1:9400/metrics returned status 503]; node-label discovery failed: cannot discover budget and numGpusPerNode: no GPU nodes of sku "gb300" found (GPU types found: h100_sxm); set spec.hardware.gpu.budget and spec.hardware.gpu.numGpusPerNode explicitly',
+        },
+      },
+    },
+    {
+      name: 'no exporter pods at all: the node-label result stands alone',
+      reason: 'upstream: without exporters metrics discovery is simply absent (../dgdr/discovery.ts discoverFromSources)',
+      gpu: { sku: 'gb300' },
+      signals: { dcgm: { exporterPods: [], isGpuOperatorRunning: false, intelXpu: { exporterPods: [] } } },
+      want: { ok: false, issue: { path: 'spec.hardware.gpu', type: 'Required', detail: 'cannot discover budget and numGpusPerNode: no GPU nodes of sku "gb300" found (GPU types found: h100_sxm); set spec.hardware.gpu.budget and spec.hardware.gpu.numGpusPerNode explicitly' } },
+    },
+  ];
+  it.each(signalRows)('with exporters: $name', ({ gpu, signals, want }) => {
+    expect(discoverV1Beta2Hardware(deepFreeze(gpu), deepFreeze(H100_NODES), deepFreeze(signals))).toEqual(want);
+  });
 });
 
 describe('defaultV1Beta2Request', () => {

@@ -1,12 +1,13 @@
 /**
  * Admission of DynamoGraphDeploymentRequest v1beta2 and DynamoGraphDeploymentRun: the read-only
- * conversion views, hardware discovery from the Nodes, the typed defaults, and the rules of
- * ./admission.ts (open SKU, trace xor static, DGD override version, the merged AISimulate input
- * against the bundled schema). No I/O: the admission shell lists the Nodes and passes them in.
+ * conversion views, hardware discovery (metrics exporters, then the Nodes' labels), the typed
+ * defaults, and the rules of ./admission.ts (open SKU, trace xor static, DGD override version, the
+ * merged AISimulate input against the bundled schema). No I/O: the admission shell lists the
+ * Nodes, reads the DCGM and Intel XPU exporters (shared/discovery) and passes them in.
  *
  * Source: ../shared/reference/dgdr-reference.txt "Conversion views", "v1beta2 hardware SKU",
  * "v1beta2 DGD Overrides", "Replay a recorded trace"; upstream-notes/dgdr.md §3 (discovery from
- * GPU Feature Discovery labels, reused from ../dgdr/discovery.ts) and §5.
+ * DCGM, Intel XPU and GPU Feature Discovery labels, reused from ../dgdr/discovery.ts) and §5.
  * @module
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -22,7 +23,7 @@ import {
   type DgdrV1Beta2Spec,
   type FieldIssue,
 } from '../../api/index.js';
-import { MAX_AUTO_TOTAL_GPUS, readGpuNode, type GpuNode, type NodeFacts } from '../dgdr/discovery.js';
+import { MAX_AUTO_TOTAL_GPUS, discoverFromSources, type DiscoverySignals, type GpuNode, type NodeFacts } from '../dgdr/discovery.js';
 import { validateV1Beta2Spec, type V1Beta2Validation } from './admission.js';
 import type { AisimulateInputValidator } from './aisimulate-input.js';
 
@@ -99,21 +100,33 @@ export function needsV1Beta2HardwareDiscovery(spec: Readonly<Obj>): boolean {
 export type V1Beta2DiscoveryResult = { readonly ok: true; readonly gpu: V1Beta2Gpu } | { readonly ok: false; readonly issue: FieldIssue };
 
 /**
- * Discovers the missing `spec.hardware.gpu` fields from the Nodes, keeping every explicit value.
- * In: the requested gpu (possibly empty) and every Node (name, labels). Out: sku, budget and
- * numGpusPerNode, or a field issue naming what to set.
- * Rules: GPU nodes are those with the GPU Feature Discovery labels (../dgdr/discovery.ts
- * `readGpuNode`); an explicit sku restricts discovery to nodes of that SKU; the shape is the node
- * with the most GPUs, ties broken by the highest VRAM per GPU, then by name; `sku` and
- * `numGpusPerNode` are the shape's; `budget` sums the GPUs of the nodes of exactly that shape,
- * capped at 32 (dgdr-reference "totalGpus": "temporarily capped at 32").
- * Source: dgdr-reference "v1beta2 hardware SKU" ("admission discovers and persists each missing
- * field while preserving every explicit value"); upstream-notes/dgdr.md §3.3 (node labels). Pure.
+ * Discovers the missing `spec.hardware.gpu` fields, keeping every explicit value.
+ * In: the requested gpu (possibly empty), every Node (name, labels) and the metrics exporters
+ * when observed (`signals.dcgm`: the DCGM, then Intel XPU exporters and their scrapes). Out: sku,
+ * budget and numGpusPerNode, or a field issue naming what to set.
+ * Sources, in v1beta1's order (../dgdr/discovery.ts `discoverFromSources`): the exporters' nodes
+ * (filtered by an explicit sku) when they give any, else the GPU Feature Discovery labels; both
+ * failing with exporters present names both (`metrics discovery failed: <x>; node-label discovery
+ * failed: <y>`).
+ * Rules over the chosen source's nodes: an explicit sku restricts discovery to nodes of that SKU;
+ * the shape is the node with the most GPUs, ties broken by the highest VRAM per GPU, then by name;
+ * `sku` and `numGpusPerNode` are the shape's; `budget` sums the GPUs of the nodes of exactly that
+ * shape, capped at 32 (dgdr-reference "totalGpus": "temporarily capped at 32").
+ * Source: dgdr-reference "v1beta2 hardware SKU" ("Omit hardware to let admission discover and
+ * persist sku, budget, and numGpusPerNode"; "admission discovers and persists each missing field
+ * while preserving every explicit value"); upstream-notes/dgdr.md §3.2 (DCGM, Intel XPU), §3.3
+ * (node labels). Pure.
  */
-export function discoverV1Beta2Hardware(requested: Readonly<V1Beta2Gpu>, nodes: readonly NodeFacts[]): V1Beta2DiscoveryResult {
-  const gpuNodes = nodes.map(readGpuNode).filter((node): node is GpuNode => node !== undefined);
+export function discoverV1Beta2Hardware(requested: Readonly<V1Beta2Gpu>, nodes: readonly NodeFacts[], signals: DiscoverySignals = {}): V1Beta2DiscoveryResult {
+  return discoverFromSources(requested.sku, nodes, signals, (gpuNodes) => selectV1Beta2Hardware(requested, gpuNodes, nodes.length), (metricsError, fromLabels) =>
+    fromLabels.ok ? fromLabels : { ok: false, issue: { ...fromLabels.issue, path: 'spec.hardware.gpu', detail: `metrics discovery failed: ${metricsError}; node-label discovery failed: ${fromLabels.issue.detail}` } },
+  );
+}
+
+/** The rules of {@link discoverV1Beta2Hardware} over one source's GPU nodes (`nodeCount`: every Node, for the message). Pure. */
+function selectV1Beta2Hardware(requested: Readonly<V1Beta2Gpu>, gpuNodes: readonly GpuNode[], nodeCount: number): V1Beta2DiscoveryResult {
   if (gpuNodes.length === 0) {
-    return { ok: false, issue: { path: 'spec.hardware.gpu', type: 'Required', detail: `cannot discover sku, budget and numGpusPerNode: no nodes with NVIDIA GPU Feature Discovery labels found (checked ${nodes.length} nodes); set spec.hardware.gpu.{sku,budget,numGpusPerNode} explicitly, or hardware: {} to leave the hardware to spec.aisim.inputOverrides` } };
+    return { ok: false, issue: { path: 'spec.hardware.gpu', type: 'Required', detail: `cannot discover sku, budget and numGpusPerNode: no nodes with NVIDIA GPU Feature Discovery labels found (checked ${nodeCount} nodes); set spec.hardware.gpu.{sku,budget,numGpusPerNode} explicitly, or hardware: {} to leave the hardware to spec.aisim.inputOverrides` } };
   }
   const candidates = requested.sku === undefined ? gpuNodes : gpuNodes.filter((node) => node.sku === requested.sku);
   if (candidates.length === 0) {
@@ -159,10 +172,10 @@ export type V1Beta2DefaultingResult = { readonly ok: true; readonly object: Obj 
  * defaulted (an unchanged request, or view, writes back without change). Anything not a native
  * v1beta2 DGDR with an object spec (a `spec.v1beta1` view included) is returned as is.
  * In: the object, the stored object (UPDATE), every Node (listed only when discovery is needed;
- * an error message when the list failed). Out: a defaulted copy (the input is not modified), or
+ * an error message when the list failed), the metrics exporters when read. Out: a defaulted copy (the input is not modified), or
  * the discovery issue. Source: see the module. Pure.
  */
-export function defaultV1Beta2Request(object: unknown, oldObject: unknown, nodes: readonly NodeFacts[] | { readonly error: string }): V1Beta2DefaultingResult {
+export function defaultV1Beta2Request(object: unknown, oldObject: unknown, nodes: readonly NodeFacts[] | { readonly error: string }, signals: DiscoverySignals = {}): V1Beta2DefaultingResult {
   if (!isObj(object) || object['apiVersion'] !== DGDR_V1BETA2 || object['kind'] !== DGDR_KIND || !isObj(object['spec'])) return { ok: true, object: object as Obj };
   const spec: Obj = structuredClone(object['spec']);
   if (DGDR_VIEW_V1BETA1 in spec) return { ok: true, object };
@@ -175,7 +188,7 @@ export function defaultV1Beta2Request(object: unknown, oldObject: unknown, nodes
     }
     const hardware = isObj(spec['hardware']) ? spec['hardware'] : {};
     const gpu = (isObj(hardware['gpu']) ? hardware['gpu'] : {}) as V1Beta2Gpu;
-    const discovered = discoverV1Beta2Hardware(gpu, nodes);
+    const discovered = discoverV1Beta2Hardware(gpu, nodes, signals);
     if (!discovered.ok) return { ok: false, issues: [discovered.issue] };
     spec['hardware'] = { ...hardware, gpu: discovered.gpu };
   }

@@ -7,9 +7,11 @@
  * `http://{POD_IP}:8080/metrics` (or `$INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`); upstream's timeouts
  * (5 s per request, 3 s to connect); whether GPU Operator pods run in `gpu-operator` (only when
  * neither source has pods); and the pod names in `nvidia-network-operator`. A successful metrics
- * discovery is kept 60 s per SKU filter ({@link GpuDiscoveryCache}). Reads only: pods list (the
- * profile role has it cluster-wide). The rules are in shared/domain/dgdr/dcgm.ts, intel-xpu.ts and
- * discovery.ts.
+ * discovery is kept 60 s per SKU filter ({@link GpuDiscoveryCache}). A caller with a deadline (the
+ * admission webhook's timeout) gives a time budget: no scrape outlives it. Reads only: pods list
+ * cluster-wide (the profile role and, under dgdrV1Beta2.enabled, the admission role have it). The
+ * rules are in shared/domain/dgdr/dcgm.ts, intel-xpu.ts and discovery.ts. Used by the profile
+ * function (v1beta1) and the admission function (v1beta2 defaulting).
  * Source: upstream deploy/operator/internal/gpu/discovery.go (../shared/upstream-notes/dgdr.md §3.2,
  * profiler.md §2.2).
  * @module
@@ -32,12 +34,11 @@ import {
   readMetricsGpuNodes,
   type DcgmExporterPod,
   type DcgmFacts,
-  type DiscoveredGpuSku,
   type DiscoverySignals,
   type ExporterPodsFacts,
-} from '../../shared/domain/index.js';
-import type { Kube, KubeObject } from '../../shared/kube/index.js';
-import { PermanentError } from '../../shared/runtime/index.js';
+} from '../domain/index.js';
+import type { Kube, KubeObject } from '../kube/index.js';
+import { PermanentError } from '../runtime/index.js';
 
 /** Exporter pods scraped at once (upstream scrapes one after another; both sit behind the 60 s cache). */
 export const SCRAPE_CONCURRENCY = 8;
@@ -45,19 +46,23 @@ export const SCRAPE_CONCURRENCY = 8;
 /** A metrics body larger than this is refused rather than read (a real exporter serves tens of KiB). */
 export const MAX_METRICS_BODY_BYTES = 8 * 1024 * 1024;
 
-/** Reads one metrics endpoint: its body, or upstream's error text for it. */
-export type ScrapeMetrics = (endpoint: string) => Promise<{ readonly ok: true; readonly body: string } | { readonly ok: false; readonly error: string }>;
+/** Reads one metrics endpoint: its body, or upstream's error text for it; `budget`, when given, aborts it early. */
+export type ScrapeMetrics = (endpoint: string, budget?: AbortSignal) => Promise<{ readonly ok: true; readonly body: string } | { readonly ok: false; readonly error: string }>;
 
 const agent = new Agent({ connect: { timeout: DCGM_DIAL_TIMEOUT_SECONDS * 1000 } });
 
 /**
  * GETs a metrics endpoint with upstream's timeouts. Errors, as upstream `ScrapeMetricsEndpoint`
  * words them: `HTTP GET <endpoint> failed: <cause>`, `metrics endpoint <endpoint> returned status
- * <n>`; and ours: a body over {@link MAX_METRICS_BODY_BYTES}. Never throws.
+ * <n>`; and ours: a body over {@link MAX_METRICS_BODY_BYTES}; the caller's time budget run out
+ * (`HTTP GET <endpoint> failed: hardware discovery's time budget of <n> s ran out`). Never throws.
  */
-export const scrapeMetricsEndpoint: ScrapeMetrics = async (endpoint) => {
+export const scrapeMetricsEndpoint: ScrapeMetrics = async (endpoint, budget) => {
+  const timeout = AbortSignal.timeout(DCGM_REQUEST_TIMEOUT_SECONDS * 1000);
   try {
-    const response = await request(endpoint, { method: 'GET', dispatcher: agent, signal: AbortSignal.timeout(DCGM_REQUEST_TIMEOUT_SECONDS * 1000) });
+    if (budget?.aborted === true) return { ok: false, error: `HTTP GET ${endpoint} failed: ${budgetReason(budget)}` };
+    const signal = budget === undefined ? timeout : AbortSignal.any([timeout, budget]);
+    const response = await request(endpoint, { method: 'GET', dispatcher: agent, signal });
     if (response.statusCode !== 200) {
       await response.body.dump();
       return { ok: false, error: `metrics endpoint ${endpoint} returned status ${response.statusCode}` };
@@ -74,9 +79,36 @@ export const scrapeMetricsEndpoint: ScrapeMetrics = async (endpoint) => {
     }
     return { ok: true, body: Buffer.concat(chunks).toString('utf8') };
   } catch (error) {
-    return { ok: false, error: `HTTP GET ${endpoint} failed: ${(error as Error).message}` };
+    const cause = budget?.aborted === true && !timeout.aborted ? budgetReason(budget) : (error as Error).message;
+    return { ok: false, error: `HTTP GET ${endpoint} failed: ${cause}` };
   }
 };
+
+/** The message a budget signal was aborted with ({@link discoveryBudget}), or a plain one. */
+function budgetReason(budget: AbortSignal): string {
+  return budget.reason instanceof DiscoveryBudgetExceeded ? budget.reason.message : 'hardware discovery was cancelled';
+}
+
+/** Why a scrape was cut short: the caller's whole-discovery time budget ran out. */
+export class DiscoveryBudgetExceeded extends Error {
+  override readonly name = 'DiscoveryBudgetExceeded';
+  readonly budgetSeconds: number;
+  constructor(budgetSeconds: number) {
+    super(`hardware discovery's time budget of ${budgetSeconds} s ran out`);
+    this.budgetSeconds = budgetSeconds;
+  }
+}
+
+/**
+ * A signal that aborts `budgetSeconds` from now with {@link DiscoveryBudgetExceeded}: one per
+ * discovery, so every scrape of it (DCGM, then Intel XPU) ends by then, whatever its own 5 s.
+ * The timer does not keep the process alive.
+ */
+export function discoveryBudget(budgetSeconds: number): AbortSignal {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new DiscoveryBudgetExceeded(budgetSeconds)), budgetSeconds * 1000).unref();
+  return controller.signal;
+}
 
 interface PodShape {
   readonly spec?: { readonly nodeName?: string };
@@ -128,8 +160,8 @@ export class GpuDiscoveryCache {
     private readonly ttlSeconds: number = GPU_DISCOVERY_CACHE_TTL_SECONDS,
   ) {}
 
-  /** The metrics facts kept for this SKU filter, while fresh (upstream `GPUDiscoveryCache.Get`). */
-  get(gpuSku: DiscoveredGpuSku | undefined): DcgmFacts | undefined {
+  /** The metrics facts kept for this SKU filter (a v1beta1 gpuSku or a v1beta2 open sku), while fresh (upstream `GPUDiscoveryCache.Get`). */
+  get(gpuSku: string | undefined): DcgmFacts | undefined {
     const entry = this.#entries.get(gpuSku ?? '');
     if (entry === undefined) return undefined;
     if (isGpuDiscoveryCacheEntryFresh(entry.expiresAt, this.now())) return entry.facts;
@@ -138,24 +170,26 @@ export class GpuDiscoveryCache {
   }
 
   /** Keeps the facts of a successful discovery for this SKU filter for the TTL (upstream `GPUDiscoveryCache.Set`). */
-  set(gpuSku: DiscoveredGpuSku | undefined, facts: DcgmFacts): void {
+  set(gpuSku: string | undefined, facts: DcgmFacts): void {
     this.#entries.set(gpuSku ?? '', { facts, expiresAt: new Date(this.now().getTime() + this.ttlSeconds * 1000) });
   }
 }
 
-/** How one discovery is loaded: the endpoints, the scraper, the SKU filter and the cache (none: no caching). */
+/** How one discovery is loaded: the endpoints, the scraper, the SKU filter, the cache (none: no caching) and the time budget (none: only the per-request timeouts). */
 export interface DiscoveryLoadOptions {
   readonly templates: MetricsEndpointTemplates;
   readonly scrape?: ScrapeMetrics;
-  /** The request's `spec.hardware.gpuSku` (upstream's filter). */
-  readonly gpuSku?: DiscoveredGpuSku;
+  /** The request's `spec.hardware.gpuSku` (v1beta1) or `spec.hardware.gpu.sku` (v1beta2): upstream's filter. */
+  readonly gpuSku?: string;
+  /** Aborts every scrape still running when it fires ({@link discoveryBudget}): admission must answer within its webhook timeout. */
+  readonly budget?: AbortSignal;
   readonly cache?: GpuDiscoveryCache;
   /** Where a reused discovery is logged (debug). */
   readonly log?: Pick<Logger, 'debug'>;
 }
 
 /** One source's exporter pods and their scrapes ({@link SCRAPE_CONCURRENCY} at a time, in list order). */
-async function loadExporters(kube: Kube, selectors: readonly string[], template: string, scrape: ScrapeMetrics): Promise<ExporterPodsFacts> {
+async function loadExporters(kube: Kube, selectors: readonly string[], template: string, scrape: ScrapeMetrics, budget: AbortSignal | undefined): Promise<ExporterPodsFacts> {
   try {
     const pods = (await listBySelectors(kube, selectors)).map(exporterPod);
     const exporterPods: DcgmExporterPod[] = [];
@@ -166,7 +200,7 @@ async function loadExporters(kube: Kube, selectors: readonly string[], template:
           pods.slice(start, start + SCRAPE_CONCURRENCY).map(async (pod): Promise<DcgmExporterPod> => {
             if (!isScrapableExporterPod(pod)) return pod;
             const endpoint = metricsEndpoint(template, pod.podIp);
-            return { ...pod, scrape: { endpoint, ...(await scrape(endpoint)) } };
+            return { ...pod, scrape: { endpoint, ...(await scrape(endpoint, budget)) } };
           }),
         )),
       );
@@ -195,17 +229,17 @@ async function isGpuOperatorRunningIn(kube: Kube): Promise<boolean> {
  * filter and its pods could be listed; the GPU Operator's pods only when neither has pods. A
  * success is cached. Transient API errors propagate (the event is retried).
  */
-async function loadMetricsFacts(kube: Kube, options: DiscoveryLoadOptions): Promise<DcgmFacts> {
+export async function loadMetricsFacts(kube: Kube, options: DiscoveryLoadOptions): Promise<DcgmFacts> {
   const cached = options.cache?.get(options.gpuSku);
   if (cached !== undefined) {
     options.log?.debug({ gpuSku: options.gpuSku ?? '' }, 'Reused cached GPU discovery');
     return cached;
   }
   const scrape = options.scrape ?? scrapeMetricsEndpoint;
-  const dcgm = await loadExporters(kube, DCGM_EXPORTER_SELECTORS, options.templates.dcgm, scrape);
+  const dcgm = await loadExporters(kube, DCGM_EXPORTER_SELECTORS, options.templates.dcgm, scrape, options.budget);
   let facts: DcgmFacts = { ...dcgm, isGpuOperatorRunning: false };
   if (dcgm.listError === undefined && !readMetricsGpuNodes(facts, options.gpuSku, []).ok) {
-    const intelXpu = await loadExporters(kube, INTEL_XPU_EXPORTER_SELECTORS, options.templates.intelXpu, scrape);
+    const intelXpu = await loadExporters(kube, INTEL_XPU_EXPORTER_SELECTORS, options.templates.intelXpu, scrape, options.budget);
     const hasNoPods = dcgm.exporterPods.length === 0 && intelXpu.exporterPods.length === 0 && intelXpu.listError === undefined;
     const isGpuOperatorRunning = hasNoPods && (await isGpuOperatorRunningIn(kube));
     facts = { ...dcgm, isGpuOperatorRunning, intelXpu };

@@ -9,8 +9,8 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { DcgmFacts } from '../../shared/domain/index.js';
-import { GpuDiscoveryCache, MAX_METRICS_BODY_BYTES, scrapeMetricsEndpoint } from './dcgm.js';
+import type { DcgmFacts } from '../domain/index.js';
+import { GpuDiscoveryCache, MAX_METRICS_BODY_BYTES, discoveryBudget, scrapeMetricsEndpoint } from './exporters.js';
 
 let server: Server;
 let base = '';
@@ -18,6 +18,8 @@ let base = '';
 beforeAll(async () => {
   server = createServer((request, response) => {
     if (request.url === '/metrics') response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end('DCGM_FI_DEV_GPU_TEMP{gpu="0",modelName="NVIDIA A100",Hostname="test-node"} 50\n');
+    // An exporter that accepts and never answers: only a timeout or the caller's budget ends the GET.
+    else if (request.url === '/hang') return;
     else if (request.url === '/huge') response.writeHead(200).end(Buffer.alloc(MAX_METRICS_BODY_BYTES + 1, 'a'));
     else response.writeHead(404).end('404 page not found\n');
   });
@@ -26,6 +28,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  server.closeAllConnections();
   await new Promise<void>((done) => server.close(() => done()));
 });
 
@@ -46,6 +49,16 @@ describe('scrapeMetricsEndpoint', () => {
     const result = await scrapeMetricsEndpoint(url);
     expect(result.ok).toBe(false);
     expect(result.ok ? '' : result.error).toMatch(new RegExp(`^HTTP GET ${url.replaceAll('.', '\\.')} failed: `));
+  });
+
+  it('an exporter that does not answer within the caller\'s time budget (admission: inside the webhook timeout) fails naming the budget, before upstream\'s 5 s request timeout', async () => {
+    expect(await scrapeMetricsEndpoint(`${base}/hang`, discoveryBudget(0.2))).toEqual({ ok: false, error: `HTTP GET ${base}/hang failed: hardware discovery's time budget of 0.2 s ran out` });
+  });
+
+  it('a budget already spent fails the scrape without sending it', async () => {
+    const spent = discoveryBudget(0);
+    await new Promise((done) => spent.addEventListener('abort', done, { once: true }));
+    expect(await scrapeMetricsEndpoint(`${base}/metrics`, spent)).toEqual({ ok: false, error: `HTTP GET ${base}/metrics failed: hardware discovery's time budget of 0 s ran out` });
   });
 
   it(`a body over ${MAX_METRICS_BODY_BYTES} bytes is refused, not read whole`, async () => {
