@@ -18,7 +18,7 @@ function issuesOf(object: Obj, config: { lpxEnabled: boolean; modelRegistryUrl?:
   return validateDgd(defaultDgd(object), old === undefined ? undefined : defaultDgd(old), config).issues.map((i) => `${i.path}: ${i.type}: ${i.detail}`);
 }
 
-function warningsOf(object: Obj, config: { lpxEnabled: boolean }, old?: Obj): string[] {
+function warningsOf(object: Obj, config: { lpxEnabled: boolean }, old?: Obj): readonly string[] {
   return validateDgd(defaultDgd(object), old === undefined ? undefined : defaultDgd(old), config).warnings;
 }
 
