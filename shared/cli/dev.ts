@@ -94,7 +94,7 @@ async function readDgdFiles(files: readonly string[], lenient: boolean): Promise
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      errors.push(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      errors.push(`${file}: cannot read: ${(error as Error).message}`);
       continue;
     }
     const input = readKubeObjects(text, file);

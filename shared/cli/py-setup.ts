@@ -16,7 +16,7 @@ recipe of shared/profiler/requirements*.txt from PyPI (ai-dynamo 1.6.1 with --no
 aisimulate manylinux wheel, scikit-learn; no torch, no GPU), then checks that
 'python -m dynamo.profiler --help' and 'aisimulate --help' work. <key> hashes the Python
 version and the pins, so a change of either installs a new venv. A cold install takes a few
-minutes and about 2.3 GB; a cached one is reused.
+minutes and about 2.1 GB; a cached one is reused.
 
 Options:
   --force     reinstall even when the cached venv is complete

@@ -22,7 +22,11 @@ Documents of other kinds are skipped with a note on standard error; warnings als
 
 Options:
   --namespace NS     namespace for objects without metadata.namespace (default "default")
-  --lpx-enabled      render as with the operator setting lpx.enabled=true
+  --lpx-enabled      as with the operator setting lpx.enabled=true. LPX components are never
+                     rendered here (their PodCliqueSet needs the decoded build, which only
+                     the reconcile function reads): either way they are skipped with a note
+                     (without the flag: that they need lpx.enabled=true) and the rest of a
+                     hybrid graph is rendered
   --termination-delay D
                      PodCliqueSet template.terminationDelay (default "${DEFAULT_RENDER_CONFIG.terminationDelay}")
   --scheduler S      gang scheduler integration of the installation: none (default), kai
@@ -159,7 +163,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     try {
       text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
     } catch (error) {
-      process.stderr.write(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
+      process.stderr.write(`error: ${file}: cannot read: ${(error as Error).message}\n`);
       failed = true;
       continue;
     }

@@ -52,10 +52,20 @@ Environment:
   RESYNC_CONCURRENCY     objects reconciled at once during a resync, 1-1024 (default 8)
   DRAIN_TIMEOUT_SECONDS  how long shutdown waits for in-flight events (default 25)
   MAX_BODY_BYTES         larger event bodies get 413 (default 3145728, 3 MiB)
+  BODY_TIMEOUT_SECONDS   a body not complete this long after its headers gets 408 (default 5)
+  MAX_IN_FLIGHT_EVENTS   events handled at once; one more gets 429 (default 64)
   LPX_ENABLED            feature gate lpx.enabled: true or false (default false)
+  LPX_MODEL_REGISTRY_URL lpx.modelRegistryURL: an absolute path, file:// or gs:// URL (default unset)
+  MODEL_EXPRESS_URL      the Model Express gRPC endpoint of gs:// LPX builds (default unset)
   DGDR_V1BETA2_ENABLED   feature gate dgdrV1Beta2.enabled: true or false (default false)
   AISIMULATE_IMAGE       image of a v1beta2 Run's Job when the Run names none
   KUBECONFIG             kubeconfig path (default: in-cluster configuration)
+
+  reconcile renders as 'dynamo-fn render' with these flags does: OPERATOR_VERSION (default
+  1.6.1), GROVE_TERMINATION_DELAY (15m), DISCOVERY_BACKEND (kubernetes or etcd),
+  GANG_SCHEDULER (none, kai or volcano), MPI_SSH_SECRET_NAME (mpi-run-ssh-secret).
+  profile also reads OPERATOR_IMAGE, DCGM_METRICS_ENDPOINT_TEMPLATE and
+  INTEL_XPU_METRICS_ENDPOINT_TEMPLATE; admission's own are in 'dynamo-fn serve admission --help'.
 
 A bad value stops the command before it listens, naming the variable; exit code 1.`;
 
