@@ -86,7 +86,11 @@ export async function run(argv: readonly string[], write: (text: string) => void
   if (!values.wait) return 0;
 
   const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
+  try {
+    kubeConfig.loadFromDefault();
+  } catch (error) {
+    return fail(`cannot load the kubeconfig (KUBECONFIG=${process.env['KUBECONFIG'] ?? ''}): ${(error as Error).message}`);
+  }
   try {
     const client = await createKnativeClient(kubeConfig);
     try {

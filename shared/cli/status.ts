@@ -42,7 +42,12 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
+  try {
+    kubeConfig.loadFromDefault();
+  } catch (error) {
+    process.stderr.write(`dynamo-fn status: cannot load the kubeconfig (KUBECONFIG=${process.env['KUBECONFIG'] ?? ''}): ${(error as Error).message}\n`);
+    return 1;
+  }
   try {
     const client = await createKnativeClient(kubeConfig);
     try {
