@@ -34,6 +34,7 @@ import { createLineLog } from '../../test/harness/log.js';
 import { LocalJobError, runProfilingJobLocally } from '../profiler/local-job.js';
 import { ensureVenv, VenvError } from '../profiler/venv.js';
 import { readKubeObjects } from './yaml-input.js';
+import { formatUnknownField, unknownDgdrFields } from './strict-fields.js';
 
 export const summary = 'Profile a DynamoGraphDeploymentRequest on this machine with the real profiler and print the DGD it would deploy';
 
@@ -95,6 +96,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const requests = read.objects.filter((o) => o.object['kind'] === DGDR_KIND);
   if (requests.length !== 1) return fail(`${file}: expected exactly one ${DGDR_KIND}, found ${requests.length}`);
   const source = requests[0] as (typeof requests)[number];
+  const unknown = unknownDgdrFields(source.object);
+  if (unknown.length > 0) return fail(unknown.map((path) => `${source.where}: ${DGDR_KIND}: ${formatUnknownField(path)}`).join('\n'));
 
   let fleet;
   try {

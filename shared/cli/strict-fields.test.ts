@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderYaml } from './render.js';
-import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
+import { formatUnknownField, unknownDgdFields, unknownDgdrFields } from './strict-fields.js';
 
 const beta = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'g' }) => ({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata, spec });
 const main = (extra: Record<string, unknown> = {}) => ({ podTemplate: { spec: { containers: [{ name: 'main', image: 'i:1', ...extra }] } } });
@@ -58,5 +58,19 @@ describe('dynamo-fn render options', () => {
     const out = renderYaml(text, 'g.yaml', { namespace: 'default', lpxEnabled: false, terminationDelay: '15m', config: { scheduler: 'kai' } });
     const pcs = out.objects.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { template: { cliques: { labels: Record<string, string>; spec: { podSpec: Record<string, unknown> } }[] } } };
     expect([pcs.spec.template.cliques[0]?.spec.podSpec['schedulerName'], pcs.spec.template.cliques[0]?.labels['kai.scheduler/queue']]).toEqual(['kai-scheduler', 'dynamo']);
+  });
+});
+
+describe('unknownDgdrFields (dynamo-fn profile --local)', () => {
+  const request = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'r' }) => ({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', metadata, spec });
+  it.each([
+    { name: 'a valid v1beta1 request has none', object: request({ model: 'Qwen/Qwen3-0.6B', sla: { ttft: 2000, itl: 30 }, workload: { isl: 4000, osl: 1000 } }), want: [] },
+    { name: 'misspelled spec field (searchStratgy)', object: request({ model: 'm', searchStratgy: 'rapid' }), want: ['spec.searchStratgy'] },
+    { name: 'misspelled nested field (sla.ttf)', object: request({ model: 'm', sla: { ttf: 2000 } }), want: ['spec.sla.ttf'] },
+    { name: 'unknown metadata field (labls)', object: request({ model: 'm' }, { name: 'r', labls: {} }), want: ['metadata.labls'] },
+    { name: 'overrides.dgd stays open, as the CRD keeps it', object: request({ model: 'm', overrides: { dgd: { anything: 1 } } }), want: [] },
+    { name: 'a v1alpha1 request is not checked here', object: { apiVersion: 'nvidia.com/v1alpha1', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'r' }, spec: { whatever: 1 } }, want: [] },
+  ])('$name', ({ object, want }) => {
+    expect(unknownDgdrFields(object)).toEqual(want);
   });
 });

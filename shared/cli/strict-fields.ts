@@ -17,7 +17,7 @@
  * @module
  */
 import * as k8s from '@kubernetes/client-node';
-import { DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, dynamoGraphDeploymentCrd } from '../api/index.js';
+import { DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, DGDR_KIND, DGDR_V1BETA1, dynamoGraphDeploymentCrd, dynamoGraphDeploymentRequestCrd } from '../api/index.js';
 
 type Json = Record<string, unknown>;
 interface SchemaNode {
@@ -95,10 +95,11 @@ function unknownSchemaFields(value: unknown, node: SchemaNode | undefined, path:
   }
 }
 
-/** The v1beta1 spec schema of our CRD, computed once per call (pure, cheap). */
-function v1beta1SpecSchema(): SchemaNode | undefined {
-  const crd = dynamoGraphDeploymentCrd() as { spec: { versions: { name: string; schema: { openAPIV3Schema: { properties: Record<string, SchemaNode> } } }[] } };
-  return crd.spec.versions.find((v) => v.name === 'v1beta1')?.schema.openAPIV3Schema.properties['spec'];
+type CrdShape = { spec: { versions: { name: string; schema: { openAPIV3Schema: { properties: Record<string, SchemaNode> } } }[] } };
+
+/** The v1beta1 spec schema of a CRD of ours, computed once per call (pure, cheap). */
+function v1beta1SpecSchema(crd: Record<string, unknown> = dynamoGraphDeploymentCrd()): SchemaNode | undefined {
+  return (crd as CrdShape).spec.versions.find((v) => v.name === 'v1beta1')?.schema.openAPIV3Schema.properties['spec'];
 }
 
 /** v1alpha1 component (service) fields: upstream `DynamoComponentDeploymentSharedSpec` (upstream-notes/dgd.md §2.1, §2.3). */
@@ -149,6 +150,23 @@ export function unknownDgdFields(object: Readonly<Record<string, unknown>>): str
   unknownCoreFields(object['metadata'], 'V1ObjectMeta', 'metadata', out);
   if (object['apiVersion'] === DGD_V1BETA1) unknownSchemaFields(object['spec'], v1beta1SpecSchema(), 'spec', 'spec', out);
   else if (object['apiVersion'] === DGD_V1ALPHA1) unknownV1alpha1Fields(object['spec'], out);
+  return out;
+}
+
+/**
+ * The unknown fields of a v1beta1 DynamoGraphDeploymentRequest against our DGDR CRD's v1beta1
+ * schema (what `kubectl apply`'s default strict field validation refuses), as
+ * {@link unknownDgdFields} words them; open subtrees (`spec.overrides.dgd`,
+ * `spec.overrides.profilingJob`) are not descended. Other kinds or versions give none. Pure.
+ */
+export function unknownDgdrFields(object: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  if (object['kind'] !== DGDR_KIND || object['apiVersion'] !== DGDR_V1BETA1) return out;
+  for (const field of Object.keys(object)) {
+    if (!['apiVersion', 'kind', 'metadata', 'spec', 'status'].includes(field)) out.push(field);
+  }
+  unknownCoreFields(object['metadata'], 'V1ObjectMeta', 'metadata', out);
+  unknownSchemaFields(object['spec'], v1beta1SpecSchema(dynamoGraphDeploymentRequestCrd()), 'spec', 'spec', out);
   return out;
 }
 
