@@ -41,9 +41,9 @@ export const summary = 'Profile a DynamoGraphDeploymentRequest on this machine w
 export const usage = `Usage: dynamo-fn profile --local [--gpu-nodes FLEET] [--namespace NS] [--work-dir DIR] REQUEST.yaml
 
 Runs what a DynamoGraphDeploymentRequest (nvidia.com/v1beta1) would do in a cluster, on this
-machine: admission defaults and validation, GPU discovery over FLEET, the profiling Job's
-profiler container with the real Dynamo 1.6.1 profiler (offline, rapid search; no GPU needed),
-and the spec.overrides.dgd merge. Prints the planner ConfigMaps and the DynamoGraphDeployment
+machine: strict field validation (an unknown field fails with its path), admission defaults
+and validation, GPU discovery over FLEET, the profiling Job's profiler container with the real
+Dynamo 1.6.1 profiler (offline, rapid search; no GPU needed), and the spec.overrides.dgd merge. Prints the planner ConfigMaps and the DynamoGraphDeployment
 the request would create, as YAML, or the failure and exit 1. A progress line per profiling
 phase goes to stderr. Takes about 10-40 s (plus a one-time venv install, see py-setup).
 
