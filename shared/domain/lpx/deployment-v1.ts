@@ -26,6 +26,7 @@ import {
   buildCompilationMode,
   buildHXPartition,
   buildXTPartition,
+  checkPartitionTextBudget,
   checkStreamFraming,
   classifyManifestPartitions,
   cleanManifestRelativeBuildPath,
@@ -33,8 +34,10 @@ import {
   fail,
   messageOf,
   ok,
+  partitionTextBytes,
   positiveManifestUInt32,
   read,
+  readUint32List,
   validateManifestBatchSize,
   validateManifestPartitionNodeCount,
   validateRuntimeEmbeddingsAsset,
@@ -244,7 +247,7 @@ function selectedPropSyncChainsFromDeploymentV1(config: DeploymentInfo): Result<
   for (let chainIndex = 0; chainIndex < rawChains.value.length; chainIndex += 1) {
     const rawChain = rawChains.value.get(chainIndex);
     if (!rawChain._hasPartitionIds()) return fail(`${FILE} config.selectedPropSyncChains[${chainIndex}].partitionIds is missing`);
-    const rawIds = read(`reading ${FILE} config.selectedPropSyncChains[${chainIndex}].partitionIds`, () => [...rawChain.partitionIds]);
+    const rawIds = readUint32List(`reading ${FILE} config.selectedPropSyncChains[${chainIndex}].partitionIds`, () => rawChain.partitionIds);
     if (!rawIds.ok) return rawIds;
     const chain = decodePropSyncChain(rawIds.value, `${FILE} config.selectedPropSyncChains[${chainIndex}]`);
     if (!chain.ok) return chain;
@@ -276,6 +279,7 @@ interface LpuArtifacts {
  * contain no LPU partitions"); their family, order and node counts
  * (`classifyManifestPartitions`); an XT `partSelect` checked against them; `config.numLpuNodes`
  * positive and matching (`validateManifestPartitionNodeCount`).
+ * The partitions' text is bounded by the traversal limit ({@link checkPartitionTextBudget}).
  */
 function lpuArtifactsFromDeploymentV1(deployment: Deployment, config: DeploymentInfo, compilationMode: LpxBuildCompilationMode, hostEmbeddings: boolean): Result<LpuArtifacts> {
   const rawPartitions = deployment._hasPartitions() ? read(`reading ${FILE} partitions`, () => deployment.partitions) : ok(undefined);
@@ -283,12 +287,16 @@ function lpuArtifactsFromDeploymentV1(deployment: Deployment, config: Deployment
   const count = rawPartitions.value?.length ?? 0;
   const partitions: LpxBuildPartition[] = [];
   let hxDoubleNodeCount = true;
+  let textBytes = 0;
   for (let index = 0; index < count; index += 1) {
     const partition = buildPartitionFromDeploymentV1((rawPartitions.value as $.List<PartitionDeployment>).get(index));
     if (!partition.ok) return partition;
     // Only metadata-less HX partitions permit upstream's historical doubled node count.
     if (partition.value !== undefined) {
       partitions.push(partition.value.partition);
+      textBytes += partitionTextBytes(partition.value.partition);
+      const budget = checkPartitionTextBudget(`${FILE} partitions`, textBytes);
+      if (budget !== undefined) return fail(budget);
       hxDoubleNodeCount = hxDoubleNodeCount && partition.value.compatible;
     }
   }

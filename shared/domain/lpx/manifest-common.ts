@@ -15,6 +15,7 @@
  * @module
  */
 import path from 'node:path/posix';
+import * as $ from 'capnp-es';
 import type { LpxBuildCompilationMode, LpxBuildFamily, LpxBuildPartition } from './build.js';
 import { LPU_CHIPS_PER_NODE } from './build.js';
 import { goQuote, parseTopology, topologyReplicas } from './topology.js';
@@ -44,6 +45,61 @@ export function read<T>(label: string, get: () => T): Result<T> {
   }
 }
 
+/** go-capnp's and the C++ reader's default traversal limit (`defaultTraverseLimit`, "Security limits. Matches C++ implementation"): 64 MiB. */
+export const TRAVERSAL_LIMIT_BYTES = 64 << 20;
+
+/**
+ * checkPartitionTextBudget: whether the text the decoded partitions hold so far (`textBytes`,
+ * their topology names and paths, in UTF-16 code units) stays within
+ * {@link TRAVERSAL_LIMIT_BYTES}. Why: Cap'n Proto lets many pointers share one object, so a
+ * 188 KB manifest whose 1100 partitions all point at one 64 KiB topology decoded to 72 MB of
+ * strings, and the same trick at the 100 MiB acquisition limit would exhaust any heap
+ * (contract-fuzz.test.ts, "partitions sharing one topology text"). Upstream's go-capnp refuses
+ * such a message once its reads pass the traversal limit (Cap'n Proto encoding, "Security
+ * Considerations": amplification attack); capnp-es only counts allocations, so the decoders
+ * count what they keep. `field` names the partition list. Out: the error text, or undefined. Pure.
+ */
+export function checkPartitionTextBudget(field: string, textBytes: number): string | undefined {
+  if (textBytes <= TRAVERSAL_LIMIT_BYTES) return undefined;
+  return `reading ${field}: read traversal limit reached (partition text exceeds ${TRAVERSAL_LIMIT_BYTES} bytes)`;
+}
+
+/** The text one decoded partition holds (topology name and path), as {@link checkPartitionTextBudget} counts it. Pure. */
+export function partitionTextBytes(partition: LpxBuildPartition): number {
+  return partition.topology.raw.length + partition.partPath.length;
+}
+
+/**
+ * readUint32List: the values of one Cap'n Proto `List(UInt32)` (`get` reads its pointer; a throw
+ * becomes `<label>: <cause>`), read one index at a time inside its segment.
+ * Why not capnp-es's iterator (`[...list]`): it first allocates a JS array of the length the
+ * pointer claims (29 bits, up to 536870911) and only then reads, so one hostile pointer exhausted
+ * the heap and killed the process (contract-fuzz.test.ts, "a partitionIds pointer claiming
+ * 506375249 one-byte elements"). A nonempty list must therefore have 4-byte elements
+ * ("<label>: list element size <code>, want 4-byte elements"; Cap'n Proto encoding, "Lists":
+ * element size 4 is four bytes; go-capnp refuses a primitive list of a smaller element size) and
+ * lie inside its segment ("<label>: list of <n> 4-byte elements at byte <offset> exceeds its
+ * <bytes>-byte segment"; C++ `readListPointer`: "Message contained out-of-bounds list pointer").
+ * Out: the values in list order. Pure.
+ */
+export function readUint32List(label: string, get: () => $.List<number>): Result<number[]> {
+  const list = read(label, get);
+  if (!list.ok) return list;
+  return read(label, () => {
+    const length = list.value.length;
+    if (length === 0) return [];
+    const elementSize = $.utils.getTargetListElementSize(list.value);
+    if (elementSize !== $.ListElementSize.BYTE_4) throw new Error(`list element size ${elementSize}, want 4-byte elements`);
+    const content = $.utils.getContent(list.value);
+    if (content.byteOffset < 0 || content.byteOffset + 4 * length > content.segment.byteLength) {
+      throw new Error(`list of ${length} 4-byte elements at byte ${content.byteOffset} exceeds its ${content.segment.byteLength}-byte segment`);
+    }
+    const values: number[] = [];
+    for (let index = 0; index < length; index += 1) values.push(list.value.get(index));
+    return values;
+  });
+}
+
 /**
  * The LPU partition fields the geometry rules read, as both contracts' generated
  * `LpuPartitionArtifact` carry them (the same names and meaning in manifest v2 and deployment v1).
@@ -52,7 +108,7 @@ export interface LpuPartitionGeometryFields {
   readonly numChips: number;
   readonly devicesPerNode: number;
   _hasTopologyMetadata(): boolean;
-  readonly topologyMetadata: { readonly topologyFamily: string; readonly partitionShape: Iterable<number> };
+  readonly topologyMetadata: { readonly topologyFamily: string; readonly partitionShape: $.List<number> };
 }
 
 /**
@@ -218,7 +274,7 @@ export function buildHXPartition(subject: string, value: string, raw: LpuPartiti
   if (family.value.trim() !== HX_TOPOLOGY_FAMILY) {
     return fail(`V3 ${subject} topologyMetadata.topologyFamily = ${goQuote(family.value.trim())}, want ${goQuote(HX_TOPOLOGY_FAMILY)}`);
   }
-  const shape = read(`reading V3 ${subject} topologyMetadata.partitionShape`, () => [...metadata.value.partitionShape]);
+  const shape = readUint32List(`reading V3 ${subject} topologyMetadata.partitionShape`, () => metadata.value.partitionShape);
   if (!shape.ok) return shape;
   const extent = shape.value;
   if (!isSupportedHxExtent(extent)) return fail(`V3 ${subject} has unsupported HX extent [${extent.join(' ')}]`);

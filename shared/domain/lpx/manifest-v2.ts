@@ -26,6 +26,7 @@ import {
   buildCompilationMode,
   buildHXPartition,
   buildXTPartition,
+  checkPartitionTextBudget,
   checkStreamFraming,
   classifyManifestPartitions,
   cleanManifestRelativeBuildPath,
@@ -33,8 +34,10 @@ import {
   fail,
   messageOf,
   ok,
+  partitionTextBytes,
   positiveManifestUInt32,
   read,
+  readUint32List,
   validateManifestBatchSize,
   validateManifestPartitionNodeCount,
   validateRuntimeEmbeddingsAsset,
@@ -178,7 +181,7 @@ function selectedPropSyncChainsFromManifestV2(deployment: DeploymentInfo): Resul
   for (let chainIndex = 0; chainIndex < rawChains.value.length; chainIndex += 1) {
     const rawChain = rawChains.value.get(chainIndex);
     if (!rawChain._hasPartitionIds()) return fail(`${FILE} deployment.selectedPropSyncChains[${chainIndex}].partitionIds is missing`);
-    const rawIds = read(`reading ${FILE} deployment.selectedPropSyncChains[${chainIndex}].partitionIds`, () => [...rawChain.partitionIds]);
+    const rawIds = readUint32List(`reading ${FILE} deployment.selectedPropSyncChains[${chainIndex}].partitionIds`, () => rawChain.partitionIds);
     if (!rawIds.ok) return rawIds;
     const chain = decodePropSyncChain(rawIds.value, `${FILE} deployment.selectedPropSyncChains[${chainIndex}]`);
     if (!chain.ok) return chain;
@@ -233,6 +236,7 @@ interface LpuArtifacts {
  * and CPU ones are skipped, but refused in an `lpuOnly` build), at least one; their family,
  * order and node counts ({@link classifyManifestPartitions}); an XT `partSelect` checked against
  * them; `deployment.numLpuNodes` positive and matching ({@link validateManifestPartitionNodeCount}).
+ * The partitions' text is bounded by the traversal limit ({@link checkPartitionTextBudget}).
  */
 function lpuArtifactsFromManifestV2(
   artifacts: ArtifactInfo,
@@ -244,12 +248,16 @@ function lpuArtifactsFromManifestV2(
   if (!rawPartitions.ok) return rawPartitions;
   const partitions: LpxBuildPartition[] = [];
   let hxDoubleNodeCount = true;
+  let textBytes = 0;
   for (let index = 0; index < rawPartitions.value.length; index += 1) {
     const partition = buildPartitionFromManifestV2(rawPartitions.value.get(index));
     if (!partition.ok) return partition;
     // Only metadata-less HX partitions permit upstream's historical doubled node count.
     if (partition.value !== undefined) {
       partitions.push(partition.value.partition);
+      textBytes += partitionTextBytes(partition.value.partition);
+      const budget = checkPartitionTextBudget(`${FILE} artifacts.partitions`, textBytes);
+      if (budget !== undefined) return fail(budget);
       hxDoubleNodeCount = hxDoubleNodeCount && (partition.value.partition.hxExtent === undefined || partition.value.compatible);
     }
   }
