@@ -288,6 +288,32 @@ describe('LPX compiler-contract decoders: regressions the fuzzing found', () => 
     expect(result).toEqual({ ok: false, error: 'reading V3 manifest.v2.capnp.bin LPU partition 1 topologyMetadata.partitionShape: list element size 2, want 4-byte elements' });
   });
 
+  // Found while reading capnp-es's getList (then confirmed by measurement): a composite tag smaller than the
+  // schema's struct makes capnp-es copy the list into a buffer sized from the claimed count; 30000000
+  // zero-size partitions allocated 1.1 GiB and took seconds before the first element was read.
+  it.each([
+    { name: 'manifest.v2', format: 'manifestV2' as const, bytes: new Uint8Array(encodeGbuildManifestV2(anXtLpuOnlyFixture())), field: 'manifest.v2.capnp.bin artifacts.partitions' },
+    { name: 'deployment.v1', format: 'deploymentV1' as const, bytes: new Uint8Array(encodeGbuildDeploymentV1(deploymentV1Of(anXtLpuOnlyFixture()))), field: 'deployment.v1.capnp.bin partitions' },
+  ])('$name: a composite tag claiming 30000000 zero-size partitions is refused before capnp-es copies the list', ({ format, bytes, field }) => {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const lists: { readonly tag: number; readonly words: number }[] = [];
+    for (let at = 8; at + 8 <= bytes.length; at += 8) {
+      const lo = view.getInt32(at, true);
+      const hi = view.getUint32(at + 4, true);
+      const tag = at + 8 + (lo >> 2) * 8;
+      if ((lo & 3) === 1 && (hi & 7) === 7 && tag >= 8 && tag + 8 <= bytes.length) lists.push({ tag, words: hi >>> 3 });
+    }
+    const [partitions] = lists;
+    if (partitions === undefined) throw new Error('the fixture has no struct list');
+    const out = bytes.slice();
+    new DataView(out.buffer).setUint32(partitions.tag, (30_000_000 << 2) >>> 0, true);
+    new DataView(out.buffer).setUint32(partitions.tag + 4, 0, true);
+    expect(normalizeBuildSnapshot(format, BUILD_URL, out, INVENTORY)).toEqual({
+      ok: false,
+      error: `reading ${field}: struct list tag claims 30000000 elements of 0 words, more than its ${partitions.words} words`,
+    });
+  });
+
   // Cap'n Proto encoding, "Security Considerations" (amplification): 1100 HX partitions whose topology
   // pointers all share one 64 KiB text decode to 72 MB of names from a 188 KB message; go-capnp stops at
   // its 64 MiB traversal limit, and so do the decoders.

@@ -37,6 +37,7 @@ import {
   partitionTextBytes,
   positiveManifestUInt32,
   read,
+  readStructList,
   readUint32List,
   validateManifestBatchSize,
   validateManifestPartitionNodeCount,
@@ -50,13 +51,15 @@ import {
   DeviceType,
   FpgaIoMode,
   LpuArchitecture,
+  PartitionDeployment,
   PartitionDeployment_Detail_Which,
+  PartitionRef,
+  PropSyncChain,
   RuntimeIoProtocol,
   compilationModeName,
   lpuArchitectureName,
   type DeploymentInfo,
   type LpuPartitionArtifact,
-  type PartitionDeployment,
 } from './deployment-v1-schema.js';
 import { goQuote } from './topology.js';
 
@@ -241,7 +244,7 @@ function runtimeIoFromDeploymentV1(config: DeploymentInfo): Result<{ ioFpgaCount
  */
 function selectedPropSyncChainsFromDeploymentV1(config: DeploymentInfo): Result<readonly (readonly number[])[]> {
   if (!config._hasSelectedPropSyncChains()) return ok([]);
-  const rawChains = read(`reading ${FILE} config.selectedPropSyncChains`, () => config.selectedPropSyncChains);
+  const rawChains = readStructList(`reading ${FILE} config.selectedPropSyncChains`, config, 1, PropSyncChain, () => config.selectedPropSyncChains);
   if (!rawChains.ok) return rawChains;
   const chains: (readonly number[])[] = [];
   for (let chainIndex = 0; chainIndex < rawChains.value.length; chainIndex += 1) {
@@ -282,7 +285,7 @@ interface LpuArtifacts {
  * The partitions' text is bounded by the traversal limit ({@link checkPartitionTextBudget}).
  */
 function lpuArtifactsFromDeploymentV1(deployment: Deployment, config: DeploymentInfo, compilationMode: LpxBuildCompilationMode, hostEmbeddings: boolean): Result<LpuArtifacts> {
-  const rawPartitions = deployment._hasPartitions() ? read(`reading ${FILE} partitions`, () => deployment.partitions) : ok(undefined);
+  const rawPartitions = deployment._hasPartitions() ? readStructList(`reading ${FILE} partitions`, deployment, 2, PartitionDeployment, () => deployment.partitions) : ok(undefined);
   if (!rawPartitions.ok) return rawPartitions;
   const count = rawPartitions.value?.length ?? 0;
   const partitions: LpxBuildPartition[] = [];
@@ -393,7 +396,7 @@ function validateDeploymentV1PartSelect(deployment: Deployment, partitions: read
   if (!deployment._hasPartSelect()) return undefined;
   const partSelect = read(`reading ${FILE} partSelect`, () => deployment.partSelect);
   if (!partSelect.ok) return partSelect.error;
-  const selected = read(`reading ${FILE} partSelect.partitions`, () => partSelect.value.partitions);
+  const selected = readStructList(`reading ${FILE} partSelect.partitions`, partSelect.value, 0, PartitionRef, () => partSelect.value.partitions);
   if (!selected.ok) return selected.error;
   if (selected.value.length === 0) return `${FILE} partSelect.partitions is empty`;
   const selectedIds: number[] = [];

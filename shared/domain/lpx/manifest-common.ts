@@ -70,6 +70,49 @@ export function partitionTextBytes(partition: LpxBuildPartition): number {
 }
 
 /**
+ * readStructList: one Cap'n Proto struct list (`get` is the schema getter of pointer
+ * `pointerIndex` of `parent`; a throw becomes `<label>: <cause>`), after its raw pointer is
+ * checked the way go-capnp and the C++ reader check it (Cap'n Proto encoding, "Lists": a
+ * composite list's tag gives the element count and struct size, the pointer the words that
+ * follow it): a nonempty list must be composite ("<label>: list element size <code>, want a
+ * struct list"), its words inside its segment ("<label>: struct list of <w> words at byte <o>
+ * exceeds its <b>-byte segment"), its elements inside its words, a zero-size element counted as
+ * one word ("<label>: struct list tag claims <n> elements of <s> words, more than its <w> words";
+ * go-capnp: "list size exceeds"), and its elements, at the schema's size, within
+ * {@link TRAVERSAL_LIMIT_BYTES}. Why: capnp-es copies a list whose tag struct is smaller than the
+ * schema's into a new buffer sized from the claimed count before reading it, so a tag claiming
+ * 30000000 zero-size partitions allocated 1.1 GiB and spent seconds copying (contract-fuzz.test.ts,
+ * "a composite tag claiming 30000000 zero-size partitions"). Out: the list. Pure.
+ */
+export function readStructList<T>(label: string, parent: $.Struct, pointerIndex: number, element: { readonly _capnp: { readonly size: $.ObjectSize } }, get: () => T): Result<T> {
+  const checked = read(label, () => {
+    const pointer = $.utils.getPointer(pointerIndex, parent);
+    if ($.utils.isNull(pointer)) return;
+    const target = $.utils.followFars(pointer);
+    if ($.utils.getPointerType(target) !== $.PointerType.LIST) return;
+    const elementSize = $.utils.getListElementSize(target);
+    if (elementSize !== $.ListElementSize.COMPOSITE) {
+      if ($.utils.getListLength(target) === 0) return;
+      throw new Error(`list element size ${elementSize}, want a struct list`);
+    }
+    const words = $.utils.getListLength(target);
+    const tag = $.utils.getTargetCompositeListTag(pointer);
+    if (tag.byteOffset < 0 || tag.byteOffset + 8 * (words + 1) > tag.segment.byteLength) {
+      throw new Error(`struct list of ${words} words at byte ${tag.byteOffset} exceeds its ${tag.segment.byteLength}-byte segment`);
+    }
+    const count = $.utils.getOffsetWords(tag);
+    const elementWords = $.utils.getStructDataWords(tag) + $.utils.getStructPointerLength(tag);
+    if (count < 0 || count * Math.max(elementWords, 1) > words) {
+      throw new Error(`struct list tag claims ${count} elements of ${elementWords} words, more than its ${words} words`);
+    }
+    const schemaBytes = element._capnp.size.dataByteLength + 8 * element._capnp.size.pointerLength;
+    if (count * schemaBytes > TRAVERSAL_LIMIT_BYTES) throw new Error(`read traversal limit reached (${count} elements of ${schemaBytes} bytes)`);
+  });
+  if (!checked.ok) return checked;
+  return read(label, get);
+}
+
+/**
  * readUint32List: the values of one Cap'n Proto `List(UInt32)` (`get` reads its pointer; a throw
  * becomes `<label>: <cause>`), read one index at a time inside its segment.
  * Why not capnp-es's iterator (`[...list]`): it first allocates a JS array of the length the

@@ -37,6 +37,7 @@ import {
   partitionTextBytes,
   positiveManifestUInt32,
   read,
+  readStructList,
   readUint32List,
   validateManifestBatchSize,
   validateManifestPartitionNodeCount,
@@ -48,11 +49,13 @@ import {
   CURRENT_CONTRACT_REVISION,
   DeviceType,
   Manifest,
+  PartitionInfo,
   PartitionInfo_Detail_Which,
+  PartitionRef,
+  PropSyncChain,
   compilationModeName,
   type ArtifactInfo,
   type DeploymentInfo,
-  type PartitionInfo,
 } from './manifest-v2-schema.js';
 import { goQuote } from './topology.js';
 
@@ -175,7 +178,7 @@ export function normalizeGbuildManifestV2(buildRef: string, bytes: Uint8Array): 
  */
 function selectedPropSyncChainsFromManifestV2(deployment: DeploymentInfo): Result<readonly (readonly number[])[]> {
   if (!deployment._hasSelectedPropSyncChains()) return ok([]);
-  const rawChains = read(`reading ${FILE} deployment.selectedPropSyncChains`, () => deployment.selectedPropSyncChains);
+  const rawChains = readStructList(`reading ${FILE} deployment.selectedPropSyncChains`, deployment, 1, PropSyncChain, () => deployment.selectedPropSyncChains);
   if (!rawChains.ok) return rawChains;
   const chains: (readonly number[])[] = [];
   for (let chainIndex = 0; chainIndex < rawChains.value.length; chainIndex += 1) {
@@ -244,7 +247,7 @@ function lpuArtifactsFromManifestV2(
   compilationMode: LpxBuildCompilationMode,
   hostEmbeddings: boolean,
 ): Result<LpuArtifacts> {
-  const rawPartitions = read(`reading ${FILE} artifacts.partitions`, () => artifacts.partitions);
+  const rawPartitions = readStructList(`reading ${FILE} artifacts.partitions`, artifacts, 0, PartitionInfo, () => artifacts.partitions);
   if (!rawPartitions.ok) return rawPartitions;
   const partitions: LpxBuildPartition[] = [];
   let hxDoubleNodeCount = true;
@@ -335,7 +338,7 @@ function validateManifestV2PartSelect(artifacts: ArtifactInfo, partitions: reado
   if (!artifacts._hasPartSelect()) return undefined;
   const partSelect = read(`reading ${FILE} artifacts.partSelect`, () => artifacts.partSelect);
   if (!partSelect.ok) return partSelect.error;
-  const selected = read(`reading ${FILE} artifacts.partSelect.partitions`, () => partSelect.value.partitions);
+  const selected = readStructList(`reading ${FILE} artifacts.partSelect.partitions`, partSelect.value, 0, PartitionRef, () => partSelect.value.partitions);
   if (!selected.ok) return selected.error;
   if (selected.value.length === 0) return `${FILE} artifacts.partSelect.partitions is empty`;
   const selectedIds: number[] = [];
