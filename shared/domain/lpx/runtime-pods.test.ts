@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lpxBuildRuntimePath, withAgentResources, withDirectHybridAgentEnv, withHxAgentDevices, withLeadingEnv, withLp30InitContainer, withLp30WorkerContainer, withPodIpEnv } from './runtime-pods.js';
+import { lpxBuildRuntimePath, withAgentResources, withDirectHybridAgentEnv, withHxAgentDevices, withLeadingEnv, withLp30InitContainer, withLp30Probes, withLp30WorkerContainer, withPodIpEnv } from './runtime-pods.js';
 import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, nodeLocalV2Specdecode, nodeLocalV3HxConnected, nodeLocalV3HxConnectedLpx, nodeLocalV3HxLpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
 
 const fieldRef = (fieldPath: string, apiVersion?: string) => ({ valueFrom: { fieldRef: { ...(apiVersion === undefined ? {} : { apiVersion }), fieldPath } } });
@@ -227,7 +227,7 @@ describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v
   const agent = agentPod.containers[0] as Record<string, unknown>;
   const nova = (pods['cond'] as Pod).containers[0] as Record<string, unknown>;
 
-  it('HX Agent (fixture clique agt): renamed "agent", POD_IP, host namespaces; the LP30 worker env (runtime_agent.go lp30WorkerEnvironment), nvidia.com/lpu 16 for the authored lpu.nvidia.com/devices; none of the XT worker base (no cpu, huge pages, LPU_RUN_SYSTEM_INIT or added tolerations); the authored startup and probe kept', () => {
+  it('HX Agent (fixture clique agt): renamed "agent", POD_IP, host namespaces; the LP30 worker env (runtime_agent.go lp30WorkerEnvironment), nvidia.com/lpu 16 for the authored lpu.nvidia.com/devices; none of the XT worker base (no cpu, huge pages, LPU_RUN_SYSTEM_INIT or added tolerations); the authored startup kept; the SSH readiness probe (lpu_commands.go lpuSSHProbe)', () => {
     expect(agent['name']).toBe('agent');
     expect(agent['command']).toEqual(['/bin/quasar-entrypoint']);
     expect(agent['readinessProbe']).toEqual({ failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: 2222 }, timeoutSeconds: 1 });
@@ -465,6 +465,12 @@ describe('the single rules (upstream build.go buildRuntimePath, lpu_pod.go apply
     expect(out['env']?.filter((e) => e.name === 'A' || e.name === 'GROQ_PG613_PORT_CONFIG')).toEqual([{ name: 'A', value: '1' }, { name: 'GROQ_PG613_PORT_CONFIG', value: 'EB3' }]);
     expect(out['env']).toHaveLength(13);
     expect((out as Record<string, unknown>)['securityContext']).toEqual({ privileged: true, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false });
+  });
+
+  it('configureNodeLocalAgentWorkerContainer (HX): liveness, startup and lifecycle owned by the image are dropped; readiness is TCP 2222 after 10 s, every 5 s, timeout 1 s, 3 failures (lpuSSHProbe)', () => {
+    const out = withLp30Probes({ name: 'main', livenessProbe: { exec: { command: ['x'] } }, startupProbe: { exec: { command: ['y'] } }, lifecycle: { preStop: { exec: { command: ['z'] } } }, readinessProbe: { httpGet: { path: '/ready', port: 80 } } } as never) as Record<string, unknown>;
+    expect([out['livenessProbe'], out['startupProbe'], out['lifecycle']]).toEqual([undefined, undefined, undefined]);
+    expect(out['readinessProbe']).toEqual({ failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: 2222 }, timeoutSeconds: 1 });
   });
 
   it('addLP30InitContainer (setContainerByName): an authored prepare-lp30 is replaced in place, other init containers stay in order without LPU resources; image and imagePullPolicy come from main', () => {

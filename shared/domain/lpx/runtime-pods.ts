@@ -24,6 +24,7 @@
  * @module
  */
 import { MAIN_CONTAINER_NAME, type Component, type Container, type EnvVar } from '../../api/index.js';
+import { MPI_RUN_SSH_PORT } from '../multinode.js';
 import { LPU_CHIPS_PER_NODE, type LpxBuild } from './build.js';
 import { GBUILD_MANIFEST_V2_FILE } from './build-snapshot.js';
 import type { LpxPipeline } from './derive.js';
@@ -356,6 +357,27 @@ export function withLp30WorkerContainer(container: Container): Container {
 }
 
 /**
+ * lpuSshProbe (upstream `lpu_commands.go` `lpuSSHProbe`): the Agent is ready when its SSH server
+ * (Nova's MPI target, port {@link MPI_RUN_SSH_PORT} 2222) accepts TCP: initial delay 10 s,
+ * period 5 s, timeout 1 s, failure threshold 3, success threshold 1. Pure.
+ */
+export function lpuSshProbe(): Record<string, unknown> {
+  return { failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: MPI_RUN_SSH_PORT }, timeoutSeconds: 1 };
+}
+
+/**
+ * withLp30Probes (upstream `configureNodeLocalAgentWorkerContainer`, HX branch: "Remove health
+ * and lifecycle behavior owned by the source image process"): the HX Agent's liveness and
+ * startup probes and its lifecycle hooks are dropped and its readiness probe is
+ * {@link lpuSshProbe} (fixture node-local-v3-hx-lpu-only.yaml). Pure.
+ */
+export function withLp30Probes(container: Container): Container {
+  const out: Container = { ...container, readinessProbe: lpuSshProbe() };
+  for (const owned of ['livenessProbe', 'startupProbe', 'lifecycle']) delete out[owned];
+  return out;
+}
+
+/**
  * withLpuHostDeviceMounts (upstream `addLPUHostDeviceVolumeMounts`): the container mounts
  * `host-sys` at `/sys` and `host-dev` at `/dev`; a mount of the same name or mount path is
  * replaced in place, otherwise the mount is appended. Pure.
@@ -420,17 +442,18 @@ export function withLp30InitContainer(podSpec: Readonly<PodSpec>): PodSpec {
 /**
  * applyLpxHxAgentRuntime (upstream `configureNodeLocalAgentRuntime` for `BuildFamilyHX`, with
  * `configureAgentScheduling`; fixture node-local-v3-hx-lpu-only.yaml): the HX (LP30) Agent's
- * `main` gets the LP30 worker container ({@link withLp30WorkerContainer}), `nvidia.com/lpu: 16`
+ * `main` gets the LP30 worker container ({@link withLp30WorkerContainer}), the SSH readiness
+ * probe and no liveness/startup probe or lifecycle ({@link withLp30Probes}), `nvidia.com/lpu: 16`
  * ({@link withHxAgentDevices}) and the host device mounts; the pod the `host-dev`/`host-sys`
  * volumes, the `prepare-lp30` init container ({@link withLp30InitContainer}) and the host
  * namespaces. None of the XT worker base (no cpu or huge pages, no added tolerations, as in
  * the fixture). Applied only with a decoded HX build. In: the Agent pod spec after POD_IP.
  * Not rendered here: upstream's generated HX startup (`/bin/bash -c` of its worker script; the
- * newest code refuses an authored command), its SSH readiness probe, `tty`/`stdin` and the
- * `/tmp` emptyDir; the authored command and probes are kept, as in the fixture. Pure.
+ * newest code refuses an authored command), `tty`/`stdin` and the `/tmp` emptyDir; the
+ * authored command and args are kept, as in the fixture. Pure.
  */
 export function applyLpxHxAgentRuntime(podSpec: Readonly<PodSpec>): PodSpec {
-  const spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => withLpuHostDeviceMounts(withHxAgentDevices(withLp30WorkerContainer(c))));
+  const spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => withLpuHostDeviceMounts(withHxAgentDevices(withLp30Probes(withLp30WorkerContainer(c)))));
   return withWorkerHostNamespaces(withLp30InitContainer(withLpuHostDeviceVolumes(spec)));
 }
 
