@@ -267,6 +267,14 @@ export const nodeLocalV3HxConnected: LpxBuild = {
   partitions: [{ sourcePartitionId: 1, partPath: 'part-1', topology: { raw: 'opaque-v3-topology', chipCount: 16, nodeCount: 1 }, hxExtent: [16, 1, 1, 1] }],
 };
 
+/** The build of upstream fixture node-local-v3-hx-connected-lpx (node-local-v3-hx-hybrid.yaml's LPX_MODEL_PATH): one HX partition (id 1, extent [16,1,1,1]), compiled for LPX (hybrid). */
+export const nodeLocalV3HxConnectedLpx: LpxBuild = {
+  ...nodeLocalV2ConnectedLpx,
+  path: 'file:///nfs/node-local-v3-hx-connected-lpx',
+  family: 'hx16x8x2x3',
+  partitions: [{ sourcePartitionId: 1, partPath: 'part-1', topology: { raw: 'opaque-v3-topology', chipCount: 16, nodeCount: 1 }, hxExtent: [16, 1, 1, 1] }],
+};
+
 /** upstream testdata/from_dgd_yaml/node-local-v3-hx-lpu-only.input.yaml, as our Dgd: node-local-v2-lpu-only's templates with the HX image-owned startup. */
 export const nodeLocalV3HxLpuOnly: Dgd = (() => {
   const dgd = structuredClone(nodeLocalV2LpuOnly) as Dgd & { spec: { components: { roles: { name: string; podTemplate: { spec: Record<string, unknown> } }[] }[] } };

@@ -26,6 +26,7 @@ import {
   buildCompilationMode,
   buildHXPartition,
   buildXTPartition,
+  checkPartitionTextBudget,
   checkStreamFraming,
   classifyManifestPartitions,
   cleanManifestRelativeBuildPath,
@@ -33,8 +34,11 @@ import {
   fail,
   messageOf,
   ok,
+  partitionTextBytes,
   positiveManifestUInt32,
   read,
+  readStructList,
+  readUint32List,
   validateManifestBatchSize,
   validateManifestPartitionNodeCount,
   validateRuntimeEmbeddingsAsset,
@@ -47,13 +51,15 @@ import {
   DeviceType,
   FpgaIoMode,
   LpuArchitecture,
+  PartitionDeployment,
   PartitionDeployment_Detail_Which,
+  PartitionRef,
+  PropSyncChain,
   RuntimeIoProtocol,
   compilationModeName,
   lpuArchitectureName,
   type DeploymentInfo,
   type LpuPartitionArtifact,
-  type PartitionDeployment,
 } from './deployment-v1-schema.js';
 import { goQuote } from './topology.js';
 
@@ -238,13 +244,13 @@ function runtimeIoFromDeploymentV1(config: DeploymentInfo): Result<{ ioFpgaCount
  */
 function selectedPropSyncChainsFromDeploymentV1(config: DeploymentInfo): Result<readonly (readonly number[])[]> {
   if (!config._hasSelectedPropSyncChains()) return ok([]);
-  const rawChains = read(`reading ${FILE} config.selectedPropSyncChains`, () => config.selectedPropSyncChains);
+  const rawChains = readStructList(`reading ${FILE} config.selectedPropSyncChains`, config, 1, PropSyncChain, () => config.selectedPropSyncChains);
   if (!rawChains.ok) return rawChains;
   const chains: (readonly number[])[] = [];
   for (let chainIndex = 0; chainIndex < rawChains.value.length; chainIndex += 1) {
     const rawChain = rawChains.value.get(chainIndex);
     if (!rawChain._hasPartitionIds()) return fail(`${FILE} config.selectedPropSyncChains[${chainIndex}].partitionIds is missing`);
-    const rawIds = read(`reading ${FILE} config.selectedPropSyncChains[${chainIndex}].partitionIds`, () => [...rawChain.partitionIds]);
+    const rawIds = readUint32List(`reading ${FILE} config.selectedPropSyncChains[${chainIndex}].partitionIds`, () => rawChain.partitionIds);
     if (!rawIds.ok) return rawIds;
     const chain = decodePropSyncChain(rawIds.value, `${FILE} config.selectedPropSyncChains[${chainIndex}]`);
     if (!chain.ok) return chain;
@@ -276,19 +282,24 @@ interface LpuArtifacts {
  * contain no LPU partitions"); their family, order and node counts
  * (`classifyManifestPartitions`); an XT `partSelect` checked against them; `config.numLpuNodes`
  * positive and matching (`validateManifestPartitionNodeCount`).
+ * The partitions' text is bounded by the traversal limit ({@link checkPartitionTextBudget}).
  */
 function lpuArtifactsFromDeploymentV1(deployment: Deployment, config: DeploymentInfo, compilationMode: LpxBuildCompilationMode, hostEmbeddings: boolean): Result<LpuArtifacts> {
-  const rawPartitions = deployment._hasPartitions() ? read(`reading ${FILE} partitions`, () => deployment.partitions) : ok(undefined);
+  const rawPartitions = deployment._hasPartitions() ? readStructList(`reading ${FILE} partitions`, deployment, 2, PartitionDeployment, () => deployment.partitions) : ok(undefined);
   if (!rawPartitions.ok) return rawPartitions;
   const count = rawPartitions.value?.length ?? 0;
   const partitions: LpxBuildPartition[] = [];
   let hxDoubleNodeCount = true;
+  let textBytes = 0;
   for (let index = 0; index < count; index += 1) {
     const partition = buildPartitionFromDeploymentV1((rawPartitions.value as $.List<PartitionDeployment>).get(index));
     if (!partition.ok) return partition;
     // Only metadata-less HX partitions permit upstream's historical doubled node count.
     if (partition.value !== undefined) {
       partitions.push(partition.value.partition);
+      textBytes += partitionTextBytes(partition.value.partition);
+      const budget = checkPartitionTextBudget(`${FILE} partitions`, textBytes);
+      if (budget !== undefined) return fail(budget);
       hxDoubleNodeCount = hxDoubleNodeCount && partition.value.compatible;
     }
   }
@@ -385,7 +396,7 @@ function validateDeploymentV1PartSelect(deployment: Deployment, partitions: read
   if (!deployment._hasPartSelect()) return undefined;
   const partSelect = read(`reading ${FILE} partSelect`, () => deployment.partSelect);
   if (!partSelect.ok) return partSelect.error;
-  const selected = read(`reading ${FILE} partSelect.partitions`, () => partSelect.value.partitions);
+  const selected = readStructList(`reading ${FILE} partSelect.partitions`, partSelect.value, 0, PartitionRef, () => partSelect.value.partitions);
   if (!selected.ok) return selected.error;
   if (selected.value.length === 0) return `${FILE} partSelect.partitions is empty`;
   const selectedIds: number[] = [];

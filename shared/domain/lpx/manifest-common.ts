@@ -15,6 +15,7 @@
  * @module
  */
 import path from 'node:path/posix';
+import * as $ from 'capnp-es';
 import type { LpxBuildCompilationMode, LpxBuildFamily, LpxBuildPartition } from './build.js';
 import { LPU_CHIPS_PER_NODE } from './build.js';
 import { goQuote, parseTopology, topologyReplicas } from './topology.js';
@@ -44,6 +45,104 @@ export function read<T>(label: string, get: () => T): Result<T> {
   }
 }
 
+/** go-capnp's and the C++ reader's default traversal limit (`defaultTraverseLimit`, "Security limits. Matches C++ implementation"): 64 MiB. */
+export const TRAVERSAL_LIMIT_BYTES = 64 << 20;
+
+/**
+ * checkPartitionTextBudget: whether the text the decoded partitions hold so far (`textBytes`,
+ * their topology names and paths, in UTF-16 code units) stays within
+ * {@link TRAVERSAL_LIMIT_BYTES}. Why: Cap'n Proto lets many pointers share one object, so a
+ * 188 KB manifest whose 1100 partitions all point at one 64 KiB topology decoded to 72 MB of
+ * strings, and the same trick at the 100 MiB acquisition limit would exhaust any heap
+ * (contract-fuzz.test.ts, "partitions sharing one topology text"). Upstream's go-capnp refuses
+ * such a message once its reads pass the traversal limit (Cap'n Proto encoding, "Security
+ * Considerations": amplification attack); capnp-es only counts allocations, so the decoders
+ * count what they keep. `field` names the partition list. Out: the error text, or undefined. Pure.
+ */
+export function checkPartitionTextBudget(field: string, textBytes: number): string | undefined {
+  if (textBytes <= TRAVERSAL_LIMIT_BYTES) return undefined;
+  return `reading ${field}: read traversal limit reached (partition text exceeds ${TRAVERSAL_LIMIT_BYTES} bytes)`;
+}
+
+/** The text one decoded partition holds (topology name and path), as {@link checkPartitionTextBudget} counts it. Pure. */
+export function partitionTextBytes(partition: LpxBuildPartition): number {
+  return partition.topology.raw.length + partition.partPath.length;
+}
+
+/**
+ * readStructList: one Cap'n Proto struct list (`get` is the schema getter of pointer
+ * `pointerIndex` of `parent`; a throw becomes `<label>: <cause>`), after its raw pointer is
+ * checked the way go-capnp and the C++ reader check it (Cap'n Proto encoding, "Lists": a
+ * composite list's tag gives the element count and struct size, the pointer the words that
+ * follow it): a nonempty list must be composite ("<label>: list element size <code>, want a
+ * struct list"), its words inside its segment ("<label>: struct list of <w> words at byte <o>
+ * exceeds its <b>-byte segment"), its elements inside its words, a zero-size element counted as
+ * one word ("<label>: struct list tag claims <n> elements of <s> words, more than its <w> words";
+ * go-capnp: "list size exceeds"), and its elements, at the schema's size, within
+ * {@link TRAVERSAL_LIMIT_BYTES}. Why: capnp-es copies a list whose tag struct is smaller than the
+ * schema's into a new buffer sized from the claimed count before reading it, so a tag claiming
+ * 30000000 zero-size partitions allocated 1.1 GiB and spent seconds copying (contract-fuzz.test.ts,
+ * "a composite tag claiming 30000000 zero-size partitions"). Out: the list. Pure.
+ */
+export function readStructList<T>(label: string, parent: $.Struct, pointerIndex: number, element: { readonly _capnp: { readonly size: $.ObjectSize } }, get: () => T): Result<T> {
+  const checked = read(label, () => {
+    const pointer = $.utils.getPointer(pointerIndex, parent);
+    if ($.utils.isNull(pointer)) return;
+    const target = $.utils.followFars(pointer);
+    if ($.utils.getPointerType(target) !== $.PointerType.LIST) return;
+    const elementSize = $.utils.getListElementSize(target);
+    if (elementSize !== $.ListElementSize.COMPOSITE) {
+      if ($.utils.getListLength(target) === 0) return;
+      throw new Error(`list element size ${elementSize}, want a struct list`);
+    }
+    const words = $.utils.getListLength(target);
+    const tag = $.utils.getTargetCompositeListTag(pointer);
+    if (tag.byteOffset < 0 || tag.byteOffset + 8 * (words + 1) > tag.segment.byteLength) {
+      throw new Error(`struct list of ${words} words at byte ${tag.byteOffset} exceeds its ${tag.segment.byteLength}-byte segment`);
+    }
+    const count = $.utils.getOffsetWords(tag);
+    const elementWords = $.utils.getStructDataWords(tag) + $.utils.getStructPointerLength(tag);
+    if (count < 0 || count * Math.max(elementWords, 1) > words) {
+      throw new Error(`struct list tag claims ${count} elements of ${elementWords} words, more than its ${words} words`);
+    }
+    const schemaBytes = element._capnp.size.dataByteLength + 8 * element._capnp.size.pointerLength;
+    if (count * schemaBytes > TRAVERSAL_LIMIT_BYTES) throw new Error(`read traversal limit reached (${count} elements of ${schemaBytes} bytes)`);
+  });
+  if (!checked.ok) return checked;
+  return read(label, get);
+}
+
+/**
+ * readUint32List: the values of one Cap'n Proto `List(UInt32)` (`get` reads its pointer; a throw
+ * becomes `<label>: <cause>`), read one index at a time inside its segment.
+ * Why not capnp-es's iterator (`[...list]`): it first allocates a JS array of the length the
+ * pointer claims (29 bits, up to 536870911) and only then reads, so one hostile pointer exhausted
+ * the heap and killed the process (contract-fuzz.test.ts, "a partitionIds pointer claiming
+ * 506375249 one-byte elements"). A nonempty list must therefore have 4-byte elements
+ * ("<label>: list element size <code>, want 4-byte elements"; Cap'n Proto encoding, "Lists":
+ * element size 4 is four bytes; go-capnp refuses a primitive list of a smaller element size) and
+ * lie inside its segment ("<label>: list of <n> 4-byte elements at byte <offset> exceeds its
+ * <bytes>-byte segment"; C++ `readListPointer`: "Message contained out-of-bounds list pointer").
+ * Out: the values in list order. Pure.
+ */
+export function readUint32List(label: string, get: () => $.List<number>): Result<number[]> {
+  const list = read(label, get);
+  if (!list.ok) return list;
+  return read(label, () => {
+    const length = list.value.length;
+    if (length === 0) return [];
+    const elementSize = $.utils.getTargetListElementSize(list.value);
+    if (elementSize !== $.ListElementSize.BYTE_4) throw new Error(`list element size ${elementSize}, want 4-byte elements`);
+    const content = $.utils.getContent(list.value);
+    if (content.byteOffset < 0 || content.byteOffset + 4 * length > content.segment.byteLength) {
+      throw new Error(`list of ${length} 4-byte elements at byte ${content.byteOffset} exceeds its ${content.segment.byteLength}-byte segment`);
+    }
+    const values: number[] = [];
+    for (let index = 0; index < length; index += 1) values.push(list.value.get(index));
+    return values;
+  });
+}
+
 /**
  * The LPU partition fields the geometry rules read, as both contracts' generated
  * `LpuPartitionArtifact` carry them (the same names and meaning in manifest v2 and deployment v1).
@@ -52,7 +151,7 @@ export interface LpuPartitionGeometryFields {
   readonly numChips: number;
   readonly devicesPerNode: number;
   _hasTopologyMetadata(): boolean;
-  readonly topologyMetadata: { readonly topologyFamily: string; readonly partitionShape: Iterable<number> };
+  readonly topologyMetadata: { readonly topologyFamily: string; readonly partitionShape: $.List<number> };
 }
 
 /**
@@ -218,7 +317,7 @@ export function buildHXPartition(subject: string, value: string, raw: LpuPartiti
   if (family.value.trim() !== HX_TOPOLOGY_FAMILY) {
     return fail(`V3 ${subject} topologyMetadata.topologyFamily = ${goQuote(family.value.trim())}, want ${goQuote(HX_TOPOLOGY_FAMILY)}`);
   }
-  const shape = read(`reading V3 ${subject} topologyMetadata.partitionShape`, () => [...metadata.value.partitionShape]);
+  const shape = readUint32List(`reading V3 ${subject} topologyMetadata.partitionShape`, () => metadata.value.partitionShape);
   if (!shape.ok) return shape;
   const extent = shape.value;
   if (!isSupportedHxExtent(extent)) return fail(`V3 ${subject} has unsupported HX extent [${extent.join(' ')}]`);

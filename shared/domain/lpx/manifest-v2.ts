@@ -26,6 +26,7 @@ import {
   buildCompilationMode,
   buildHXPartition,
   buildXTPartition,
+  checkPartitionTextBudget,
   checkStreamFraming,
   classifyManifestPartitions,
   cleanManifestRelativeBuildPath,
@@ -33,8 +34,11 @@ import {
   fail,
   messageOf,
   ok,
+  partitionTextBytes,
   positiveManifestUInt32,
   read,
+  readStructList,
+  readUint32List,
   validateManifestBatchSize,
   validateManifestPartitionNodeCount,
   validateRuntimeEmbeddingsAsset,
@@ -45,11 +49,13 @@ import {
   CURRENT_CONTRACT_REVISION,
   DeviceType,
   Manifest,
+  PartitionInfo,
   PartitionInfo_Detail_Which,
+  PartitionRef,
+  PropSyncChain,
   compilationModeName,
   type ArtifactInfo,
   type DeploymentInfo,
-  type PartitionInfo,
 } from './manifest-v2-schema.js';
 import { goQuote } from './topology.js';
 
@@ -172,13 +178,13 @@ export function normalizeGbuildManifestV2(buildRef: string, bytes: Uint8Array): 
  */
 function selectedPropSyncChainsFromManifestV2(deployment: DeploymentInfo): Result<readonly (readonly number[])[]> {
   if (!deployment._hasSelectedPropSyncChains()) return ok([]);
-  const rawChains = read(`reading ${FILE} deployment.selectedPropSyncChains`, () => deployment.selectedPropSyncChains);
+  const rawChains = readStructList(`reading ${FILE} deployment.selectedPropSyncChains`, deployment, 1, PropSyncChain, () => deployment.selectedPropSyncChains);
   if (!rawChains.ok) return rawChains;
   const chains: (readonly number[])[] = [];
   for (let chainIndex = 0; chainIndex < rawChains.value.length; chainIndex += 1) {
     const rawChain = rawChains.value.get(chainIndex);
     if (!rawChain._hasPartitionIds()) return fail(`${FILE} deployment.selectedPropSyncChains[${chainIndex}].partitionIds is missing`);
-    const rawIds = read(`reading ${FILE} deployment.selectedPropSyncChains[${chainIndex}].partitionIds`, () => [...rawChain.partitionIds]);
+    const rawIds = readUint32List(`reading ${FILE} deployment.selectedPropSyncChains[${chainIndex}].partitionIds`, () => rawChain.partitionIds);
     if (!rawIds.ok) return rawIds;
     const chain = decodePropSyncChain(rawIds.value, `${FILE} deployment.selectedPropSyncChains[${chainIndex}]`);
     if (!chain.ok) return chain;
@@ -233,6 +239,7 @@ interface LpuArtifacts {
  * and CPU ones are skipped, but refused in an `lpuOnly` build), at least one; their family,
  * order and node counts ({@link classifyManifestPartitions}); an XT `partSelect` checked against
  * them; `deployment.numLpuNodes` positive and matching ({@link validateManifestPartitionNodeCount}).
+ * The partitions' text is bounded by the traversal limit ({@link checkPartitionTextBudget}).
  */
 function lpuArtifactsFromManifestV2(
   artifacts: ArtifactInfo,
@@ -240,16 +247,20 @@ function lpuArtifactsFromManifestV2(
   compilationMode: LpxBuildCompilationMode,
   hostEmbeddings: boolean,
 ): Result<LpuArtifacts> {
-  const rawPartitions = read(`reading ${FILE} artifacts.partitions`, () => artifacts.partitions);
+  const rawPartitions = readStructList(`reading ${FILE} artifacts.partitions`, artifacts, 0, PartitionInfo, () => artifacts.partitions);
   if (!rawPartitions.ok) return rawPartitions;
   const partitions: LpxBuildPartition[] = [];
   let hxDoubleNodeCount = true;
+  let textBytes = 0;
   for (let index = 0; index < rawPartitions.value.length; index += 1) {
     const partition = buildPartitionFromManifestV2(rawPartitions.value.get(index));
     if (!partition.ok) return partition;
     // Only metadata-less HX partitions permit upstream's historical doubled node count.
     if (partition.value !== undefined) {
       partitions.push(partition.value.partition);
+      textBytes += partitionTextBytes(partition.value.partition);
+      const budget = checkPartitionTextBudget(`${FILE} artifacts.partitions`, textBytes);
+      if (budget !== undefined) return fail(budget);
       hxDoubleNodeCount = hxDoubleNodeCount && (partition.value.partition.hxExtent === undefined || partition.value.compatible);
     }
   }
@@ -327,7 +338,7 @@ function validateManifestV2PartSelect(artifacts: ArtifactInfo, partitions: reado
   if (!artifacts._hasPartSelect()) return undefined;
   const partSelect = read(`reading ${FILE} artifacts.partSelect`, () => artifacts.partSelect);
   if (!partSelect.ok) return partSelect.error;
-  const selected = read(`reading ${FILE} artifacts.partSelect.partitions`, () => partSelect.value.partitions);
+  const selected = readStructList(`reading ${FILE} artifacts.partSelect.partitions`, partSelect.value, 0, PartitionRef, () => partSelect.value.partitions);
   if (!selected.ok) return selected.error;
   if (selected.value.length === 0) return `${FILE} artifacts.partSelect.partitions is empty`;
   const selectedIds: number[] = [];

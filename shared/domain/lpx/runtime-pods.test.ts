@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { lpxBuildRuntimePath, withAgentResources, withDirectHybridAgentEnv, withLeadingEnv, withPodIpEnv } from './runtime-pods.js';
-import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, nodeLocalV2Specdecode, nodeLocalV3HxConnected, nodeLocalV3HxLpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
+import { lpxBuildRuntimePath, withAgentResources, withDirectHybridAgentEnv, withHxAgentDevices, withLeadingEnv, withLp30InitContainer, withLp30Probes, withLp30WorkerContainer, withPodIpEnv } from './runtime-pods.js';
+import { nodeLocalV2Connected, nodeLocalV2ConnectedLpx, nodeLocalV2Hybrid, nodeLocalV2LpuOnly, nodeLocalV2Specdecode, nodeLocalV3HxConnected, nodeLocalV3HxConnectedLpx, nodeLocalV3HxLpuOnly, renderLpxPods as renderPods } from '../../../test/support/lpx-pod-fixtures.js';
 
 const fieldRef = (fieldPath: string, apiVersion?: string) => ({ valueFrom: { fieldRef: { ...(apiVersion === undefined ? {} : { apiVersion }), fieldPath } } });
 const byName = (list: unknown) => [...((list ?? []) as { name: string }[])].sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -227,9 +227,12 @@ describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v
   const agent = agentPod.containers[0] as Record<string, unknown>;
   const nova = (pods['cond'] as Pod).containers[0] as Record<string, unknown>;
 
-  it('HX Agent: renamed "agent", POD_IP, host namespaces; none of the XT worker base (no cpu, huge pages, LPU_RUN_SYSTEM_INIT or added tolerations, as in the fixture); the image-owned startup and prepare-lp30 kept', () => {
+  it('HX Agent (fixture clique agt): renamed "agent", POD_IP, host namespaces; the LP30 worker env (runtime_agent.go lp30WorkerEnvironment), nvidia.com/lpu 16 for the authored lpu.nvidia.com/devices; none of the XT worker base (no cpu, huge pages, LPU_RUN_SYSTEM_INIT or added tolerations); the authored startup kept; the SSH readiness probe (lpu_commands.go lpuSSHProbe)', () => {
     expect(agent['name']).toBe('agent');
     expect(agent['command']).toEqual(['/bin/quasar-entrypoint']);
+    expect(agent['readinessProbe']).toEqual({ failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: 2222 }, timeoutSeconds: 1 });
+    // The fixture lists only the four LP30 entries its input authors; upstream's newest
+    // configureNodeLocalAgentWorkerContainer sets all of lp30WorkerEnvironment (the GROQ_* too).
     expect(agent['env']).toEqual([
       { name: 'BMC_SSH_ENABLED', value: 'false' },
       { name: 'DYN_COMPONENT', value: 'lpx' },
@@ -237,6 +240,14 @@ describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v
       { name: 'DYN_NAMESPACE', value: 'test-node-local-v3-hx-lpu-only' },
       { name: 'DYN_PARENT_DGD_K8S_NAME', value: 'node-local-v3-hx-lpu-only' },
       { name: 'DYN_PARENT_DGD_K8S_NAMESPACE', value: 'test' },
+      { name: 'GROQ_HAL_V2_BACKGROUND_METRICS', value: 'false' },
+      { name: 'GROQ_PG613_PORT_CONFIG', value: 'EB3' },
+      { name: 'GROQ_PG613_REQUIRE_ALTAIR_PCIE_GEN2', value: 'false' },
+      { name: 'GROQ_PG613_SKIP_HOST_LINK_PROFILE', value: '0' },
+      { name: 'GROQ_V2_FPGA_BUS_ADDRESS_ID_0', value: '0000:9a:00.0' },
+      { name: 'GROQ_V2_FPGA_BUS_ADDRESS_ID_1', value: '0000:7e:00.0' },
+      { name: 'GROQ_V2_HEALTH_CHECK_ON_OPEN', value: '0' },
+      { name: 'GROQ_V2_RESET_ON_OPEN', value: '0' },
       { name: 'LPU_FPGA_AUTOMATIC_JTAG_RECOVERY', value: 'false' },
       { name: 'LPU_FPGA_RECONFIGURE_METHOD', value: 'cvp' },
       { name: 'POD_IP', ...fieldRef('status.podIP', 'v1') },
@@ -245,11 +256,58 @@ describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v
       { name: 'POD_UID', ...fieldRef('metadata.uid') },
       { name: 'REDFISH_BMC_ENABLED', value: 'false' },
     ]);
-    // The fixture's HX device resource (nvidia.com/lpu: 16) is not rendered here: the authored devices stay.
-    expect(agent['resources']).toEqual({ limits: { 'lpu.nvidia.com/devices': '1' } });
-    expect(agent['securityContext']).toEqual({ privileged: true });
-    expect([agentPod['hostNetwork'], agentPod['hostIPC'], agentPod['dnsPolicy'], agentPod['tolerations'], (agentPod['initContainers'] as { name: string }[]).map((c) => c.name)]).toEqual([true, true, 'ClusterFirstWithHostNet', [{ key: 'lpu.nvidia.com/node', operator: 'Exists' }], ['prepare-lp30']]);
+    expect(agent['resources']).toEqual({ limits: { 'nvidia.com/lpu': '16' }, requests: { 'nvidia.com/lpu': '16' } });
+    // The fixture shows the authored `privileged: true`; the newest code sets the whole root identity.
+    expect(agent['securityContext']).toEqual({ privileged: true, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false });
+    // The same mounts as the fixture (the ConfigMap binding appends `config` where the fixture lists it second).
+    expect(byName(agent['volumeMounts'])).toEqual([
+      { mountPath: '/configs', name: 'config' },
+      { mountPath: '/dev', name: 'host-dev' },
+      { mountPath: '/sys', name: 'host-sys' },
+      { mountPath: '/nfs', name: 'model-storage' },
+      { mountPath: '/dev/shm', name: 'shared-memory' },
+      { mountPath: '/ssh-pk', name: 'ssh-secret', readOnly: true },
+    ]);
+    expect([agentPod['hostNetwork'], agentPod['hostIPC'], agentPod['dnsPolicy'], agentPod['tolerations']]).toEqual([true, true, 'ClusterFirstWithHostNet', [{ key: 'lpu.nvidia.com/node', operator: 'Exists' }]]);
     expect(byName(agentPod.volumes).map((v) => v.name)).toEqual(['config', 'host-dev', 'host-sys', 'model-storage', 'shared-memory', 'ssh-secret']);
+    expect(agentPod.volumes.filter((v) => String((v as { name: string }).name).startsWith('host-'))).toEqual([
+      { name: 'host-dev', hostPath: { path: '/dev', type: 'Directory' } },
+      { name: 'host-sys', hostPath: { path: '/sys', type: 'Directory' } },
+    ]);
+  });
+
+  it('HX Agent init container prepare-lp30 (runtime_agent.go addLP30InitContainer): /bin/lp30-agent-v2-init from the Agent image, NODE_NAME from spec.nodeName, privileged root, host-sys at /sys then host-dev at /dev', () => {
+    expect(agentPod['initContainers']).toEqual([{
+      name: 'prepare-lp30',
+      image: 'example.invalid/lpu-runtime:test',
+      command: ['/bin/lp30-agent-v2-init'],
+      env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+      // The fixture shows the authored `privileged: true`; the newest addLP30InitContainer sets the root identity.
+      securityContext: { privileged: true, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
+      volumeMounts: [{ mountPath: '/sys', name: 'host-sys' }, { mountPath: '/dev', name: 'host-dev' }],
+    }]);
+  });
+
+  it('HX Agent without authored LP30 setup (an image-only template, as upstream\'s newest code expects): the same prepare-lp30, host devices and nvidia.com/lpu 16 are injected', () => {
+    const bare = structuredClone(nodeLocalV3HxLpuOnly) as unknown as { spec: { components: { roles: { name: string; podTemplate: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } } }[] }[] } };
+    const agentRole = bare.spec.components[0]?.roles.find((r) => r.name === 'agent')?.podTemplate.spec;
+    if (agentRole === undefined) throw new Error('fixture has no agent role');
+    delete agentRole['initContainers'];
+    agentRole['volumes'] = (agentRole['volumes'] as { name: string }[]).filter((v) => !v.name.startsWith('host-'));
+    const main = agentRole.containers[0] as Record<string, unknown>;
+    main['env'] = [];
+    main['resources'] = {};
+    main['volumeMounts'] = (main['volumeMounts'] as { name: string }[]).filter((m) => !m.name.startsWith('host-'));
+    const pod = renderPods(bare as never, new Map([['lpu', nodeLocalV3HxConnected]]))['agt'] as Pod;
+    const container = pod.containers[0] as Record<string, unknown>;
+    expect((pod['initContainers'] as { name: string; command: string[] }[]).map((c) => [c.name, c.command])).toEqual([['prepare-lp30', ['/bin/lp30-agent-v2-init']]]);
+    expect(container['resources']).toEqual({ limits: { 'nvidia.com/lpu': '16' }, requests: { 'nvidia.com/lpu': '16' } });
+    expect((container['volumeMounts'] as { name: string; mountPath: string }[]).filter((m) => m.name.startsWith('host-'))).toEqual([{ name: 'host-sys', mountPath: '/sys' }, { name: 'host-dev', mountPath: '/dev' }]);
+    expect(byName(pod.volumes).filter((v) => v.name.startsWith('host-'))).toEqual([
+      { name: 'host-dev', hostPath: { path: '/dev', type: 'Directory' } },
+      { name: 'host-sys', hostPath: { path: '/sys', type: 'Directory' } },
+    ]);
+    expect((container['env'] as { name: string }[]).filter((e) => e.name === 'BMC_SSH_ENABLED' || e.name === 'LPU_FPGA_RECONFIGURE_METHOD')).toEqual([{ name: 'BMC_SSH_ENABLED', value: 'false' }, { name: 'LPU_FPGA_RECONFIGURE_METHOD', value: 'cvp' }]);
   });
 
   it('HX Nova conductor: renamed "conductor"; LPX_MODEL_PATH /nfs/node-local-v3-hx-connected and LPX_ALLOCATION agt first, the NOVA_* env, the authored /bin/nova and HX --agent-env-vars args kept', () => {
@@ -263,6 +321,38 @@ describe('LPX pod runtime contract: upstream testdata/from_dgd_yaml/node-local-v
       { name: 'NOVA_MODEL_PATH', value: '$(LPX_MODEL_PATH)' },
       { name: 'NOVA_NODE_NAME_TEMPLATE', value: '${GROVE_PCSG_NAME}-${GROVE_PCSG_INDEX}-{rack}-{node}.${GROVE_HEADLESS_SERVICE}' },
       { name: 'NOVA_RESOLVED_PARTITIONS_DIR', value: '/configs' },
+    ]);
+  });
+});
+
+describe('LPX pod runtime contract: an HX build in a hybrid engine (upstream fixture node-local-v3-hx-hybrid.yaml, on node-local-v2-hybrid\'s templates)', () => {
+  const pods = renderPods(nodeLocalV2Hybrid, new Map([['lpu', nodeLocalV3HxConnectedLpx]])) as Record<string, Pod>;
+  const agentPod = pods['agt'] as Pod;
+  const agent = agentPod.containers[0] as Record<string, unknown>;
+
+  it('HX hybrid Agent: the direct hybrid runtime (cpu 62, hugepages-2Mi 4Gi, RDMA env, LPX_MODEL_PATH first) with nvidia.com/lpu 16 instead of lpu.nvidia.com/lpu (configureAgentScheduling); no prepare-lp30 and no LP30 env', () => {
+    expect(agent['name']).toBe('agent');
+    expect(agent['resources']).toEqual({ limits: { 'hugepages-2Mi': '4Gi', 'nvidia.com/lpu': '16' }, requests: { cpu: '62', 'hugepages-2Mi': '4Gi', 'nvidia.com/lpu': '16' } });
+    const env = agent['env'] as { name: string; value?: string }[];
+    expect(env[0]).toEqual({ name: 'LPX_MODEL_PATH', value: '/nfs/node-local-v3-hx-connected-lpx' });
+    expect(env.filter((e) => ['GLUE_RDMA_PATH_MTU', 'NIC_NAME', 'RDMA_PORT', 'READINESS_PORT', 'UCX_TLS'].includes(e.name))).toEqual([
+      { name: 'GLUE_RDMA_PATH_MTU', value: '1024' },
+      { name: 'NIC_NAME', value: 'mlx5_0' },
+      { name: 'RDMA_PORT', value: '19877' },
+      { name: 'READINESS_PORT', value: '19878' },
+      { name: 'UCX_TLS', value: 'tcp' },
+    ]);
+    expect(env.some((e) => e.name.startsWith('GROQ_'))).toBe(false);
+    expect(agentPod['initContainers']).toBeUndefined();
+  });
+
+  it('HX hybrid Agent: host-sys at /sys and host-dev at /dev (addLPUHostDeviceVolumeMounts), the hostPath volumes and the huge pages kept', () => {
+    const mounts = agent['volumeMounts'] as { name: string; mountPath: string }[];
+    expect(mounts.filter((m) => ['host-sys', 'host-dev', 'hugepages'].includes(m.name)).map((m) => [m.name, m.mountPath]).sort()).toEqual([['host-dev', '/dev'], ['host-sys', '/sys'], ['hugepages', '/dev/hugepages']]);
+    expect(byName(agentPod.volumes).filter((v) => ['host-dev', 'host-sys', 'hugepages'].includes(v.name))).toEqual([
+      { name: 'host-dev', hostPath: { path: '/dev', type: 'Directory' } },
+      { name: 'host-sys', hostPath: { path: '/sys', type: 'Directory' } },
+      { name: 'hugepages', emptyDir: { medium: 'HugePages' } },
     ]);
   });
 });
@@ -363,6 +453,35 @@ describe('the single rules (upstream build.go buildRuntimePath, lpu_pod.go apply
     { name: 'a malformed escape gives no path and no exception', reason: 'bad input never throws', input: 'file:///nfs/%zz', want: undefined },
   ])('$name', ({ input, storage, want }) => {
     expect(lpxBuildRuntimePath({ path: input }, storage ?? '/nfs')).toBe(want);
+  });
+
+  it('configureAgentScheduling/stripLPUResources: an HX Agent loses every lpu.nvidia.com/* and nvidia.com/lpu resource, gets nvidia.com/lpu 16 in limits and requests, and keeps its other resources and claims', () => {
+    const container = { name: 'main', resources: { limits: { 'lpu.nvidia.com/devices': '1', 'nvidia.com/lpu': '4', memory: '8Gi' }, requests: { 'lpu.nvidia.com/lpu': '8', cpu: '2' }, claims: [{ name: 'x' }] } };
+    expect(withHxAgentDevices(container)['resources']).toEqual({ limits: { memory: '8Gi', 'nvidia.com/lpu': '16' }, requests: { cpu: '2', 'nvidia.com/lpu': '16' }, claims: [{ name: 'x' }] });
+  });
+
+  it('configureNodeLocalAgentWorkerContainer (HX): the LP30 env is operator-owned (an authored GROQ_PG613_PORT_CONFIG is replaced), other env kept, the security context replaced by privileged root', () => {
+    const out = withLp30WorkerContainer({ name: 'main', env: [{ name: 'A', value: '1' }, { name: 'GROQ_PG613_PORT_CONFIG', value: 'EB1' }], securityContext: { privileged: false, capabilities: { add: ['SYS_ADMIN'] } } } as never);
+    expect(out['env']?.filter((e) => e.name === 'A' || e.name === 'GROQ_PG613_PORT_CONFIG')).toEqual([{ name: 'A', value: '1' }, { name: 'GROQ_PG613_PORT_CONFIG', value: 'EB3' }]);
+    expect(out['env']).toHaveLength(13);
+    expect((out as Record<string, unknown>)['securityContext']).toEqual({ privileged: true, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false });
+  });
+
+  it('configureNodeLocalAgentWorkerContainer (HX): liveness, startup and lifecycle owned by the image are dropped; readiness is TCP 2222 after 10 s, every 5 s, timeout 1 s, 3 failures (lpuSSHProbe)', () => {
+    const out = withLp30Probes({ name: 'main', livenessProbe: { exec: { command: ['x'] } }, startupProbe: { exec: { command: ['y'] } }, lifecycle: { preStop: { exec: { command: ['z'] } } }, readinessProbe: { httpGet: { path: '/ready', port: 80 } } } as never) as Record<string, unknown>;
+    expect([out['livenessProbe'], out['startupProbe'], out['lifecycle']]).toEqual([undefined, undefined, undefined]);
+    expect(out['readinessProbe']).toEqual({ failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: 2222 }, timeoutSeconds: 1 });
+  });
+
+  it('addLP30InitContainer (setContainerByName): an authored prepare-lp30 is replaced in place, other init containers stay in order without LPU resources; image and imagePullPolicy come from main', () => {
+    const spec = {
+      containers: [{ name: 'main', image: 'img:1', imagePullPolicy: 'Always' }],
+      initContainers: [{ name: 'first', image: 'a', resources: { limits: { 'nvidia.com/lpu': '1', cpu: '1' } } }, { name: 'prepare-lp30', image: 'old', command: ['/bin/true'] }, { name: 'last', image: 'b' }],
+    };
+    const init = withLp30InitContainer(spec as never)['initContainers'] as Record<string, unknown>[];
+    expect(init.map((c) => [c['name'], c['image']])).toEqual([['first', 'a'], ['prepare-lp30', 'img:1'], ['last', 'b']]);
+    expect(init[0]?.['resources']).toEqual({ limits: { cpu: '1' } });
+    expect([init[1]?.['imagePullPolicy'], init[1]?.['command']]).toEqual(['Always', ['/bin/lp30-agent-v2-init']]);
   });
 
   it('applyLPUWorkerContainerBase: a CPU limit below 62 becomes the request, a higher one leaves 62', () => {

@@ -8,9 +8,11 @@
  *
  * Source: upstream `internal/dynamo/lpx/lpu_pod.go` (`lpuAgentContainerName`,
  * `defaultLPUAgentCPUs`, `updateWorkerPodSpec`, `ensureLPUNodeTolerations`,
- * `applyLPUWorkerContainerBase`), `runtime_agent.go` (`configureDirectHybridAgentRuntime`,
- * `configureNodeLocalAgentRuntime`, `configureNodeLocalAgentWorkerContainer`,
- * `configureNodeLocalConductorRuntime`, `setNodeLocalPodIPEnv`), `conductor_runtime.go`
+ * `applyLPUWorkerContainerBase`, `applyLPUHostDeviceVolumes`, `addLPUHostDeviceVolumeMounts`),
+ * `runtime_agent.go` (`configureDirectHybridAgentRuntime`, `configureNodeLocalAgentRuntime`,
+ * `configureNodeLocalAgentWorkerContainer`, `addLP30InitContainer`, `lp30WorkerEnvironment`,
+ * `configureNodeLocalConductorRuntime`, `setNodeLocalPodIPEnv`), `configureAgentScheduling` and
+ * `stripLPUResources` (the HX `nvidia.com/lpu: 16`), `conductor_runtime.go`
  * (`updateLPUConductorContainer`), `runtime_selection.go` (`applyModelPaths`), `cyborg_runtime.go`
  * (`CyborgBatchSizeEnv`, `cyborgFpgaGpiIOFPGACountEnv`, `cyborgFpgaGpiReplicaIndexEnv`,
  * `cyborgSwaCacheIDsEnv`, `applyCyborgManifestPath`), `build.go` (`buildRuntimePath`); the
@@ -22,6 +24,7 @@
  * @module
  */
 import { MAIN_CONTAINER_NAME, type Component, type Container, type EnvVar } from '../../api/index.js';
+import { MPI_RUN_SSH_PORT } from '../multinode.js';
 import { LPU_CHIPS_PER_NODE, type LpxBuild } from './build.js';
 import { GBUILD_MANIFEST_V2_FILE } from './build-snapshot.js';
 import type { LpxPipeline } from './derive.js';
@@ -108,8 +111,8 @@ export function modelStorageMountPath(container: Container): string | undefined 
 
 /**
  * lpxAgentChipsPerPod (upstream `lpuChipsPerNode`): an XT Agent pod owns one whole node, 8 LPU
- * chips. HX Agents are left undefined: their per-pod device count is not in the fixtures
- * covered here, so no LPU resource is set for them. Pure.
+ * chips. HX Agents are left undefined here: their device resource is another one
+ * ({@link withHxAgentDevices}). Pure.
  */
 export function lpxAgentChipsPerPod(build: Pick<LpxBuild, 'family'>): number | undefined {
   return build.family === 'xt8888' ? LPU_CHIPS_PER_NODE : undefined;
@@ -148,15 +151,16 @@ export function withLeadingEnv(container: Container, name: string, value: string
  * `cpu` 62 (or the container's CPU limit when lower) and `hugepages-2Mi` 4Gi, limit
  * `hugepages-2Mi` 4Gi. With the chips per pod known ({@link lpxAgentChipsPerPod}, needs a
  * decoded build) the device resources are the scheduler's: limits and requests become exactly
- * `lpu.nvidia.com/lpu: <chips>` plus the above (the fixture drops the authored
+ * `<resourceName>: <chips>` (`lpu.nvidia.com/lpu` unless told; an HX hybrid Agent's
+ * `nvidia.com/lpu: 16`, upstream `configureAgentScheduling`) plus the above (the fixture drops the authored
  * `lpu.nvidia.com/devices`); without, the authored limits and requests are kept under them.
  * `claims` are kept. Pure.
  */
-export function withAgentResources(container: Container, chipsPerPod: number | undefined): Container {
+export function withAgentResources(container: Container, chipsPerPod: number | undefined, resourceName: string = LPU_RESOURCE_NAME): Container {
   const authored = (container.resources ?? {}) as Resources;
   const cpuLimit = authored.limits?.['cpu'];
   const cpu = cpuLimit !== undefined && cpuQuantity(cpuLimit) < LPX_AGENT_CPUS ? cpuLimit : String(LPX_AGENT_CPUS);
-  const devices = chipsPerPod === undefined ? undefined : { [LPU_RESOURCE_NAME]: String(chipsPerPod) };
+  const devices = chipsPerPod === undefined ? undefined : { [resourceName]: String(chipsPerPod) };
   const limits = { ...(devices ?? authored.limits ?? {}), 'hugepages-2Mi': LPX_AGENT_HUGEPAGES_2MI };
   const requests = { ...(devices ?? authored.requests ?? {}), cpu, 'hugepages-2Mi': LPX_AGENT_HUGEPAGES_2MI };
   const resources: Resources = { limits: sortKeys(limits), requests: sortKeys(requests), ...(authored.claims === undefined ? {} : { claims: authored.claims }) };
@@ -267,6 +271,206 @@ export function withSystemInit(container: Container): Container {
   return { ...container, env: withEnvDefaults((container.env ?? []).filter((e) => e.name !== 'LPU_RUN_SYSTEM_INIT'), [{ name: 'LPU_RUN_SYSTEM_INIT', value: 'true' }]) };
 }
 
+/** The extended resource of an HX (LP30) Agent's LPU devices (upstream `v3LPUResourceName`, `configureAgentScheduling`). */
+export const HX_LPU_RESOURCE_NAME = 'nvidia.com/lpu';
+/** The LPU devices an HX Agent pod requests and is limited to (upstream `configureAgentScheduling`: 16 for `BuildFamilyHX`). */
+export const HX_LPU_DEVICES_PER_POD = 16;
+/** The HX Agent's LP30 preparation init container (upstream `runtime_agent.go` `lp30InitContainerName`). */
+export const LP30_INIT_CONTAINER_NAME = 'prepare-lp30';
+/** What the LP30 init container runs, an image-owned executable (upstream `runtime_agent.go` `lp30InitPath`). */
+export const LP30_INIT_COMMAND = '/bin/lp30-agent-v2-init';
+/** The host device directories an HX Agent pod declares, as [volume, host path] (upstream `applyLPUHostDeviceVolumes`). */
+const LPU_HOST_DEVICE_VOLUMES = [['host-dev', '/dev'], ['host-sys', '/sys']] as const;
+/** The host device mounts in the order `addLPUHostDeviceVolumeMounts` sets them: `/sys`, then `/dev`. */
+const LPU_HOST_DEVICE_MOUNTS = [{ name: 'host-sys', mountPath: '/sys' }, { name: 'host-dev', mountPath: '/dev' }] as const;
+/** The LP30 worker env an HX Agent carries, operator-owned (upstream `runtime_agent.go` `lp30WorkerEnvironment`). */
+export const LP30_WORKER_ENV: readonly EnvVar[] = [
+  { name: 'BMC_SSH_ENABLED', value: 'false' },
+  { name: 'GROQ_HAL_V2_BACKGROUND_METRICS', value: 'false' },
+  { name: 'GROQ_PG613_PORT_CONFIG', value: 'EB3' },
+  { name: 'GROQ_PG613_REQUIRE_ALTAIR_PCIE_GEN2', value: 'false' },
+  { name: 'GROQ_PG613_SKIP_HOST_LINK_PROFILE', value: '0' },
+  { name: 'GROQ_V2_FPGA_BUS_ADDRESS_ID_0', value: '0000:9a:00.0' },
+  { name: 'GROQ_V2_FPGA_BUS_ADDRESS_ID_1', value: '0000:7e:00.0' },
+  { name: 'GROQ_V2_HEALTH_CHECK_ON_OPEN', value: '0' },
+  { name: 'GROQ_V2_RESET_ON_OPEN', value: '0' },
+  { name: 'LPU_FPGA_AUTOMATIC_JTAG_RECOVERY', value: 'false' },
+  { name: 'LPU_FPGA_RECONFIGURE_METHOD', value: 'cvp' },
+  { name: 'REDFISH_BMC_ENABLED', value: 'false' },
+];
+/** The privileged root security context of an HX Agent and its init container (upstream `configureNodeLocalAgentWorkerContainer`, `addLP30InitContainer`). */
+const LP30_SECURITY_CONTEXT = { privileged: true, runAsUser: 0, runAsGroup: 0, runAsNonRoot: false } as const;
+
+/** Whether a resource name is an LPU device resource (upstream `stripLPUResourceList`: `lpu.nvidia.com/*` or `nvidia.com/lpu`). */
+function isLpuResourceName(name: string): boolean {
+  return name.startsWith('lpu.nvidia.com/') || name === HX_LPU_RESOURCE_NAME;
+}
+
+function withoutLpuResources(list: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(list).filter(([name]) => !isLpuResourceName(name)));
+}
+
+/**
+ * withHxAgentDevices (upstream `configureAgentScheduling` with `stripLPUResources`, fixture
+ * node-local-v3-hx-lpu-only.yaml: limits and requests `nvidia.com/lpu: "16"`, the authored
+ * `lpu.nvidia.com/devices` gone): every authored LPU resource (`lpu.nvidia.com/*`,
+ * `nvidia.com/lpu`) is dropped from the limits and requests, and both get
+ * `nvidia.com/lpu: 16`; other resources and `claims` are kept. Pure.
+ */
+export function withHxAgentDevices(container: Container): Container {
+  const authored = (container.resources ?? {}) as Resources;
+  const devices = { [HX_LPU_RESOURCE_NAME]: String(HX_LPU_DEVICES_PER_POD) };
+  const resources: Resources = {
+    ...authored,
+    limits: sortKeys({ ...withoutLpuResources(authored.limits ?? {}), ...devices }),
+    requests: sortKeys({ ...withoutLpuResources(authored.requests ?? {}), ...devices }),
+  };
+  return { ...container, resources } as Container;
+}
+
+/**
+ * withoutLpuDeviceResources (upstream `stripLPUResources` over the init containers): an init
+ * container keeps no LPU device resource; only the Agent's `main` holds the devices. Pure.
+ */
+export function withoutLpuDeviceResources(container: Container): Container {
+  const authored = container.resources as Resources | undefined;
+  if (authored === undefined) return container;
+  const resources: Resources = {
+    ...authored,
+    ...(authored.limits === undefined ? {} : { limits: withoutLpuResources(authored.limits) }),
+    ...(authored.requests === undefined ? {} : { requests: withoutLpuResources(authored.requests) }),
+  };
+  return { ...container, resources } as Container;
+}
+
+/**
+ * withLp30WorkerContainer (upstream `configureNodeLocalAgentWorkerContainer`, HX branch): the HX
+ * Agent container runs privileged as root (`privileged`, `runAsUser: 0`, `runAsGroup: 0`,
+ * `runAsNonRoot: false`, replacing the authored security context) with the operator-owned
+ * {@link LP30_WORKER_ENV} (an authored value of those names is replaced; the env stays in name
+ * order). Pure.
+ */
+export function withLp30WorkerContainer(container: Container): Container {
+  const owned = new Set(LP30_WORKER_ENV.map((e) => e.name));
+  const env = withEnvDefaults((container.env ?? []).filter((e) => !owned.has(e.name)), LP30_WORKER_ENV);
+  return { ...container, env, securityContext: { ...LP30_SECURITY_CONTEXT } } as Container;
+}
+
+/**
+ * lpuSshProbe (upstream `lpu_commands.go` `lpuSSHProbe`): the Agent is ready when its SSH server
+ * (Nova's MPI target, port {@link MPI_RUN_SSH_PORT} 2222) accepts TCP: initial delay 10 s,
+ * period 5 s, timeout 1 s, failure threshold 3, success threshold 1. Pure.
+ */
+export function lpuSshProbe(): Record<string, unknown> {
+  return { failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 5, successThreshold: 1, tcpSocket: { port: MPI_RUN_SSH_PORT }, timeoutSeconds: 1 };
+}
+
+/**
+ * withLp30Probes (upstream `configureNodeLocalAgentWorkerContainer`, HX branch: "Remove health
+ * and lifecycle behavior owned by the source image process"): the HX Agent's liveness and
+ * startup probes and its lifecycle hooks are dropped and its readiness probe is
+ * {@link lpuSshProbe} (fixture node-local-v3-hx-lpu-only.yaml). Pure.
+ */
+export function withLp30Probes(container: Container): Container {
+  const out: Container = { ...container, readinessProbe: lpuSshProbe() };
+  for (const owned of ['livenessProbe', 'startupProbe', 'lifecycle']) delete out[owned];
+  return out;
+}
+
+/**
+ * withLpuHostDeviceMounts (upstream `addLPUHostDeviceVolumeMounts`): the container mounts
+ * `host-sys` at `/sys` and `host-dev` at `/dev`; a mount of the same name or mount path is
+ * replaced in place, otherwise the mount is appended. Pure.
+ */
+export function withLpuHostDeviceMounts(container: Container): Container {
+  let mounts = [...((container.volumeMounts ?? []) as Record<string, unknown>[])];
+  for (const mount of LPU_HOST_DEVICE_MOUNTS) {
+    const at = mounts.findIndex((m) => m['name'] === mount.name || m['mountPath'] === mount.mountPath);
+    mounts = at === -1 ? [...mounts, { ...mount }] : mounts.map((m, i) => (i === at ? { ...mount } : m));
+  }
+  return { ...container, volumeMounts: mounts } as Container;
+}
+
+/**
+ * withLpuHostDeviceVolumes (upstream `applyLPUHostDeviceVolumes` with `replaceExisting` for HX,
+ * `lpuHostDeviceVolume`): the pod declares `host-dev` and `host-sys` as `hostPath` volumes of
+ * `/dev` and `/sys` (`type: Directory`); an authored volume of that name is replaced in place. Pure.
+ */
+export function withLpuHostDeviceVolumes(podSpec: Readonly<PodSpec>): PodSpec {
+  let volumes = [...(podSpec.volumes ?? [])];
+  for (const [name, path] of LPU_HOST_DEVICE_VOLUMES) {
+    const volume = { name, hostPath: { path, type: 'Directory' } };
+    const at = volumes.findIndex((v) => v['name'] === name);
+    volumes = at === -1 ? [...volumes, volume] : volumes.map((v, i) => (i === at ? volume : v));
+  }
+  return { ...podSpec, volumes };
+}
+
+/**
+ * lp30InitContainer (upstream `addLP30InitContainer`): the `prepare-lp30` init container runs
+ * {@link LP30_INIT_COMMAND} from the Agent's image (and its `imagePullPolicy`, when set) as
+ * privileged root, with `NODE_NAME` from the downward API (`spec.nodeName`) and the host
+ * device mounts ({@link withLpuHostDeviceMounts}). In: the Agent container. Pure.
+ */
+export function lp30InitContainer(agent: Container): Container {
+  const pullPolicy = (agent as Record<string, unknown>)['imagePullPolicy'];
+  return withLpuHostDeviceMounts({
+    name: LP30_INIT_CONTAINER_NAME,
+    ...(agent.image === undefined ? {} : { image: agent.image }),
+    ...(pullPolicy === undefined ? {} : { imagePullPolicy: pullPolicy }),
+    command: [LP30_INIT_COMMAND],
+    env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+    securityContext: { ...LP30_SECURITY_CONTEXT },
+  } as Container);
+}
+
+/**
+ * withLp30InitContainer (upstream `addLP30InitContainer` with `setContainerByName`,
+ * `stripLPUResources`): the pod's `prepare-lp30` init container is {@link lp30InitContainer} of
+ * its `main` container, replacing an authored one of that name in place, else appended after
+ * the authored init containers, which lose their LPU device resources. Pure.
+ */
+export function withLp30InitContainer(podSpec: Readonly<PodSpec>): PodSpec {
+  const agent = (podSpec.containers ?? []).find((c) => c.name === MAIN_CONTAINER_NAME);
+  const authored = ((podSpec['initContainers'] ?? []) as Container[]).map(withoutLpuDeviceResources);
+  if (agent === undefined) return { ...podSpec, initContainers: authored };
+  const init = lp30InitContainer(agent);
+  const at = authored.findIndex((c) => c.name === LP30_INIT_CONTAINER_NAME);
+  return { ...podSpec, initContainers: at === -1 ? [...authored, init] : authored.map((c, i) => (i === at ? init : c)) };
+}
+
+/**
+ * applyLpxHxAgentRuntime (upstream `configureNodeLocalAgentRuntime` for `BuildFamilyHX`, with
+ * `configureAgentScheduling`; fixture node-local-v3-hx-lpu-only.yaml): the HX (LP30) Agent's
+ * `main` gets the LP30 worker container ({@link withLp30WorkerContainer}), the SSH readiness
+ * probe and no liveness/startup probe or lifecycle ({@link withLp30Probes}), `nvidia.com/lpu: 16`
+ * ({@link withHxAgentDevices}) and the host device mounts; the pod the `host-dev`/`host-sys`
+ * volumes, the `prepare-lp30` init container ({@link withLp30InitContainer}) and the host
+ * namespaces. None of the XT worker base (no cpu or huge pages, no added tolerations, as in
+ * the fixture). Applied only with a decoded HX build. In: the Agent pod spec after POD_IP.
+ * Not rendered here: upstream's generated HX startup (`/bin/bash -c` of its worker script; the
+ * newest code refuses an authored command), `tty`/`stdin` and the `/tmp` emptyDir; the
+ * authored command and args are kept, as in the fixture. Pure.
+ */
+export function applyLpxHxAgentRuntime(podSpec: Readonly<PodSpec>): PodSpec {
+  const spec = mapContainer(podSpec, MAIN_CONTAINER_NAME, (c) => withLpuHostDeviceMounts(withHxAgentDevices(withLp30Probes(withLp30WorkerContainer(c)))));
+  return withWorkerHostNamespaces(withLp30InitContainer(withLpuHostDeviceVolumes(spec)));
+}
+
+/**
+ * withHybridHostDevices (upstream `configureDirectHybridAgentRuntime`: `addLPUHostDeviceVolumeMounts`,
+ * `applyLPUHostDeviceVolumes(podSpec, false)`; fixture node-local-v3-hx-hybrid.yaml): a hybrid
+ * engine's HX Agent mounts `host-sys` at `/sys` and `host-dev` at `/dev`
+ * ({@link withLpuHostDeviceMounts}), and the pod declares those `hostPath` volumes unless the
+ * template already has volumes of those names. Pure.
+ */
+export function withHybridHostDevices(podSpec: Readonly<PodSpec>): PodSpec {
+  const authored = new Set((podSpec.volumes ?? []).map((v) => v['name']));
+  const declared = withLpuHostDeviceVolumes(podSpec).volumes ?? [];
+  const volumes = [...(podSpec.volumes ?? []), ...declared.filter((v) => !authored.has(v['name']))];
+  return mapContainer({ ...podSpec, volumes }, MAIN_CONTAINER_NAME, withLpuHostDeviceMounts);
+}
+
 /**
  * applyLpxAgentRuntime: the Agent pod contract, in upstream's order: POD_IP; for a hybrid
  * engine's direct Agent runtime the operator-owned `LPX_MODEL_PATH` (a decoded build's
@@ -277,9 +481,9 @@ export function withSystemInit(container: Container): Container {
  * hybrid one the RDMA env ({@link withDirectHybridAgentEnv});
  * resources (LPU chips per pod with a decoded build, else the authored devices); privileged
  * root; the huge-pages mount; the LPU node tolerations; for the hybrid runtime the pod's root
- * identity. An HX Agent's LP30 contract (upstream's `/bin/quasar-entrypoint`, the
- * `prepare-lp30` init container, the LP30 env and its `nvidia.com/lpu` devices) is not rendered
- * here. The caller then binds the runtime ConfigMap (it addresses `main`) and renames `main` to
+ * identity. With a decoded HX build an LPU-only Agent gets the LP30 contract instead of the XT
+ * worker base ({@link applyLpxHxAgentRuntime}); a hybrid one keeps the above with
+ * `nvidia.com/lpu: 16` for its devices and the host device mounts ({@link withHybridHostDevices}). The caller then binds the runtime ConfigMap (it addresses `main`) and renames `main` to
  * `agent` ({@link withAgentContainerName}).
  * In: the rendered Agent pod spec (after `buildPodSpec`). Out: a new pod spec. The authored
  * command, args, probes and other env are kept (upstream keeps a custom startup and its probes).
@@ -292,12 +496,15 @@ export function applyLpxAgentRuntime(podSpec: Readonly<PodSpec>, input: LpxAgent
     const runtimePath = input.build === undefined || !isHybrid ? undefined : lpxBuildRuntimePath(input.build, modelStorageMountPath(c));
     return runtimePath === undefined ? container : withLeadingEnv(container, 'LPX_MODEL_PATH', runtimePath);
   });
-  if (input.build !== undefined && input.build.family !== 'xt8888') return withWorkerHostNamespaces(withIp);
-  const chips = input.build === undefined ? undefined : lpxAgentChipsPerPod(input.build);
+  const isHx = input.build !== undefined && input.build.family !== 'xt8888';
+  if (isHx && !isHybrid) return applyLpxHxAgentRuntime(withIp);
+  const chips = input.build === undefined ? undefined : isHx ? HX_LPU_DEVICES_PER_POD : lpxAgentChipsPerPod(input.build);
   const isLpuOnly = input.pipeline !== undefined && !isHybrid;
   const withRuntimeEnv = (c: Container) => (isLpuOnly ? withSystemInit(c) : isHybrid ? withDirectHybridAgentEnv(c) : c);
-  let spec = mapContainer(withIp, MAIN_CONTAINER_NAME, (c) => withPrivilegedRoot(withAgentResources(withRuntimeEnv(c), chips)));
+  const withDevices = (c: Container) => withAgentResources(withRuntimeEnv(c), chips, isHx ? HX_LPU_RESOURCE_NAME : LPU_RESOURCE_NAME);
+  let spec = mapContainer(withIp, MAIN_CONTAINER_NAME, (c) => withPrivilegedRoot(withDevices(c)));
   spec = withHugepagesMount(spec);
+  if (isHx) spec = withHybridHostDevices(spec);
   spec = withLpuNodeTolerations(withWorkerHostNamespaces(spec));
   return isHybrid ? withAgentRootIdentity(spec) : spec;
 }
