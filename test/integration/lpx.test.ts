@@ -32,7 +32,7 @@ import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { fileChunks, startTestModelExpress } from '../support/model-express.js';
 import { anXtLpuOnlyFixture, encodeGbuildManifestV2 } from '../support/gbuild-manifest.js';
-import { ensureGroveScalingGroup, writeGroveScalingGroupStatus } from '../support/lpx-world.js';
+import { actAsGroveRoleCliques, ensureGroveScalingGroup, eventFor, lpxPcsName, ordinalOf, reconcileAll, requestsOf, writeGroveScalingGroupStatus, writeReceipt } from '../support/lpx-world.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
@@ -62,10 +62,6 @@ function reconcileWith(lpxEnabled: boolean, now: () => Date = () => new Date()):
 function cleanupAt(now: () => Date, lpxEnabled = true): CleanupDeps {
   return cleanupDeps(baseDeps(lpxEnabled, now), createKube(kubeConfig, { fieldManager: FIELD_MANAGER_CLEANUP }));
 }
-function eventFor(apiVersion: string, kind: string, namespace: string, name: string): KubeEvent {
-  return { id: `test-${Math.random()}`, type: 'dev.knative.apiserver.ref.update', source: 'test', key: { apiVersion, kind, namespace, name }, object: undefined };
-}
-
 const template = (image: string) => ({ spec: { containers: [{ name: 'main', image }] } });
 const lpxRoles = [
   { name: 'agent', podTemplate: template('nvcr.io/nvidia/ai-dynamo/lpx-agent:1.6.0') },
@@ -100,25 +96,6 @@ async function getLpxgd(namespace: string, name: string): Promise<KubeObject | u
 function conditionOf(object: KubeObject | undefined, type: string): { status: string; reason: string; message: string } | undefined {
   return ((object?.['status'] as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === type);
 }
-async function requestsOf(namespace: string): Promise<KubeObject[]> {
-  return user.list(LPR_API_VERSION, LPR_KIND, namespace);
-}
-function ordinalOf(request: KubeObject): number {
-  return ((request['spec'] as { materializationTarget: { podCliqueScalingGroupRef: { replicaIndex: number } } }).materializationTarget.podCliqueScalingGroupRef.replicaIndex);
-}
-
-/** Runs the DGD reconcile, then the LPXGD reconcile (which reconciles the DGD again at its end). */
-async function reconcileAll(deps: ReconcileDeps, namespace: string, name: string): Promise<void> {
-  await handleDgd(eventFor(DGD_V1BETA1, DGD_KIND, namespace, name), deps);
-  await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), deps);
-}
-
-/** The LPX PodCliqueSet's name, from the LPXGD's uid. */
-async function lpxPcsName(namespace: string, name: string): Promise<string> {
-  const lpxgd = await getLpxgd(namespace, name);
-  return lpxPodCliqueSetName({ namespace, name, uid: lpxgd?.metadata.uid ?? '' });
-}
-
 /** As Grove: creates the scaling group `<pcs>-0-lpx` from the PCS template (seed replicas) and writes its status. */
 async function actAsGroveScalingGroup(namespace: string, pcsName: string, status: Record<string, number> | 'observed-not-ready'): Promise<KubeObject> {
   const { group, name } = await ensureGroveScalingGroup(namespace, pcsName);
@@ -145,33 +122,6 @@ async function actAsGroveFrontendReady(namespace: string, dgdName: string): Prom
   // its ready cliques as still "updating" (dgd-reference "Coherent capacity and disruption").
   const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
   await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs?.metadata.generation } }, { force: true });
-}
-
-/** As Grove: the role cliques `agt` and `cond` of each scaling-group replica, with all pods ready. */
-async function actAsGroveRoleCliques(namespace: string, pcsName: string, replicas: number): Promise<void> {
-  for (let i = 0; i < replicas; i += 1) {
-    for (const role of ['agt', 'cond']) {
-      const name = `${pcsName}-0-lpx-${i}-${role}`;
-      const clique = await grove.apply({
-        apiVersion: GROVE,
-        kind: 'PodClique',
-        metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
-        spec: { roleName: role, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
-      });
-      await grove.applyStatus(
-        { apiVersion: GROVE, kind: 'PodClique', metadata: { name, namespace }, status: { observedGeneration: clique.metadata.generation, replicas: 1, readyReplicas: 1, updatedReplicas: 1, scheduledReplicas: 1, scheduleGatedReplicas: 0 } },
-        { force: true },
-      );
-    }
-  }
-}
-
-/** As the LPX scheduler: a receipt for the request's current generation. */
-async function writeReceipt(request: KubeObject, phase: string): Promise<void> {
-  await scheduler.applyStatus(
-    { apiVersion: LPR_API_VERSION, kind: LPR_KIND, metadata: { name: request.metadata.name, namespace: request.metadata.namespace ?? '' }, status: { phase, observedGeneration: request.metadata.generation } },
-    { force: true },
-  );
 }
 
 describe('LPX on a real API server (issue 11)', () => {

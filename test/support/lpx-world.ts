@@ -200,7 +200,7 @@ export async function lpxGraphWithExpiringRequests(
   return { pcsName };
 }
 
-/** As Grove: the role cliques `agt` and `cond` of each scaling-group replica, with all pods ready (as lpx.test.ts's). */
+/** As Grove: the role cliques `agt` and `cond` of each scaling-group replica, with all pods ready. */
 export async function actAsGroveRoleCliques(namespace: string, pcsName: string, replicas: number): Promise<void> {
   for (let i = 0; i < replicas; i += 1) {
     for (const role of ['agt', 'cond']) {
