@@ -22,16 +22,17 @@ import * as $ from 'capnp-es';
 import { GBUILD_DEPLOYMENT_V1_FILE, GBUILD_MANIFEST_V2_FILE, MAX_BUILD_SNAPSHOT_METADATA_BYTES } from './build-snapshot.js';
 import type { LpxBuild, LpxBuildCompilationMode, LpxBuildFamily, LpxBuildPartition } from './build.js';
 import {
-  MAX_INT32,
   buildCompilationMode,
   buildHXPartition,
   buildXTPartition,
   checkPartitionTextBudget,
   checkStreamFraming,
-  classifyManifestPartitions,
   cleanManifestRelativeBuildPath,
+  completeLpuArtifacts,
   decodePropSyncChain,
   fail,
+  type LpuArtifacts,
+  MAX_INT32,
   messageOf,
   ok,
   partitionTextBytes,
@@ -39,11 +40,10 @@ import {
   read,
   readStructList,
   readUint32List,
+  type Result,
   validateManifestBatchSize,
-  validateManifestPartitionNodeCount,
   validateRuntimeEmbeddingsAsset,
   validateSelectedLPUPartitions,
-  type Result,
 } from './manifest-common.js';
 import {
   CURRENT_CONTRACT_REVISION,
@@ -270,11 +270,6 @@ function runtimeTokenEmbeddingsPathFromDeploymentV1(deployment: Deployment): Res
   return cleanManifestRelativeBuildPath(`${FILE} runtimeAssets.tokenEmbeddingsPath`, rawPath.value);
 }
 
-interface LpuArtifacts {
-  readonly family: LpxBuildFamily;
-  readonly partitions: readonly LpxBuildPartition[];
-}
-
 /**
  * addLPUArtifactsFromDeploymentV1 (upstream): the LPU partitions of the root's `partitions`
  * (CUDA and CPU ones are skipped, but refused in an `lpuOnly` build: "config.compilationMode
@@ -282,6 +277,7 @@ interface LpuArtifacts {
  * contain no LPU partitions"); their family, order and node counts
  * (`classifyManifestPartitions`); an XT `partSelect` checked against them; `config.numLpuNodes`
  * positive and matching (`validateManifestPartitionNodeCount`).
+ * The checks after the partition loop are the shared {@link completeLpuArtifacts}.
  * The partitions' text is bounded by the traversal limit ({@link checkPartitionTextBudget}).
  */
 function lpuArtifactsFromDeploymentV1(deployment: Deployment, config: DeploymentInfo, compilationMode: LpxBuildCompilationMode, hostEmbeddings: boolean): Result<LpuArtifacts> {
@@ -303,29 +299,12 @@ function lpuArtifactsFromDeploymentV1(deployment: Deployment, config: Deployment
       hxDoubleNodeCount = hxDoubleNodeCount && partition.value.compatible;
     }
   }
-  if (compilationMode === 'lpuOnly' && partitions.length !== count) {
-    return fail(`${FILE} config.compilationMode lpuOnly requires every artifact partition to use deviceType lpu`);
-  }
-  if (partitions.length === 0) return fail(`${FILE} artifacts contain no LPU partitions`);
-  const partialSelection = deployment._hasPartSelect();
-  const classified = classifyManifestPartitions(FILE, partitions, partialSelection);
-  if (!classified.ok) return classified;
-  if (classified.value.family === 'xt8888') {
-    const partSelect = validateDeploymentV1PartSelect(deployment, classified.value.partitions);
-    if (partSelect !== undefined) return fail(partSelect);
-  }
-  const want = positiveManifestUInt32(`${FILE} config.numLpuNodes`, config.numLpuNodes);
-  if (!want.ok) return want;
-  const nodeCount = validateManifestPartitionNodeCount(FILE, want.value, {
-    family: classified.value.family,
-    hostEmbeddings,
-    partialSelection,
-    hxDoubleNodeCount,
-    packagedNodes: classified.value.packagedNodes,
-    partitionZeroNodes: classified.value.partitionZeroNodes,
-  });
-  if (nodeCount !== undefined) return fail(nodeCount);
-  return ok({ family: classified.value.family, partitions: classified.value.partitions });
+  return completeLpuArtifacts(
+    FILE,
+    'config',
+    { partitions, rawCount: count, compilationMode, partialSelection: deployment._hasPartSelect(), hxDoubleNodeCount, hostEmbeddings, numLpuNodes: config.numLpuNodes },
+    (sorted) => validateDeploymentV1PartSelect(deployment, sorted),
+  );
 }
 
 /**

@@ -425,3 +425,64 @@ export function validateManifestPartitionNodeCount(filename: string, want: numbe
   if (packagedNodes === hostEmbeddingNodes) return `${filename} LPU partitions use ${packagedNodes} LPU nodes, want deployment.numLpuNodes ${want}`;
   return `${filename} LPU partitions use ${packagedNodes} packaged LPU nodes or ${hostEmbeddingNodes} with host embeddings, want deployment.numLpuNodes ${want}`;
 }
+
+/** A contract's LPU artifacts: their family and the normalized partitions. */
+export interface LpuArtifacts {
+  readonly family: LpxBuildFamily;
+  readonly partitions: readonly LpxBuildPartition[];
+}
+
+/** What {@link completeLpuArtifacts} reads after a contract's partition loop. */
+export interface CollectedLpuPartitions {
+  /** The LPU partitions of the loop, in manifest order. */
+  readonly partitions: readonly LpxBuildPartition[];
+  /** All partitions of the contract, CUDA and CPU ones included. */
+  readonly rawCount: number;
+  readonly compilationMode: LpxBuildCompilationMode;
+  /** The contract carries a `partSelect`. */
+  readonly partialSelection: boolean;
+  readonly hxDoubleNodeCount: boolean;
+  readonly hostEmbeddings: boolean;
+  /** The contract's declared `numLpuNodes` (raw). */
+  readonly numLpuNodes: number;
+}
+
+/**
+ * completeLpuArtifacts: the shared end of upstream's `addLPUArtifactsFromManifestV2` and
+ * `addLPUArtifactsFromDeploymentV1`: an `lpuOnly` build with a CUDA or CPU partition ("%s
+ * <section>.compilationMode lpuOnly requires every artifact partition to use deviceType lpu"),
+ * no LPU partition ("%s artifacts contain no LPU partitions"), then
+ * {@link classifyManifestPartitions}, an XT build's `partSelect` (`validatePartSelect`, the
+ * contract's own), `<section>.numLpuNodes` positive and matching
+ * ({@link validateManifestPartitionNodeCount}). `section` is the contract's name of the
+ * deployment facts: `deployment` (manifest.v2) or `config` (deployment.v1). Pure.
+ */
+export function completeLpuArtifacts(
+  filename: string,
+  section: 'deployment' | 'config',
+  collected: CollectedLpuPartitions,
+  validatePartSelect: (partitions: readonly LpxBuildPartition[]) => string | undefined,
+): Result<LpuArtifacts> {
+  if (collected.compilationMode === 'lpuOnly' && collected.partitions.length !== collected.rawCount) {
+    return fail(`${filename} ${section}.compilationMode lpuOnly requires every artifact partition to use deviceType lpu`);
+  }
+  if (collected.partitions.length === 0) return fail(`${filename} artifacts contain no LPU partitions`);
+  const classified = classifyManifestPartitions(filename, collected.partitions, collected.partialSelection);
+  if (!classified.ok) return classified;
+  if (classified.value.family === 'xt8888') {
+    const partSelect = validatePartSelect(classified.value.partitions);
+    if (partSelect !== undefined) return fail(partSelect);
+  }
+  const want = positiveManifestUInt32(`${filename} ${section}.numLpuNodes`, collected.numLpuNodes);
+  if (!want.ok) return want;
+  const nodeCount = validateManifestPartitionNodeCount(filename, want.value, {
+    family: classified.value.family,
+    hostEmbeddings: collected.hostEmbeddings,
+    partialSelection: collected.partialSelection,
+    hxDoubleNodeCount: collected.hxDoubleNodeCount,
+    packagedNodes: classified.value.packagedNodes,
+    partitionZeroNodes: classified.value.partitionZeroNodes,
+  });
+  if (nodeCount !== undefined) return fail(nodeCount);
+  return ok({ family: classified.value.family, partitions: classified.value.partitions });
+}

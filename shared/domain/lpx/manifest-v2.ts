@@ -20,18 +20,19 @@
  */
 import * as $ from 'capnp-es';
 import { GBUILD_MANIFEST_V2_FILE } from './build-snapshot.js';
-import type { LpxBuild, LpxBuildCompilationMode, LpxBuildFamily, LpxBuildPartition } from './build.js';
+import type { LpxBuild, LpxBuildCompilationMode, LpxBuildPartition } from './build.js';
 import {
-  MAX_INT32,
   buildCompilationMode,
   buildHXPartition,
   buildXTPartition,
   checkPartitionTextBudget,
   checkStreamFraming,
-  classifyManifestPartitions,
   cleanManifestRelativeBuildPath,
+  completeLpuArtifacts,
   decodePropSyncChain,
   fail,
+  type LpuArtifacts,
+  MAX_INT32,
   messageOf,
   ok,
   partitionTextBytes,
@@ -39,11 +40,10 @@ import {
   read,
   readStructList,
   readUint32List,
+  type Result,
   validateManifestBatchSize,
-  validateManifestPartitionNodeCount,
   validateRuntimeEmbeddingsAsset,
   validateSelectedLPUPartitions,
-  type Result,
 } from './manifest-common.js';
 import {
   CURRENT_CONTRACT_REVISION,
@@ -91,7 +91,6 @@ export function decodeGbuildManifestV2(bytes: Uint8Array): ManifestDecoding {
     return fail(`reading ${FILE} root: ${messageOf(error)}`);
   }
 }
-
 
 /**
  * buildFromGbuildManifestV2 (upstream `buildFromGbuildManifestV2`): the normalized build of a
@@ -169,7 +168,6 @@ export function normalizeGbuildManifestV2(buildRef: string, bytes: Uint8Array): 
   return decoded.ok ? buildFromGbuildManifestV2(buildRef, decoded.manifest) : decoded;
 }
 
-
 /**
  * selectedPropSyncChainsFromManifestV2 (upstream): absent chains are none; each chain needs its
  * `partitionIds` ("...selectedPropSyncChains[%d].partitionIds is missing") with at least two ids
@@ -228,17 +226,12 @@ function runtimeTokenEmbeddingsPathFromManifestV2(artifacts: ArtifactInfo): Resu
   return cleanManifestRelativeBuildPath(`${FILE} artifacts.runtimeAssets.tokenEmbeddingsPath`, rawPath.value);
 }
 
-
-interface LpuArtifacts {
-  readonly family: LpxBuildFamily;
-  readonly partitions: readonly LpxBuildPartition[];
-}
-
 /**
  * addLPUArtifactsFromManifestV2 (upstream): the LPU partitions of `artifacts.partitions` (CUDA
  * and CPU ones are skipped, but refused in an `lpuOnly` build), at least one; their family,
- * order and node counts ({@link classifyManifestPartitions}); an XT `partSelect` checked against
- * them; `deployment.numLpuNodes` positive and matching ({@link validateManifestPartitionNodeCount}).
+ * order and node counts (`classifyManifestPartitions`); an XT `partSelect` checked against
+ * them; `deployment.numLpuNodes` positive and matching (`validateManifestPartitionNodeCount`).
+ * The checks after the partition loop are the shared {@link completeLpuArtifacts}.
  * The partitions' text is bounded by the traversal limit ({@link checkPartitionTextBudget}).
  */
 function lpuArtifactsFromManifestV2(
@@ -264,29 +257,12 @@ function lpuArtifactsFromManifestV2(
       hxDoubleNodeCount = hxDoubleNodeCount && (partition.value.partition.hxExtent === undefined || partition.value.compatible);
     }
   }
-  if (compilationMode === 'lpuOnly' && partitions.length !== rawPartitions.value.length) {
-    return fail(`${FILE} deployment.compilationMode lpuOnly requires every artifact partition to use deviceType lpu`);
-  }
-  if (partitions.length === 0) return fail(`${FILE} artifacts contain no LPU partitions`);
-  const partialSelection = artifacts._hasPartSelect();
-  const classified = classifyManifestPartitions(FILE, partitions, partialSelection);
-  if (!classified.ok) return classified;
-  if (classified.value.family === 'xt8888') {
-    const partSelect = validateManifestV2PartSelect(artifacts, classified.value.partitions);
-    if (partSelect !== undefined) return fail(partSelect);
-  }
-  const want = positiveManifestUInt32(`${FILE} deployment.numLpuNodes`, deployment.numLpuNodes);
-  if (!want.ok) return want;
-  const nodeCount = validateManifestPartitionNodeCount(FILE, want.value, {
-    family: classified.value.family,
-    hostEmbeddings,
-    partialSelection,
-    hxDoubleNodeCount,
-    packagedNodes: classified.value.packagedNodes,
-    partitionZeroNodes: classified.value.partitionZeroNodes,
-  });
-  if (nodeCount !== undefined) return fail(nodeCount);
-  return ok({ family: classified.value.family, partitions: classified.value.partitions });
+  return completeLpuArtifacts(
+    FILE,
+    'deployment',
+    { partitions, rawCount: rawPartitions.value.length, compilationMode, partialSelection: artifacts._hasPartSelect(), hxDoubleNodeCount, hostEmbeddings, numLpuNodes: deployment.numLpuNodes },
+    (sorted) => validateManifestV2PartSelect(artifacts, sorted),
+  );
 }
 
 /**
