@@ -30,7 +30,8 @@ const MEMORY_LIMIT_BYTES = ((): number => {
   return Number(match[1]) * 1024 * 1024;
 })();
 const NODE_OPTIONS = '--max-old-space-size=192 --max-semi-space-size=8';
-const EVENTS = 10_000;
+// The suite's short run (issue 17 item 5): the 10,000-event run is `npm run bench:reconcile-memory`.
+const EVENTS = Number(process.env['DYNAMO_FN_MEMORY_TEST_EVENTS'] ?? '600');
 const GRAPHS = 20;
 const CONCURRENCY = 16;
 
@@ -132,5 +133,5 @@ describe('serve reconcile memory under sustained load (issue 12)', () => {
     expect(Object.fromEntries(statuses)).toEqual({ 204: EVENTS });
     expect(peak).toBeGreaterThan(0);
     expect(peak, `peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB`).toBeLessThan(MEMORY_LIMIT_BYTES);
-  }, 1_500_000);
+  }, 600_000);
 });
