@@ -16,7 +16,7 @@
  * RSS at most 60 MiB. Each bundle's size is printed: the bytes it loads at start (the entry and
  * its statically imported chunks) and those only its dynamic imports (gated code) reach.
  *
- * Usage: npm run bench:cold-start [-- --runs N --sources]
+ * Usage: npm run bench:cold-start [-- --runs N --sources --functions reconcile,admission]
  * (--sources adds `serve reconcile` from the sources through tsx, as `npx dynamo-fn` in a clone
  * runs it, for comparison; no aim.)
  * @module
@@ -154,7 +154,7 @@ interface BundleSize {
 
 const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'] as const;
 
-export async function runColdStartBench(runs: number, options: { readonly withSources?: boolean } = {}): Promise<string> {
+export async function runColdStartBench(runs: number, options: { readonly withSources?: boolean; readonly functions?: readonly string[] } = {}): Promise<string> {
   if (!existsSync(join(BUNDLES, 'sizes.json'))) throw new Error(`no bundles in ${BUNDLES}: run npm run build (npm run bench:cold-start does)`);
   const sizes = JSON.parse(readFileSync(join(BUNDLES, 'sizes.json'), 'utf8')) as Record<string, BundleSize>;
   const values = parseYaml(readFileSync(join(REPO, 'infra', 'chart', 'values.yaml'), 'utf8')) as { functionNodeOptions: string; admission: { nodeOptions: string } };
@@ -202,7 +202,7 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
 
     const env = { KUBECONFIG: kubeconfig, LOG_LEVEL: 'warn' };
     const variants = [
-      ...FUNCTIONS.map((name) => ({
+      ...FUNCTIONS.filter((name) => options.functions === undefined || options.functions.includes(name)).map((name) => ({
         name,
         label: `${name} (dist/bundles/${name}.mjs)`,
         args: (port: number) =>
@@ -252,6 +252,6 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, sources: { type: 'boolean', default: false } } });
-  process.stdout.write(await runColdStartBench(Number(values.runs), { withSources: values.sources }));
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, sources: { type: 'boolean', default: false }, functions: { type: 'string' } } });
+  process.stdout.write(await runColdStartBench(Number(values.runs), { withSources: values.sources, ...(values.functions === undefined ? {} : { functions: values.functions.split(',') }) }));
 }

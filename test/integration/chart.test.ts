@@ -6,7 +6,7 @@
  * every object against their CRD schemas, nothing more (no pods, no certificates are issued).
  */
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -124,6 +124,22 @@ describe('helm lint and template', () => {
     for (const container of containers) {
       const env = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
       expect(env).toEqual(expect.objectContaining({ LPX_ENABLED: String(row.lpx), DGDR_V1BETA2_ENABLED: String(row.v1beta2) }));
+    }
+  });
+
+  it('each function runs its own bundle, prebuilt JavaScript with no transpiler (issue 17: "The chart runs each function\'s own bundle"): node /app/dist/bundles/<function>.mjs, which scripts/build.mjs builds from shared/cli/function-entries/<function>.ts; admission with the arguments of serve admission', async () => {
+    const objects = await template(['--set', 'profile.enabled=true,cleanup.enabled=true']);
+    const commands = Object.fromEntries(workloads(objects).map((w) => [w.name, { command: w.containers[0]?.command, args: w.containers[0]?.args }]));
+    expect(commands).toEqual({
+      'Deployment dynamo-admission': { command: ['/nodejs/bin/node', '/app/dist/bundles/admission.mjs'], args: ['--port', '8443', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'] },
+      'Service dynamo-reconcile': { command: ['/nodejs/bin/node', '/app/dist/bundles/reconcile.mjs'], args: undefined },
+      'Service dynamo-profile': { command: ['/nodejs/bin/node', '/app/dist/bundles/profile.mjs'], args: undefined },
+      'Service dynamo-cleanup': { command: ['/nodejs/bin/node', '/app/dist/bundles/cleanup.mjs'], args: undefined },
+    });
+    const build = await readFile(path.join(CHART_DIR, '..', '..', 'scripts', 'build.mjs'), 'utf8');
+    expect(build).toContain("const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'];");
+    for (const name of ['admission', 'reconcile', 'profile', 'cleanup']) {
+      expect(await readFile(path.join(CHART_DIR, '..', '..', 'shared', 'cli', 'function-entries', `${name}.ts`), 'utf8')).toContain(`runBundledFunction('${name}', ${name})`);
     }
   });
 
@@ -423,6 +439,8 @@ describe('helm install and upgrade on the real API server', () => {
 
 interface Container {
   readonly name: string;
+  readonly command?: string[];
+  readonly args?: string[];
   readonly env: { name: string; value?: string }[];
   readonly securityContext?: Record<string, unknown>;
 }
