@@ -52,6 +52,32 @@ const builtinsThroughRequire = {
   },
 };
 
+/**
+ * Modules that do nothing when imported, so esbuild may leave out every one whose exports none
+ * of our code uses, with what it imports (its package.json does not say so):
+ * - ours (shared/, functions/): STYLE.md §21, "A module holds nothing but constants and does
+ *   nothing when imported". Without this, a barrel (shared/domain/index.ts) would bring every
+ *   module it re-exports into every function, the LPX build decoders and capnp-es included;
+ * - @kubernetes/client-node's: the clients we never call (exec, attach, cp, port-forward, watch,
+ *   metrics) and their dependencies (ws, tar-fs) stay out.
+ * Only for imports made from ESM (a CommonJS `require` in a try/catch must keep esbuild's own
+ * handling of a missing optional module).
+ */
+const ROOT = path.resolve('.');
+const isSideEffectFree = (file) =>
+  file.includes('/node_modules/@kubernetes/client-node/') || (!file.includes('/node_modules/') && ['shared', 'functions'].some((folder) => file.startsWith(path.join(ROOT, folder, '/'))));
+const withoutSideEffects = {
+  name: 'without-side-effects',
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === withoutSideEffects || args.kind !== 'import-statement' || isBuiltin(args.path)) return undefined;
+      const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: withoutSideEffects });
+      if (resolved.errors.length > 0 || resolved.external || !isSideEffectFree(resolved.path)) return undefined;
+      return { path: resolved.path, sideEffects: false };
+    });
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -61,7 +87,7 @@ const common = {
   // The version the sources read from package.json (shared/runtime/build-info.ts).
   define: { __DYNAMO_FN_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
-  plugins: [builtinsThroughRequire],
+  plugins: [builtinsThroughRequire, withoutSideEffects],
   banner: { js: "import { createRequire as __dynamoFnCreateRequire } from 'node:module'; const require = __dynamoFnCreateRequire(import.meta.url);" },
 };
 
@@ -94,24 +120,28 @@ if (only !== 'dgd-apply-overrides') {
   const bundles = path.join(outdir, 'bundles');
   rmSync(bundles, { recursive: true, force: true });
   const entries = { 'dynamo-fn': 'shared/cli/bundle-entry.ts', ...Object.fromEntries(FUNCTIONS.map((name) => [name, `shared/cli/function-entries/${name}.ts`])) };
-  const sizes = {};
   // One build per entry: esbuild's tree shaking keeps what any entry of a build uses, so in one
   // build with the CLI (which reaches all of @kubernetes/client-node) every function would load it.
-  for (const [name, entry] of Object.entries(entries)) {
-    const started = Date.now();
-    const result = await build({
-      ...common,
-      entryPoints: { [name]: entry },
-      outdir: bundles,
-      splitting: true,
-      outExtension: { '.js': '.mjs' },
-      chunkNames: `${name}-[hash]`,
-      sourcemap: values['no-sourcemap'] ? false : 'linked',
-      legalComments: 'linked',
-    });
-    const size = entrySizes(result.metafile, path.join(bundles, `${name}.mjs`));
-    sizes[name] = size;
-    process.stdout.write(`Built ${path.join(bundles, `${name}.mjs`).padEnd(28)} ${mib(size.startBytes).padStart(10)} at start (${size.startFiles} files), ${mib(size.lazyBytes)} more behind dynamic imports, in ${Date.now() - started} ms\n`);
+  const started = Date.now();
+  const results = await Promise.all(
+    Object.entries(entries).map(async ([name, entry]) => {
+      const result = await build({
+        ...common,
+        entryPoints: { [name]: entry },
+        outdir: bundles,
+        splitting: true,
+        outExtension: { '.js': '.mjs' },
+        chunkNames: `${name}-[hash]`,
+        sourcemap: values['no-sourcemap'] ? false : 'linked',
+        legalComments: 'linked',
+      });
+      return [name, entrySizes(result.metafile, path.join(bundles, `${name}.mjs`))];
+    }),
+  );
+  const sizes = Object.fromEntries(results);
+  process.stdout.write(`Built ${bundles}/ in ${Date.now() - started} ms\n`);
+  for (const [name, size] of results) {
+    process.stdout.write(`  ${`${name}.mjs`.padEnd(15)} ${mib(size.startBytes).padStart(10)} at start (${size.startFiles} file${size.startFiles === 1 ? '' : 's'}), ${mib(size.lazyBytes)} more behind dynamic imports\n`);
   }
   writeFileSync(path.join(bundles, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
 }
