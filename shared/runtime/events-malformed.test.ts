@@ -62,7 +62,7 @@ describe('malformed metadata in a Resource-mode event is a 400, not a handler ex
         lpxRuntimeConfigMapOwner(object);
         controllerRefOf(object);
       }),
-      { seed: 20_261_201, numRuns: 600 },
+      { seed: 20_261_201, numRuns: 300 },
     );
   });
 
