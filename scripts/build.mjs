@@ -17,6 +17,10 @@
 // (shared/cli/, shared/runtime/) do, so a path a module derives from its own location
 // (install's default chart, ../../infra/chart) is the same in the checkout and the image.
 // CommonJS dependencies need `require`, so the banner makes one in every output file.
+// No V8 startup snapshot (node --build-snapshot): Node 24's user-land snapshot cannot hold
+// node:http's native handles (building one from a function's bundle fails with "global handle
+// not serialized: ... HTTPParser"), and every function's start path loads node:http (the
+// CloudEvents host, undici, @kubernetes/client-node).
 //
 //   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap]
 //   (default: both, into dist/; --only dynamo-fn is the old name of --only bundles)
