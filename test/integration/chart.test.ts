@@ -113,6 +113,19 @@ describe('helm lint and template', () => {
     expect(result.code).toBe(0);
   });
 
+  // values.schema.json (issue 21 item 4): helm validates values on install, upgrade, lint and
+  // template; a misspelled or out-of-range value is refused with its path.
+  it.each([
+    { name: 'a misspelled gate', set: 'lpx.enabeld=true', want: /lpx.*additional properties 'enabeld' not allowed/i },
+    { name: 'an unknown gang scheduler', set: 'render.gangScheduler=slurm', want: /render\/gangScheduler.*value must be one of 'none', 'kai', 'volcano'/ },
+    { name: "a webhook timeout past the API server's 30 s", set: 'admission.timeoutSeconds=99', want: /admission\/timeoutSeconds.*maximum.*30/ },
+  ])('helm template refuses $name ($set) naming the value', async ({ set, want }) => {
+    const refused = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, '--set', set]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("values don't meet the specifications of the schema");
+    expect(refused.stderr).toMatch(want);
+  });
+
   it('renders the admission Deployment, the reconcile and profile functions and their wiring by default, one copy of each', async () => {
     expect(names(await template([]))).toEqual(BASE_OBJECTS);
   });
