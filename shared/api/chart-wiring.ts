@@ -141,7 +141,8 @@ export function chartFunctions(gates: ChartGates): ChartFunction[] {
   ];
   if (gates.dgdrV1Beta2Enabled || gates.lpxEnabled) {
     const cleanup = ownSource('cleanup', [
-      ...(gates.dgdrV1Beta2Enabled ? [RUN, { ...CLAIM, resync: false as const }, { ...JOB, selector: RUN_UID, resync: false as const }] : []),
+      // The claims' resync releases a finalizer whose Run and Jobs are gone though no event named the claim.
+      ...(gates.dgdrV1Beta2Enabled ? [RUN, CLAIM, { ...JOB, selector: RUN_UID, resync: false as const }] : []),
       ...(gates.lpxEnabled ? [LPXGD] : []),
     ]);
     const ticks: ChartPing[] = [
