@@ -167,7 +167,7 @@ export function labelSelectorText(selector: ChartLabelSelector): string {
 
 /** A CRD as far as the gating reads it. */
 interface GatedCrd {
-  readonly metadata: { readonly annotations?: Readonly<Record<string, string>> };
+  readonly metadata: { readonly [field: string]: unknown };
   readonly spec: { readonly versions: readonly { readonly name: string }[] };
 }
 
@@ -179,9 +179,10 @@ interface GatedCrd {
  * name counts as off, as an unset value does in the template. Pure.
  */
 export function gateCrd<T extends GatedCrd>(crd: T, gates: ChartGates): T | undefined {
-  const annotations = crd.metadata.annotations ?? {};
-  const isOn = (gate: string | undefined) => {
+  const annotations = (crd.metadata['annotations'] ?? {}) as Readonly<Record<string, unknown>>;
+  const isOn = (gate: unknown) => {
     if (gate === undefined) return true;
+    if (typeof gate !== 'string') return false;
     const key = GATE_NAMES[gate];
     return key !== undefined && gates[key];
   };
