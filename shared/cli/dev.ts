@@ -35,7 +35,7 @@ import reconcile from '../../functions/reconcile/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
 import { answerAdmissionReview, createExporterLoader, discoveryBudgetSeconds, nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
 import { GpuDiscoveryCache } from '../discovery/index.js';
-import { startControlPlane } from '../../test/harness/apiserver.js';
+import { DEFAULT_CONTROLLERS, startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries, REPO_ROOT } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
 import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
@@ -375,6 +375,9 @@ export async function run(argv: readonly string[]): Promise<number> {
     conversionWebhook: { url: `https://127.0.0.1:${admission.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
+    // kubernetes.io/pvc-protection is released as on a cluster: a deleted trace claim goes away
+    // once no pod mounts it and every Run released it (dgdr-reference "Trace claim lifecycle").
+    controllers: [...DEFAULT_CONTROLLERS, 'persistentvolumeclaim-protection-controller'],
     withScheduler: binaries.kubeScheduler !== undefined,
     withKwok: binaries.kwok !== undefined,
   }).catch(async (error: unknown) => {
