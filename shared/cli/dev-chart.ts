@@ -69,7 +69,7 @@ export async function installDevChart(options: {
 }): Promise<void> {
   const { log, admission } = options;
   await installCertManagerCrds(options.kube, log);
-  const helm = await ensureHelm({ log });
+  const helm = await ensureHelm({ log, preferPath: true });
   const result = await runHelm(
     helm,
     [

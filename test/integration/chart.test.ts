@@ -204,7 +204,11 @@ describe('helm lint and template', () => {
   // "Trace claim lifecycle" (Protection): "The operator removes a Run's finalizer once the Run is
   // complete and none of its Jobs is still running, or once the Run and its Jobs are deleted".
   it.each(MATRIX)('$name: cleanup (its Knative Service, source, ServiceAccount and RBAC) renders whenever a gate that needs it is on, with no value of its own to turn it off', async (row) => {
-    const objects = await template(setFlags(row, ['cleanup.enabled=false']));
+    // No value turns it off: the values schema refuses cleanup.enabled.
+    const refused = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, ...setFlags(row, ['cleanup.enabled=false'])]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('cleanup');
+    const objects = await template(setFlags(row));
     const cleanup = names(objects).filter((n) => n.includes('dynamo-cleanup'));
     if (!row.lpx && !row.v1beta2) {
       expect(cleanup).toEqual([]);
