@@ -521,8 +521,11 @@ function humanLines(log: ReturnType<typeof createLineLog>): { write(line: string
         return;
       }
       const fields = Object.fromEntries(Object.entries(record).filter(([key]) => !HIDDEN_LOG_FIELDS.has(key)));
-      const level = typeof record['level'] === 'number' ? record['level'] : 30;
       const message = String(record['msg'] ?? '');
+      // A resync or tick that went through (its summary carries `objects`) is per-request detail,
+      // as the functions log each of its objects: debug, as ConversionReviews are. A failed one stays.
+      const isQuietResync = (message === 'Handled event' && typeof record['objects'] === 'number' && record['outcome'] === 'Done') || (message === 'Skipped event' && record['reason'] === 'NoResyncRoute');
+      const level = isQuietResync ? 20 : typeof record['level'] === 'number' ? record['level'] : 30;
       if (level >= 50) log.error(fields, message);
       else if (level >= 40) log.warn(fields, message);
       else if (level >= 30) log.info(fields, message);
