@@ -162,9 +162,11 @@ describe('helm lint and template', () => {
     for (const env of set) expect(env['MODEL_EXPRESS_URL']).toBe('http://model-express.dynamo-system:8001');
   });
 
-  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs, Candidates, the Runs\' Jobs and pods (by label) and claims under dgdrV1Beta2; cleanup takes Runs, trace claims and the Runs\' Jobs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
+  it('profile renders only when enabled and cleanup whenever a gate needs it (issue 18 item 5); profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs, Candidates, the Runs\' Jobs and pods (by label) and claims under dgdrV1Beta2; cleanup takes Runs, trace claims and the Runs\' Jobs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
     const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
-    expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
+    expect(off.filter((n) => n.includes('profile'))).toEqual([]);
+    // The gates that put finalizers and deadlines in place bring their release with them.
+    expect(off).toEqual(expect.arrayContaining(['Service dynamo-cleanup', 'ApiServerSource dynamo-cleanup', 'ClusterRole dynamo-cleanup']));
     const on = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true']);
     expect(sourceKinds(on, 'dynamo-profile')).toEqual(['ConfigMap', 'DynamoGraphDeployment', 'DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun', 'Job', 'Job', 'PersistentVolumeClaim', 'Pod']);
     const source = on.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-profile');
