@@ -142,7 +142,7 @@ describe('helm lint and template', () => {
 
   it('each function runs its own bundle, prebuilt JavaScript with no transpiler (issue 17: "The chart runs each function\'s own bundle"): node /app/dist/bundles/<function>.mjs, which scripts/build.mjs builds from shared/cli/function-entries/<function>.ts; admission with the arguments of serve admission', async () => {
     // cleanup renders only with a gate whose kinds it takes (lpx, dgdrV1Beta2).
-    const objects = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
+    const objects = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true']);
     const commands = Object.fromEntries(workloads(objects).map((w) => [w.name, { command: w.containers[0]?.command, args: w.containers[0]?.args }]));
     expect(commands).toEqual({
       'Deployment dynamo-admission': { command: ['/nodejs/bin/node', '/app/dist/bundles/admission.mjs'], args: ['--port', '8443', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'] },
