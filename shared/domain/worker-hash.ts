@@ -21,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { LABEL_COMPONENT_CLASS, MAIN_CONTAINER_NAME, WORKER_CLASS_TYPES, type Component, type Dgd, type EnvVar, type PodTemplateSpec } from '../api/index.js';
+import { cloneJson } from './clone.js';
 
 export const WORKER_HASH_VERSION = 'dgd-worker-rollout-v2';
 
@@ -70,30 +71,69 @@ const STRUCTS: Readonly<Record<GoType, GoStruct>> = {
   },
 };
 
+/** A struct's layout prepared once for the serializer: quoted keys, and lookups as Sets. */
+interface CompiledStruct {
+  readonly fields: readonly string[];
+  readonly quotedFields: readonly string[];
+  readonly known: ReadonlySet<string>;
+  readonly types: ReadonlyMap<string, GoType>;
+  readonly alwaysObject: ReadonlySet<string>;
+  readonly closed: boolean;
+}
+
+const COMPILED: ReadonlyMap<GoType, CompiledStruct> = new Map(
+  (Object.entries(STRUCTS) as [GoType, GoStruct][]).map(([type, struct]) => [
+    type,
+    {
+      fields: struct.fields,
+      quotedFields: struct.fields.map((field) => JSON.stringify(field)),
+      known: new Set(struct.fields),
+      types: new Map(Object.entries(struct.types ?? {})),
+      alwaysObject: new Set(struct.alwaysObject ?? []),
+      closed: struct.closed === true,
+    },
+  ]),
+);
+
 /**
  * Serializes `value` as Go's encoding/json would for the given struct type: known fields in
  * declaration order then any unknown fields sorted, empty values omitted except the
  * always-emitted structs, map keys sorted. Pure.
+ *
+ * Built as one string with no intermediate arrays: it runs over every worker pod template on
+ * every render (issue 17 item 4), and its output, hence the hash, must never change.
  */
 export function canonicalJson(value: unknown, type?: GoType): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, type)).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let index = 0; index < value.length; index += 1) out += (index === 0 ? '' : ',') + canonicalJson(value[index], type);
+    return `${out}]`;
+  }
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   const record = value as Record<string, unknown>;
-  const struct: GoStruct | undefined = type === undefined ? undefined : STRUCTS[type];
-  const known: readonly string[] = struct?.fields ?? [];
-  const unknown = struct?.closed === true ? [] : Object.keys(record).filter((k) => !known.includes(k)).sort();
-  const order = [...known, ...unknown];
-  const parts: string[] = [];
-  for (const key of order) {
-    const nested = struct?.types?.[key];
-    const field = record[key];
-    if (isEmpty(field)) {
-      if (struct?.alwaysObject?.includes(key) === true) parts.push(`${JSON.stringify(key)}:${canonicalJson({}, nested)}`);
-      continue;
+  const struct = type === undefined ? undefined : COMPILED.get(type);
+  let out = '';
+  if (struct !== undefined) {
+    const { fields, quotedFields } = struct;
+    for (let index = 0; index < fields.length; index += 1) {
+      const key = fields[index] ?? '';
+      const field = record[key];
+      if (isEmpty(field)) {
+        if (struct.alwaysObject.has(key)) out += `,${quotedFields[index] ?? ''}:${canonicalJson({}, struct.types.get(key))}`;
+      } else {
+        out += `,${quotedFields[index] ?? ''}:${canonicalJson(field, struct.types.get(key))}`;
+      }
     }
-    parts.push(`${JSON.stringify(key)}:${canonicalJson(field, nested)}`);
+    if (struct.closed) return `{${out.slice(1)}}`;
   }
-  return `{${parts.join(',')}}`;
+  const keys = Object.keys(record);
+  const unknown = struct === undefined ? keys : keys.filter((key) => !struct.known.has(key));
+  unknown.sort();
+  for (const key of unknown) {
+    const field = record[key];
+    if (!isEmpty(field)) out += `,${JSON.stringify(key)}:${canonicalJson(field)}`;
+  }
+  return `{${out.slice(1)}}`;
 }
 
 /** Go's omitempty: absent, null, false, 0, "", and empty lists or maps. */
@@ -129,7 +169,7 @@ export function withGraphDefaults(component: Component, dgd: Pick<Dgd, 'spec'>):
   const { annotations, labels, env } = dgd.spec;
   const hasEpp = dgd.spec.components.some((c) => c.type === 'epp');
   if (Object.keys(annotations ?? {}).length === 0 && Object.keys(labels ?? {}).length === 0 && (env ?? []).length === 0 && !hasEpp) return component;
-  const template: PodTemplateSpec = structuredClone(component.podTemplate ?? {});
+  const template: PodTemplateSpec = cloneJson(component.podTemplate ?? {});
   const metadata = { ...(template.metadata ?? {}) };
   if (Object.keys(annotations ?? {}).length > 0) metadata.annotations = { ...annotations, ...(metadata.annotations ?? {}) };
   if (Object.keys(labels ?? {}).length > 0) metadata.labels = { ...labels, ...(metadata.labels ?? {}) };
