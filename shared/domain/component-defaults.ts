@@ -230,20 +230,28 @@ export function mergeEnvByName(...lists: readonly (readonly EnvVar[] | undefined
  */
 export function mergeEnvByNameShared(...lists: readonly (readonly EnvVar[] | undefined)[]): EnvVar[] {
   const all: EnvVar[] = [];
-  for (const list of lists) if (list !== undefined) for (let index = 0; index < list.length; index += 1) all.push(list[index] as EnvVar);
-  // A stable sort keeps same-named items in input order, so the last of each run is the one a
-  // later list (or a later item) set; the lists are mostly sorted already, which the sort likes.
-  all.sort(byEnvName);
+  // An insertion sort by name (stable, and linear on the mostly sorted lists merged here, with
+  // no comparator calls): same-named items keep their input order, so the last of each run is
+  // the one a later list (or a later item) set.
+  for (const list of lists) {
+    if (list === undefined) continue;
+    for (let from = 0; from < list.length; from += 1) {
+      const item = list[from] as EnvVar;
+      let index = all.length;
+      all.push(item);
+      while (index > 0 && (all[index - 1] as EnvVar).name > item.name) {
+        all[index] = all[index - 1] as EnvVar;
+        index -= 1;
+      }
+      all[index] = item;
+    }
+  }
   const out: EnvVar[] = [];
   for (let index = 0; index < all.length; index += 1) {
     const item = all[index] as EnvVar;
     if (index + 1 === all.length || (all[index + 1] as EnvVar).name !== item.name) out.push(item);
   }
   return out;
-}
-
-function byEnvName(a: EnvVar, b: EnvVar): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /**

@@ -75,9 +75,12 @@ const STRUCTS: Readonly<Record<GoType, GoStruct>> = {
 interface CompiledStruct {
   readonly fields: readonly string[];
   readonly quotedFields: readonly string[];
-  readonly known: ReadonlySet<string>;
-  readonly types: ReadonlyMap<string, GoType>;
-  readonly alwaysObject: ReadonlySet<string>;
+  /** Each field's position in `fields`. */
+  readonly position: ReadonlyMap<string, number>;
+  /** The type of the field at each position. */
+  readonly types: readonly (GoType | undefined)[];
+  /** Positions of the fields emitted as `{}` when empty. */
+  readonly alwaysObject: readonly number[];
   readonly closed: boolean;
 }
 
@@ -87,9 +90,9 @@ const COMPILED: ReadonlyMap<GoType, CompiledStruct> = new Map(
     {
       fields: struct.fields,
       quotedFields: struct.fields.map((field) => JSON.stringify(field)),
-      known: new Set(struct.fields),
-      types: new Map(Object.entries(struct.types ?? {})),
-      alwaysObject: new Set(struct.alwaysObject ?? []),
+      position: new Map(struct.fields.map((field, index) => [field, index])),
+      types: struct.fields.map((field) => struct.types?.[field]),
+      alwaysObject: (struct.alwaysObject ?? []).map((field) => struct.fields.indexOf(field)),
       closed: struct.closed === true,
     },
   ]),
@@ -104,6 +107,7 @@ const COMPILED: ReadonlyMap<GoType, CompiledStruct> = new Map(
  * every render (issue 17 item 4), and its output, hence the hash, must never change.
  */
 export function canonicalJson(value: unknown, type?: GoType): string {
+  if (typeof value === 'string') return quote(value);
   if (Array.isArray(value)) {
     let out = '[';
     for (let index = 0; index < value.length; index += 1) out += (index === 0 ? '' : ',') + canonicalJson(value[index], type);
@@ -112,35 +116,61 @@ export function canonicalJson(value: unknown, type?: GoType): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   const record = value as Record<string, unknown>;
   const struct = type === undefined ? undefined : COMPILED.get(type);
-  let out = '';
-  if (struct !== undefined) {
-    const { fields, quotedFields } = struct;
-    for (let index = 0; index < fields.length; index += 1) {
-      const key = fields[index] ?? '';
-      const field = record[key];
-      if (isEmpty(field)) {
-        if (struct.alwaysObject.has(key)) out += `,${quotedFields[index] ?? ''}:${canonicalJson({}, struct.types.get(key))}`;
-      } else {
-        out += `,${quotedFields[index] ?? ''}:${canonicalJson(field, struct.types.get(key))}`;
-      }
-    }
-    if (struct.closed) return `{${out.slice(1)}}`;
+  // Walk the keys the object has (a few), not every field its Go type declares (up to 41).
+  const known: number[] = [];
+  const unknown: string[] = [];
+  for (const key in record) {
+    if (!Object.prototype.hasOwnProperty.call(record, key)) continue;
+    const position = struct?.position.get(key);
+    if (position !== undefined) insertSorted(known, position);
+    else if (struct?.closed !== true) unknown.push(key);
   }
-  const keys = Object.keys(record);
-  const unknown = struct === undefined ? keys : keys.filter((key) => !struct.known.has(key));
-  unknown.sort();
+  // No `slice` or `join` of the pieces: either would flatten the string at every level.
+  let out = '{';
+  let separator = '';
+  if (struct !== undefined) {
+    for (const position of struct.alwaysObject) if (!known.includes(position)) insertSorted(known, position);
+    for (const position of known) {
+      const field = record[struct.fields[position] ?? ''];
+      const nested = struct.types[position];
+      if (!isEmpty(field)) out += `${separator}${struct.quotedFields[position] ?? ''}:${canonicalJson(field, nested)}`;
+      else if (struct.alwaysObject.includes(position)) out += `${separator}${struct.quotedFields[position] ?? ''}:${canonicalJson({}, nested)}`;
+      else continue;
+      separator = ',';
+    }
+  }
+  if (unknown.length > 1) unknown.sort();
   for (const key of unknown) {
     const field = record[key];
-    if (!isEmpty(field)) out += `,${JSON.stringify(key)}:${canonicalJson(field)}`;
+    if (isEmpty(field)) continue;
+    out += `${separator}${quote(key)}:${canonicalJson(field)}`;
+    separator = ',';
   }
-  return `{${out.slice(1)}}`;
+  return `${out}}`;
+}
+
+/** Characters JSON.stringify escapes (controls, quote, backslash) or checks (surrogates). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify` of a string, without its call for the common string that needs no escape. */
+function quote(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/** Inserts `value` into an ascending list (a few items: cheaper than a sort). */
+function insertSorted(list: number[], value: number): void {
+  let index = list.length;
+  while (index > 0 && (list[index - 1] ?? 0) > value) index -= 1;
+  list.splice(index, 0, value);
 }
 
 /** Go's omitempty: absent, null, false, 0, "", and empty lists or maps. */
 function isEmpty(value: unknown): boolean {
   if (value === undefined || value === null || value === false || value === 0 || value === '') return true;
   if (Array.isArray(value)) return value.length === 0;
-  return typeof value === 'object' && Object.keys(value).length === 0;
+  if (typeof value !== 'object') return false;
+  for (const key in value) if (Object.prototype.hasOwnProperty.call(value, key)) return false;
+  return true;
 }
 
 /** The worker-class components of a DGD, by name. */
