@@ -292,7 +292,9 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
 
   const base = baseContainer({ component, runtimeVersion, commonEnv: injectedEnv(ctx) }, ns);
   const user = authoredContainers.find((c) => c.name === MAIN_CONTAINER_NAME);
-  const userWithGraphEnv = user === undefined ? (dgd.spec.env === undefined ? undefined : { name: MAIN_CONTAINER_NAME, env: dgd.spec.env }) : { ...user, env: mergeEnvByNameShared(dgd.spec.env, user.env) };
+  // The graph env is the one input the env below takes items from (the rest is this call's own).
+  const graphEnv = cloneJson(dgd.spec.env);
+  const userWithGraphEnv = user === undefined ? (graphEnv === undefined ? undefined : { name: MAIN_CONTAINER_NAME, env: graphEnv }) : { ...user, env: mergeEnvByNameShared(graphEnv, user.env) };
   // `base` and `authored` are this call's own: the merges move their values instead of copying them.
   const main = mergeMainContainerOwned(base, userWithGraphEnv, mergeEnvByNameShared);
 
@@ -322,8 +324,9 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
   }
 
   applyCompilationCache(component.compilationCache, backend, podSpec, main);
-  // The one copy of the env: the merges above share items with their inputs.
-  main.env = mergeEnvByName(main.env);
+  // Every env item is this call's own (built here, or copied from the template or graph env),
+  // so the merges share items instead of copying them; no item is ever changed in place.
+  main.env = mergeEnvByNameShared(main.env);
   const size = component.sharedMemorySize === undefined ? DEFAULT_SHARED_MEMORY_SIZE : String(component.sharedMemorySize);
   applySharedMemory(size, podSpec, main);
   const sidecars = authoredContainers.filter((c) => c.name !== MAIN_CONTAINER_NAME);

@@ -26,7 +26,7 @@ import { cloneJson } from './clone.js';
 export const WORKER_HASH_VERSION = 'dgd-worker-rollout-v2';
 
 /** A Go struct's JSON field order, and which fields Go emits even when empty. */
-interface GoStruct {
+export interface GoStruct {
   readonly fields: readonly string[];
   /** Nested struct types by field (for objects), or element struct types (for lists). */
   readonly types?: Readonly<Record<string, GoType>>;
@@ -35,11 +35,12 @@ interface GoStruct {
   /** Only the listed fields are serialized (the hash's own selection of component fields). */
   readonly closed?: boolean;
 }
-type GoType =
+export type GoType =
   | 'PodTemplateSpec' | 'ObjectMeta' | 'PodSpec' | 'Container' | 'ContainerPort' | 'EnvFromSource' | 'EnvVar'
   | 'EnvVarSource' | 'ResourceRequirements' | 'VolumeMount' | 'Probe' | 'Toleration' | 'Volume' | 'WorkerComponent';
 
-const STRUCTS: Readonly<Record<GoType, GoStruct>> = {
+/** The Go types the canonical JSON knows, by name (exported for the serializer's reference test). */
+export const STRUCTS: Readonly<Record<GoType, GoStruct>> = {
   PodTemplateSpec: { fields: ['metadata', 'spec'], types: { metadata: 'ObjectMeta', spec: 'PodSpec' }, alwaysObject: ['metadata', 'spec'] },
   ObjectMeta: {
     fields: ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'],
