@@ -21,6 +21,7 @@ import {
 } from '../api/index.js';
 import { componentBaseName, usesScalingGroup } from './names.js';
 import type { RenderedObject } from './render.js';
+import { cloneJson } from './clone.js';
 
 /** A write to a Grove child's scale subresource (`podcliques/scale`, `podcliquescalinggroups/scale`). */
 export interface ScaleIntent {
@@ -144,7 +145,7 @@ export function pendingScaleIntents(
  */
 export function keepSeededReplicas(rendered: RenderedObject, observed: PodCliqueSet | undefined): RenderedObject {
   if (observed === undefined) return rendered;
-  const copy = structuredClone(rendered) as RenderedObject & { spec: { template: { cliques: { name: string; spec: { replicas: number } }[]; podCliqueScalingGroups?: { name: string; cliqueNames: string[]; replicas?: number }[] } } };
+  const copy = cloneJson(rendered) as RenderedObject & { spec: { template: { cliques: { name: string; spec: { replicas: number } }[]; podCliqueScalingGroups?: { name: string; cliqueNames: string[]; replicas?: number }[] } } };
   const template = copy.spec.template;
   const grouped = new Set((template.podCliqueScalingGroups ?? []).flatMap((g) => g.cliqueNames));
   const observedCliques = new Map(observed.spec.template.cliques.map((c) => [c.name, c.spec.replicas]));

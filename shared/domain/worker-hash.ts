@@ -19,7 +19,7 @@
  * metadata that reaches the worker pods rolls them.
  * @module
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LABEL_COMPONENT_CLASS, MAIN_CONTAINER_NAME, WORKER_CLASS_TYPES, type Component, type Dgd, type EnvVar, type PodTemplateSpec } from '../api/index.js';
 import { cloneJson } from './clone.js';
 
@@ -229,5 +229,5 @@ export function withGraphDefaults(component: Component, dgd: Pick<Dgd, 'spec'>):
  * {@link workerHashInput}. Same workers -> same hash. Pure.
  */
 export function computeWorkerHash(dgd: Pick<Dgd, 'spec'>): string {
-  return createHash('sha256').update(workerHashInput(dgd)).digest('hex').slice(0, 8);
+  return hash('sha256', workerHashInput(dgd), 'hex').slice(0, 8);
 }
