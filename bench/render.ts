@@ -4,7 +4,8 @@
  * the same DGD once (`structuredClone`, the least any renderer must do), in one run.
  * Aims (issue 17 item 4): a 25-component DGD in at most 3x the `structuredClone` of the same DGD,
  * and linear in components: the time per component at 25 components at most 1.5x that at 5
- * (the slope and the fit's r² are printed too).
+ * (the slope and the fit's r² are printed too). Times are CPU time in alternating batches (bench/table.ts
+ * `timeSyncPair`), so a shared machine's load does not decide the ratio.
  *
  * Usage: npm run bench:render [-- --iterations N]
  * @module
@@ -12,7 +13,7 @@
 import { parseArgs } from 'node:util';
 import { parseDgd, type Dgd } from '../shared/api/index.js';
 import { renderDgd } from '../shared/domain/index.js';
-import { linearFit, renderTable, timeSync, type BenchRow } from './table.js';
+import { linearFit, renderTable, timeSyncPair, type BenchRow } from './table.js';
 
 type Obj = Record<string, unknown>;
 
@@ -70,8 +71,7 @@ export function runRenderBench(iterations: number): string {
     const dgd = aDgdOf(size);
     const check = renderDgd(dgd);
     if (!check.ok) throw new Error(`bench DGD of ${size} does not render: ${JSON.stringify(check.issues)}`);
-    const ms = timeSync(() => renderDgd(dgd), { iterations, warmup: Math.min(200, iterations) });
-    const copyMs = timeSync(() => structuredClone(dgd), { iterations, warmup: Math.min(200, iterations) });
+    const { measuredMs: ms, baselineMs: copyMs } = timeSyncPair(() => renderDgd(dgd), () => structuredClone(dgd), { iterations, warmup: Math.min(200, iterations), batches: 15 });
     points.push({ x: size, y: ms });
     perComponent.set(size, ms / size);
     rows.push({
@@ -94,7 +94,7 @@ export function runRenderBench(iterations: number): string {
   });
   const fit = linearFit(points);
   rows.push({ name: `slope (per component), r² ${fit.r2.toFixed(3)}`, value: fit.slope, unit: 'ms' });
-  return renderTable('Render (renderDgd, median of 9 batches)', rows);
+  return renderTable('Render (renderDgd beside structuredClone in alternating batches, CPU time, median of 15 batches)', rows);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -24,6 +24,22 @@ describe('memory-kube: the in-memory API server replay runs against (shared/dev/
     expect((await kube.get({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' }))?.['spec']).toEqual({ ports: [{ port: 80 }] });
   });
 
+  it('hands out copies from apply too, changed or not: changing the returned object changes nothing stored', async () => {
+    const labelled = service('a', { metadata: { name: 'a', namespace: 'inference', labels: { app: 'x' } }, status: { loadBalancer: {} } });
+    const kube = createMemoryKube([labelled], 'm');
+    const ref = { apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' };
+    const stored = await kube.get(ref);
+    for (const spec of [{ ports: [{ port: 80 }] }, { ports: [{ port: 81 }] }]) {
+      const returned = await kube.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'inference' }, spec });
+      const before = JSON.stringify(await kube.get(ref));
+      (returned.metadata.labels as Record<string, string>)['app'] = 'changed';
+      (returned['status'] as Record<string, unknown>)['changed'] = true;
+      (returned['spec'] as { ports: unknown[] }).ports.push({ port: 1 });
+      expect(JSON.stringify(await kube.get(ref))).toBe(before);
+    }
+    expect(stored?.metadata.labels).toEqual({ app: 'x' });
+  });
+
   it('removes an object a captured delete names (in any served version of its group), and says whether it held it', () => {
     const kube = createMemoryKube([{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'g', namespace: 'inference' } }], 'm');
     expect(kube.has({ apiVersion: 'nvidia.com/v1alpha1', kind: 'DynamoGraphDeployment', namespace: 'inference', name: 'g' })).toBe(true);

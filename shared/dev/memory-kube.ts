@@ -163,7 +163,12 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
     store.reads?.add(key);
   }
 
-  function put(key: string, next: KubeObject, verb: 'apply' | 'applyStatus' | 'replace' | 'scale'): KubeObject {
+  /**
+   * Stores `next` when it differs from the stored object; returns a copy of what is stored.
+   * `isOwned`: `next` shares nothing with the store, so when nothing changed it can be handed
+   * out itself (with the stored versions) instead of a copy of the stored object.
+   */
+  function put(key: string, next: KubeObject, verb: 'apply' | 'applyStatus' | 'replace' | 'scale', isOwned = false): KubeObject {
     const before = store.objects.get(key);
     const changed = !isSameStored(before, next);
     if (changed) {
@@ -176,7 +181,10 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
     const stored = changed ? next : (before ?? next);
     // The record may share the stored object: stored objects are replaced, never changed.
     store.writes.push({ verb, object: stored, changed });
-    return cloneJson(stored);
+    if (changed || !isOwned || before === undefined) return cloneJson(stored);
+    next.metadata.resourceVersion = before.metadata.resourceVersion;
+    next.metadata.generation = before.metadata.generation;
+    return next;
   }
 
   const client: MemoryKube = {
@@ -201,9 +209,9 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
       const before = store.objects.get(key);
       const next = cloneJson(obj) as KubeObject;
-      next.metadata = { ...(before?.metadata ?? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` }), ...next.metadata };
-      if (before?.['status'] !== undefined) next['status'] = before['status'];
-      return put(key, next, 'apply');
+      next.metadata = { ...(before === undefined ? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` } : cloneJson(before.metadata)), ...next.metadata };
+      if (before?.['status'] !== undefined) next['status'] = cloneJson(before['status']);
+      return put(key, next, 'apply', true);
     },
     async applyStatus(obj: ApplyObject) {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });

@@ -161,9 +161,16 @@ export async function replayEvents<D extends HandlerDeps>(
 
     const outcomes: Outcome[] = [];
     const writes: RecordedWrite[] = [];
+    const nowMs = options.now().getTime();
+    let lastEvent: KubeEvent | undefined;
+    let eventKey = '';
     for (const item of work) {
-      const memoKey = `${item.fnIndex}|${item.routeIndex}|${item.event.type}|${item.event.key.apiVersion}/${item.event.key.kind}/${nameOf(item.event.key)}|${item.event.object === undefined ? '' : JSON.stringify(item.event.object)}`;
-      const nowMs = options.now().getTime();
+      if (item.event !== lastEvent) {
+        lastEvent = item.event;
+        const { key, object } = item.event;
+        eventKey = `${item.event.type}|${key.apiVersion}/${key.kind}/${key.namespace}/${key.name}|${object === undefined ? '' : JSON.stringify(object)}`;
+      }
+      const memoKey = `${item.fnIndex}|${item.routeIndex}|${eventKey}`;
       const previous = quiet.get(memoKey);
       if (previous !== undefined && options.isReusingQuietPasses !== false && previous.nowMs === nowMs && (previous.checkedAt === kube.version() || kube.isUnchangedSince(previous.reads, previous.version))) {
         previous.checkedAt = kube.version();
@@ -190,7 +197,7 @@ export async function replayEvents<D extends HandlerDeps>(
       eventId: attributes.id,
       eventType: attributes.type,
       objects: event.category === 'apiserver' ? objects : [...new Set(objects)],
-      functions: [...new Set(work.map((w) => w.name))],
+      functions: work.length === 1 ? [work[0]?.name ?? ''] : [...new Set(work.map((w) => w.name))],
       outcome: worst?.kind ?? 'Done',
       ...(worst?.kind === 'Permanent' ? { detail: worst.message } : worst?.kind === 'Transient' ? { detail: worst.cause.message } : {}),
       notes,
