@@ -52,7 +52,7 @@ function erased<D extends HandlerDeps>(fn: ReplayableFunction<D>): ReplayableFun
 export const NO_STATE_NOTE =
   'dynamo-fn replay: no --state given: replay starts from an empty API server, so an event that names an object finds it gone and writes nothing; give the objects the API server held before the first event with --state FILE';
 
-export const summary = 'Replay captured events against a starting state and print the writes a function would make';
+export const summary = 'Replay captured events against a starting state and print the writes the functions would make';
 
 export const usage = `Usage: dynamo-fn replay [options] EVENTS_FILE
 
