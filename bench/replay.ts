@@ -2,7 +2,7 @@
  * Replay benchmark (not a test): the functions over captured-style events, in memory
  * (`replayEvents` with `replayFunctions()`, as `dynamo-fn replay` runs them), beside decoding the
  * same event lines alone (the least a replay does per event), in one run: both warmed up, then
- * timed in turn for three rounds in CPU time, medians reported. The events are Reference-mode updates of 50
+ * timed in turn for five rounds in CPU time, medians reported. The events are Reference-mode updates of 50
  * DGDs (examples/vllm-aggregated.yaml renamed), round-robin; the first pass applies every
  * PodCliqueSet and Service, later ones find nothing to change (the steady state of a resync).
  * Aim (issue 17 item 4): replay at least half the rate of decoding the same events alone.
@@ -27,7 +27,7 @@ function cpuSeconds(): number {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1e6;
 }
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 function eventLine(index: number, name: string): string {
   return JSON.stringify({
@@ -59,7 +59,7 @@ export async function runReplayBench(events: number): Promise<string> {
   };
   const replayAll = (some: readonly string[]) => replayEvents(replayFunctions(), state, some, { config: defaultConfig(), log: pino({ level: 'silent' }), now: () => now });
 
-  // Warm both paths up first (the JIT), then time them in turn, three rounds; medians are
+  // Warm both paths up first (the JIT), then time them in turn, five rounds; medians are
   // reported. Time is this process's CPU time: on a shared machine, wall time mostly measures
   // the other processes.
   decodeAll();
