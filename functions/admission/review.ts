@@ -151,11 +151,15 @@ const CAUSE_REASONS: Readonly<Record<FieldIssueType, string>> = {
 export function exceedsNestingDepth(value: unknown, limit: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (limit <= 0) return true;
+  // Only objects and arrays are descended into (no call per string or number).
   if (Array.isArray(value)) {
-    for (const item of value) if (exceedsNestingDepth(item, limit - 1)) return true;
+    for (const item of value) if (typeof item === 'object' && item !== null && exceedsNestingDepth(item, limit - 1)) return true;
     return false;
   }
-  for (const key in value) if (exceedsNestingDepth((value as Record<string, unknown>)[key], limit - 1)) return true;
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && exceedsNestingDepth(item, limit - 1)) return true;
+  }
   return false;
 }
 

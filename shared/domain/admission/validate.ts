@@ -11,7 +11,7 @@
  * upstream-notes/lpx.md §1.2-§1.3.
  * @module
  */
-import { ANNOTATION_GROVE_UPDATE_STRATEGY, DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, DgdSchema, parseDgd, type Component, type Dgd, type FieldIssue } from '../../api/index.js';
+import { ANNOTATION_GROVE_UPDATE_STRATEGY, DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, DgdSchema, hasPrototypeKeys, isExactDgd, parseDgd, type Component, type Dgd, type FieldIssue } from '../../api/index.js';
 import { resolveUpdateStrategy } from '../availability.js';
 import { isObject, type AdmissionConfig, type AdmissionContext, type ValidationResult } from './common.js';
 import { validateComponentImmutableFields, validateComponentTypeImmutable, validateMainContainer, validateMultinode, validateTypeSpecificFields } from './components.js';
@@ -47,9 +47,13 @@ import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.
  */
 export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig, request: { readonly username?: string | undefined } = {}): ValidationResult {
   const isUpdate = oldObject !== undefined && oldObject !== null;
-  const dgd = parseKeepingPodTemplates(object);
+  // A key JavaScript takes as a prototype goes straight to parseDgd, which refuses it exactly as
+  // reconcile does (one rule for reserved keys; a fast path that skipped it stored a DGD reconcile
+  // then reported InvalidSpec, issue 20). Otherwise the common case, an object already in the
+  // schema's output form, is read as it is (isExactDgd), and the rest is parsed.
+  const dgd = hasPrototypeKeys(object) ? undefined : isExactDgd(object) ? object : parseKeepingPodTemplates(object);
   if (dgd !== undefined) {
-    const stored = isUpdate ? (parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
+    const stored = isUpdate ? (readStored(oldObject) ?? parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
     try {
       return validateParsedDgd(dgd, stored, isUpdate, config, request.username);
     } catch {
@@ -60,6 +64,11 @@ export function validateDgd(object: unknown, oldObject: unknown, config: Admissi
   if (!parsed.ok) return { issues: parsed.issues, warnings: [] };
   const result = validateParsedDgd(parsed.dgd, isUpdate ? parsedOrUndefined(oldObject) : undefined, isUpdate, config, request.username);
   return parsed.sourceVersion === DGD_V1ALPHA1 ? toV1Alpha1Paths(result, parsed.dgd) : result;
+}
+
+/** The stored object as it is, when it is already in the schema's output form. Pure. */
+function readStored(object: unknown): Dgd | undefined {
+  return !hasPrototypeKeys(object) && isExactDgd(object) ? object : undefined;
 }
 
 function parsedOrUndefined(object: unknown): Dgd | undefined {
