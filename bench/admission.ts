@@ -6,8 +6,10 @@
  *
  * The servers run in a child process (one core) and the client in this one (the other), so
  * neither steals the other's event loop. Request counts are bounded; the run stops by itself.
- * Aims (issue 12): validate at least 0.7x and mutate at least 0.85x the bare server's reviews/s
- * at concurrency 16; p99 under 1 ms at concurrency 1.
+ * Aims (issue 17 item 4): validate at least 0.7x and mutate at least 0.85x the bare server's
+ * reviews/s at concurrency 16; at concurrency 1, p99 at most 1.5x the bare server's p99 over the
+ * same transport and bodies (replacing the absolute 1 ms, which measured the machine's load as
+ * much as the server).
  *
  * Usage: npm run bench:admission [-- --requests N --warmup N --concurrency N --log-level L]
  * (BENCH_CPU_PROF=DIR writes a CPU profile of the server process into DIR.)
@@ -210,21 +212,24 @@ async function measure(target: Target, ca: string, options: { requests: number; 
 }
 
 /**
- * Aims (issue 12): at concurrency 16, validate reviews at least 0.7x and mutate reviews at least
- * 0.85x the bare server's reviews/s; at concurrency 1, p99 under 1 ms.
+ * Aims (issue 17 item 4): at concurrency 16, validate reviews at least 0.7x and mutate reviews at
+ * least 0.85x the bare server's reviews/s; at concurrency 1, p99 at most 1.5x the bare server's
+ * p99 (same transport, same bodies, same run).
  */
 export const THROUGHPUT_AIM: Readonly<Record<string, number>> = { validate: 0.7, mutate: 0.85 };
-export const SERIAL_P99_AIM_MS = 1;
+export const SERIAL_P99_AIM_X_BARE = 1.5;
 
 function table(results: readonly Measurement[], aim: { readonly isSerial: boolean }): string {
-  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', aim.isSerial ? '-' : 'aim (x bare)', aim.isSerial ? `p99 < ${SERIAL_P99_AIM_MS} ms` : '-'];
+  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', aim.isSerial ? 'p99 vs bare' : 'aim (x bare)', aim.isSerial ? `p99 <= ${SERIAL_P99_AIM_X_BARE}x bare` : '-'];
   const rows = results.map((m) => {
     const bare = results.find((b) => b.target.isBaseline && b.target.transport === m.target.transport && b.target.bodyKind === m.target.bodyKind);
     const ratio = bare === undefined ? Number.NaN : m.perSecond / bare.perSecond;
     const wanted = THROUGHPUT_AIM[m.target.request.split(' ')[0] ?? ''] ?? 0.7;
     const isThroughputMet = m.target.isBaseline || aim.isSerial ? '' : `>= ${wanted}: ${ratio >= wanted ? 'met' : 'MISSED'}`;
-    const isLatencyMet = !aim.isSerial || m.target.isBaseline ? '' : m.p99Ms < SERIAL_P99_AIM_MS ? 'met' : 'MISSED';
-    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), isThroughputMet, isLatencyMet];
+    const p99Ratio = bare === undefined ? Number.NaN : m.p99Ms / bare.p99Ms;
+    const isLatencyMet = !aim.isSerial || m.target.isBaseline ? '' : p99Ratio <= SERIAL_P99_AIM_X_BARE ? 'met' : 'MISSED';
+    const serialRatio = aim.isSerial ? (m.target.isBaseline ? '1.00' : p99Ratio.toFixed(2)) : isThroughputMet;
+    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), serialRatio, isLatencyMet];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => (i >= 3 && i <= 7 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
@@ -297,7 +302,7 @@ async function main(): Promise<number> {
     }
     process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, loopback, server log level ${values['log-level']}\n\n`);
     process.stdout.write(`${table(results, { isSerial: false })}\n\naim: validate at least ${THROUGHPUT_AIM['validate']} x and mutate at least ${THROUGHPUT_AIM['mutate']} x the reviews/s of the bare server parsing the same bodies over the same transport\n`);
-    process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing; aim p99 under ${SERIAL_P99_AIM_MS} ms\n\n${table(serialResults, { isSerial: true })}\n`);
+    process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing; aim p99 at most ${SERIAL_P99_AIM_X_BARE} x the bare server's p99 over the same transport and bodies\n\n${table(serialResults, { isSerial: true })}\n`);
     return [...results, ...serialResults].some((m) => m.errors > 0) ? 1 : 0;
   } finally {
     // Disconnecting lets the server process exit by itself (writing a CPU profile if asked); kill it if it lingers.
