@@ -11,7 +11,8 @@
  * same transport and bodies (replacing the absolute 1 ms, which measured the machine's load as
  * much as the server).
  *
- * Usage: npm run bench:admission [-- --requests N --warmup N --concurrency N --log-level L]
+ * Usage: npm run bench:admission [-- --requests N --warmup N --concurrency N --rounds N --log-level L]
+ * (rows are measured in `--rounds` interleaved slices, default 5, so each row and its baseline see the same load)
  * (BENCH_CPU_PROF=DIR writes a CPU profile of the server process into DIR.)
  * @module
  */
@@ -176,7 +177,7 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-async function measure(target: Target, ca: string, options: { requests: number; warmup: number; concurrency: number }): Promise<Measurement> {
+async function measure(target: Target, ca: string, options: { requests: number; warmup: number; concurrency: number }): Promise<{ latencies: Float64Array; elapsedSeconds: number; errors: number }> {
   const pool = new Pool(target.url, { connections: options.concurrency, pipelining: 1, connect: { ca } });
   const send = async (index: number): Promise<boolean> => {
     const body = target.bodies[index % target.bodies.length] as Buffer;
@@ -207,8 +208,39 @@ async function measure(target: Target, ca: string, options: { requests: number; 
   const errors = await run(options.requests, latencies);
   const elapsedSeconds = (performance.now() - started) / 1000;
   await pool.close();
-  latencies.sort();
-  return { target, perSecond: options.requests / elapsedSeconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
+  return { latencies, elapsedSeconds, errors };
+}
+
+/**
+ * Measures every target in `rounds` interleaved slices (each target's share of requests and
+ * warm-up per slice, targets in turn), so a row and its baseline see the same machine: on a
+ * shared, loaded machine the load moves within minutes, and rows measured one after the other
+ * compared the server with a baseline measured under another load.
+ */
+async function measureInterleaved(targets: readonly Target[], ca: string, options: { requests: number; warmup: number; concurrency: number }, rounds: number, label: string): Promise<Measurement[]> {
+  const perRound = { requests: Math.max(1, Math.floor(options.requests / rounds)), warmup: Math.max(1, Math.floor(options.warmup / rounds)), concurrency: options.concurrency };
+  const runs = targets.map(() => ({ latencies: [] as Float64Array[], elapsedSeconds: 0, errors: 0 }));
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [index, target] of targets.entries()) {
+      const slice = await measure(target, ca, perRound);
+      const run = runs[index] as (typeof runs)[number];
+      run.latencies.push(slice.latencies);
+      run.elapsedSeconds += slice.elapsedSeconds;
+      run.errors += slice.errors;
+    }
+    process.stderr.write(`bench: ${label} round ${round + 1}/${rounds} done\n`);
+  }
+  return targets.map((target, index) => {
+    const run = runs[index] as (typeof runs)[number];
+    const all = new Float64Array(run.latencies.reduce((sum, l) => sum + l.length, 0));
+    let offset = 0;
+    for (const l of run.latencies) {
+      all.set(l, offset);
+      offset += l.length;
+    }
+    all.sort();
+    return { target, perSecond: all.length / run.elapsedSeconds, p50Ms: percentile(all, 50), p99Ms: percentile(all, 99), errors: run.errors };
+  });
 }
 
 /**
@@ -243,6 +275,7 @@ async function main(): Promise<number> {
       requests: { type: 'string', default: '10000' },
       warmup: { type: 'string', default: '2000' },
       concurrency: { type: 'string', default: '16' },
+      rounds: { type: 'string', default: '5' },
       'log-level': { type: 'string', default: 'info' },
     },
   });
@@ -251,7 +284,7 @@ async function main(): Promise<number> {
     await runServers(certs, values['log-level']);
     return -1;
   }
-  const options = { requests: Number(values.requests), warmup: Number(values.warmup), concurrency: Number(values.concurrency) };
+  const options = { requests: Number(values.requests), warmup: Number(values.warmup), concurrency: Number(values.concurrency), rounds: Math.max(1, Number(values.rounds)) };
   const certs = await generateServingCertificates();
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server-child', '--log-level', values['log-level']], {
     execArgv: ['--import', 'tsx', ...(process.env['BENCH_CPU_PROF'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_CPU_PROF']])],
@@ -288,19 +321,11 @@ async function main(): Promise<number> {
     }
     const bodyBytes = `${createBodies[0]?.length ?? 0} bytes per CREATE review, ${updateBodies[0]?.length ?? 0} per UPDATE`;
     process.stderr.write(`bench: 12-component DGD, ${bodyBytes}, ${options.requests} requests (+${options.warmup} warm-up) per row, concurrency ${options.concurrency}, loopback\n`);
-    const results: Measurement[] = [];
-    for (const target of targets) {
-      results.push(await measure(target, certs.caPem, options));
-      process.stderr.write(`bench: ${target.transport} ${target.server} ${target.request} done (concurrency ${options.concurrency})\n`);
-    }
+    const results = await measureInterleaved(targets, certs.caPem, options, options.rounds, `concurrency ${options.concurrency}`);
     // The same rows one request at a time: the service latency without queueing behind 15 others.
     const serial = { requests: Math.max(1, Math.floor(options.requests / 5)), warmup: Math.max(1, Math.floor(options.warmup / 5)), concurrency: 1 };
-    const serialResults: Measurement[] = [];
-    for (const target of targets) {
-      serialResults.push(await measure(target, certs.caPem, serial));
-      process.stderr.write(`bench: ${target.transport} ${target.server} ${target.request} done (concurrency 1)\n`);
-    }
-    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, loopback, server log level ${values['log-level']}\n\n`);
+    const serialResults = await measureInterleaved(targets, certs.caPem, serial, options.rounds, 'concurrency 1');
+    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, in ${options.rounds} interleaved rounds, loopback, server log level ${values['log-level']}\n\n`);
     process.stdout.write(`${table(results, { isSerial: false })}\n\naim: validate at least ${THROUGHPUT_AIM['validate']} x and mutate at least ${THROUGHPUT_AIM['mutate']} x the reviews/s of the bare server parsing the same bodies over the same transport\n`);
     process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing; aim p99 at most ${SERIAL_P99_AIM_X_BARE} x the bare server's p99 over the same transport and bodies\n\n${table(serialResults, { isSerial: true })}\n`);
     return [...results, ...serialResults].some((m) => m.errors > 0) ? 1 : 0;

@@ -184,8 +184,7 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
     return { status: 400, message: `request body is not an ${ADMISSION_API_VERSION} ${ADMISSION_REVIEW_KIND} with a request.uid: ${problems}` };
   }
   const request = review.data.request;
-  // The body's length bounds the object's JSON bytes (validation's storable-size rule uses it to skip rendering).
-  const { response, patchOperations } = respond(route, request, config, observed, Buffer.byteLength(body));
+  const { response, patchOperations } = respond(route, request, config, observed, body);
   return {
     status: 200,
     review: { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response },
@@ -202,7 +201,7 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
   };
 }
 
-function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: V1Beta2Observed, objectBytes: number): { response: AdmissionResponse; patchOperations: number } {
+function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: V1Beta2Observed, body: string): { response: AdmissionResponse; patchOperations: number } {
   const { uid } = request;
   if (request.operation === 'DELETE' || request.operation === 'CONNECT') return only({ uid, allowed: true });
   if (route.version === V1BETA2) return respondV1Beta2(route, request, observed);
@@ -230,7 +229,7 @@ function respond(route: WebhookRoute, request: AdmissionRequest, config: Admissi
       return only(reject(uid, 400, `request.oldObject must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(oldApiVersion)} ${JSON.stringify(oldKind)}`));
     }
   }
-  return route.kind === 'mutate' ? mutate(uid, object, request.operation) : only(validate(uid, object, oldObject, request, config, objectBytes));
+  return route.kind === 'mutate' ? mutate(uid, object, request.operation) : only(validate(uid, object, oldObject, request, config, body));
 }
 
 function only(response: AdmissionResponse): { response: AdmissionResponse; patchOperations: number } {
@@ -255,7 +254,9 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
   return typeof metadata === 'object' && metadata !== null && (metadata as Record<string, unknown>)['deletionTimestamp'] != null;
 }
 
-function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, objectBytes: number): AdmissionResponse {
+function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, body: string): AdmissionResponse {
+  // The body's length bounds the object's JSON bytes (validation's storable-size rule uses it to skip rendering).
+  const objectBytes = Buffer.byteLength(body);
   const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username, objectBytes });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
   if (result.issues.length === 0) return { uid, allowed: true, ...warnings };
