@@ -98,6 +98,14 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
     };
   };
 
+  const tryAcquire = (requested: number, options: AcquireOptions = {}): { readonly release: () => void } | undefined => {
+    const units = Math.min(Math.max(1, Math.ceil(requested)), maxConcurrent);
+    const isAheadOfUs = options.isPriority === true ? waiters[0]?.isPriority === true : waiters.length > 0;
+    if (isAheadOfUs || active + units > maxConcurrent) return undefined;
+    active += units;
+    return slot(units) as { readonly release: () => void };
+  };
+
   return {
     get active() {
       return active;
@@ -105,17 +113,11 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
     get queued() {
       return waiters.length;
     },
-    tryAcquire(requested: number, options: AcquireOptions = {}) {
-      const units = Math.min(Math.max(1, Math.ceil(requested)), maxConcurrent);
-      const isAheadOfUs = options.isPriority === true ? waiters[0]?.isPriority === true : waiters.length > 0;
-      if (isAheadOfUs || active + units > maxConcurrent) return undefined;
-      active += units;
-      return slot(units) as { readonly release: () => void };
-    },
+    tryAcquire,
     acquire(requested = 1, options: AcquireOptions = {}): Promise<SlotResult> {
       const units = Math.min(Math.max(1, Math.ceil(requested)), maxConcurrent);
       const isPriority = options.isPriority === true;
-      const immediate = this.tryAcquire(units, options);
+      const immediate = tryAcquire(units, options);
       if (immediate !== undefined) return Promise.resolve({ ok: true, release: immediate.release });
       // A priority waiter is never refused for a full queue: it already holds what others wait for.
       if (!isPriority && waiters.length >= maxQueued) return Promise.resolve({ ok: false, reason: 'QueueFull' });
