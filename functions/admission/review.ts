@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
 import { DGDR_KIND, DGDR_PLURAL, RUN_PLURAL, isDgdrV1Beta2View } from '../../shared/api/index.js';
 import { validateConversionView } from '../../shared/domain/index.js';
-import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
+import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
 import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
 import { V1BETA2, V1BETA2_ROUTES, admitV1Beta2, type V1Beta2Observed } from './dgdr-v1beta2.js';
 
@@ -255,8 +255,9 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
 }
 
 function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, body: string): AdmissionResponse {
-  // The body's length bounds the object's JSON bytes (validation's storable-size rule uses it to skip rendering).
-  const objectBytes = Buffer.byteLength(body);
+  // The body's length, less what the stored object's JSON takes at least, bounds the object's
+  // JSON bytes (validation's storable-size rule uses it to skip rendering without serialising).
+  const objectBytes = Buffer.byteLength(body) - (oldObject === undefined ? 0 : jsonBytesLowerBound(oldObject));
   const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username, objectBytes });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
   if (result.issues.length === 0) return { uid, allowed: true, ...warnings };

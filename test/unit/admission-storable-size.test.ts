@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from '../../functions/admission/index.js';
 import { parseDgd, type Dgd } from '../../shared/api/index.js';
-import { ETCD_MAX_REQUEST_BYTES, defaultDgd, renderDgd, renderedBytesBound, validateDgd } from '../../shared/domain/index.js';
+import { ETCD_MAX_REQUEST_BYTES, defaultDgd, jsonBytesLowerBound, renderDgd, renderedBytesBound, validateDgd } from '../../shared/domain/index.js';
 import { twelveComponentDgd } from '../../bench/admission.js';
 
 const VALIDATE = findWebhookRoute('/validate/nvidia.com/v1beta1/dynamographdeployments') as WebhookRoute;
@@ -90,6 +90,25 @@ describe('refuse at admission what cannot be stored (issue 20 item 6)', () => {
     if (!parsed.ok) throw new Error('bench DGD does not parse');
     expect(renderedBytesBound(parsed.dgd, Buffer.byteLength(review(dgd)))).toBeLessThanOrEqual(ETCD_MAX_REQUEST_BYTES);
     expect(validateDgd(dgd, undefined, { lpxEnabled: false }).issues).toEqual([]);
+  });
+
+  it('the 12-component bench UPDATE review skips the render too: body bytes less the stored object\'s lower bound', () => {
+    const object = defaultDgd(twelveComponentDgd(6));
+    const stored = defaultDgd(twelveComponentDgd());
+    const body = JSON.stringify({ request: { object, oldObject: stored } });
+    const parsed = parseDgd(object);
+    if (!parsed.ok) throw new Error('bench DGD does not parse');
+    expect(jsonBytesLowerBound(stored)).toBeLessThanOrEqual(Buffer.byteLength(JSON.stringify(stored)));
+    expect(renderedBytesBound(parsed.dgd, Buffer.byteLength(body) - jsonBytesLowerBound(stored))).toBeLessThanOrEqual(ETCD_MAX_REQUEST_BYTES);
+  });
+
+  it('property: jsonBytesLowerBound never exceeds the bytes of any JSON text of the value', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(jsonBytesLowerBound(value)).toBeLessThanOrEqual(Buffer.byteLength(JSON.stringify(value)));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('property: no rendered object is larger than renderedBytesBound (many components, multinode, roles-free templates, containers, spec-level env, labels, annotations)', () => {

@@ -45,6 +45,33 @@ function copiesBound(dgd: Dgd): { copies: number; containers: number } {
 }
 
 /**
+ * A lower bound of the UTF-8 bytes any JSON text of `value` takes: every string's UTF-16 units
+ * (each came from at least one byte; escapes only add) and its quotes, every key with its quotes
+ * and colon, brackets and commas, at least one byte per number and four per literal. The
+ * webhook subtracts it for the stored object of an UPDATE review from the body's length, which
+ * bounds the new object's JSON bytes without serialising it. Pure.
+ */
+export function jsonBytesLowerBound(value: unknown): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value === 'number') return 1;
+  if (typeof value !== 'object' || value === null) return 4;
+  let bytes = 2;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      bytes += jsonBytesLowerBound(item);
+      count += 1;
+    }
+  } else {
+    for (const key in value) {
+      bytes += key.length + 3 + jsonBytesLowerBound((value as Record<string, unknown>)[key]);
+      count += 1;
+    }
+  }
+  return bytes + Math.max(0, count - 1);
+}
+
+/**
  * An upper bound of the JSON bytes of any one object `renderDgd` makes of `dgd`, given
  * `objectBytes` >= the DGD's own JSON bytes: that many bytes per copy the renderer can make of the
  * DGD's text (one per clique and per container in it, one per Service, a few for the
