@@ -127,7 +127,7 @@ describe('dgd-exact: the compiled check accepts only what zod would return uncha
         }),
         ([base, path, replacement]) => assertZodAgrees(withNode(base, path, replacement)),
       ),
-      { numRuns: 3000 },
+      { numRuns: 1000 },
     );
-  });
+  }, 120_000);
 });
