@@ -32,6 +32,7 @@ function aCompletedRequest(): DgdrObserved {
     dgdr,
     job: { name: 'profile-qwen', uid: 'job-uid', labels: { app: 'dynamo-profiler', dgdr: 'qwen' }, ownerReferences: [{ uid: 'uid-1', controller: true }], conditions: [{ type: 'Complete', status: 'True' }] },
     jobPods: [],
+    output: { name: 'dgdr-output-qwen', labels: {}, ownerReferences: [{ uid: 'uid-1', controller: true }] },
     outputData: { phase: 'Done', message: 'Profiler completed successfully', profiler_status: 'success', 'final_config.yaml': readFileSync(FIXTURE, 'utf8') },
     dgd: undefined,
     nodes: undefined,

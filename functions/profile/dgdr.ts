@@ -13,7 +13,8 @@
  * network operator's pods (only while Pending and discovery is needed); the model-cache PVC when set.
  * Decides: `decideDgdr` (shared/domain/dgdr, pure).
  * Writes, in order: the discovered `spec.hardware` (update with the resourceVersion precondition),
- * delete of a stale output ConfigMap, create (when missing) of the Job's service account
+ * delete of a stale output ConfigMap this request controls (never one it cannot prove its own: that
+ * one is neither read nor deleted, and the request fails with `OutputConfigMapConflict`), create (when missing) of the Job's service account
  * `dgdr-profiling-job` and its RoleBinding, create of the Job, server-side apply of the request's
  * annotations, create of planner ConfigMaps and of the DGD (never taking over an existing object),
  * the status through the status subresource, then Events. Field manager `dynamo-profile`.
@@ -44,6 +45,7 @@ import {
   decideDgdRejected,
   needsHardwareDiscovery,
   needsHardwareMetadataDiscovery,
+  OUTPUT_COPIER_CONTAINER,
   outputConfigMapName,
   profilingJobName,
   profilingJobRbac,
@@ -133,7 +135,8 @@ function waitingContainers(pod: KubeObject): DgdrObserved['dgdPodContainers'] {
 
 function podFacts(pod: KubeObject): PodFacts {
   const status = (pod['status'] ?? {}) as { phase?: string; containerStatuses?: { name: string; state?: PodFacts['profiler'] }[] };
-  return { name: pod.metadata.name, phase: status.phase, profiler: status.containerStatuses?.find((c) => c.name === 'profiler')?.state };
+  const stateOf = (name: string) => status.containerStatuses?.find((c) => c.name === name)?.state;
+  return { name: pod.metadata.name, phase: status.phase, profiler: stateOf('profiler'), outputCopier: stateOf(OUTPUT_COPIER_CONTAINER) };
 }
 
 /** Loads the request and what its decision reads; undefined when the request is gone. */
@@ -178,6 +181,8 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
     job: job === undefined ? undefined : { ...childFacts(job), conditions: (job['status'] as { conditions?: JobCondition[] } | undefined)?.conditions ?? [] },
     jobPods: pods.map(podFacts),
     outputData: output === undefined ? undefined : ((output['data'] ?? {}) as Record<string, string>),
+    // Its owners decide whether the data is read at all (classifyOutputConfigMap, issue 20).
+    output: output === undefined ? undefined : { ...childFacts(output), ...(output.metadata.resourceVersion === undefined ? {} : { resourceVersion: output.metadata.resourceVersion }) },
     dgd: dgd === undefined ? undefined : { ...childFacts(dgd), state: dgdStatus.state, components: Object.values(dgdStatus.components ?? {}) },
     configMaps: configMaps.map(childFacts),
     dgdPodContainers: dgdPods.flatMap(waitingContainers),
@@ -200,7 +205,11 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     current = await deps.kube.replace({ ...current, spec: { ...(current['spec'] as Obj), hardware: desired.hardware } });
     deps.log.info({ hardware: desired.hardware }, 'Persisted discovered hardware on DynamoGraphDeploymentRequest');
   }
-  if (desired.deleteStaleOutput) await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: outputConfigMapName(stored.metadata.name) });
+  if (desired.deleteStaleOutput !== undefined) {
+    // Only the version the decision proved ours: a ConfigMap replaced since the read is a 409 (TransientError), decided again.
+    const { name, resourceVersion } = desired.deleteStaleOutput;
+    await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name }, resourceVersion === undefined ? {} : { resourceVersion });
+  }
   if (desired.job !== undefined) {
     // The Job's service account and its binding, created when missing; existing ones are left as they are.
     for (const object of profilingJobRbac(namespace)) await deps.kube.create(object as Parameters<Kube['create']>[0]);

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { DgdrSchema, type Condition, type Dgdr } from '../../api/index.js';
-import { decideDgdr, succeededCondition, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
+import { classifyOutputConfigMap, decideDgdr, succeededCondition, type ChildFacts, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
 
 type Obj = Record<string, unknown>;
 
@@ -32,8 +32,13 @@ function aDgdr(fields: { spec?: Obj; status?: Obj; generation?: number; annotati
   });
 }
 
+/** The output ConfigMap as the Job's output-copier writes it: tracking labels, controller owner reference to the request's uid (output-copier.ts). */
+const ownOutput = (fields: Partial<ChildFacts & { resourceVersion: string }> = {}) => ({ name: 'dgdr-output-qwen', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' }, ownerReferences: [{ uid: 'uid-1', controller: true }], resourceVersion: '41', ...fields });
+
+/** An observed state; output data given without output facts is the copier's own (see ownOutput), as the function loads it. */
 function observed(dgdr: Dgdr, fields: Partial<DgdrObserved> = {}): DgdrObserved {
-  return { dgdr, job: undefined, jobPods: [], outputData: undefined, dgd: undefined, dgdPodContainers: [], configMaps: [], nodes: undefined, modelCachePvcExists: undefined, ...fields };
+  const output = fields.outputData === undefined ? undefined : ownOutput();
+  return { dgdr, job: undefined, jobPods: [], outputData: undefined, output, dgd: undefined, dgdPodContainers: [], configMaps: [], nodes: undefined, modelCachePvcExists: undefined, ...fields };
 }
 
 const ownJob = (conditions: { type: string; status: string; message?: string }[] = []) => ({ name: 'profile-qwen', uid: 'job-uid', labels: { app: 'dynamo-profiler', dgdr: 'qwen' }, ownerReferences: [{ uid: 'uid-1', controller: true }], conditions });
@@ -73,7 +78,8 @@ describe('decideDgdr', () => {
     const nodes = ['a', 'b'].map((name) => ({ name, labels: { 'nvidia.com/gpu.product': 'H200-SXM5-141GB', 'nvidia.com/gpu.count': '8', 'nvidia.com/gpu.memory': '141312' } }));
     const desired = decideDgdr(observed(dgdr, { nodes }), CONFIG, NOW);
     expect(desired.hardware).toEqual(HARDWARE);
-    expect(desired.deleteStaleOutput).toBe(true);
+    // No output ConfigMap exists: nothing to delete (issue 20: only a ConfigMap this request provably owns is deleted).
+    expect(desired.deleteStaleOutput).toBeUndefined();
     expect((desired.job?.['metadata'] as Obj)['name']).toBe('profile-qwen');
     const args = ((((desired.job?.['spec'] as Obj)['template'] as Obj)['spec'] as { containers: { args: string[] }[] }).containers[0]?.args ?? []);
     expect(JSON.parse(args[1] ?? '{}').hardware).toEqual(HARDWARE);
@@ -147,6 +153,63 @@ describe('decideDgdr', () => {
     expect(desired.job).toBeUndefined();
     expect(desired.status?.phase).toBe('Failed');
     expect(conditionOf(desired, 'Profiling')).toMatchObject({ reason: 'JobNameConflict', message: 'Job profile-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name' });
+  });
+
+  it('"Own what you read" (issue 20): a stale dgdr-output-<name> this request controls is deleted before the Job, that version only', () => {
+    const desired = decideDgdr(observed(aDgdr(), { output: ownOutput({ resourceVersion: '77' }) }), CONFIG, NOW);
+    expect(desired.deleteStaleOutput).toEqual({ name: 'dgdr-output-qwen', resourceVersion: '77' });
+    expect(desired.job).toBeDefined();
+  });
+
+  it.each([
+    { name: 'unlabelled and ownerless', reason: 'issue 20: anyone who can write ConfigMaps could otherwise choose the DGD', output: { name: 'dgdr-output-qwen', labels: {}, ownerReferences: [] } },
+    { name: 'with the tracking labels but no owner', reason: 'labels name the request, which anyone can guess; only the uid proves it', output: ownOutput({ ownerReferences: [] }) },
+    { name: 'owned by the request uid without controller: true', reason: 'the copier writes controller: true', output: ownOutput({ ownerReferences: [{ uid: 'uid-1' }] }) },
+    { name: 'controlled by another uid (an earlier request of the same name)', reason: 'a deleted-and-recreated request has a new uid', output: ownOutput({ ownerReferences: [{ uid: 'uid-old', controller: true }] }) },
+  ])('"never deletes or reads one it cannot prove" (issue 20), Pending: a foreign dgdr-output-<name> $name is a conflict: no Job, not deleted', ({ output }) => {
+    const desired = decideDgdr(observed(aDgdr(), { output, outputData: { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT1 } }), CONFIG, NOW);
+    expect(desired).toEqual({
+      hardware: undefined,
+      deleteStaleOutput: undefined,
+      job: undefined,
+      annotations: undefined,
+      configMaps: [],
+      dgd: undefined,
+      adoptConfigMaps: [],
+      status: {
+        phase: 'Failed',
+        observedGeneration: 1,
+        conditions: [
+          cond('Profiling', 'False', 'OutputConfigMapConflict', 'ConfigMap dgdr-output-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name'),
+          cond('Succeeded', 'False', 'OutputConfigMapConflict', 'Profiling failed: ConfigMap dgdr-output-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name'),
+        ],
+      },
+      events: [{ type: 'Warning', reason: 'ProfilingJobFailed', action: 'Create', note: 'ConfigMap dgdr-output-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name' }],
+    });
+  });
+
+  it('"never deletes or reads one it cannot prove" (issue 20), Profiling: a complete Job with a foreign output holding a DGD creates nothing and fails naming the ConfigMap', () => {
+    const outputData = { phase: 'Done', message: 'Profiler completed successfully', profiler_status: 'success', 'final_config.yaml': OUT1 };
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData, output: { name: 'dgdr-output-qwen', labels: {}, ownerReferences: [] } }), CONFIG, NOW);
+    expect(desired.dgd).toBeUndefined();
+    expect(desired.annotations).toBeUndefined();
+    expect(desired.configMaps).toEqual([]);
+    expect(desired.deleteStaleOutput).toBeUndefined();
+    expect(desired.status?.phase).toBe('Failed');
+    expect(desired.status?.profilingPhase).toBe('Initializing');
+    expect(desired.status?.profilingResults).toBeUndefined();
+    expect(conditionOf(desired, 'Profiling')).toMatchObject({ status: 'False', reason: 'OutputConfigMapConflict', message: 'ConfigMap dgdr-output-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name' });
+    expect(desired.events).toEqual([{ type: 'Warning', reason: 'ProfilingCheckFailed', action: 'Get', note: 'ConfigMap dgdr-output-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name' }]);
+  });
+
+  it('"the request\'s message names the copier\'s error, not the profiler\'s successful exit" (issue 20): profiler exit 0, output-copier exit 1', () => {
+    const copierError = 'ERROR: kubectl not found in the output-copier image. The image set for the output-copier container through spec.overrides.profilingJob must contain kubectl.';
+    const pods = [{ name: 'profile-qwen-abcde', phase: 'Failed', profiler: { terminated: { exitCode: 0, reason: 'Completed' } }, outputCopier: { terminated: { exitCode: 1, reason: 'Error', message: copierError } } }];
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Failed', status: 'True', message: 'Job has reached the specified backoff limit' }]), jobPods: pods }), CONFIG, NOW);
+    expect(conditionOf(desired, 'Profiling')).toMatchObject({
+      reason: 'InitializingFailed',
+      message: `profiling job failed: Job has reached the specified backoff limit. Details: Pod: profile-qwen-abcde, Container: output-copier, ExitCode: 1, Reason: Error, Message: ${copierError}`,
+    });
   });
 
   it('Profiling: the Job runs -> Profiling reason ProfilingRunning "Profiling is in progress" (only from Initializing)', () => {
@@ -351,3 +414,22 @@ function deepFreeze(value: unknown): void {
   Object.freeze(value);
   for (const child of Object.values(value)) deepFreeze(child);
 }
+
+describe('classifyOutputConfigMap (issue 20 "Own what you read")', () => {
+  it.each([
+    { name: 'absent', reason: 'nothing to read or delete', output: undefined, want: 'Absent' },
+    { name: 'written by the output-copier', reason: 'controller owner reference to the request uid (output-copier.ts)', output: ownOutput(), want: 'Ours' },
+    { name: 'controller ref to the uid beside other owners', reason: 'extra non-controller owners do not change who controls it', output: ownOutput({ ownerReferences: [{ uid: 'x' }, { uid: 'uid-1', controller: true }] }), want: 'Ours' },
+    { name: 'ownerless', reason: 'a ConfigMap anyone could have written', output: ownOutput({ ownerReferences: [] }), want: 'Foreign' },
+    { name: 'controlled by another uid', reason: 'not this request', output: ownOutput({ ownerReferences: [{ uid: 'uid-2', controller: true }] }), want: 'Foreign' },
+    { name: 'owner ref to the uid, controller false', reason: 'the copier writes controller: true', output: ownOutput({ ownerReferences: [{ uid: 'uid-1', controller: false }] }), want: 'Foreign' },
+    { name: 'owner ref to the uid, controller "true" (a string)', reason: 'only the boolean proves it', output: ownOutput({ ownerReferences: [{ uid: 'uid-1', controller: 'true' }] }), want: 'Foreign' },
+  ])('$name -> $want ($reason)', ({ output, want }) => {
+    expect(classifyOutputConfigMap(output, aDgdr())).toBe(want);
+  });
+
+  it('a request with no uid (never stored) proves nothing', () => {
+    const dgdr = aDgdr();
+    expect(classifyOutputConfigMap(ownOutput(), { ...dgdr, metadata: { ...dgdr.metadata, uid: undefined } })).toBe('Foreign');
+  });
+});

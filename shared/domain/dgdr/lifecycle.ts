@@ -56,8 +56,10 @@ export interface DgdrObserved {
   readonly job: (ChildFacts & { readonly conditions: readonly JobCondition[] }) | undefined;
   /** Pods of that Job (label `job-name`), for failure details. */
   readonly jobPods: readonly PodFacts[];
-  /** Data of the ConfigMap `dgdr-output-<name>`, when it exists. */
+  /** Data of the ConfigMap `dgdr-output-<name>`, when it exists; read only when {@link output} proves it is this request's. */
   readonly outputData: Readonly<Record<string, string>> | undefined;
+  /** Name, labels, owner references and resourceVersion of that ConfigMap, when it exists. */
+  readonly output: (ChildFacts & { readonly resourceVersion?: string }) | undefined;
   /** The DGD named `status.dgdName`, when it exists. */
   readonly dgd: (ChildFacts & { readonly state: string | undefined; readonly components: readonly { readonly replicas?: number; readonly availableReplicas?: number }[] }) | undefined;
   /** Waiting containers (init and regular) of the DGD's pods, loaded while Deploying a DGD that is not yet successful. */
@@ -84,8 +86,8 @@ export interface DgdrEventIntent {
 export interface DgdrDesired {
   /** `spec.hardware` to persist (an update of the DGDR, resourceVersion precondition). */
   readonly hardware: DgdrHardware | undefined;
-  /** Delete a stale `dgdr-output-<name>` ConfigMap before the Job is created. */
-  readonly deleteStaleOutput: boolean;
+  /** Delete this request's stale `dgdr-output-<name>` ConfigMap before the Job is created (only this version: resourceVersion precondition). */
+  readonly deleteStaleOutput: { readonly name: string; readonly resourceVersion: string | undefined } | undefined;
   /** The profiling Job to create. */
   readonly job: Obj | undefined;
   /** `metadata.annotations` the function owns on the DGDR (server-side apply), when they change. */
@@ -121,6 +123,8 @@ export const REASON_DEPLOYMENT_REJECTED = 'DeploymentRejected';
 export const REASON_DEPLOYMENT_NAME_CONFLICT = 'DeploymentNameConflict';
 /** Ours: a Job named `profile-<name>` that this request does not control. */
 export const REASON_JOB_NAME_CONFLICT = 'JobNameConflict';
+/** Ours (issue 20): a ConfigMap named `dgdr-output-<name>` that this request does not control; never read, never deleted. */
+export const REASON_OUTPUT_NAME_CONFLICT = 'OutputConfigMapConflict';
 
 export const MESSAGE_DISCOVERING_HARDWARE = 'Discovering GPU hardware and preparing profiling job';
 export const MESSAGE_SPEC_GENERATED = 'DynamoGraphDeployment spec generated successfully';
@@ -218,7 +222,7 @@ class StatusDraft {
   }
 }
 
-const NOTHING: DgdrDesired = { hardware: undefined, deleteStaleOutput: false, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, adoptConfigMaps: [], status: undefined, events: [] };
+const NOTHING: DgdrDesired = { hardware: undefined, deleteStaleOutput: undefined, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, adoptConfigMaps: [], status: undefined, events: [] };
 
 function only(status: DgdrStatus, events: readonly DgdrEventIntent[] = [], extra: Partial<DgdrDesired> = {}): DgdrDesired {
   return { ...NOTHING, ...extra, status, events };
@@ -232,6 +236,26 @@ export function currentPhase(status: DgdrStatus | undefined): DgdrPhase {
 /** Whether `child` is controlled by the DGDR with `uid` (an owner reference with controller: true). Pure. */
 export function isControlledBy(child: ChildFacts, uid: string | undefined): boolean {
   return uid !== undefined && child.ownerReferences.some((r) => r.uid === uid && r.controller === true);
+}
+
+/** Who wrote the output ConfigMap, as far as the function can prove it. */
+export type OutputOwnership = 'Absent' | 'Ours' | 'Foreign';
+
+/**
+ * Whether the ConfigMap `dgdr-output-<name>` is provably this request's: its output-copier writes it
+ * with a controller owner reference to the request's uid (output-copier.ts), which a ConfigMap
+ * created before the request cannot carry. Anything else of that name is `Foreign`: never read,
+ * never deleted, reported as a conflict (DESIGN.md "Writes": never adopt; issue 20 "Own what you read").
+ * In: the output's facts (undefined when it does not exist), the request's uid. Pure.
+ */
+export function classifyOutputConfigMap(output: ChildFacts | undefined, dgdr: Dgdr): OutputOwnership {
+  if (output === undefined) return 'Absent';
+  return isControlledBy(output, dgdr.metadata.uid) ? 'Ours' : 'Foreign';
+}
+
+/** The conflict message for a foreign output ConfigMap (ours, in the words of the Job conflict). Pure. */
+export function outputConflictMessage(dgdrName: string): string {
+  return `ConfigMap ${outputConfigMapName(dgdrName)} already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name`;
 }
 
 /** Whether a DGD carries this request's labels `dgdr.nvidia.com/name` and `dgdr.nvidia.com/namespace` (dgdr-reference "Resource ownership"). Pure. */
@@ -330,6 +354,10 @@ function decidePending(observed: DgdrObserved, config: ProfilingJobConfig, draft
       .build('Profiling');
     return only(status, [{ type: 'Normal', reason: 'ProfilingJobCreated', action: 'Create', note: 'Profiling job created' }]);
   }
+  const outputOwnership = classifyOutputConfigMap(observed.output, dgdr);
+  if (outputOwnership === 'Foreign') {
+    return failWith(draft, CONDITION_PROFILING, REASON_OUTPUT_NAME_CONFLICT, outputConflictMessage(name), { reason: 'ProfilingJobFailed', action: 'Create' });
+  }
   const problems: string[] = [];
   const spec = dgdr.spec;
   if (spec.searchStrategy === 'thorough' && (spec.backend ?? 'auto') === 'auto') {
@@ -356,7 +384,7 @@ function decidePending(observed: DgdrObserved, config: ProfilingJobConfig, draft
   return {
     ...NOTHING,
     hardware: isDeepEqual(hardware, spec.hardware) ? undefined : hardware,
-    deleteStaleOutput: true,
+    deleteStaleOutput: outputOwnership === 'Ours' ? { name: outputConfigMapName(name), resourceVersion: observed.output?.resourceVersion } : undefined,
     job: built.job,
     status,
     events: [{ type: 'Normal', reason: 'Initialized', action: 'Validate', note: 'DGDR initialized successfully' }],
@@ -371,7 +399,12 @@ export function profilingFailureReason(profilingPhase: ProfilingPhase | undefine
 /** Profiling: follow the sub-phase, then the Job's outcome; generate the DGD from the output. Source: upstream-notes/dgdr.md §1.2 step 3. */
 function decideProfiling(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
   const { dgdr, job } = observed;
-  const output = readProfilerOutput(observed.outputData);
+  // Read only what this request's Job provably wrote (issue 20): anyone may write a ConfigMap of that name.
+  const ownership = classifyOutputConfigMap(observed.output, dgdr);
+  if (ownership === 'Foreign') {
+    return failWith(draft, CONDITION_PROFILING, REASON_OUTPUT_NAME_CONFLICT, outputConflictMessage(dgdr.metadata.name ?? ''), { reason: 'ProfilingCheckFailed', action: 'Get' });
+  }
+  const output = ownership === 'Ours' ? readProfilerOutput(observed.outputData) : undefined;
   if (output?.phase !== undefined && output.phase !== dgdr.status?.profilingPhase) {
     draft.set({ profilingPhase: output.phase }).condition(CONDITION_PROFILING, 'False', output.phase === 'Done' ? 'Completed' : output.phase, output.message);
   }

@@ -11,6 +11,7 @@
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, PROFILING_PHASES, convertDgdV1Alpha1, formatIssues, parseDgd, type DgdrSpec, type ProfilingPhase } from '../../api/index.js';
 import { isObject } from '../admission/common.js';
+import { OUTPUT_COPIER_CONTAINER } from './profiling-job.js';
 
 type Obj = Record<string, unknown>;
 
@@ -66,7 +67,15 @@ export interface PodFacts {
   readonly name: string;
   readonly phase: string | undefined;
   /** The `profiler` container's state. */
-  readonly profiler: { readonly terminated?: { readonly exitCode: number; readonly reason?: string; readonly message?: string }; readonly waiting?: { readonly reason?: string; readonly message?: string } } | undefined;
+  readonly profiler: ContainerStateFacts | undefined;
+  /** The `output-copier` sidecar's state (absent where not loaded). */
+  readonly outputCopier?: ContainerStateFacts | undefined;
+}
+
+/** A container's state as the pod status reports it. */
+export interface ContainerStateFacts {
+  readonly terminated?: { readonly exitCode: number; readonly reason?: string; readonly message?: string };
+  readonly waiting?: { readonly reason?: string; readonly message?: string };
 }
 
 /** `complete`, `failed` (with its condition message), or `running`. Source: upstream `checkProfilingJobStatus` (batch/v1 conditions). Pure. */
@@ -82,16 +91,23 @@ export function readJobOutcome(conditions: readonly JobCondition[]): { readonly 
  * `profiling job failed: <condition message>[. Details: Pod: <p>, Container: profiler, ExitCode: N, Reason: R[, Message: M]]`,
  * from the first Failed pod whose profiler container terminated, else its Waiting state
  * (`Pod: <p>, Container: profiler, Waiting - Reason: R, Message: M`).
+ * Ours (issue 20): when the profiler exited 0 and the `output-copier` sidecar terminated with a
+ * non-zero exit code (say, no kubectl in an overridden image), the details name the sidecar and its
+ * error instead (`Container: output-copier, ExitCode: N, Reason: R[, Message: M]`): the profiler's
+ * successful exit is not why the Job failed.
  * Source: upstream-notes/profiler.md §1.6 step 2 (text word for word). Pure.
  */
 export function describeJobFailure(conditionMessage: string, pods: readonly PodFacts[]): string {
   const base = `profiling job failed: ${conditionMessage}`;
+  const terminatedDetails = (pod: string, container: string, terminated: NonNullable<ContainerStateFacts['terminated']>): string => {
+    const message = terminated.message === undefined || terminated.message === '' ? '' : `, Message: ${terminated.message}`;
+    return `${base}. Details: Pod: ${pod}, Container: ${container}, ExitCode: ${terminated.exitCode}, Reason: ${terminated.reason ?? ''}${message}`;
+  };
   for (const pod of pods.filter((p) => p.phase === 'Failed')) {
     const terminated = pod.profiler?.terminated;
-    if (terminated !== undefined) {
-      const message = terminated.message === undefined || terminated.message === '' ? '' : `, Message: ${terminated.message}`;
-      return `${base}. Details: Pod: ${pod.name}, Container: profiler, ExitCode: ${terminated.exitCode}, Reason: ${terminated.reason ?? ''}${message}`;
-    }
+    const copier = pod.outputCopier?.terminated;
+    if (terminated?.exitCode === 0 && copier !== undefined && copier.exitCode !== 0) return terminatedDetails(pod.name, OUTPUT_COPIER_CONTAINER, copier);
+    if (terminated !== undefined) return terminatedDetails(pod.name, 'profiler', terminated);
     const waiting = pod.profiler?.waiting;
     if (waiting !== undefined) return `${base}. Details: Pod: ${pod.name}, Container: profiler, Waiting - Reason: ${waiting.reason ?? ''}, Message: ${waiting.message ?? ''}`;
   }

@@ -88,6 +88,10 @@ describe('buildProfilingJob: the upstream Job contract', () => {
     expect(copier['volumeMounts']).toEqual([{ name: 'profiling-output', mountPath: '/data', readOnly: true }]);
   });
 
+  it('issue 20 "the request\'s message names the copier\'s error": the output-copier\'s log tail is its termination message (FallbackToLogsOnError)', () => {
+    expect((containersOf(job())[1] ?? {})['terminationMessagePolicy']).toBe('FallbackToLogsOnError');
+  });
+
   it('standard env (NATS, etcd, ...) is added to the profiler when configured', () => {
     const env = containersOf(job({}, { operatorImage: undefined, standardEnv: [{ name: 'NATS_SERVER', value: 'nats://nats:4222' }] }))[0]?.['env'] as Obj[];
     expect(env.at(-1)).toEqual({ name: 'NATS_SERVER', value: 'nats://nats:4222' });

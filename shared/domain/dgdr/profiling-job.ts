@@ -111,6 +111,9 @@ export function buildProfilingJob(dgdr: Dgdr, config: ProfilingJobConfig): Profi
     command: ['/bin/sh', '-c'],
     args: [renderOutputCopierScript({ configMapName: outputConfigMapName(name), namespace, dgdrName: name, dgdrUid: uid, outputPath: PROFILING_OUTPUT_PATH })],
     volumeMounts: [{ name: PROFILING_OUTPUT_VOLUME, mountPath: PROFILING_OUTPUT_PATH, readOnly: true }],
+    // Ours (issue 20): the script's own error (e.g. no kubectl in an overridden image) becomes the
+    // container's termination message, so the request's failure names it.
+    terminationMessagePolicy: 'FallbackToLogsOnError',
   };
   const podSpec: Obj = {
     serviceAccountName: PROFILING_SERVICE_ACCOUNT,
