@@ -55,6 +55,12 @@ export function startLocalProfilerRunner(options: LocalProfilerRunnerOptions): L
   let current: Promise<void> = Promise.resolve();
 
   const apply = async (configMap: OutputConfigMap): Promise<void> => {
+    // As the sidecar does (output-copier.ts): a ConfigMap of that name the request does not control is left untouched.
+    const existing = await kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: configMap.metadata.namespace, name: configMap.metadata.name });
+    const uid = configMap.metadata.ownerReferences[0]?.uid;
+    const owners = existing?.metadata['ownerReferences'];
+    const isOurs = Array.isArray(owners) && owners.some((o: { uid?: unknown; controller?: unknown }) => o.uid === uid && o.controller === true);
+    if (existing !== undefined && !isOurs) throw new Error(`ConfigMap ${configMap.metadata.namespace}/${configMap.metadata.name} exists and is not controlled by DynamoGraphDeploymentRequest ${configMap.metadata.ownerReferences[0]?.name ?? ''}; it is left untouched`);
     const object: ApplyObject = { ...configMap };
     await kube.apply(object, { force: true });
   };

@@ -323,6 +323,48 @@ describe('DGDR lifecycle with kwok', () => {
     expect(after?.metadata.labels).toEqual({ owner: 'someone-else' });
   });
 
+  it('issue 20 "Own what you read": a foreign dgdr-output-<name> made before the request is neither deleted nor deployed; the request fails naming it', async () => {
+    // The attack: anyone who can write ConfigMaps in the namespace plants the "profiling output" first.
+    const planted = await user.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dgdr-output-planted', namespace }, data: SUCCESS(OUT1) });
+    await createDgdr('planted', { hardware: HARDWARE });
+    const failed = await waitForPhase('planted', 'Failed');
+    const message = 'ConfigMap dgdr-output-planted already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name';
+    expect(condition(failed, 'Profiling')).toMatchObject({ status: 'False', reason: 'OutputConfigMapConflict', message });
+    expect(condition(failed, 'Succeeded')).toMatchObject({ status: 'False', reason: 'OutputConfigMapConflict', message: `Profiling failed: ${message}` });
+    const after = await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-planted' });
+    expect(after?.metadata.resourceVersion).toBe(planted?.metadata.resourceVersion);
+    expect(after?.metadata['ownerReferences']).toBeUndefined();
+    expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-planted' })).toBeUndefined();
+    expect(await user.get({ ...DGD, namespace, name: 'planted-dgd' })).toBeUndefined();
+  });
+
+  it('issue 20 "Own what you read": an unlabelled, ownerless dgdr-output-<name> written during profiling is not deployed; the request fails naming it', async () => {
+    await createDgdr('swapped', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/run-duration': '2s' }) });
+    await waitForPhase('swapped', 'Profiling');
+    const planted = await user.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dgdr-output-swapped', namespace }, data: SUCCESS(OUT1) });
+    // kwok completes the pod; the Job's events bring the request to read its output.
+    const failed = await waitForPhase('swapped', 'Failed');
+    expect(condition(failed, 'Profiling')).toMatchObject({
+      status: 'False',
+      reason: 'OutputConfigMapConflict',
+      message: 'ConfigMap dgdr-output-swapped already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name',
+    });
+    expect(statusOf(failed).dgdName).toBeUndefined();
+    expect(statusOf(failed).profilingResults).toBeUndefined();
+    expect(failed.metadata.annotations?.['nvidia.com/generated-dgd-spec']).toBeUndefined();
+    expect(await user.get({ ...DGD, namespace, name: 'swapped-dgd' })).toBeUndefined();
+    expect((await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-swapped' }))?.metadata.resourceVersion).toBe(planted?.metadata.resourceVersion);
+  });
+
+  it('issue 20 "the request\'s message names the copier\'s error, not the profiler\'s successful exit": the output-copier exits 1 (no kubectl), the profiler 0', async () => {
+    const copierError = 'ERROR: kubectl not found in the output-copier image. The image set for the output-copier container through spec.overrides.profilingJob must contain kubectl.';
+    await createDgdr('copier-fails', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'fail', 'kwok.dynamo-fn.dev/container-name': 'output-copier', 'kwok.dynamo-fn.dev/exit-code': '1', 'kwok.dynamo-fn.dev/reason': 'Error', 'kwok.dynamo-fn.dev/message': copierError, 'kwok.dynamo-fn.dev/run-duration': '1s' }) });
+    const failed = await waitForPhase('copier-fails', 'Failed');
+    const message = condition(failed, 'Profiling')?.message ?? '';
+    expect(message).toMatch(/^profiling job failed: .+\. Details: Pod: profile-copier-fails-[a-z0-9]+, Container: output-copier, ExitCode: 1, Reason: Error, Message: /);
+    expect(message.endsWith(`Message: ${copierError}`)).toBe(true);
+  });
+
   it('"The DGDR spec becomes immutable during profiling": a spec edit is refused with the field path', async () => {
     await createDgdr('frozen', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'run' }) });
     await waitForPhase('frozen', 'Profiling');

@@ -13,6 +13,9 @@
  *    (the function reads the failure from the ConfigMap); `running` or other: exit 1.
  * Every ConfigMap carries the labels `dgdr.nvidia.com/name`, `dgdr.nvidia.com/namespace`,
  * `nvidia.com/managed-by: dynamo-operator` and a controller owner reference to the DGDR.
+ * Ours (issue 20): before each write, a ConfigMap of that name that exists and is not controlled by
+ * the DGDR's uid is left untouched and the script exits 1 naming it (the function reads only what
+ * the request controls; `kubectl apply` would otherwise merge into it).
  * `profiler_error` keeps only the first line of a folded YAML `error:` (as upstream); the function
  * reads the whole error from the `profiler_status.yaml` key instead (profiler.md §1.3 "Pitfall").
  * @module
@@ -57,6 +60,12 @@ indent() { sed 's/^/    /' "$1"; }
 quote() { printf '%s' "$1" | tr -d '"' | tr -d "'"; }
 write_cm() {
   # $1: the data block (already indented by two spaces)
+  # Never write over a ConfigMap of that name this request does not control (issue 20): the function would not read it.
+  FOUND=$(kubectl get configmap "$CM_NAME" -n "$NAMESPACE" --ignore-not-found -o jsonpath='{.metadata.name}/{.metadata.ownerReferences[?(@.controller==true)].uid}') || { echo "ERROR: cannot read ConfigMap $NAMESPACE/$CM_NAME" >&2; exit 1; }
+  if [ -n "$FOUND" ] && [ "$FOUND" != "$CM_NAME/$DGDR_UID" ]; then
+    echo "ERROR: ConfigMap $NAMESPACE/$CM_NAME exists and is not controlled by DynamoGraphDeploymentRequest $DGDR_NAME; it is left untouched" >&2
+    exit 1
+  fi
   cat <<CMEOF | kubectl apply -f -
 apiVersion: v1
 kind: ConfigMap
