@@ -50,6 +50,7 @@ import {
   profilingJobName,
   profilingJobRbac,
   hasMetricsExporters,
+  isControlledBy,
   readMetricsGpuNodes,
   trackingLabels,
   type ChildFacts,
@@ -154,7 +155,9 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
   const dgdState = ((dgd?.['status'] ?? {}) as { state?: string }).state;
   const dgdPods = phase === 'Deploying' && dgd !== undefined && dgdState !== 'successful' ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_GRAPH_DEPLOYMENT_NAME}=${dgd.metadata.name}` }) : [];
   const isJobFailed = ((job?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Failed' && c.status === 'True');
-  const pods = job !== undefined && isJobFailed ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [];
+  // Only the Job's own pods (controlled by its uid): anyone can label a pod `job-name`, and its status would become the request's message.
+  const labelledPods = job !== undefined && isJobFailed ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [];
+  const pods = labelledPods.filter((pod) => isControlledBy(childFacts(pod), job?.metadata.uid));
   const isDiscovering = phase === 'Pending' && job === undefined;
   const isDiscoveringHardware = isDiscovering && (needsHardwareDiscovery(dgdr.spec.hardware) || needsHardwareMetadataDiscovery(dgdr.spec.hardware));
   const nodes = isDiscoveringHardware ? await deps.kube.list('v1', 'Node') : undefined;

@@ -202,6 +202,13 @@ describe('decideDgdr', () => {
     expect(desired.events).toEqual([{ type: 'Warning', reason: 'ProfilingCheckFailed', action: 'Get', note: 'ConfigMap dgdr-output-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name' }]);
   });
 
+  it('"Own what you read" (issue 20), Profiling: a Job profile-<name> no longer controlled by the request (recreated by someone else) is a conflict, its conditions not read', () => {
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: { ...ownJob([{ type: 'Failed', status: 'True', message: 'planted' }]), ownerReferences: [{ uid: 'someone', controller: true }] } }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Failed');
+    expect(conditionOf(desired, 'Profiling')).toMatchObject({ reason: 'JobNameConflict', message: 'Job profile-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name' });
+    expect(desired.events).toEqual([{ type: 'Warning', reason: 'ProfilingCheckFailed', action: 'Get', note: 'Job profile-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name' }]);
+  });
+
   it('"the request\'s message names the copier\'s error, not the profiler\'s successful exit" (issue 20): profiler exit 0, output-copier exit 1', () => {
     const copierError = 'ERROR: kubectl not found in the output-copier image. The image set for the output-copier container through spec.overrides.profilingJob must contain kubectl.';
     const pods = [{ name: 'profile-qwen-abcde', phase: 'Failed', profiler: { terminated: { exitCode: 0, reason: 'Completed' } }, outputCopier: { terminated: { exitCode: 1, reason: 'Error', message: copierError } } }];

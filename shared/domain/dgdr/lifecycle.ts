@@ -258,6 +258,10 @@ export function outputConflictMessage(dgdrName: string): string {
   return `ConfigMap ${outputConfigMapName(dgdrName)} already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name`;
 }
 
+function jobConflictMessage(jobName: string): string {
+  return `Job ${jobName} already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name`;
+}
+
 /** Whether a DGD carries this request's labels `dgdr.nvidia.com/name` and `dgdr.nvidia.com/namespace` (dgdr-reference "Resource ownership"). Pure. */
 export function isCreatedByRequest(dgd: ChildFacts, dgdr: Dgdr): boolean {
   return dgd.labels[LABEL_DGDR_NAME] === dgdr.metadata.name && dgd.labels[LABEL_DGDR_NAMESPACE] === dgdr.metadata.namespace;
@@ -346,7 +350,7 @@ function decidePending(observed: DgdrObserved, config: ProfilingJobConfig, draft
   const jobName = profilingJobName(name);
   if (job !== undefined) {
     if (!isControlledBy(job, dgdr.metadata.uid)) {
-      return failWith(draft, CONDITION_PROFILING, REASON_JOB_NAME_CONFLICT, `Job ${jobName} already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name`, { reason: 'ProfilingJobFailed', action: 'Create' });
+      return failWith(draft, CONDITION_PROFILING, REASON_JOB_NAME_CONFLICT, jobConflictMessage(jobName), { reason: 'ProfilingJobFailed', action: 'Create' });
     }
     const status = draft
       .set({ profilingJobName: jobName, profilingPhase: 'Initializing' })
@@ -403,6 +407,10 @@ function decideProfiling(observed: DgdrObserved, draft: StatusDraft): DgdrDesire
   const ownership = classifyOutputConfigMap(observed.output, dgdr);
   if (ownership === 'Foreign') {
     return failWith(draft, CONDITION_PROFILING, REASON_OUTPUT_NAME_CONFLICT, outputConflictMessage(dgdr.metadata.name ?? ''), { reason: 'ProfilingCheckFailed', action: 'Get' });
+  }
+  // Likewise its Job: one of that name the request does not control (deleted and recreated by someone else) is not read.
+  if (job !== undefined && !isControlledBy(job, dgdr.metadata.uid)) {
+    return failWith(draft, CONDITION_PROFILING, REASON_JOB_NAME_CONFLICT, jobConflictMessage(profilingJobName(dgdr.metadata.name ?? '')), { reason: 'ProfilingCheckFailed', action: 'Get' });
   }
   const output = ownership === 'Ours' ? readProfilerOutput(observed.outputData) : undefined;
   if (output?.phase !== undefined && output.phase !== dgdr.status?.profilingPhase) {
