@@ -352,6 +352,8 @@ describe('decideDgdr', () => {
       { name: 'planner-config-fb8c', labels, ownerReferences: [] },
       { name: 'dgdr-output-qwen', labels, ownerReferences: [{ uid: 'uid-1', controller: true }] },
       { name: 'planner-profile-data-1a2b', labels, ownerReferences: [{ uid: 'dgd-uid', controller: true }] },
+      // Issue 20 "Own what you read": labels anyone can set do not make a ConfigMap someone else controls ours to take over.
+      { name: 'someone-elses', labels, ownerReferences: [{ uid: 'other-uid', controller: true }] },
     ];
     const desired = decideDgdr(observed(deployingDgdr(), { dgd: { ...ourDgd('pending'), uid: 'dgd-uid' }, configMaps }), CONFIG, NOW);
     expect(desired.adoptConfigMaps).toEqual([{ name: 'planner-config-fb8c', ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'qwen-dgd', uid: 'dgd-uid', controller: true, blockOwnerDeletion: true }] }]);

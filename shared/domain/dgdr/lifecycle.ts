@@ -573,7 +573,8 @@ export function configMapsToAdopt(observed: DgdrObserved, dgd: NonNullable<DgdrO
   if (dgd.uid === undefined) return [];
   const output = outputConfigMapName(observed.dgdr.metadata.name ?? '');
   return observed.configMaps
-    .filter((cm) => cm.name !== output && isCreatedByRequest(cm, observed.dgdr) && !cm.ownerReferences.some((r) => r.uid === dgd.uid && r.controller === true))
+    // A ConfigMap someone else controls is never taken over, whatever its labels say (DESIGN.md "Writes": never adopt).
+    .filter((cm) => cm.name !== output && isCreatedByRequest(cm, observed.dgdr) && !cm.ownerReferences.some((r) => r.controller === true))
     .map((cm) => ({ name: cm.name, ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
