@@ -11,14 +11,16 @@
  * - the reconcile function and Grove: a test that needs a Ready DGD writes the DGD status they
  *   would write (`state: successful`).
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
 import { startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
 import profile from '../../functions/profile/index.js';
+import { renderOutputCopierScript } from '../../shared/domain/index.js';
 import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { TransientError, defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
@@ -363,6 +365,28 @@ describe('DGDR lifecycle with kwok', () => {
     const message = condition(failed, 'Profiling')?.message ?? '';
     expect(message).toMatch(/^profiling job failed: .+\. Details: Pod: profile-copier-fails-[a-z0-9]+, Container: output-copier, ExitCode: 1, Reason: Error, Message: /);
     expect(message.endsWith(`Message: ${copierError}`)).toBe(true);
+  });
+
+  it('issue 20: the output-copier\'s own write step (real kubectl, bash) leaves a foreign dgdr-output-<name> untouched and exits 1 naming it; absent, it writes it controlled by the request', async () => {
+    const created = await createDgdr('copier-guard', { hardware: HARDWARE });
+    await waitForPhase('copier-guard', 'Profiling');
+    const script = renderOutputCopierScript({ configMapName: 'dgdr-output-copier-guard', namespace, dgdrName: 'copier-guard', dgdrUid: created.metadata.uid ?? '', outputPath: '/data' });
+    // The script's header and its write_cm function, as rendered; then one write (the relay loop needs a pod to watch).
+    const writeStep = `${script.slice(0, script.indexOf('CMEOF\n}\n') + 'CMEOF\n}\n'.length)}write_cm '  phase: "Done"'\n`;
+    const runWrite = () => spawnSync('bash', ['-c', writeStep], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') }, encoding: 'utf8', timeout: 60_000 });
+    const planted = await user.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dgdr-output-copier-guard', namespace }, data: { 'final_config.yaml': 'planted' } });
+    const refused = runWrite();
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`ERROR: ConfigMap ${namespace}/dgdr-output-copier-guard exists and is not controlled by DynamoGraphDeploymentRequest copier-guard; it is left untouched`);
+    expect((await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-copier-guard' }))?.metadata.resourceVersion).toBe(planted?.metadata.resourceVersion);
+    await user.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-copier-guard' });
+    await eventually('planted ConfigMap gone', async () => ((await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-copier-guard' })) === undefined ? true : undefined));
+    const written = runWrite();
+    expect(written.stderr).toBe('');
+    expect(written.status).toBe(0);
+    const output = await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-copier-guard' });
+    expect(output?.metadata['ownerReferences']).toEqual([{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'copier-guard', uid: created.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(output?.['data']).toEqual({ phase: 'Done' });
   });
 
   it('"The DGDR spec becomes immutable during profiling": a spec edit is refused with the field path', async () => {
