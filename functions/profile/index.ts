@@ -18,9 +18,9 @@
  */
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
-import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN } from '../../shared/api/index.js';
+import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, LABEL_DGDR_RUN_UID } from '../../shared/api/index.js';
 import { ENV_DCGM_ENDPOINT_TEMPLATE, ENV_INTEL_XPU_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
-import { createKube, type Kube } from '../../shared/kube/index.js';
+import { createKube, createListSnapshot, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import { GpuDiscoveryCache } from '../../shared/discovery/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
@@ -129,9 +129,18 @@ export async function initProfile(base: HandlerDeps, env: Readonly<Record<string
   };
 }
 
+/**
+ * A resync's reads: one LIST per kind, taken on the first read and shared by every request's and
+ * Run's pass (Pods only those labelled with a Run uid, the only Pods a quiet pass reads).
+ */
+export function resyncDeps<D extends ProfileDeps>(deps: D): D {
+  return { ...deps, snapshot: createListSnapshot(deps.kube, { byLabel: [{ apiVersion: 'v1', kind: 'Pod', label: LABEL_DGDR_RUN_UID }] }) };
+}
+
 const profile: FunctionDefinition<ProfileFunctionDeps> = {
   name: 'profile',
   routes: [anyDgdrRoute, anyJobRoute, configMapRoute, dgdRoute, runAndRequestRoute, onRunKube(podRoute), onRunKube(claimRoute)],
   init: (base) => initProfile(base),
+  resyncDeps,
 };
 export default profile;
