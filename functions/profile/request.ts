@@ -25,7 +25,6 @@
 import {
   DGDR_V1BETA2,
   DGDR_V1BETA2_KIND,
-  CONDITION_ACCEPTED,
   DgdrV1Beta2SpecSchema,
   LABEL_DGDR_GENERATION,
   RUN_KIND,
@@ -39,6 +38,7 @@ import {
   decideRequestAccepted,
   decideRequestRuns,
   decideStatusWrite,
+  REQUEST_STATUS_OWNERSHIP,
   hasConversionView,
   isRunComplete,
   nextCondition,
@@ -54,8 +54,6 @@ import { handle as handleRun, type RunDeps } from './run.js';
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-profile';
 const REQUEST_REF = { apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND } as const;
 const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
-/** The request status fields the Runs logic owns (field manager `dynamo-profile-run`). */
-const REQUEST_STATUS_OWNERSHIP = { fields: ['observedGeneration', 'activeRunRef', 'recentRunRefs', 'conditions'], conditionTypes: [CONDITION_ACCEPTED] } as const;
 
 /** What `load` found: the stored request and the observed state the decision reads. */
 export interface RequestLoaded {

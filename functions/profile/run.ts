@@ -36,6 +36,7 @@ import {
   controllerUidOf,
   decideRun,
   decideStatusWrite,
+  RUN_STATUS_OWNERSHIP,
   isRunComplete,
   jobStateOf,
   profilingJobRbac,
@@ -57,9 +58,6 @@ export interface RunDeps extends PublisherDeps {
   /** In a resync: its reads, answered from one LIST per kind (shared/kube `createListSnapshot`); a pass's first load reads here, writes and re-reads go to `kube`. */
   readonly snapshot?: KubeReader;
 }
-
-/** The Run status fields the Run logic owns (the publisher owns Published, candidateRefs and progress). */
-const RUN_STATUS_OWNERSHIP = { fields: ['observedGeneration', 'phase', 'conditions', 'startTime', 'completionTime', 'jobRef'], conditionTypes: [CONDITION_COMPLETED] } as const;
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-profile';
 const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
