@@ -93,7 +93,7 @@ describe('createListSnapshot', () => {
 });
 
 describe('parseLabelSelector and matchesLabels (equality-based selectors, as the API server matches them)', () => {
-  it.each([
+  it.each<{ readonly name: string; readonly selector: string; readonly labels: Record<string, string>; readonly want: boolean }>([
     { name: 'a=b matches a=b', selector: 'a=b', labels: { a: 'b' }, want: true },
     { name: 'a==b is a=b', selector: 'a==b', labels: { a: 'b' }, want: true },
     { name: 'a=b does not match a=c', selector: 'a=b', labels: { a: 'c' }, want: false },
