@@ -181,7 +181,8 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr, read: 
     deps.log.warn({ error: metrics.error }, 'DCGM discovery failed, falling back to node-label discovery');
   }
   const pvcName = dgdr.spec.modelCache?.pvcName;
-  const pvc = isDiscovering && pvcName !== undefined && pvcName !== '' ? await read.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvcName }) : undefined;
+  // Read from the API server, not a resync's snapshot: a Pending request is read once (no claims list for it).
+  const pvc = isDiscovering && pvcName !== undefined && pvcName !== '' ? await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvcName }) : undefined;
   const dgdStatus = (dgd?.['status'] ?? {}) as { state?: string; components?: Record<string, { replicas?: number; availableReplicas?: number }> };
   return {
     dgdr,
