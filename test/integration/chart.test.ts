@@ -6,7 +6,7 @@
  * every object against their CRD schemas, nothing more (no pods, no certificates are issued).
  */
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -113,6 +113,19 @@ describe('helm lint and template', () => {
     expect(result.code).toBe(0);
   });
 
+  // values.schema.json (issue 21 item 4): helm validates values on install, upgrade, lint and
+  // template; a misspelled or out-of-range value is refused with its path.
+  it.each([
+    { name: 'a misspelled gate', set: 'lpx.enabeld=true', want: /lpx.*additional properties 'enabeld' not allowed/i },
+    { name: 'an unknown gang scheduler', set: 'render.gangScheduler=slurm', want: /render\/gangScheduler.*value must be one of 'none', 'kai', 'volcano'/ },
+    { name: "a webhook timeout past the API server's 30 s", set: 'admission.timeoutSeconds=99', want: /admission\/timeoutSeconds.*maximum.*30/ },
+  ])('helm template refuses $name ($set) naming the value', async ({ set, want }) => {
+    const refused = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, '--set', set]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("values don't meet the specifications of the schema");
+    expect(refused.stderr).toMatch(want);
+  });
+
   it('renders the admission Deployment, the reconcile and profile functions and their wiring by default, one copy of each', async () => {
     expect(names(await template([]))).toEqual(BASE_OBJECTS);
   });
@@ -124,6 +137,23 @@ describe('helm lint and template', () => {
     for (const container of containers) {
       const env = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
       expect(env).toEqual(expect.objectContaining({ LPX_ENABLED: String(row.lpx), DGDR_V1BETA2_ENABLED: String(row.v1beta2) }));
+    }
+  });
+
+  it('each function runs its own bundle, prebuilt JavaScript with no transpiler (issue 17: "The chart runs each function\'s own bundle"): node /app/dist/bundles/<function>.mjs, which scripts/build.mjs builds from shared/cli/function-entries/<function>.ts; admission with the arguments of serve admission', async () => {
+    // cleanup renders only with a gate whose kinds it takes (lpx, dgdrV1Beta2).
+    const objects = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
+    const commands = Object.fromEntries(workloads(objects).map((w) => [w.name, { command: w.containers[0]?.command, args: w.containers[0]?.args }]));
+    expect(commands).toEqual({
+      'Deployment dynamo-admission': { command: ['/nodejs/bin/node', '/app/dist/bundles/admission.mjs'], args: ['--port', '8443', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'] },
+      'Service dynamo-reconcile': { command: ['/nodejs/bin/node', '/app/dist/bundles/reconcile.mjs'], args: undefined },
+      'Service dynamo-profile': { command: ['/nodejs/bin/node', '/app/dist/bundles/profile.mjs'], args: undefined },
+      'Service dynamo-cleanup': { command: ['/nodejs/bin/node', '/app/dist/bundles/cleanup.mjs'], args: undefined },
+    });
+    const build = await readFile(path.join(CHART_DIR, '..', '..', 'scripts', 'build.mjs'), 'utf8');
+    expect(build).toContain("const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'];");
+    for (const name of ['admission', 'reconcile', 'profile', 'cleanup']) {
+      expect(await readFile(path.join(CHART_DIR, '..', '..', 'shared', 'cli', 'function-entries', `${name}.ts`), 'utf8')).toContain(`runBundledFunction('${name}', ${name})`);
     }
   });
 
@@ -423,6 +453,8 @@ describe('helm install and upgrade on the real API server', () => {
 
 interface Container {
   readonly name: string;
+  readonly command?: string[];
+  readonly args?: string[];
   readonly env: { name: string; value?: string }[];
   readonly securityContext?: Record<string, unknown>;
 }
