@@ -82,13 +82,19 @@ export function isRuntimeGateEnabled(gate: Version, runtime: Version | undefined
 }
 
 /**
- * An origin gate: enabled when the DGD's origin version is at or above the threshold. A DGD
- * without the annotation was created through this control plane, which stamps nothing, so
- * `defaultOrigin` (the operator version we render as) stands in for it; a malformed value keeps
- * the legacy default, as upstream's `compatibility.Gate` does. Pure.
+ * An origin gate: enabled when the DGD's origin version (`nvidia.com/dynamo-operator-origin-version`,
+ * stamped by admission on CREATE, see admission/origin-version.ts) is at or above the threshold.
+ * A DGD without the annotation was created before any operator stamped it (an older upstream
+ * operator): it keeps the legacy behaviour, so the gate is off; a malformed value is an unknown
+ * origin and keeps it too. The configured operator version is deliberately not read here: a DGD
+ * created by this control plane carries the version it was created under, so raising the
+ * configured version never changes how it renders.
+ * Source: upstream `compatibility.OperatorOriginFeatureGate.IsEnabled` ("When the annotation is
+ * absent (pre-upgrade DGD), IsEnabled returns false to preserve backward compatibility") and
+ * `VersionsFromAnnotations`. Pure.
  */
-export function isOriginGateEnabled(gate: Version, dgd: Pick<Dgd, 'metadata'>, defaultOrigin: string): boolean {
+export function isOriginGateEnabled(gate: Version, dgd: Pick<Dgd, 'metadata'>): boolean {
   const annotated = dgd.metadata.annotations?.[ANNOTATION_OPERATOR_ORIGIN_VERSION];
-  const origin = parseVersion(annotated ?? defaultOrigin);
+  const origin = annotated === undefined ? undefined : parseVersion(annotated);
   return origin !== undefined && isAtLeast(origin, gate);
 }
