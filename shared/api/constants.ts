@@ -25,6 +25,12 @@ export const FIELD_MANAGER_RECONCILE = 'dynamo-reconcile';
 export const ANNOTATION_GROVE_UPDATE_STRATEGY = 'nvidia.com/grove-update-strategy';
 /** `"false"` (case-insensitive) opts a DGD out of Grove (upstream-notes/dgd.md §2.5). */
 export const ANNOTATION_ENABLE_GROVE = 'nvidia.com/enable-grove';
+/** Controller-owned, immutable graph workload provider, materialized by admission on CREATE (upstream-notes/dgd.md §2.5; upstream `KubeAnnotationWorkloadProvider`). */
+export const ANNOTATION_WORKLOAD_PROVIDER = 'nvidia.com/workload-provider';
+/** The Grove workload provider: the only one this control plane renders. */
+export const WORKLOAD_PROVIDER_GROVE = 'grove';
+/** Upstream's DynamoComponentDeployment workload provider (`nvidia.com/enable-grove: "false"`). */
+export const WORKLOAD_PROVIDER_COMPONENT = 'component';
 /** `"false"` disables the metrics label on pod templates (upstream-notes/dgd.md §4.5). */
 export const ANNOTATION_ENABLE_METRICS = 'nvidia.com/enable-metrics';
 

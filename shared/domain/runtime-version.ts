@@ -39,6 +39,20 @@ export function parseVersion(value: string): Version | undefined {
   return { major: Number(match[1]), minor: Number(match[2]), patch: Number(match[3]) };
 }
 
+/** Masterminds semver `NewVersion` (non-strict): optional `v`, minor and patch may be omitted. */
+const LOOSE_SEMVER = /^v?([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))?(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+
+/**
+ * Parses an operator origin version as upstream does (`semver.NewVersion`, Masterminds v3,
+ * non-strict: `v1.6.0`, `1.6` and `1` are accepted, a missing minor or patch is 0); undefined
+ * when it is not one. Pure.
+ */
+export function parseOriginVersion(value: string): Version | undefined {
+  const match = LOOSE_SEMVER.exec(value);
+  if (match === null) return undefined;
+  return { major: Number(match[1]), minor: Number(match[2] ?? 0), patch: Number(match[3] ?? 0) };
+}
+
 /**
  * The version in an image tag (`repo/name:v1.2.3-cuda13` -> 1.2.3; a leading `v` or `V` is
  * allowed, a digest is ignored); undefined without a semver tag, e.g. `:latest` or `:sha-123`.
@@ -95,6 +109,6 @@ export function isRuntimeGateEnabled(gate: Version, runtime: Version | undefined
  */
 export function isOriginGateEnabled(gate: Version, dgd: Pick<Dgd, 'metadata'>): boolean {
   const annotated = dgd.metadata.annotations?.[ANNOTATION_OPERATOR_ORIGIN_VERSION];
-  const origin = annotated === undefined ? undefined : parseVersion(annotated);
+  const origin = annotated === undefined ? undefined : parseOriginVersion(annotated);
   return origin !== undefined && isAtLeast(origin, gate);
 }
