@@ -195,9 +195,12 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const ready: ReadyCondition = { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
   const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
   const components = lpx === undefined ? readiness.components : { ...readiness.components, ...lpx.components };
+  // The ordinary PodCliqueSet's deferral wins; otherwise the LPX child's own ScalingDeferred=True
+  // is the DGD's ("An LPX child's ScalingDeferred propagates to the DGD", upstream-notes/dgd.md §4.7).
+  const scaling: Verdict['scaling'] = deferred ? 'deferred' : lpx?.scalingDeferred !== undefined ? { deferredBy: lpx.scalingDeferred } : 'allowed';
   return finish(
     observed,
-    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling: deferred ? 'deferred' : 'allowed', components },
+    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling, components },
     now,
   );
 }
@@ -246,7 +249,7 @@ interface Verdict {
    * ScalingDeferred: `deferred` (True), `allowed` (False), or `keep` (as it was, absent if it
    * was absent: a pass that did not get as far as judging scaling).
    */
-  readonly scaling: 'deferred' | 'allowed' | 'keep';
+  readonly scaling: 'deferred' | 'allowed' | 'keep' | { readonly deferredBy: { readonly reason: string; readonly message: string } };
   readonly components: Record<string, Record<string, unknown>> | undefined;
 }
 
@@ -259,6 +262,8 @@ function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired 
   const beforeDeferred = previous.find((c) => c.type === CONDITION_SCALING_DEFERRED);
   if (verdict.scaling === 'deferred') {
     conditions.push(condition(CONDITION_SCALING_DEFERRED, { status: 'True', reason: REASON_COHERENT_UPDATE_IN_PROGRESS, message: MESSAGE_COHERENT_UPDATE_IN_PROGRESS }, beforeDeferred, generation, now));
+  } else if (typeof verdict.scaling === 'object') {
+    conditions.push(condition(CONDITION_SCALING_DEFERRED, { status: 'True', ...verdict.scaling.deferredBy }, beforeDeferred, generation, now));
   } else if (verdict.scaling === 'allowed') {
     // Upstream writes False only if the condition was present before (upstream-notes/dgd.md
     // §4.7 step 6); we always report it once scaling was judged, so the status is a function of

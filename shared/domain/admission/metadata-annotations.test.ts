@@ -21,7 +21,8 @@ function aStoredDgd(annotations: Record<string, string> | undefined): Record<str
 describe('origin version and workload provider on UPDATE (upstream-notes/dgd.md §3.5 "Metadata"; upstream validateObjectMetaUpdate)', () => {
   const config = { lpxEnabled: false, replicasModifiers: [RECONCILE_SA] };
 
-  it.each([
+  type Row = { name: string; old: Record<string, string> | undefined; now: Record<string, string> | undefined; want: string[] };
+  it.each<Row>([
     { name: 'removing the origin version: "immutable, including its presence"', old: { [ORIGIN]: '1.6.1' }, now: undefined, want: [`metadata.annotations[${ORIGIN}]: Invalid: null: field is immutable`] },
     { name: 'adding an origin version to a legacy DGD: "immutable, including its presence"', old: undefined, now: { [ORIGIN]: '1.6.1' }, want: [`metadata.annotations[${ORIGIN}]: Invalid: "1.6.1": field is immutable`] },
     { name: 'removing the workload provider: "Once materialized, the workload provider cannot be replaced or removed"', old: { [PROVIDER]: 'grove' }, now: undefined, want: [`metadata.annotations[${PROVIDER}]: Invalid: null: field is immutable`] },
