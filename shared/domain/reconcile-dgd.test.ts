@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PodClique, PodCliqueScalingGroup, PodCliqueSet } from '../api/index.js';
 import { aComponent, aDgd, deepFreeze } from '../../test/support/builders.js';
-import { decideScalingGate, keepSeededReplicas } from './grove-scaling.js';
+import { decideScalingGate, keepSeededReplicas, keepUpdateStrategyDuringRollout } from './grove-scaling.js';
 import { childOwner } from './ownership.js';
 import { decideDgd, decideDgdFailure, readyEventName, type DgdObserved } from './reconcile-dgd.js';
 import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderedObject } from './render.js';
@@ -98,7 +98,13 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
         worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 0, updatedReplicas: 0 },
       },
     });
-    expect(desired.events).toEqual([{ name: readyEventName(dgd, undefined, { status: 'False', reason: 'some_resources_are_not_ready', message: '' }), type: 'Normal', reason: 'some_resources_are_not_ready', note: 'frontend: resource not found; worker: resource not found' }]);
+    // The Event name is `<dgd>.<16 hex>`, the same for the same transition decided again (a
+    // duplicate event or a second replica), different for another DGD uid: asserted from those
+    // properties, not from the function that computes it.
+    expect(desired.events).toEqual([{ name: expect.stringMatching(/^my-graph\.[0-9a-f]{16}$/) as unknown as string, type: 'Normal', reason: 'some_resources_are_not_ready', note: 'frontend: resource not found; worker: resource not found' }]);
+    expect(decideDgd(observed(dgd), DEFAULT_RENDER_CONFIG, LATER).events.map((e) => e.name)).toEqual(desired.events.map((e) => e.name));
+    const otherUid = { ...dgd, metadata: { ...dgd.metadata, uid: 'another-uid' } };
+    expect(decideDgd(observed(otherUid), DEFAULT_RENDER_CONFIG, NOW).events[0]?.name).not.toBe(desired.events[0]?.name);
     expect(desired.permanentFailure).toBeUndefined();
   });
 
@@ -203,16 +209,27 @@ describe('scaling through Grove scale subresources (grove.md §A.6 "Template rep
     expect(desired.status.conditions[0]).toMatchObject({ status: 'True' });
   });
 
-  it('keepSeededReplicas keeps observed clique and scaling-group replicas and nothing else', () => {
-    const rendered = renderDgd(withWorkers(9));
+  it('keepSeededReplicas keeps observed clique and scaling-group replicas and nothing else ("Template replicas only seed a PCLQ or PCSG at creation", grove.md §A.6)', () => {
+    const graph = (workers: number, decodes: number) => ({
+      ...dgd,
+      spec: { ...dgd.spec, components: [aComponent('frontend', 'frontend'), aComponent('worker', 'worker', { replicas: workers }), aComponent('decode', 'decode', { replicas: decodes, multinode: { nodeCount: 2 } })] },
+    });
+    const rendered = renderDgd(graph(9, 5));
     if (!rendered.ok) throw new Error('fixture does not render');
-    const pcs = rendered.objects[0] as RenderedObject;
-    const observedPcs = aStoredPcs(withWorkers(2)) as unknown as PodCliqueSet;
-    const kept = keepSeededReplicas(pcs, observedPcs) as unknown as { spec: { template: { cliques: { name: string; spec: { replicas: number } }[] } } };
-    expect(kept.spec.template.cliques.map((c) => [c.name, c.spec.replicas])).toEqual([
-      ['frontend', 1],
-      ['worker', 2],
-    ]);
+    const pcs = rendered.objects.find((o) => o.kind === 'PodCliqueSet') as RenderedObject;
+    const observedPcs = aStoredPcs(graph(2, 3)) as unknown as PodCliqueSet;
+    type Template = { cliques: { name: string; spec: { replicas: number } }[]; podCliqueScalingGroups: { name: string; replicas: number }[] };
+    // Expected: the rendered PodCliqueSet with exactly the seeds replaced by the stored ones: the
+    // standalone worker clique 9 -> 2, the decode scaling group 5 -> 3; the multinode member
+    // cliques keep their per-replica node counts (ldr 1, wkr 1) and nothing else moves.
+    const expected = structuredClone(pcs) as unknown as { spec: { template: Template } };
+    const clique = (name: string) => expected.spec.template.cliques.find((c) => c.name === name);
+    const group = expected.spec.template.podCliqueScalingGroups.find((g) => g.name === 'decode');
+    if (clique('worker') === undefined || group === undefined) throw new Error('fixture lacks the worker clique or the decode scaling group');
+    (clique('worker') as { spec: { replicas: number } }).spec.replicas = 2;
+    group.replicas = 3;
+    expect([clique('decode-ldr')?.spec.replicas, clique('decode-wkr')?.spec.replicas]).toEqual([1, 1]);
+    expect(keepSeededReplicas(pcs, observedPcs)).toEqual(expected);
     expect(keepSeededReplicas(pcs, undefined)).toBe(pcs);
   });
 });
@@ -332,6 +349,32 @@ describe('ownership: "a Service or PodCliqueSet of the same name that is not con
     const otherUid = { ...handMadeService, metadata: { ...handMadeService.metadata, ownerReferences: [{ ...OURS[0], uid: 'previous-incarnation' }] } };
     const desired = decideDgd(observed(dgd, { services: [otherUid] }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.status.conditions[0]).toMatchObject({ reason: 'OwnershipConflict', message: expect.stringContaining('(controller: DynamoGraphDeployment my-graph)') });
+  });
+});
+
+describe('update strategy during an active rollout: "keep the PCS\'s current strategy (or nil) until the active update ends" (upstream-notes/dgd.md §3.1 transition guard)', () => {
+  const strategyOf = (desired: ReturnType<typeof decideDgd>) => (desired.apply.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { updateStrategy?: { type: string } } }).spec.updateStrategy;
+
+  it('a strategy-annotation change during an active update does not rewrite updateStrategy mid-rollout', () => {
+    const desired = decideDgd(observed(withWorkers(2, COHERENT), { pcs: aStoredPcs(withWorkers(2), { observedGeneration: 2, strategy: 'RollingRecreate', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(strategyOf(desired)).toEqual({ type: 'RollingRecreate' });
+  });
+
+  it('a stored PodCliqueSet without updateStrategy (Grove\'s default) keeps none while its update is active', () => {
+    const desired = decideDgd(observed(withWorkers(2, COHERENT), { pcs: aStoredPcs(withWorkers(2), { observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(strategyOf(desired)).toBeUndefined();
+  });
+
+  it('once the update ended (updateEndedAt set), the annotation\'s strategy is applied', () => {
+    const desired = decideDgd(observed(withWorkers(2, COHERENT), { pcs: aStoredPcs(withWorkers(2), { observedGeneration: 2, strategy: 'RollingRecreate', progress: ENDED }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(strategyOf(desired)).toEqual({ type: 'Coherent' });
+  });
+
+  it('before the PodCliqueSet exists there is nothing to guard', () => {
+    const rendered = renderDgd(withWorkers(2, ROLLING));
+    if (!rendered.ok) throw new Error('fixture does not render');
+    const pcs = rendered.objects.find((o) => o.kind === 'PodCliqueSet') as RenderedObject;
+    expect(keepUpdateStrategyDuringRollout(pcs, undefined)).toBe(pcs);
   });
 });
 

@@ -32,7 +32,7 @@ import {
   type PodCliqueScalingGroup,
   type PodCliqueSet,
 } from '../api/index.js';
-import { componentChild, decideScalingGate, isGenerationAcknowledged, isRolloutActive, keepSeededReplicas, pendingScaleIntents, readPodCliqueSet, type ScaleIntent } from './grove-scaling.js';
+import { componentChild, decideScalingGate, isGenerationAcknowledged, isRolloutActive, keepSeededReplicas, keepUpdateStrategyDuringRollout, pendingScaleIntents, readPodCliqueSet, type ScaleIntent } from './grove-scaling.js';
 import { fnv32a, podCliqueSetName, usesScalingGroup } from './names.js';
 import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParent, type OwnedObject } from './ownership.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
@@ -161,7 +161,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', ordinary);
   const pcs = taken.has(`${PODCLIQUESET_KIND}/${pcsName}`) ? undefined : readPodCliqueSet(observed.children.PodCliqueSet.get(pcsName));
-  const apply = owned.filter((o) => !taken.has(`${o.kind}/${o.metadata.name}`)).map((o) => (o.kind === PODCLIQUESET_KIND ? keepSeededReplicas(o, pcs) : o));
+  const apply = owned.filter((o) => !taken.has(`${o.kind}/${o.metadata.name}`)).map((o) => (o.kind === PODCLIQUESET_KIND ? keepUpdateStrategyDuringRollout(keepSeededReplicas(o, pcs), pcs) : o));
 
   if (conflicts.length > 0) {
     const message = describeOwnershipConflicts(conflicts);
