@@ -87,6 +87,11 @@ export const REASON_INVALID_SPEC = 'InvalidSpec';
 export const REASON_RESOURCES_NOT_READY = 'some_resources_are_not_ready';
 /** Ready=True reason (upstream-notes/dgd.md §2.4). */
 export const REASON_ALL_RESOURCES_READY = 'all_resources_are_ready';
+/** Ready=False reasons of upstream's Grove readiness classification (upstream-notes/dgd.md §2.4, §4.7 step 5; upstream `DGDReadyReason*`). */
+export const REASON_INSUFFICIENT_CAPACITY = 'insufficient_capacity';
+export const REASON_PODS_NOT_READY = 'pods_not_ready';
+export const REASON_UPDATING = 'updating';
+export const REASON_MIXED_NOT_READY = 'mixed_not_ready_reasons';
 /** Ready=False reason when LPX components are disabled by `lpx.enabled=false` (dgd-reference). */
 export const REASON_LPX_DISABLED = 'LPXDisabled';
 

@@ -131,11 +131,11 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
     expect(desired.status.conditions[0]?.message).toBe('decode: pods_not_ready');
   });
 
-  it('is not fooled by old pods during a rollout: children that look ready are "updating" while Grove has not acknowledged the PodCliqueSet generation', () => {
+  it('is not fooled by old pods during a rollout: children that look ready are "updating" while Grove has not acknowledged the PodCliqueSet generation (Ready reason: their shared reason, upstream-notes/dgd.md §4.7 step 5)', () => {
     const world = { pcs: aStoredPcs(dgd, { generation: 3, observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 1)] };
     const desired = decideDgd(observed(dgd, world), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.status.state).toBe('pending');
-    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: updating; worker: updating' });
+    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'updating', message: 'frontend: updating; worker: updating' });
   });
 
   it('is not fooled by old pods while a rollout is active (updateProgress without updateEndedAt), nor right after its own PodCliqueSet write', () => {
@@ -280,7 +280,8 @@ describe('ScalingDeferred: "During this wait the operator continues observing wo
     expect(desired.scale).toEqual([]);
     expect(desired.status.state).toBe('pending');
     expect(desired.status.conditions).toEqual([
-      { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'frontend: updating; worker: pods_not_ready', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
+      // worker: desired 5, replicas 2: "updating" (upstream pcsgStatusReady: updated or replicas differ from desired)
+      { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'frontend: updating; worker: updating', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
       { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
     ]);
     expect(desired.status.components?.['worker']).toEqual({ componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 2, updatedReplicas: 2, readyReplicas: 2 });
@@ -300,7 +301,7 @@ describe('ScalingDeferred: "During this wait the operator continues observing wo
     const desired = decideDgd(observed(same, { pcs: aStoredPcs(same, { generation: 3, observedGeneration: 3, strategy: 'Coherent', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.scale).toEqual([]);
     expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 });
-    expect(desired.status.conditions[0]).toMatchObject({ reason: 'some_resources_are_not_ready' });
+    expect(desired.status.conditions[0]).toMatchObject({ reason: 'updating' });
   });
 
   it('RollingRecreate scales during its own rollout with a lagging observed generation', () => {
@@ -349,6 +350,26 @@ describe('ownership: "a Service or PodCliqueSet of the same name that is not con
     const otherUid = { ...handMadeService, metadata: { ...handMadeService.metadata, ownerReferences: [{ ...OURS[0], uid: 'previous-incarnation' }] } };
     const desired = decideDgd(observed(dgd, { services: [otherUid] }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.status.conditions[0]).toMatchObject({ reason: 'OwnershipConflict', message: expect.stringContaining('(controller: DynamoGraphDeployment my-graph)') });
+  });
+});
+
+describe('Ready reason: "Capacity classification gives insufficient_capacity ... Otherwise the reason is updating or pods_not_ready. Aggregated reason: the shared reason, or mixed_not_ready_reasons" (upstream-notes/dgd.md §4.7 step 5)', () => {
+  const ready = (cliques: PodClique[]) => decideDgd(observed(withWorkers(2), { pcs: aStoredPcs(withWorkers(2), { observedGeneration: 2 }), cliques }), DEFAULT_RENDER_CONFIG, NOW).status.conditions[0];
+  const frontendReady = aClique('my-graph-0-frontend', 1);
+  it.each([
+    { name: 'schedule-gated pods', worker: aClique('my-graph-0-worker', 2, { readyReplicas: 0, scheduleGatedReplicas: 2 }), want: { reason: 'insufficient_capacity', message: 'worker: insufficient_capacity' } },
+    { name: 'PodCliqueScheduled=False InsufficientScheduledPods', worker: aClique('my-graph-0-worker', 2, { readyReplicas: 0, conditions: [{ type: 'PodCliqueScheduled', status: 'False', reason: 'InsufficientScheduledPods', message: '', lastTransitionTime: '2026-11-29T11:00:00Z' }] }), want: { reason: 'insufficient_capacity', message: 'worker: insufficient_capacity' } },
+    { name: '0 < scheduled < desired', worker: aClique('my-graph-0-worker', 2, { readyReplicas: 1, scheduledReplicas: 1 }), want: { reason: 'insufficient_capacity', message: 'worker: insufficient_capacity' } },
+    { name: 'all scheduled, not ready yet', worker: aClique('my-graph-0-worker', 2, { readyReplicas: 1, scheduledReplicas: 2 }), want: { reason: 'pods_not_ready', message: 'worker: pods_not_ready' } },
+    { name: 'updated short of desired', worker: aClique('my-graph-0-worker', 2, { updatedReplicas: 1 }), want: { reason: 'updating', message: 'worker: updating' } },
+  ])('$name', ({ worker, want }) => {
+    expect(ready([frontendReady, worker])).toMatchObject({ status: 'False', ...want });
+  });
+
+  it('two components not ready for different reasons: mixed_not_ready_reasons', () => {
+    const frontend = aClique('my-graph-0-frontend', 1, { readyReplicas: 0, scheduledReplicas: 1 });
+    const worker = aClique('my-graph-0-worker', 2, { readyReplicas: 1, scheduledReplicas: 1 });
+    expect(ready([frontend, worker])).toMatchObject({ status: 'False', reason: 'mixed_not_ready_reasons', message: 'frontend: pods_not_ready; worker: insufficient_capacity' });
   });
 });
 

@@ -16,7 +16,11 @@ import {
   PODCLIQUESET_KIND,
   REASON_ALL_RESOURCES_READY,
   REASON_COHERENT_UPDATE_IN_PROGRESS,
+  REASON_INSUFFICIENT_CAPACITY,
   REASON_INVALID_SPEC,
+  REASON_MIXED_NOT_READY,
+  REASON_PODS_NOT_READY,
+  REASON_UPDATING,
   REASON_LPX_DISABLED,
   REASON_OWNERSHIP_CONFLICT,
   REASON_RESOURCES_NOT_READY,
@@ -188,7 +192,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
     ? { isReady: false, reason: REASON_SCALING_DEFERRED, message: readiness.notReady.length > 0 ? readiness.notReady.join('; ') : MESSAGE_COHERENT_UPDATE_IN_PROGRESS }
     : ordinaryReady
       ? { isReady: true, reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
-      : { isReady: false, reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
+      : { isReady: false, reason: aggregateNotReadyReason(readiness.reasons), message: readiness.notReady.join('; ') };
   // The LPX part (its own PodCliqueSet through the LPXGraphDeployment): a DGD is not Ready while it is not.
   const lpx = hasLpx ? decideDgdLpx(dgd, observed.children.LPXGraphDeployment) : undefined;
   const combined = lpx === undefined ? { ...ordinaryVerdict, isFailed: false } : combineReadiness(ordinaryVerdict, lpx.verdict);
@@ -330,18 +334,23 @@ export function evaluateReadiness(
   observed: DgdObserved,
   pcs: PodCliqueSet | undefined = readPodCliqueSet(observed.children.PodCliqueSet.get(podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx')))),
   written = false,
-): { notReady: string[]; components: Record<string, Record<string, unknown>> } {
+): { notReady: string[]; reasons: string[]; components: Record<string, Record<string, unknown>> } {
   const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', ordinary);
   const rolling = written || (pcs !== undefined && (!isGenerationAcknowledged(pcs) || isRolloutActive(pcs)));
   const notReady: string[] = [];
+  const reasons: string[] = [];
   const components: Record<string, Record<string, unknown>> = {};
+  const note = (component: string, reason: string, text: string = reason): void => {
+    notReady.push(`${component}: ${text}`);
+    reasons.push(reason);
+  };
   for (const component of ordinary) {
     const target = componentChild(pcsName, component);
     const isGroup = usesScalingGroup(component);
     const child = isGroup ? observed.children.PodCliqueScalingGroup.get(target.name) : observed.children.PodClique.get(target.name);
     if (child === undefined) {
-      notReady.push(`${component.name}: resource not found`);
+      note(component.name, REASON_RESOURCES_NOT_READY, 'resource not found');
       components[component.name] = { componentKind: target.kind, componentNames: [target.name], replicas: 0, updatedReplicas: 0 };
       continue;
     }
@@ -358,12 +367,42 @@ export function evaluateReadiness(
       ...(isGroup ? { availableReplicas: readyCount } : { readyReplicas: readyCount }),
     };
     const generationBehind = status.observedGeneration === undefined || status.observedGeneration < (child.metadata.generation ?? 0);
-    if (generationBehind) notReady.push(`${component.name}: updating`);
+    if (generationBehind) note(component.name, REASON_UPDATING);
     else if (desired === 0) continue;
-    else if (!(replicas === desired && updated === desired && readyCount === desired)) notReady.push(`${component.name}: pods_not_ready`);
-    else if (rolling) notReady.push(`${component.name}: updating`);
+    else if (!(replicas === desired && updated === desired && readyCount === desired)) note(component.name, classifyNotReady(child, desired, replicas, updated));
+    else if (rolling) note(component.name, REASON_UPDATING);
   }
-  return { notReady, components };
+  return { notReady, reasons, components };
+}
+
+/**
+ * Why a Grove child that is observed but short of `desired` is not ready (upstream
+ * `pcsgStatusReady` and its PodClique counterpart; upstream-notes/dgd.md §4.7 step 5):
+ * `insufficient_capacity` on a capacity signal (schedule-gated pods; `PodCliqueScheduled=False`
+ * reason `InsufficientScheduledPods`; `MinAvailableBreached=False` with reason
+ * `ScheduledReplicasBelowMinAvailable`/`InsufficientScheduledPCSGReplicas`; 0 < scheduled <
+ * desired), else `updating` while updated or current replicas differ from desired, else
+ * `pods_not_ready`. Pure.
+ */
+export function classifyNotReady(child: PodClique | PodCliqueScalingGroup, desired: number, replicas: number, updated: number): string {
+  const status = (child.status ?? {}) as { scheduledReplicas?: number; scheduleGatedReplicas?: number; conditions?: readonly Condition[] };
+  const conditions = status.conditions ?? [];
+  const scheduled = status.scheduledReplicas ?? 0;
+  const isCapacityShort =
+    (status.scheduleGatedReplicas ?? 0) > 0 ||
+    conditions.some((c) => c.type === 'PodCliqueScheduled' && c.status === 'False' && c.reason === 'InsufficientScheduledPods') ||
+    conditions.some((c) => c.type === 'MinAvailableBreached' && c.status === 'False' && (c.reason === 'ScheduledReplicasBelowMinAvailable' || c.reason === 'InsufficientScheduledPCSGReplicas')) ||
+    (scheduled > 0 && scheduled < desired);
+  if (isCapacityShort) return REASON_INSUFFICIENT_CAPACITY;
+  if (updated !== desired || replicas !== desired) return REASON_UPDATING;
+  return REASON_PODS_NOT_READY;
+}
+
+/** The Ready reason of not-ready components: their shared reason, else `mixed_not_ready_reasons` (upstream-notes/dgd.md §4.7 step 5). Pure. */
+export function aggregateNotReadyReason(reasons: readonly string[]): string {
+  const distinct = new Set(reasons);
+  if (distinct.size === 1) return reasons[0] ?? REASON_RESOURCES_NOT_READY;
+  return distinct.size === 0 ? REASON_RESOURCES_NOT_READY : REASON_MIXED_NOT_READY;
 }
 
 function readGeneration(parent: ObservedObject): number | undefined {
