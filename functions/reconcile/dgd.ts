@@ -355,7 +355,24 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
     return goneDuringReconcile(deps);
   }
   if (desired.permanentFailure !== undefined) return { kind: 'Permanent', ...desired.permanentFailure };
+  if (desired.parentAnnotations !== undefined) return annotateParent(deps, parent, desired.parentAnnotations);
   return DONE;
+}
+
+/**
+ * Commits the worker hash on the DGD (`nvidia.com/current-worker-hash-v2`): a server-side apply
+ * of those `metadata.annotations` only, under the reconcile field manager. A refused write is
+ * retried (Transient); the status already reports the previous committed runtime namespace.
+ * Source: upstream-notes/dgd.md §4.7 step 3 (worker-hash commit).
+ */
+async function annotateParent(deps: ReconcileDeps, parent: KubeObject, annotations: Readonly<Record<string, string>>): Promise<Outcome> {
+  try {
+    await deps.kube.apply({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, metadata: { name: parent.metadata.name, namespace: parent.metadata.namespace ?? '', annotations: { ...annotations } } }, { force: true });
+    deps.log.info({ annotations }, 'Committed DynamoGraphDeployment worker hash');
+    return DONE;
+  } catch (error) {
+    return { kind: 'Transient', cause: asShellError(error) };
+  }
 }
 
 /**

@@ -53,6 +53,8 @@ export const LABEL_KAI_QUEUE = 'kai.scheduler/queue';
 export const ANNOTATION_DISCOVERY_BACKEND = 'nvidia.com/dynamo-discovery-backend';
 export const ANNOTATION_KUBE_DISCOVERY_MODE = 'nvidia.com/dynamo-kube-discovery-mode';
 export const ANNOTATION_OPERATOR_ORIGIN_VERSION = 'nvidia.com/dynamo-operator-origin-version';
+/** The active worker generation hash (algorithm `dgd-worker-rollout-v2`), committed by reconcile once every worker runs it (upstream-notes/dgd.md §2.5, §4.3). */
+export const ANNOTATION_CURRENT_WORKER_HASH_V2 = 'nvidia.com/current-worker-hash-v2';
 export const ANNOTATION_VLLM_DISTRIBUTED_EXECUTOR_BACKEND = 'nvidia.com/vllm-distributed-executor-backend';
 export const ANNOTATION_KAI_QUEUE = 'nvidia.com/kai-scheduler-queue';
 export const ANNOTATION_VOLCANO_QUEUE = 'nvidia.com/volcano-queue';

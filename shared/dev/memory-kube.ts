@@ -87,6 +87,14 @@ export function createMemoryKube(initial: readonly KubeObject[], fieldManager: s
       const next = structuredClone(obj) as KubeObject;
       next.metadata = { ...(before?.metadata ?? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` }), ...next.metadata };
       if (before?.['status'] !== undefined) next['status'] = structuredClone(before['status']);
+      // A DGD is the one object the functions apply that a user owns (reconcile commits its
+      // worker-hash annotation): as server-side apply keeps the fields other managers own, the
+      // user's spec and annotations stay. Everything else here is applied whole by its one manager.
+      if (before !== undefined && obj.kind === 'DynamoGraphDeployment') {
+        for (const [field, value] of Object.entries(before)) if (!(field in obj)) next[field] = structuredClone(value);
+        const annotations = { ...(before.metadata['annotations'] as Record<string, string> | undefined), ...(obj.metadata['annotations'] as Record<string, string> | undefined) };
+        next.metadata = { ...next.metadata, ...(Object.keys(annotations).length === 0 ? {} : { annotations }) };
+      }
       return put(key, next, 'apply');
     },
     async applyStatus(obj: ApplyObject) {

@@ -7,6 +7,8 @@ import { decideDgd, decideDgdFailure, readyEventName, type DgdObserved } from '.
 import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderedObject } from './render.js';
 
 const NOW = new Date('2026-11-29T12:00:00Z');
+/** The worker hash the fixture's worker pods run (their DYN_NAMESPACE_WORKER_SUFFIX); the same for every replica count (replicas are not hashed, upstream-notes/dgd.md §4.3). */
+const FIXTURE_WORKER_HASH = 'ae2600f9';
 const LATER = new Date('2026-11-29T12:05:00Z');
 const UID = '0b6c1e5e-1111-2222-3333-444455556666';
 const OURS = [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'my-graph', uid: UID, controller: true, blockOwnerDeletion: true }];
@@ -94,8 +96,8 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
         { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
       ],
       components: {
-        frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 0, updatedReplicas: 0 },
-        worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 0, updatedReplicas: 0 },
+        frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 0, updatedReplicas: 0, runtimeNamespace: 'inference-my-graph' },
+        worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 0, updatedReplicas: 0, runtimeNamespace: `inference-my-graph-${FIXTURE_WORKER_HASH}` },
       },
     });
     // The Event name is `<dgd>.<16 hex>`, the same for the same transition decided again (a
@@ -113,8 +115,8 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
     expect(desired.status.state).toBe('successful');
     expect(desired.status.conditions[0]).toMatchObject({ status: 'True', reason: 'all_resources_are_ready' });
     expect(desired.status.components).toEqual({
-      frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 1, updatedReplicas: 1, readyReplicas: 1 },
-      worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 1, updatedReplicas: 1, readyReplicas: 1 },
+      frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 1, updatedReplicas: 1, readyReplicas: 1, runtimeNamespace: 'inference-my-graph' },
+      worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 1, updatedReplicas: 1, readyReplicas: 1, runtimeNamespace: `inference-my-graph-${FIXTURE_WORKER_HASH}` },
     });
   });
 
@@ -284,7 +286,7 @@ describe('ScalingDeferred: "During this wait the operator continues observing wo
       { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'frontend: updating; worker: updating', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
       { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
     ]);
-    expect(desired.status.components?.['worker']).toEqual({ componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 2, updatedReplicas: 2, readyReplicas: 2 });
+    expect(desired.status.components?.['worker']).toEqual({ componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 2, updatedReplicas: 2, readyReplicas: 2, runtimeNamespace: `inference-my-graph-${FIXTURE_WORKER_HASH}` });
   });
 
   it('when the rollout completes and Grove acknowledged the generation, the scale write goes out and ScalingDeferred turns False ScalingAllowed', () => {
@@ -370,6 +372,47 @@ describe('Ready reason: "Capacity classification gives insufficient_capacity ...
     const frontend = aClique('my-graph-0-frontend', 1, { readyReplicas: 0, scheduledReplicas: 1 });
     const worker = aClique('my-graph-0-worker', 2, { readyReplicas: 1, scheduledReplicas: 1 });
     expect(ready([frontend, worker])).toMatchObject({ status: 'False', reason: 'mixed_not_ready_reasons', message: 'frontend: pods_not_ready; worker: insufficient_capacity' });
+  });
+});
+
+describe('worker-hash commit and status.components[*].runtimeNamespace (upstream-notes/dgd.md §4.3 "Where the hash is carried", §4.7 step 3)', () => {
+  /** The hash the rendered worker pods run: their DYN_NAMESPACE_WORKER_SUFFIX (an oracle apart from the commit rule). */
+  function podWorkerHash(object: unknown): string {
+    const rendered = renderDgd(object as Parameters<typeof renderDgd>[0]);
+    if (!rendered.ok) throw new Error('fixture does not render');
+    const pcs = rendered.objects.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { template: { cliques: { name: string; spec: { podSpec: { containers: { env?: { name: string; value?: string }[] }[] } } }[] } } };
+    const env = pcs.spec.template.cliques.find((c) => c.name === 'worker')?.spec.podSpec.containers[0]?.env ?? [];
+    const value = env.find((e) => e.name === 'DYN_NAMESPACE_WORKER_SUFFIX')?.value;
+    if (value === undefined) throw new Error('no DYN_NAMESPACE_WORKER_SUFFIX on the worker');
+    return value;
+  }
+  const rolledOut = (parent: unknown) => observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 2)] });
+
+  it('once every worker runs the rendered hash, it is committed as nvidia.com/current-worker-hash-v2 and the worker\'s runtimeNamespace is "<dynamoNamespace>-<hash>"; the frontend\'s is the Dynamo namespace', () => {
+    const parent = withWorkers(2);
+    const hash = podWorkerHash(parent);
+    const desired = decideDgd(rolledOut(parent), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.parentAnnotations).toEqual({ 'nvidia.com/current-worker-hash-v2': hash });
+    expect([desired.status.components?.['frontend']?.['runtimeNamespace'], desired.status.components?.['worker']?.['runtimeNamespace']]).toEqual(['inference-my-graph', `inference-my-graph-${hash}`]);
+  });
+
+  it('an already committed hash is not written again', () => {
+    const parent = withWorkers(2);
+    const committed = withWorkers(2, { 'nvidia.com/current-worker-hash-v2': podWorkerHash(parent) });
+    expect(decideDgd(rolledOut(committed), DEFAULT_RENDER_CONFIG, NOW).parentAnnotations).toBeUndefined();
+  });
+
+  it('"It switches only after every worker child has completed the PCS revision that Grove accepted": during an active update the committed hash and runtimeNamespace stay the old ones', () => {
+    const parent = withWorkers(2, { 'nvidia.com/current-worker-hash-v2': 'deadbeef' });
+    const desired = decideDgd(observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.parentAnnotations).toBeUndefined();
+    expect(desired.status.components?.['worker']?.['runtimeNamespace']).toBe('inference-my-graph-deadbeef');
+  });
+
+  it('a worker child short of its updated replicas holds the commit back too', () => {
+    const parent = withWorkers(2, { 'nvidia.com/current-worker-hash-v2': 'deadbeef' });
+    const desired = decideDgd(observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 2, { updatedReplicas: 1 })] }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.parentAnnotations).toBeUndefined();
   });
 });
 

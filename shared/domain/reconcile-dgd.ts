@@ -27,6 +27,7 @@ import {
   REASON_SCALING_ALLOWED,
   REASON_SCALING_DEFERRED,
   PERSISTENT_VOLUME_CLAIM_KIND,
+  ANNOTATION_CURRENT_WORKER_HASH_V2,
   formatIssues,
   parseDgd,
   type Condition,
@@ -41,6 +42,7 @@ import { fnv32a, podCliqueSetName, usesScalingGroup } from './names.js';
 import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParent, type OwnedObject } from './ownership.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
 import { toKubeTime } from './time.js';
+import { dynamoNamespace, isWorkerClass } from './pod-template.js';
 import { combineReadiness } from './lpx/readiness.js';
 import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
 import { decideDgdLpx } from './lpx/dgd-part.js';
@@ -113,6 +115,12 @@ export interface DgdDesired {
   readonly events: readonly DgdEventIntent[];
   /** Set when the failure is permanent (invalid spec, ownership conflict): report on status, do not retry. */
   readonly permanentFailure?: { readonly reason: string; readonly message: string };
+  /**
+   * DGD metadata annotations to set (server-side apply of `metadata.annotations` only): the
+   * worker hash to commit as `nvidia.com/current-worker-hash-v2` once every worker runs it.
+   * Absent when nothing changes.
+   */
+  readonly parentAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** Ready=False reason when the API server refuses a write (upstream-notes/dgd.md §2.4 failed-to-reconcile-resources). */
@@ -198,15 +206,70 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const combined = lpx === undefined ? { ...ordinaryVerdict, isFailed: false } : combineReadiness(ordinaryVerdict, lpx.verdict);
   const ready: ReadyCondition = { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
   const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
-  const components = lpx === undefined ? readiness.components : { ...readiness.components, ...lpx.components };
+  const commit = decideWorkerHashCommit(dgd, observed, pcs, written, rendered.workerHash);
+  const withNamespaces = withRuntimeNamespaces(dgd, readiness.components, commit.committed);
+  const components = lpx === undefined ? withNamespaces : { ...withNamespaces, ...lpx.components };
   // The ordinary PodCliqueSet's deferral wins; otherwise the LPX child's own ScalingDeferred=True
   // is the DGD's ("An LPX child's ScalingDeferred propagates to the DGD", upstream-notes/dgd.md §4.7).
   const scaling: Verdict['scaling'] = deferred ? 'deferred' : lpx?.scalingDeferred !== undefined ? { deferredBy: lpx.scalingDeferred } : 'allowed';
-  return finish(
+  const desired = finish(
     observed,
     { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling, components },
     now,
   );
+  return commit.annotate === undefined ? desired : { ...desired, parentAnnotations: { [ANNOTATION_CURRENT_WORKER_HASH_V2]: commit.annotate } };
+}
+
+/**
+ * The worker-hash commit (upstream-notes/dgd.md §4.7 step 3, §4.3 "Where the hash is carried"):
+ * the rendered hash becomes the committed one (`nvidia.com/current-worker-hash-v2`) only when
+ * this pass did not write the PodCliqueSet, Grove acknowledged it (`status.observedGeneration`
+ * = generation), no update is active, and every worker child is observed at its generation
+ * with all its desired replicas updated. Until then the committed hash stays the annotated one
+ * (or, on a DGD that has none yet, the rendered one: its first workers run it).
+ * Out: `committed` (what runtimeNamespace uses) and `annotate` (the value to write, when it
+ * differs from the stored annotation). Pure.
+ */
+export function decideWorkerHashCommit(dgd: Dgd, observed: DgdObserved, pcs: PodCliqueSet | undefined, written: boolean, rendered: string): { committed: string; annotate: string | undefined } {
+  const stored = dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH_V2];
+  const workers = dgd.spec.components.filter((c) => c.type !== 'lpx' && isWorkerClass(c));
+  if (workers.length === 0) return { committed: stored ?? rendered, annotate: undefined };
+  const pcsName = podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx'));
+  const isRolledOut =
+    !written &&
+    pcs !== undefined &&
+    isGenerationAcknowledged(pcs) &&
+    !isRolloutActive(pcs) &&
+    workers.every((component) => {
+      const target = componentChild(pcsName, component);
+      const child = usesScalingGroup(component) ? observed.children.PodCliqueScalingGroup.get(target.name) : observed.children.PodClique.get(target.name);
+      if (child === undefined) return false;
+      const status = child.status ?? {};
+      const desired = component.replicas ?? child.spec.replicas;
+      return status.observedGeneration !== undefined && status.observedGeneration >= (child.metadata.generation ?? 0) && (status.updatedReplicas ?? 0) >= desired;
+    });
+  const committed = isRolledOut ? rendered : (stored ?? rendered);
+  return { committed, annotate: isRolledOut && stored !== rendered ? rendered : undefined };
+}
+
+/**
+ * `status.components[*].runtimeNamespace`: the component's Dynamo namespace, and for a
+ * worker-class component `<dynamo namespace>-<committed worker hash>` (upstream-notes/dgd.md
+ * §4.3: "The status runtimeNamespace = <dynamoNamespace>-<hash> for workers"). Pure.
+ */
+export function withRuntimeNamespaces(dgd: Dgd, components: Record<string, Record<string, unknown>>, committedHash: string): Record<string, Record<string, unknown>> {
+  const namespace = dgd.metadata.namespace ?? '';
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [name, entry] of Object.entries(components)) {
+    const component = dgd.spec.components.find((c) => c.name === name);
+    if (component === undefined) {
+      out[name] = entry;
+      continue;
+    }
+    const base = dynamoNamespace(dgd, namespace, component);
+    out[name] = { ...entry, runtimeNamespace: isWorkerClass(component) ? `${base}-${committedHash}` : base };
+  }
+  return out;
 }
 
 /**
@@ -365,6 +428,7 @@ export function evaluateReadiness(
       replicas,
       updatedReplicas: updated,
       ...(isGroup ? { availableReplicas: readyCount } : { readyReplicas: readyCount }),
+      ...((status as { scheduledReplicas?: number }).scheduledReplicas === undefined ? {} : { scheduledReplicas: (status as { scheduledReplicas?: number }).scheduledReplicas }),
     };
     const generationBehind = status.observedGeneration === undefined || status.observedGeneration < (child.metadata.generation ?? 0);
     if (generationBehind) note(component.name, REASON_UPDATING);
