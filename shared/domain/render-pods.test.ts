@@ -78,10 +78,12 @@ describe('KV transfer policy (upstream workerKvTransferPolicyEnvVars, TopologyLa
   const policyDgd = (policy: KvTransferPolicy) =>
     aDgd({ spec: { experimental: { kvTransferPolicy: policy }, components: [aComponent('frontend', 'frontend'), aComponent('decode', 'decode', { podTemplate: { spec: { containers: [{ name: 'main', image: 'img:1.6.0', env: [{ name: 'DYN_KV_TRANSFER_DOMAIN', value: 'authored' }] }] } } })] } });
 
-  it('gives workers the policy env (enforcement defaults to required), the topology-labels downward-API volume at /etc/dynamo/topology and the label-key annotation', () => {
+  it('gives workers the policy env (enforcement defaults to required, and then no preferred weight: upstream "Set DYN_KV_TRANSFER_PREFERRED_WEIGHT only when enforcement is preferred"), the topology-labels downward-API volume at /etc/dynamo/topology and the label-key annotation', () => {
     const clique = cliqueOf(policyDgd({ labelKey: 'topology.kubernetes.io/zone', domain: 'zone', preferredWeight: 0.5 }), 'decode');
     const env = envOf(clique);
-    expect(['DYN_KV_TRANSFER_DOMAIN', 'DYN_KV_TRANSFER_ENFORCEMENT', 'DYN_KV_TRANSFER_PREFERRED_WEIGHT', 'DYN_TOPOLOGY_ENABLED', 'DYN_TOPOLOGY_MOUNT_PATH'].map((n) => env[n]?.value)).toEqual(['zone', 'required', '0.5', 'true', '/etc/dynamo/topology']);
+    expect(['DYN_KV_TRANSFER_DOMAIN', 'DYN_KV_TRANSFER_ENFORCEMENT', 'DYN_KV_TRANSFER_PREFERRED_WEIGHT', 'DYN_TOPOLOGY_ENABLED', 'DYN_TOPOLOGY_MOUNT_PATH'].map((n) => env[n]?.value)).toEqual(['zone', 'required', undefined, 'true', '/etc/dynamo/topology']);
+    const preferred = envOf(cliqueOf(policyDgd({ labelKey: 'topology.kubernetes.io/zone', domain: 'zone', enforcement: 'preferred', preferredWeight: 0.5 }), 'decode'));
+    expect([preferred['DYN_KV_TRANSFER_ENFORCEMENT']?.value, preferred['DYN_KV_TRANSFER_PREFERRED_WEIGHT']?.value]).toEqual(['preferred', '0.5']);
     expect(mountsOf(clique)).toContainEqual({ name: 'topology-labels', mountPath: '/etc/dynamo/topology', readOnly: true });
     expect(clique.spec.podSpec.volumes).toContainEqual({ name: 'topology-labels', downwardAPI: { items: [{ path: 'zone', fieldRef: { fieldPath: "metadata.labels['topology.kubernetes.io/zone']" } }] } });
     expect(clique.annotations?.['nvidia.com/topology-label-key']).toBe('topology.kubernetes.io/zone');
