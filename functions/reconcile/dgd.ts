@@ -45,8 +45,11 @@ import {
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
 import {
+  GROVE_PODCLIQUESET_CRD_NAME,
   REASON_FAILED_TO_RECONCILE,
   childOwner,
+  isGroveCoherentSupported,
+  resolveUpdateStrategy,
   componentServiceName,
   decideDgd,
   decideDgdFailure,
@@ -110,6 +113,10 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
   if (deps.config.lpxEnabled && parsed.dgd.spec.components.some((c) => c.type === 'lpx')) {
     children.LPXGraphDeployment = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
   }
+  // The Coherent capability check reads the Grove PodCliqueSet CRD, only for a DGD selecting Coherent.
+  const strategy = resolveUpdateStrategy(parsed.dgd);
+  const groveCoherentSupported =
+    strategy.ok && strategy.strategy === 'Coherent' ? isGroveCoherentSupported(await deps.kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: GROVE_PODCLIQUESET_CRD_NAME })) : undefined;
   const ordinary = parsed.dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(key.name, ordinary);
   const selector = { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` };
@@ -131,7 +138,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
     const child = PodCliqueScalingGroupSchema.safeParse(object);
     if (child.success) children.PodCliqueScalingGroup.set(object.metadata.name, child.data);
   }
-  return { parent, children };
+  return { parent, children, ...(groveCoherentSupported === undefined ? {} : { groveCoherentSupported }) };
 }
 
 /**

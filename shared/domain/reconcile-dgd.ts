@@ -42,6 +42,8 @@ import { fnv32a, podCliqueSetName, usesScalingGroup } from './names.js';
 import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParent, type OwnedObject } from './ownership.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
 import { toKubeTime } from './time.js';
+import { resolveUpdateStrategy } from './availability.js';
+import { MESSAGE_GROVE_COHERENT_UNSUPPORTED } from './grove-coherent.js';
 import { dynamoNamespace, isWorkerClass } from './pod-template.js';
 import { combineReadiness } from './lpx/readiness.js';
 import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
@@ -76,6 +78,11 @@ export interface DgdObserved {
    * configuration before that write: scaling waits for the write to be observed.
    */
   readonly podCliqueSetWritten?: boolean;
+  /**
+   * Whether the installed `podcliquesets.grove.io` CRD knows the Coherent strategy
+   * (./grove-coherent.ts), read only for a DGD that selects Coherent; undefined: not read.
+   */
+  readonly groveCoherentSupported?: boolean;
 }
 
 /** An Event about the DGD (the shell fills in the reporting fields). */
@@ -164,6 +171,13 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   }
   const rendered = renderDgd(dgd, { config });
   if (!rendered.ok) return invalid(observed, rendered.issues, lastReconciled, now);
+  // The Coherent capability check comes before anything is written (upstream
+  // grove_coherent_support.go): Grove without Coherent in its CRD would refuse the PodCliqueSet.
+  const selected = resolveUpdateStrategy(dgd);
+  if (selected.ok && selected.strategy === 'Coherent' && observed.groveCoherentSupported === false) {
+    const desired = finish(observed, { apply: [], scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message: MESSAGE_GROVE_COHERENT_UNSUPPORTED }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
+    return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message: MESSAGE_GROVE_COHERENT_UNSUPPORTED } };
+  }
 
   const claims = rendered.objects.filter((o) => o.kind === PERSISTENT_VOLUME_CLAIM_KIND);
   const owned = rendered.objects.filter((o) => o.kind !== PERSISTENT_VOLUME_CLAIM_KIND);
