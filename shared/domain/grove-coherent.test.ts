@@ -29,11 +29,13 @@ describe('Coherent capability check: "The served v1alpha1 schema must list "Cohe
     expect([isGroveCoherentSupported(undefined), isGroveCoherentSupported(unserved)]).toEqual([false, false]);
   });
 
-  it('a DGD selecting Coherent on a Grove without it writes nothing and reports upstream\'s error: "Grove Coherent updates require Grove v0.1.0-alpha.14 or later and its matching CRDs"', () => {
+  it('a DGD selecting Coherent on a Grove without it writes no PodCliqueSet (its Services still are, as upstream reconciles stable resources first) and reports upstream\'s error: "Grove Coherent updates require Grove v0.1.0-alpha.14 or later and its matching CRDs"', () => {
     const dgd = aDgd({ metadata: { annotations: { 'nvidia.com/grove-update-strategy': 'Coherent' }, generation: 1 } });
     const empty = { PodCliqueSet: new Map(), Service: new Map(), PodClique: new Map(), PodCliqueScalingGroup: new Map() };
     const refused = decideDgd({ parent: dgd, children: empty, groveCoherentSupported: false }, DEFAULT_RENDER_CONFIG, new Date('2026-12-01T00:00:00Z'));
-    expect([refused.apply, refused.scale, refused.status.state]).toEqual([[], [], 'failed']);
+    expect(refused.apply.filter((o) => o.kind === 'PodCliqueSet')).toEqual([]);
+    expect(refused.apply.filter((o) => o.kind === 'Service').map((o) => o.metadata.name)).toEqual(['my-graph-frontend', 'my-graph-worker']);
+    expect([refused.scale, refused.status.state]).toEqual([[], 'failed']);
     expect(refused.status.conditions[0]).toMatchObject({ type: 'Ready', status: 'False', reason: 'failed_to_reconcile_the_resources', message: 'Grove Coherent updates require Grove v0.1.0-alpha.14 or later and its matching CRDs' });
     const supported = decideDgd({ parent: dgd, children: empty, groveCoherentSupported: true }, DEFAULT_RENDER_CONFIG, new Date('2026-12-01T00:00:00Z'));
     expect(supported.apply.some((o) => o.kind === 'PodCliqueSet')).toBe(true);

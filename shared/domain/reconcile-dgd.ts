@@ -171,13 +171,6 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   }
   const rendered = renderDgd(dgd, { config });
   if (!rendered.ok) return invalid(observed, rendered.issues, lastReconciled, now);
-  // The Coherent capability check comes before anything is written (upstream
-  // grove_coherent_support.go): Grove without Coherent in its CRD would refuse the PodCliqueSet.
-  const selected = resolveUpdateStrategy(dgd);
-  if (selected.ok && selected.strategy === 'Coherent' && observed.groveCoherentSupported === false) {
-    const desired = finish(observed, { apply: [], scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message: MESSAGE_GROVE_COHERENT_UNSUPPORTED }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
-    return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message: MESSAGE_GROVE_COHERENT_UNSUPPORTED } };
-  }
 
   const claims = rendered.objects.filter((o) => o.kind === PERSISTENT_VOLUME_CLAIM_KIND);
   const owned = rendered.objects.filter((o) => o.kind !== PERSISTENT_VOLUME_CLAIM_KIND);
@@ -202,6 +195,18 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   if (missingClaims !== undefined) {
     const desired = finish(observed, { apply, create, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message: missingClaims }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
     return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message: missingClaims } };
+  }
+
+  // The Coherent capability check comes before the PodCliqueSet is written (upstream
+  // grove_coherent_support.go, at render time; the stable resources, Services and the discovery
+  // identity, are reconciled before it and still are): Grove without Coherent in its CRD would
+  // refuse that PodCliqueSet.
+  const selected = resolveUpdateStrategy(dgd);
+  if (selected.ok && selected.strategy === 'Coherent' && observed.groveCoherentSupported === false) {
+    const message = MESSAGE_GROVE_COHERENT_UNSUPPORTED;
+    const withoutPcs = apply.filter((o) => o.kind !== PODCLIQUESET_KIND);
+    const desired = finish(observed, { apply: withoutPcs, create, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
+    return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message } };
   }
 
   const written = observed.podCliqueSetWritten === true;
