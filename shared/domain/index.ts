@@ -10,6 +10,7 @@ export * from './render.js';
 export * from './reconcile-dgd.js';
 export * from './admission/index.js';
 export * from './grove-scaling.js';
+export * from './grove-coherent.js';
 export * from './ownership.js';
 export * from './lpx/index.js';
 export * from './v1beta2/index.js';
