@@ -169,8 +169,9 @@ Environment:
                          where DCGM exporter pods are scraped (default ${DEFAULT_DCGM_ENDPOINT_TEMPLATE})
   ${ENV_INTEL_XPU_ENDPOINT_TEMPLATE}
                          where Intel XPU exporter pods are scraped (default ${DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE})
-  OPERATOR_VERSION       DGDR default profiler image nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version>
-                         (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
+  OPERATOR_VERSION       stamped on every new DGD as nvidia.com/dynamo-operator-origin-version (never over
+                         a value already there), and the DGDR default profiler image
+                         nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version> (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
   DGDR_DEFAULT_IMAGE     an explicit default profiler image instead (rc or nightly builds)
   DGD_REPLICAS_MODIFIERS comma-separated system:serviceaccount:<ns>:<name> usernames that may change
                          the replicas of a component with scalingAdapter (the reconcile function's

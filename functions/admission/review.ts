@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
 import { DGDR_KIND, DGDR_PLURAL, RUN_PLURAL, isDgdrV1Beta2View } from '../../shared/api/index.js';
 import { validateConversionView } from '../../shared/domain/index.js';
-import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
+import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
 import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
 import { V1BETA2, V1BETA2_ROUTES, admitV1Beta2, type V1Beta2Observed } from './dgdr-v1beta2.js';
 
@@ -229,7 +229,7 @@ function respond(route: WebhookRoute, request: AdmissionRequest, config: Admissi
       return only(reject(uid, 400, `request.oldObject must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(oldApiVersion)} ${JSON.stringify(oldKind)}`));
     }
   }
-  return route.kind === 'mutate' ? mutate(uid, object, request.operation) : only(validate(uid, object, oldObject, request, config, body));
+  return route.kind === 'mutate' ? mutate(uid, object, request.operation, (config.dgdr ?? DEFAULT_DGDR_ADMISSION_CONFIG).operatorVersion) : only(validate(uid, object, oldObject, request, config, body));
 }
 
 function only(response: AdmissionResponse): { response: AdmissionResponse; patchOperations: number } {
@@ -240,11 +240,17 @@ function reject(uid: string, code: number, message: string): AdmissionResponse {
   return { uid, allowed: false, status: { code, reason: 'BadRequest', message } };
 }
 
-/** Defaulting as a JSON Patch from the diff of the object and its defaulted copy (no hand-written ops). */
-function mutate(uid: string, object: object, operation: string): { response: AdmissionResponse; patchOperations: number } {
+/**
+ * Defaulting as a JSON Patch from the diff of the object and its defaulted copy (no hand-written
+ * ops). On CREATE the origin version (`operatorVersion`, the configured OPERATOR_VERSION) and the
+ * workload provider are stamped too (upstream `DGDDefaulter`: on UPDATE "the origin version
+ * annotation is immutable once set").
+ */
+function mutate(uid: string, object: object, operation: string, operatorVersion: string): { response: AdmissionResponse; patchOperations: number } {
   const isTerminating = operation === 'UPDATE' && isObjectWithDeletionTimestamp(object);
   if (isTerminating) return only({ uid, allowed: true });
-  const operations = jsonpatch.compare(object, defaultDgd(object));
+  const defaulted = defaultDgd(object);
+  const operations = jsonpatch.compare(object, operation === 'CREATE' ? stampDgdCreateAnnotations(defaulted, operatorVersion) : defaulted);
   if (operations.length === 0) return only({ uid, allowed: true });
   return { response: { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(operations)).toString('base64') }, patchOperations: operations.length };
 }

@@ -161,6 +161,17 @@ export const ComponentReplicaStatusSchema = z
     updatedReplicas: z.number().int().optional(),
     readyReplicas: z.number().int().optional(),
     availableReplicas: z.number().int().optional(),
+    scheduledReplicas: z.number().int().optional(),
+  })
+  .loose();
+
+/** Checkpoint information for one component, keyed by component name in `status.checkpoints` (dgd-reference "ComponentCheckpointStatus"; upstream-notes/dgd.md §2.4). */
+export const ComponentCheckpointStatusSchema = z
+  .object({
+    checkpointName: z.string().optional(),
+    checkpointID: z.string().optional(),
+    identityHash: z.string().optional(),
+    ready: z.boolean().optional(),
   })
   .loose();
 
@@ -170,6 +181,7 @@ export const DgdStatusSchema = z
     state: z.enum(['initializing', 'pending', 'successful', 'failed']).optional(),
     conditions: z.array(ConditionSchema).optional(),
     components: z.record(z.string(), ComponentReplicaStatusSchema).optional(),
+    checkpoints: z.record(z.string(), ComponentCheckpointStatusSchema).optional(),
   })
   .loose();
 export type DgdStatus = z.infer<typeof DgdStatusSchema>;

@@ -173,19 +173,20 @@ describe('admission server: answers', () => {
     });
   });
 
-  it('mutates with a base64 JSON Patch and allows', async () => {
+  it('mutates with a base64 JSON Patch and allows (a CREATE also gets upstream\'s stamps: the origin version = OPERATOR_VERSION default 1.6.1, the workload provider grove)', async () => {
     const got = await post(MUTATE, JSON.stringify(aReview(aDgd())));
     const response = (JSON.parse(got.text) as { response: { uid: string; allowed: boolean; patchType: string; patch: string } }).response;
     expect({ uid: response.uid, allowed: response.allowed, patchType: response.patchType }).toEqual({ uid: 'f9b3c1d2', allowed: true, patchType: 'JSONPatch' });
     expect(JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8'))).toEqual([
       { op: 'add', path: '/spec/components/1/replicas', value: 1 },
       { op: 'add', path: '/spec/components/0/replicas', value: 1 },
+      { op: 'add', path: '/metadata/annotations', value: { 'nvidia.com/workload-provider': 'grove', 'nvidia.com/dynamo-operator-origin-version': '1.6.1' } },
     ]);
   });
 
   it('answers a huge but legal object (25 components with large pod templates) within the limit', async () => {
     const env = Array.from({ length: 100 }, (_, i) => ({ name: `VAR_${i}`, value: 'x'.repeat(64) }));
-    const components = Array.from({ length: 25 }, (_, i) => aComponent(`worker-${i}`, 'worker', { replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'img:1', env }] } } }));
+    const components = Array.from({ length: 25 }, (_, i) => aComponent(`worker-${i}`, 'worker', { replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'img:1.6.1', env }] } } }));
     const body = JSON.stringify(aReview(aDgd({ components })));
     expect(body.length).toBeLessThan(MAX_BODY_BYTES);
     const got = await post(VALIDATE, body);

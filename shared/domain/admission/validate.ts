@@ -27,6 +27,7 @@ import {
 } from './graph.js';
 import { findLpxPair, legacyLocalPartitionsWarnings, validateLpxComponent, validateLpxComposition, validateLpxGate, validateLpxGraph } from './lpx.js';
 import { minAvailableDeprecationWarnings, validateMinAvailableFitsReplicas, validateMinAvailableForms, validateMinAvailableImmutable } from './min-available.js';
+import { validateMetadataAnnotations, validateMetadataAnnotationsUpdate, validateRuntimeVersionOverrideRequired } from './metadata-annotations.js';
 import { validateProviderOverrides } from './provider-override.js';
 import { validateScalingAdapterReplicas } from './scaling-adapter.js';
 import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.js';
@@ -149,6 +150,8 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
   const backend = validateBackendFrameworkImmutable(ctx);
   const issues: FieldIssue[] = [
     ...validateUpdateStrategyAnnotation(ctx),
+    ...validateMetadataAnnotations(ctx),
+    ...validateMetadataAnnotationsUpdate(ctx),
     ...validateGroveWorkloadProvider(ctx),
     ...validateComponentsPresent(ctx),
     ...validateGroveNameBudget(ctx),
@@ -167,6 +170,7 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
       ...validateMultinode(ctx, component, index),
       ...validateTypeSpecificFields(component, index),
       ...validateMainContainer(component, index),
+      ...validateRuntimeVersionOverrideRequired(ctx, component, index),
       ...validateComponentImmutableFields(ctx, component, index),
       ...validateLpxComponent(ctx, component, index),
     );
