@@ -69,9 +69,16 @@ class OverrideFailure extends Error {
  * blueprint's apiVersion/kind/name/namespace, and warnings; or the first error, as upstream's
  * `dgdoverride.Apply` words it (e.g. `spec.components[name=Missing]: override target "Missing"
  * is not present in the generated blueprint`). Never throws on input.
+ * `options.isSchemaChecked` (default true): a v1beta1 override naming a field the DGD schema
+ * does not declare, or a merged DGD the schema refuses, fails the merge, as upstream's typed
+ * conversion does. A v1beta2 Candidate passes false: the merged DGD keeps such fields and the
+ * strict dry-run records the failure (dgdr-reference "v1beta2 DGD Overrides": "Unknown fields
+ * and incorrect field types remain visible on invalid Candidates; Valid=False records the
+ * failure").
  * Source: upstream deploy/operator/internal/dgdoverride/override.go `Apply`. Pure.
  */
-export function applyDgdOverride(blueprint: unknown, override: unknown): OverrideResult {
+export function applyDgdOverride(blueprint: unknown, override: unknown, options: { readonly isSchemaChecked?: boolean } = {}): OverrideResult {
+  const isSchemaChecked = options.isSchemaChecked ?? true;
   const warnings: OverrideWarning[] = [];
   try {
     const base = requireDgd(blueprint, 'blueprint');
@@ -99,14 +106,14 @@ export function applyDgdOverride(blueprint: unknown, override: unknown): Overrid
       semantics = betaListSemantics;
     } else {
       warnings.push(...prepareBetaComponents(base, partial, backendFramework));
-      rejectUnknownBetaFields(partial);
+      if (isSchemaChecked) rejectUnknownBetaFields(partial);
       prepared = partial;
       semantics = betaListSemantics;
     }
     const merged = mergeValue(base, prepared, [], semantics) as JsonObject;
     merged['apiVersion'] = baseVersion;
     merged['kind'] = DGD_KIND;
-    if (baseVersion === DGD_V1BETA1) validateMergedBetaDgd(merged, overrideVersion);
+    if (baseVersion === DGD_V1BETA1 && isSchemaChecked) validateMergedBetaDgd(merged, overrideVersion);
     return { ok: true, dgd: merged, warnings };
   } catch (error) {
     if (error instanceof OverrideFailure) return { ok: false, error: error.message, warnings };
