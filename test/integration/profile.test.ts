@@ -247,14 +247,15 @@ describe('DGDR lifecycle with kwok', () => {
     expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-mismatch' })).toBeUndefined();
   });
 
-  it('profiler failure: the profiler container fails and the output names the whole error', async () => {
+  it('profiler failure: the profiler container fails and the output names the whole error; reference "status.profilingPhase ... cleared when profiling completes or fails": no profilingPhase on the Failed request', async () => {
     const created = await createDgdr('profiler-fails', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'fail', 'kwok.dynamo-fn.dev/container-name': 'profiler', 'kwok.dynamo-fn.dev/run-duration': '2s' }) });
     await waitForPhase('profiler-fails', 'Profiling');
     // As the sidecar relays a failed status file (it exits 0; the profiler container exits 1).
     await writeOutput(created, { phase: 'GeneratingDGD', message: 'Profiler failed with exception: DGDOverrideError', profiler_status: 'failed', profiler_error: "could not find dgd-apply-overrides; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or", 'profiler_status.yaml': OUT8_FAILED_STATUS });
     const failed = await waitForPhase('profiler-fails', 'Failed');
     expect(condition(failed, 'Profiling')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed', message: "profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
-    expect(statusOf(failed).profilingPhase).toBe('GeneratingDGD');
+    expect(statusOf(failed).phase).toBe('Failed');
+    expect(statusOf(failed)).not.toHaveProperty('profilingPhase');
     expect(condition(failed, 'Succeeded')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed' });
   });
 

@@ -164,20 +164,22 @@ describe('decideDgdr', () => {
     const outputData = { phase: 'GeneratingDGD', message: 'Profiler failed with exception: DGDOverrideError', profiler_status: 'failed', profiler_error: "could not find dgd-apply-overrides; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or", 'profiler_status.yaml': OUT8_FAILED_STATUS };
     const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'GeneratingDGD' }) }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
     expect(desired.status?.phase).toBe('Failed');
-    expect(desired.status?.profilingPhase).toBe('GeneratingDGD');
+    // Reference "status.profilingPhase": "cleared when profiling completes or fails"; the reason keeps the sub-phase.
+    expect(desired.status && 'profilingPhase' in desired.status).toBe(false);
     expect(conditionOf(desired, 'Profiling')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed', message: "profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
     expect(conditionOf(desired, 'Succeeded')).toMatchObject({ reason: 'GeneratingDGDFailed', message: "Profiling failed: profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
     expect(desired.events[0]).toMatchObject({ type: 'Warning', reason: 'ProfilingCheckFailed' });
   });
 
-  it('Profiling: a failed Job gives upstream\'s message with the pod details; profilingPhase is kept', () => {
+  it('Profiling: a failed Job gives upstream\'s message with the pod details and the <Phase>Failed reason; reference "status.profilingPhase ... cleared when profiling completes or fails": cleared (the reference wins over upstream, which keeps it)', () => {
     const pods = [{ name: 'profile-qwen-abcde', phase: 'Failed', profiler: { terminated: { exitCode: 1, reason: 'Error', message: 'container failed' } } }];
     const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'SweepingPrefill' }) }), { job: ownJob([{ type: 'Failed', status: 'True', message: 'Job has reached the specified backoff limit' }]), jobPods: pods }), CONFIG, NOW);
     expect(conditionOf(desired, 'Profiling')).toMatchObject({
       reason: 'SweepingPrefillFailed',
       message: 'profiling job failed: Job has reached the specified backoff limit. Details: Pod: profile-qwen-abcde, Container: profiler, ExitCode: 1, Reason: Error, Message: container failed',
     });
-    expect(desired.status?.profilingPhase).toBe('SweepingPrefill');
+    expect(desired.status?.phase).toBe('Failed');
+    expect(desired.status && 'profilingPhase' in desired.status).toBe(false);
   });
 
   it('Profiling: Job complete but output not relayed yet -> wait, no failure', () => {
@@ -239,6 +241,20 @@ describe('decideDgdr', () => {
     const first = decideDgdr(observed(dgdr), CONFIG, NOW);
     const again = decideDgdr(observed({ ...dgdr, status: first.status ?? dgdr.status }), CONFIG, NOW);
     expect(again).toMatchObject({ status: undefined, dgd: undefined, events: [] });
+  });
+
+  it('reference "deploymentInfo ... Populated once a DGD has been created (via autoApply or manually)": a DGD the user created by hand while Ready is followed (no tracking labels needed), and cleared once it is gone; the request stays Ready', () => {
+    const byHand = { name: 'qwen-dgd', labels: {}, ownerReferences: [], state: 'pending', components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 0 }] };
+    const dgdr = aDgdr({ spec: { autoApply: false }, status: readyStatus() });
+    const followed = decideDgdr(observed(dgdr, { dgd: byHand }), CONFIG, NOW);
+    expect(followed.status?.phase).toBe('Ready');
+    expect(followed.status?.deploymentInfo).toEqual({ replicas: 3, availableReplicas: 1 });
+    expect(followed.dgd).toBeUndefined();
+    const scaled = decideDgdr(observed({ ...dgdr, status: followed.status ?? dgdr.status }, { dgd: { ...byHand, state: 'successful', components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 2 }] } }), CONFIG, NOW);
+    expect(scaled.status?.deploymentInfo).toEqual({ replicas: 3, availableReplicas: 3 });
+    const gone = decideDgdr(observed({ ...dgdr, status: scaled.status ?? dgdr.status }), CONFIG, NOW);
+    expect(gone.status?.phase).toBe('Ready');
+    expect(gone.status && 'deploymentInfo' in gone.status).toBe(false);
   });
 
   it('"After it reaches Ready, you may enable autoApply": Ready -> Deploying; then the DGD is created with the current runtimeVersionOverride, labels and no owner reference', () => {

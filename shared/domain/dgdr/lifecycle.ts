@@ -368,7 +368,14 @@ export function profilingFailureReason(profilingPhase: ProfilingPhase | undefine
   return profilingPhase === undefined ? REASON_PROFILING_FAILED : `${profilingPhase}Failed`;
 }
 
-/** Profiling: follow the sub-phase, then the Job's outcome; generate the DGD from the output. Source: upstream-notes/dgdr.md §1.2 step 3. */
+/**
+ * Profiling: follow the sub-phase, then the Job's outcome; generate the DGD from the output.
+ * Leaving Profiling (to Failed, Ready or Deploying) clears `status.profilingPhase`; the failure
+ * reason still names the sub-phase reached (`<Phase>Failed`).
+ * Source: upstream-notes/dgdr.md §1.2 step 3; dgdr-reference "status.profilingPhase" ("Only
+ * meaningful while phase is Profiling; cleared when profiling completes or fails": the reference
+ * wins over upstream, which keeps it after a failure).
+ */
 function decideProfiling(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
   const { dgdr, job } = observed;
   const output = readProfilerOutput(observed.outputData);
@@ -377,21 +384,15 @@ function decideProfiling(observed: DgdrObserved, draft: StatusDraft): DgdrDesire
   }
   const profilingPhase = output?.phase ?? dgdr.status?.profilingPhase;
   const failureReason = profilingFailureReason(profilingPhase);
-  if (job === undefined) {
-    return failWith(draft, CONDITION_PROFILING, failureReason, `profiling job ${profilingJobName(dgdr.metadata.name ?? '')} not found`, { reason: 'ProfilingCheckFailed', action: 'Get' });
-  }
+  const fail = (message: string): DgdrDesired => failWith(draft.clear('profilingPhase'), CONDITION_PROFILING, failureReason, message, { reason: 'ProfilingCheckFailed', action: 'Get' });
+  if (job === undefined) return fail(`profiling job ${profilingJobName(dgdr.metadata.name ?? '')} not found`);
   const outcome = readJobOutcome(job.conditions);
-  if (outcome.kind === 'failed') {
-    const message = output?.status === 'failed' ? `profiling failed: ${output.error}` : describeJobFailure(outcome.message, observed.jobPods);
-    return failWith(draft, CONDITION_PROFILING, failureReason, message, { reason: 'ProfilingCheckFailed', action: 'Get' });
-  }
+  if (outcome.kind === 'failed') return fail(output?.status === 'failed' ? `profiling failed: ${output.error}` : describeJobFailure(outcome.message, observed.jobPods));
   if (outcome.kind === 'running') {
     if (draft.reasonOf(CONDITION_PROFILING) === REASON_INITIALIZING) draft.condition(CONDITION_PROFILING, 'False', REASON_PROFILING_RUNNING, 'Profiling is in progress');
     return only(draft.build('Profiling'));
   }
-  if (output?.status === 'failed') {
-    return failWith(draft, CONDITION_PROFILING, failureReason, `profiling failed: ${output.error}`, { reason: 'ProfilingCheckFailed', action: 'Get' });
-  }
+  if (output?.status === 'failed') return fail(`profiling failed: ${output.error}`);
   if (output?.finalConfig === undefined) return only(draft.build('Profiling')); // The output is not relayed yet: wait.
   return decideGenerated(observed, output.finalConfig, draft);
 }
@@ -439,10 +440,18 @@ export function trackingLabels(dgdr: Dgdr): Record<string, string> {
   return { [LABEL_DGDR_NAME]: dgdr.metadata.name ?? '', [LABEL_DGDR_NAMESPACE]: dgdr.metadata.namespace ?? '', [LABEL_MANAGED_BY]: LABEL_VALUE_DYNAMO_OPERATOR };
 }
 
-/** Ready: wait for autoApply; once it is on, Deploying (upstream-notes/dgdr.md §1.2 step 4). */
+/**
+ * Ready: wait for autoApply; once it is on, Deploying (upstream-notes/dgdr.md §1.2 step 4). While
+ * Ready, `deploymentInfo` follows the DGD `status.dgdName` when the user created it by hand (from
+ * the stored spec; it need not carry the tracking labels), and is cleared when there is none.
+ * Source: dgdr-reference "status.deploymentInfo" ("Populated once a DGD has been created (via
+ * autoApply or manually)").
+ */
 function decideReady(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
-  const { dgdr } = observed;
+  const { dgdr, dgd } = observed;
   if (dgdr.spec.autoApply === false) {
+    if (dgd === undefined) draft.clear('deploymentInfo');
+    else draft.set({ deploymentInfo: deploymentInfo(dgd) });
     const status = draft.build('Ready');
     return isDeepEqual(status, dgdr.status) ? NOTHING : only(status);
   }
