@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { DgdrSchema, type Condition, type Dgdr } from '../../api/index.js';
 import { decideDgdr, succeededCondition, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
 
@@ -221,6 +221,32 @@ describe('decideDgdr', () => {
     const selected = desired.status?.profilingResults?.selectedConfig as { metadata: Obj; spec: { components: Obj[] } };
     expect(selected.metadata['name']).toBe('explicit-name');
     expect(selected.spec.components.map((c) => c['runtimeVersionOverride'])).toEqual(selected.spec.components.map(() => '1.6.1'));
+  });
+
+  it('reference "overrides.profilingJob customizes only the profiling Job. Use overrides.dgd for settings that must appear on deployed components": the tolerations the 1.6.1 profiler copies from the Job into every component (inject_tolerations_into_dgd) are removed; one overrides.dgd sets on a component stays', () => {
+    const gpuTaint = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' };
+    const profilingPool = { key: 'pool', operator: 'Equal', value: 'profiling', effect: 'NoSchedule' };
+    const templateOwn = { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 };
+    // OUT1 as the profiler writes it when the Job carries two tolerations: appended to every component.
+    const injected = parseYaml(OUT1) as { spec: { components: { name: string; podTemplate: { spec: Obj } }[] } };
+    for (const component of injected.spec.components) {
+      const own = component.name === 'worker' ? [templateOwn] : [];
+      component.podTemplate.spec['tolerations'] = [...own, gpuTaint, profilingPool];
+    }
+    const spec = {
+      overrides: {
+        profilingJob: { template: { spec: { tolerations: [gpuTaint, profilingPool] } } },
+        dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: { components: [{ name: 'worker', podTemplate: { spec: { tolerations: [gpuTaint] } } }] } },
+      },
+    };
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': stringifyYaml(injected) };
+    const desired = decideDgdr(observed(aDgdr({ spec, status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    const components = (desired.status?.profilingResults?.selectedConfig as { spec: { components: { name: string; podTemplate: { spec: Obj } }[] } }).spec.components;
+    expect(components.map((c) => [c.name, c.podTemplate.spec['tolerations']])).toEqual([
+      ['Frontend', undefined],
+      ['worker', [templateOwn, gpuTaint]],
+    ]);
+    expect(parseYaml(desired.annotations?.['nvidia.com/generated-dgd-spec'] ?? '')).toEqual(desired.status?.profilingResults?.selectedConfig);
   });
 
   it('a final_config.yaml without a DGD fails generation (upstream message)', () => {

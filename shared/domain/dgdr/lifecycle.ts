@@ -36,7 +36,7 @@ import {
 } from '../../api/index.js';
 import { isDeepEqual, isObject } from '../admission/common.js';
 import { discoverHardware, discoverHardwareMetadata, needsHardwareDiscovery, needsHardwareMetadataDiscovery, type DiscoverySignals, type NodeFacts } from './discovery.js';
-import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, type JobCondition, type PodFacts } from './profiler-output.js';
+import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, stripProfilingJobTolerations, type JobCondition, type PodFacts } from './profiler-output.js';
 import { buildProfilingJob, outputConfigMapName, profilingJobName, type ProfilingJobConfig } from './profiling-job.js';
 
 type Obj = Record<string, unknown>;
@@ -410,7 +410,8 @@ function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: Sta
     const message = `additional resources YAML size (${Buffer.byteLength(additionalYaml)} bytes) exceeds maximum annotation size (${MAX_ADDITIONAL_RESOURCES_BYTES} bytes); consider reducing the number of resources or storing them separately`;
     return failWith(draft, CONDITION_SPEC_GENERATED, REASON_GENERATION_FAILED, message, { reason: 'GenerationFailed', action: 'Create' });
   }
-  const dgd = applyRuntimeVersionOverride(generated.dgd, dgdr.spec.runtimeVersionOverride);
+  // Profiling-Job settings never reach the deployment (the 1.6.1 profiler copies the Job's tolerations into it).
+  const dgd = applyRuntimeVersionOverride(stripProfilingJobTolerations(generated.dgd, dgdr.spec.overrides), dgdr.spec.runtimeVersionOverride);
   const isAutoApply = dgdr.spec.autoApply !== false;
   const status = draft
     .set({ dgdName, profilingResults: { ...dgdr.status?.profilingResults, selectedConfig: dgd } })
@@ -466,7 +467,7 @@ function decideReady(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
 export function dgdToCreate(dgdr: Dgdr, annotation: string): { readonly ok: true; readonly dgd: Obj } | { readonly ok: false; readonly message: string } {
   const generated = splitGeneratedOutput(annotation, dgdr.status?.dgdName ?? generatedDgdName(dgdr.metadata.name ?? '', dgdr.spec));
   if (!generated.ok) return generated;
-  const dgd = applyRuntimeVersionOverride(generated.dgd, dgdr.spec.runtimeVersionOverride);
+  const dgd = applyRuntimeVersionOverride(stripProfilingJobTolerations(generated.dgd, dgdr.spec.overrides), dgdr.spec.runtimeVersionOverride);
   const metadata = dgd['metadata'] as Obj;
   return {
     ok: true,
