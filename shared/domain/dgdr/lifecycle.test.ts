@@ -249,6 +249,17 @@ describe('decideDgdr', () => {
     expect(parseYaml(desired.annotations?.['nvidia.com/generated-dgd-spec'] ?? '')).toEqual(desired.status?.profilingResults?.selectedConfig);
   });
 
+  it('reference "A recognized deprecated name may be translated to the corresponding component in the selected topology with a warning": a VllmWorker override target shows on the request as a Warning Event with the merge engine\'s text', () => {
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT1 };
+    const spec = { overrides: { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: { components: [{ name: 'VllmWorker', replicas: 2 }, { name: 'Frontend', replicas: 1 }] } } } };
+    const desired = decideDgdr(observed(aDgdr({ spec, status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deploying');
+    expect(desired.events).toEqual([
+      { type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: 'DynamoGraphDeployment spec generated successfully' },
+      { type: 'Warning', reason: 'DeprecatedOverrideTarget', action: 'Create', note: 'spec.components[name=VllmWorker]: deprecated override target "VllmWorker" translated to "worker"; use "worker" directly. Legacy-name translation will be removed in a future release' },
+    ]);
+  });
+
   it('a final_config.yaml without a DGD fails generation (upstream message)', () => {
     const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' };
     const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);

@@ -36,6 +36,7 @@ import {
 } from '../../api/index.js';
 import { isDeepEqual, isObject } from '../admission/common.js';
 import { discoverHardware, discoverHardwareMetadata, needsHardwareDiscovery, needsHardwareMetadataDiscovery, type DiscoverySignals, type NodeFacts } from './discovery.js';
+import { findDeprecatedTargetTranslations, formatOverrideWarning } from './overrides.js';
 import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, stripProfilingJobTolerations, type JobCondition, type PodFacts } from './profiler-output.js';
 import { buildProfilingJob, outputConfigMapName, profilingJobName, type ProfilingJobConfig } from './profiling-job.js';
 
@@ -426,7 +427,11 @@ function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: Sta
     annotations: { [ANNOTATION_GENERATED_DGD_SPEC]: stringifyYaml(dgd), ...(additionalYaml === '' ? {} : { [ANNOTATION_ADDITIONAL_RESOURCES]: additionalYaml }) },
     configMaps,
     status,
-    events: [{ type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: MESSAGE_SPEC_GENERATED }],
+    events: [
+      { type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: MESSAGE_SPEC_GENERATED },
+      // "A recognized deprecated name may be translated ... with a warning": the profiler logs it; the request shows it.
+      ...findDeprecatedTargetTranslations(dgd, dgdr.spec.overrides?.dgd).map((warning) => ({ type: 'Warning' as const, reason: 'DeprecatedOverrideTarget', action: 'Create', note: formatOverrideWarning(warning) })),
+    ],
   };
 }
 
