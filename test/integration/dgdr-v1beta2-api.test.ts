@@ -446,3 +446,15 @@ describe('every example manifest of dgdr-reference.txt is admitted as printed (i
     expect(created.status, message(created)).toBe(201);
   });
 });
+
+describe('DynamoGraphDeploymentCandidate (reference "spec: # Immutable, opaque DGD spec; preserved even when validation fails")', () => {
+  it('the API server refuses a change of a Candidate\'s spec ("spec is immutable") and keeps a field the DGD schema does not know', async () => {
+    const candidate = parse(CANDIDATE) as { metadata: Obj; spec: Obj };
+    const created = await create('v1beta2', { ...candidate, metadata: { name: 'immutable-candidate', namespace }, spec: { ...candidate.spec, notADgdField: { kept: true } } }, 'dynamographdeploymentcandidates');
+    expect(created.status, message(created)).toBe(201);
+    expect(specOf(created)['notADgdField']).toEqual({ kept: true });
+    const edited = await api('PATCH', path('v1beta2', 'immutable-candidate', 'dynamographdeploymentcandidates'), { spec: { backendFramework: 'sglang' } }, 'application/merge-patch+json');
+    expect(edited.status).toBe(422);
+    expect(message(edited)).toContain('spec is immutable');
+  });
+});
