@@ -267,6 +267,31 @@ describe('DGDR lifecycle with kwok', () => {
     expect(message).toMatch(/^profiling job failed: .+\. Details: Pod: profile-job-fails-[a-z0-9]+, Container: profiler, ExitCode: 137, Reason: OOMKilled, Message: out of memory$/);
   });
 
+  it('reference "deploymentInfo ... Populated once a DGD has been created (via autoApply or manually)": a DGD the user creates by hand from the stored spec while the request is Ready is followed, and the request stays Ready', async () => {
+    const created = await createDgdr('by-hand', { hardware: HARDWARE, autoApply: false });
+    await waitForPhase('by-hand', 'Profiling');
+    await writeOutput(created, SUCCESS(OUT1));
+    const ready = await waitForPhase('by-hand', 'Ready');
+    expect(statusOf(ready).deploymentInfo).toBeUndefined();
+    // "View generated DGD spec (when autoApply: false)" and apply it by hand: no tracking labels.
+    const stored = parseYaml(ready.metadata.annotations?.['nvidia.com/generated-dgd-spec'] ?? '') as { metadata: Obj; spec: Obj };
+    await user.create({ ...DGD, metadata: { name: statusOf(ready).dgdName ?? '', namespace }, spec: stored.spec });
+    // The reconcile function and Grove do not run in this file: write the status they would write.
+    await user.applyStatus({ ...DGD, metadata: { name: 'by-hand-dgd', namespace }, status: { state: 'pending', components: { Frontend: { replicas: 1, availableReplicas: 1 }, worker: { replicas: 2, availableReplicas: 1 } } } }, { force: true });
+    // A DGD without the tracking labels names no request: the request's next pass (the resync tick; here an edit of its labels) picks it up.
+    await eventually('the request\'s labels edited', async () => {
+      const latest = await getDgdr('by-hand');
+      if (latest === undefined) throw new Error('DGDR by-hand not found');
+      return user.replace({ ...latest, metadata: { ...latest.metadata, labels: { ...(latest.metadata.labels ?? {}), team: 'inference' } } }).then(() => true, (error: unknown) => (error instanceof TransientError ? undefined : Promise.reject(error)));
+    });
+    const followed = await eventually('deploymentInfo from the hand-made DGD', async () => {
+      const dgdr = await getDgdr('by-hand');
+      return statusOf(dgdr).deploymentInfo !== undefined ? dgdr : undefined;
+    });
+    expect(statusOf(followed).deploymentInfo).toEqual({ replicas: 3, availableReplicas: 2 });
+    expect(statusOf(followed).phase).toBe('Ready');
+  });
+
   it('"When false, the generated spec is stored in status": autoApply false -> Ready, no DGD; enabling it later creates the DGD with the current runtimeVersionOverride', async () => {
     const created = await createDgdr('review', { hardware: HARDWARE, autoApply: false });
     await waitForPhase('review', 'Profiling');
