@@ -29,7 +29,7 @@ import {
   type Dgd,
   type Dgdsa,
 } from '../../shared/api/index.js';
-import { REASON_UPDATE_FAILED, decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter, type ScalingAdapterDesired } from '../../shared/domain/index.js';
+import { REASON_UPDATE_FAILED, controllerRefOf, decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter, type ScalingAdapterDesired } from '../../shared/domain/index.js';
 import type { KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { ReconcileDeps } from './dgd.js';
@@ -126,8 +126,7 @@ export async function listKeys(deps: ReconcileDeps): Promise<readonly ObjectKey[
 }
 
 function controllerUidOf(object: KubeObject): string | undefined {
-  const owners = (object.metadata['ownerReferences'] ?? []) as { controller?: boolean; uid?: string }[];
-  return owners.find((o) => o.controller === true)?.uid;
+  return controllerRefOf(object)?.uid;
 }
 
 /**

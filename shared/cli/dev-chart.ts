@@ -45,7 +45,7 @@ export async function installDevChart(options: {
   const { log, admission } = options;
   await installCertManagerCrds(options.kube, log);
   {
-    const helm = await ensureHelm({ log });
+    const helm = await ensureHelm({ log, preferPath: true });
     const result = await runHelm(
       helm,
       [
