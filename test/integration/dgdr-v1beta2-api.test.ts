@@ -199,7 +199,7 @@ describe('v1beta2 request admission (reference "v1beta2 hardware SKU", "Replay a
   });
 
   it('"Admission passes an explicit SKU through unchanged. It warns when the bundled catalog does not contain that identifier, but does not reject it"', async () => {
-    const created = await create('v1beta2', v1beta2('future-accelerator', { hardware: { gpu: { sku: 'future_accelerator', budget: 8, numGpusPerNode: 8 } }, workload: { trace: TRACE }, aisim: { inputOverrides: { engine: { hardware: 'h200_sxm' } } } }));
+    const created = await create('v1beta2', v1beta2('unknown-sku-trace', { hardware: { gpu: { sku: 'future_accelerator', budget: 8, numGpusPerNode: 8 } }, workload: { trace: TRACE }, aisim: { inputOverrides: { engine: { hardware: 'h200_sxm' } } } }));
     expect(created.status, message(created)).toBe(201);
     expect((specOf(created)['hardware'] as Obj)['gpu']).toEqual({ sku: 'future_accelerator', budget: 8, numGpusPerNode: 8 });
     expect(created.warnings).toEqual([expect.stringContaining('spec.hardware.gpu.sku: "future_accelerator" is not in the bundled AISimulate system catalog')]);
