@@ -320,7 +320,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
     reviews.inc({ webhook: 'convert', version: answer.summary.desiredAPIVersion, allowed: String(answer.summary.isSuccess) });
     duration.observe({ webhook: 'convert' }, durationMs / 1000);
-    if (answer.summary.isSuccess) log.info({ webhook: 'convert', ...answer.summary, durationMs }, 'Answered ConversionReview');
+    if (answer.summary.isSuccess) log.debug({ webhook: 'convert', ...answer.summary, durationMs }, 'Answered ConversionReview');
     else log.warn({ webhook: 'convert', ...answer.summary, durationMs }, 'Refused ConversionReview');
   }
 

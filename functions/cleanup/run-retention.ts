@@ -3,7 +3,8 @@
  *
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for kind
  * `DynamoGraphDeploymentRun`, and `dev.dynamo-fn.resync` (every Run).
- * Reads: the Run (or the event's copy when it is gone); the Runs controlled by the same request.
+ * Reads: the Run (or the event's copy when it is gone; when neither, the namespace's claims that
+ * carry a Run finalizer); the Runs controlled by the same request.
  * Decides: `selectRunsToRetire` (keep the five most recent finished Runs per request), and
  * `decideTraceClaim` for the Run's claim (see ./trace-claim.ts).
  * Writes: deletion of retired Runs (background propagation: their Jobs, pods and Candidates
@@ -17,7 +18,7 @@ import { controllerOf, isRunComplete, selectRunsToRetire, traceClaimNameOf } fro
 import type { KubeObject } from '../../shared/kube/index.js';
 import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
-import { reconcileClaim } from './trace-claim.js';
+import { reconcileClaim, reconcileClaimsWithRunFinalizers } from './trace-claim.js';
 
 const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
 
@@ -46,7 +47,9 @@ export async function handle(event: KubeEvent, deps: CleanupDeps): Promise<Outco
   const stored = await deps.kube.get({ ...RUN_REF, namespace, name });
   // A deleted Run is known only from the event's copy; its claim may now be released.
   const object = stored ?? (event.object as KubeObject | undefined);
-  if (object === undefined) return DONE;
+  // Gone, and the event (Reference mode) does not carry it: its claim is unknown, so every
+  // claim of the namespace with a Run finalizer is decided now rather than at its next event.
+  if (object === undefined) return reconcileClaimsWithRunFinalizers(deps, namespace);
   const parsed = RunSchema.safeParse(object);
   if (!parsed.success) return DONE;
   const owner = controllerOf(object);

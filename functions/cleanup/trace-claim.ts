@@ -2,8 +2,9 @@
  * Releases and cancels through trace claims (nvidia.com/v1beta2 Runs), behind `dgdrV1Beta2.enabled`.
  *
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for PersistentVolumeClaim
- * and Job (a Job event names its Run's claim), and `dev.dynamo-fn.resync` (every claim that
- * carries a `nvidia.com/dgdr-run-` finalizer).
+ * and Job (a Job event names its Run's claim; a gone Job known only by reference, every claim of
+ * its namespace with a Run finalizer), and `dev.dynamo-fn.resync` (the chart's claim resync
+ * PingSource: every claim that carries a `nvidia.com/dgdr-run-` finalizer).
  * Reads: the claim; the Runs of its namespace; the Jobs labelled with each finalizer's Run uid.
  * Decides: `decideTraceClaim` (shared/domain, pure).
  * Writes: foreground deletion of the Jobs to stop, then the claim without the released
@@ -12,8 +13,8 @@
  * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
  * @module
  */
-import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema, TRACE_CLAIM_FINALIZER_PREFIX } from '../../shared/api/index.js';
-import { claimStateOf, controllerOf, decideTraceClaim, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
+import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema } from '../../shared/api/index.js';
+import { claimStateOf, controllerOf, decideTraceClaim, hasTraceClaimFinalizer, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
 import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 
@@ -70,14 +71,31 @@ export async function listKeys(deps: CleanupDeps): Promise<readonly ObjectKey[]>
   if (!deps.config.dgdrV1Beta2Enabled) return [];
   const claims = await deps.kube.list(CLAIM_REF.apiVersion, CLAIM_REF.kind);
   return claims
-    .filter((c) => ((c.metadata['finalizers'] as string[] | undefined) ?? []).some((f) => f.startsWith(TRACE_CLAIM_FINALIZER_PREFIX)))
+    .filter((c) => hasTraceClaimFinalizer((c.metadata['finalizers'] as string[] | undefined) ?? []))
     .map((c) => ({ ...CLAIM_REF, namespace: c.metadata.namespace ?? '', name: c.metadata.name }));
+}
+
+/**
+ * Reconciles every claim of `namespace` that carries a Run finalizer: the release path when a
+ * Run or a Job is gone and its event carries no object (Reference mode), so the claim it read is
+ * unknown. The decision releases the finalizers whose Run and Jobs are gone (reference "Trace
+ * claim lifecycle", Protection: "or once the Run and its Jobs are deleted"). Exported for the
+ * Run route.
+ */
+export async function reconcileClaimsWithRunFinalizers(deps: CleanupDeps, namespace: string): Promise<Outcome> {
+  const claims = await deps.kube.list(CLAIM_REF.apiVersion, CLAIM_REF.kind, namespace);
+  for (const claim of claims) {
+    if (hasTraceClaimFinalizer((claim.metadata['finalizers'] as string[] | undefined) ?? [])) await reconcileClaim(deps, namespace, claim.metadata.name);
+  }
+  return DONE;
 }
 
 /** A Job event: reconcile the claim of the Run that controls the Job (its pods may have released the file). */
 async function handleJob(event: KubeEvent, deps: CleanupDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
   const job = (await deps.kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: event.key.namespace, name: event.key.name })) ?? event.object;
+  // A deleted Job known only by reference: its Run (and claim) are unknown, so every claim there with a Run finalizer is decided.
+  if (job === undefined) return reconcileClaimsWithRunFinalizers(deps, event.key.namespace);
   const owner = job === undefined ? undefined : controllerOf(job);
   if (owner?.kind !== RUN_KIND) return DONE;
   const run = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: RUN_KIND, namespace: event.key.namespace, name: owner.name });

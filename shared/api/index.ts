@@ -22,3 +22,4 @@ export * from './dgdr.js';
 export * from './dgdr-crd.js';
 export * from './dgdr-v1alpha1.js';
 export * from './descriptions.js';
+export * from './chart-wiring.js';

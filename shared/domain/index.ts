@@ -19,3 +19,4 @@ export { toKubeTime } from './time.js';
 export * from './k8s-discovery.js';
 export { RESOURCE_API_VERSION, RESOURCE_CLAIM_TEMPLATE_KIND, gmsResourceClaimTemplate, gmsResourceClaimTemplateName, gpuMemoryServiceMode } from './gms.js';
 export * from './alpha-pvcs.js';
+export { cloneJson } from './clone.js';

@@ -2,7 +2,7 @@
  * Least privilege, proven for the cleanup function (issue 9 part 4): its handlers run with a
  * TokenRequest token of a ServiceAccount bound to exactly the chart's `dynamo-cleanup`
  * ClusterRole (infra/chart/templates/cleanup/rbac.yaml, rendered by `helm template` with
- * cleanup.enabled, lpx.enabled and dgdrV1Beta2.enabled set to true), through a loopback recorder that notes the
+ * lpx.enabled and dgdrV1Beta2.enabled set to true), through a loopback recorder that notes the
  * verb and resource of every request (test/support/rbac.ts). Representative flows of each
  * concern run: trace claims (a Job event followed to its Run's claim, a Job stopped by
  * foreground deletion, a gone Run's finalizer released), Run retention (a request's sixth
@@ -46,7 +46,7 @@ let rules: PolicyRule[] = [];
 let recorder: RequestRecorder;
 
 beforeAll(async () => {
-  const roles = await chartClusterRoles('templates/cleanup/rbac.yaml', { 'cleanup.enabled': 'true', 'lpx.enabled': 'true', 'dgdrV1Beta2.enabled': 'true' });
+  const roles = await chartClusterRoles('templates/cleanup/rbac.yaml', { 'lpx.enabled': 'true', 'dgdrV1Beta2.enabled': 'true' });
   rules = roles.get('dynamo-cleanup') ?? [];
   namespace = await createTestNamespace(kubeConfig, 'rbac-cleanup');
   tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-cleanup-'));
@@ -98,7 +98,7 @@ interface FlowResult {
   readonly listed: { readonly claims: boolean; readonly runs: boolean; readonly lpxGraphDeployments: boolean };
 }
 
-describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, cleanup.enabled, lpx.enabled and dgdrV1Beta2.enabled)', () => {
+describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, lpx.enabled and dgdrV1Beta2.enabled)', () => {
   let result: FlowResult;
 
   it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them)', () => {

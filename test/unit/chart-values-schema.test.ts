@@ -79,6 +79,8 @@ describe('infra/chart/values.schema.json', () => {
     { name: 'a Go duration that is not one (render.groveTerminationDelay=15 minutes)', path: 'render.groveTerminationDelay', value: '15 minutes', want: { instancePath: '/render/groveTerminationDelay', keyword: 'pattern' } },
     { name: 'a log level pino does not know (logLevel=verbose)', path: 'logLevel', value: 'verbose', want: { instancePath: '/logLevel', keyword: 'enum' } },
     { name: 'a negative min-scale (reconcile.minScale=-1)', path: 'reconcile.minScale', value: -1, want: { instancePath: '/reconcile/minScale', keyword: 'minimum' } },
+    // Issue 18 item 5: no setting turns on finalizers without their release; cleanup runs whenever v1beta2 or LPX is on.
+    { name: 'a switch that would turn cleanup off (cleanup.enabled=false)', path: 'cleanup.enabled', value: false, want: { instancePath: '/cleanup', keyword: 'additionalProperties' } },
   ])('refuses $name with its path', ({ path, value, want }) => {
     expect(validate(withValue(path, value))).toBe(false);
     expect(validate.errors?.map((error) => ({ instancePath: error.instancePath, keyword: error.keyword }))).toContainEqual(want);
