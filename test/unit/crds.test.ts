@@ -61,6 +61,18 @@ describe('our CRDs', () => {
       expect(columns.at(-1)?.name.toLowerCase()).toBe('age');
     }
   });
+
+  // The values are the reference's and upstream's, written here, not read from our generator.
+  it('DynamoGraphDeploymentCandidate: reference "spec: # Immutable, opaque DGD spec; preserved even when validation fails" — every served version keeps unknown spec fields and carries upstream\'s CEL rule (upstream-notes/profiler.md §4: `!has(oldSelf.spec) || self.spec == oldSelf.spec`, "spec is immutable")', () => {
+    const candidate = crds.find(({ crd }) => crd.spec.names.kind === 'DynamoGraphDeploymentCandidate');
+    expect(candidate?.file).toBe('nvidia.com_dynamographdeploymentcandidates.yaml');
+    for (const version of candidate?.crd.spec.versions ?? []) {
+      const schema = version.schema.openAPIV3Schema as unknown as { 'x-kubernetes-validations'?: unknown; properties: { spec: Record<string, unknown> } };
+      expect(schema['x-kubernetes-validations'], version.name).toEqual([{ rule: '!has(oldSelf.spec) || self.spec == oldSelf.spec', message: 'spec is immutable' }]);
+      expect(schema.properties.spec['x-kubernetes-preserve-unknown-fields'], version.name).toBe(true);
+    }
+    expect(candidate?.crd.spec.versions.map((v) => v.name)).toEqual(['v1beta2']);
+  });
 });
 
 /** The value of `properties.<a>.properties.<b>...` in a version's schema. */
