@@ -196,7 +196,8 @@ describe('decideDgdr', () => {
     expect(desired.configMaps).toEqual([]);
     expect(desired.deleteStaleOutput).toBeUndefined();
     expect(desired.status?.phase).toBe('Failed');
-    expect(desired.status?.profilingPhase).toBe('Initializing');
+    // dgdr-reference "status.profilingPhase": "cleared when profiling completes or fails".
+    expect(desired.status?.profilingPhase).toBeUndefined();
     expect(desired.status?.profilingResults).toBeUndefined();
     expect(conditionOf(desired, 'Profiling')).toMatchObject({ status: 'False', reason: 'OutputConfigMapConflict', message: 'ConfigMap dgdr-output-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name' });
     expect(desired.events).toEqual([{ type: 'Warning', reason: 'ProfilingCheckFailed', action: 'Get', note: 'ConfigMap dgdr-output-qwen already exists and is not controlled by this DynamoGraphDeploymentRequest; it is left untouched (neither read nor deleted). Delete that ConfigMap or create the request under another name' }]);

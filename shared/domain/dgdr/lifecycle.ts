@@ -414,11 +414,11 @@ function decideProfiling(observed: DgdrObserved, draft: StatusDraft): DgdrDesire
   // Read only what this request's Job provably wrote (issue 20): anyone may write a ConfigMap of that name.
   const ownership = classifyOutputConfigMap(observed.output, dgdr);
   if (ownership === 'Foreign') {
-    return failWith(draft, CONDITION_PROFILING, REASON_OUTPUT_NAME_CONFLICT, outputConflictMessage(dgdr.metadata.name ?? ''), { reason: 'ProfilingCheckFailed', action: 'Get' });
+    return failWith(draft.clear('profilingPhase'), CONDITION_PROFILING, REASON_OUTPUT_NAME_CONFLICT, outputConflictMessage(dgdr.metadata.name ?? ''), { reason: 'ProfilingCheckFailed', action: 'Get' });
   }
   // Likewise its Job: one of that name the request does not control (deleted and recreated by someone else) is not read.
   if (job !== undefined && !isControlledBy(job, dgdr.metadata.uid)) {
-    return failWith(draft, CONDITION_PROFILING, REASON_JOB_NAME_CONFLICT, jobConflictMessage(profilingJobName(dgdr.metadata.name ?? '')), { reason: 'ProfilingCheckFailed', action: 'Get' });
+    return failWith(draft.clear('profilingPhase'), CONDITION_PROFILING, REASON_JOB_NAME_CONFLICT, jobConflictMessage(profilingJobName(dgdr.metadata.name ?? '')), { reason: 'ProfilingCheckFailed', action: 'Get' });
   }
   const output = ownership === 'Ours' ? readProfilerOutput(observed.outputData) : undefined;
   if (output?.phase !== undefined && output.phase !== dgdr.status?.profilingPhase) {
