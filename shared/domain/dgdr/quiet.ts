@@ -22,8 +22,8 @@ export interface DgdrReads {
 }
 
 /**
- * The reads a phase needs; Ready and Failed read nothing but the request (decideReady,
- * decideFailed). In: the phase (absent is Pending). Pure.
+ * The reads a phase needs; Failed reads nothing but the request (decideFailed); Ready reads
+ * the DGD `status.dgdName` (decideReady). In: the phase (absent is Pending). Pure.
  */
 export function dgdrReadsOf(phase: DgdrPhase): DgdrReads {
   switch (phase) {
@@ -36,6 +36,8 @@ export function dgdrReadsOf(phase: DgdrPhase): DgdrReads {
     case 'Deployed':
       return { job: false, jobPods: false, output: false, dgd: true };
     case 'Ready':
+      // decideReady follows a DGD the user created by hand from the stored spec (dgdr-reference "status.deploymentInfo").
+      return { job: false, jobPods: false, output: false, dgd: true };
     case 'Failed':
       return { job: false, jobPods: false, output: false, dgd: false };
     default: {
