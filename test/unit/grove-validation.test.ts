@@ -123,7 +123,7 @@ describe('every rendered PodCliqueSet passes Grove validation (grove.md §A.5-§
     // The generator must produce many DGDs admission accepts (seeded: 1037 of 2000), with scale-to-zero among them.
     expect(admitted).toBeGreaterThan(900);
     expect(atZero).toBeGreaterThan(400);
-  });
+  }, 60_000); // about 11 s alone on the loaded 2-core machine; the margin is for a neighbour's apiserver start
 
   it('on update: a replica change (to and from 0) re-rendered over the stored PodCliqueSet passes validation and the immutability rules ("Template replicas only seed a PCLQ or PCSG at creation")', () => {
     let checked = 0;
@@ -146,6 +146,27 @@ describe('every rendered PodCliqueSet passes Grove validation (grove.md §A.5-§
       { seed: SEED + 1, numRuns: 600 },
     );
     expect(checked).toBeGreaterThan(200);
+  }, 60_000);
+});
+
+describe('known gap, not fixed here: a WaitForCheckpoint gate renders a scaling group at 0 (upstream shouldGateGroveScalingGroupReplicas does the same)', () => {
+  // Grove refuses it ("replicas must be > 0"); seeding the minimum instead needs the scale
+  // subresource to hold the gated child at 0 (upstream: "nil replicas are skipped, unless
+  // checkpoint-gated (then 0)", upstream-notes/dgd.md §4.7), which pendingScaleIntents does not do yet.
+  // When that lands this test fails: turn it into an ordinary it().
+  it.fails('a gated multinode component passes Grove validation', () => {
+    const object = {
+      apiVersion: 'nvidia.com/v1beta1',
+      kind: 'DynamoGraphDeployment',
+      metadata: { name: 'g', namespace: 'inference' },
+      spec: { components: [{ name: 'decode', type: 'decode', replicas: 2, multinode: { nodeCount: 2 }, experimental: { checkpoint: { enabled: true, startupPolicy: 'WaitForCheckpoint' } }, podTemplate: { spec: { containers: [{ name: 'main', image: 'i' }] } } }] },
+    };
+    const parsed = parseDgd(object);
+    if (!parsed.ok) throw new Error('does not parse');
+    const rendered = renderDgd(parsed.dgd);
+    const pcs = rendered.ok ? rendered.objects.find((o) => o.kind === 'PodCliqueSet') : undefined;
+    expect(pcs).toBeDefined();
+    expect(groveCreateIssues(pcs as RenderedObject)).toEqual([]);
   });
 });
 
