@@ -211,6 +211,14 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const next = cloneJson(obj) as KubeObject;
       next.metadata = { ...(before === undefined ? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` } : cloneJson(before.metadata)), ...next.metadata };
       if (before?.['status'] !== undefined) next['status'] = cloneJson(before['status']);
+      // A DGD is the one object the functions apply that a user owns (reconcile commits its
+      // worker-hash annotation): as server-side apply keeps the fields other managers own, the
+      // user's spec and annotations stay. Everything else here is applied whole by its one manager.
+      if (before !== undefined && obj.kind === 'DynamoGraphDeployment') {
+        for (const [field, value] of Object.entries(before)) if (!(field in obj)) next[field] = cloneJson(value);
+        const annotations = { ...(before.metadata['annotations'] as Record<string, string> | undefined), ...(obj.metadata['annotations'] as Record<string, string> | undefined) };
+        next.metadata = { ...next.metadata, ...(Object.keys(annotations).length === 0 ? {} : { annotations }) };
+      }
       return put(key, next, 'apply', true);
     },
     async applyStatus(obj: ApplyObject) {

@@ -192,3 +192,26 @@ export function keepSeededReplicas(rendered: RenderedObject, observed: PodClique
   }
   return copy;
 }
+
+/**
+ * keepUpdateStrategyDuringRollout: while the stored PodCliqueSet has an active update
+ * (`status.updateProgress` without `updateEndedAt`), the applied `spec.updateStrategy` stays
+ * what the stored one is (absent when absent), whatever the strategy annotation now says: a
+ * strategy-annotation change during an active update must not rewrite `updateStrategy`
+ * mid-rollout; it takes effect once the update ends ("Changing or removing the strategy
+ * annotation cannot unblock a stalled active update", dgd-reference "Grove update strategy").
+ * In: the rendered PodCliqueSet intent and the stored one (undefined before creation). Out: the
+ * intent itself when nothing changes, else a copy.
+ * Source: upstream-notes/dgd.md §3.1 "Transition guard (at render time)": "keep the PCS's
+ * current strategy (or nil) until the active update ends". Pure.
+ */
+export function keepUpdateStrategyDuringRollout(rendered: RenderedObject, observed: PodCliqueSet | undefined): RenderedObject {
+  if (observed === undefined || !isRolloutActive(observed)) return rendered;
+  const spec = (rendered as unknown as { spec: Record<string, unknown> }).spec;
+  const current = observed.spec.updateStrategy;
+  const wanted = spec['updateStrategy'] as { type?: string } | undefined;
+  if ((wanted?.type ?? undefined) === (current?.type ?? undefined)) return rendered;
+  const { updateStrategy: _dropped, ...rest } = spec;
+  const nextSpec = current?.type === undefined ? rest : { ...rest, updateStrategy: { type: current.type } };
+  return { ...rendered, spec: nextSpec } as unknown as RenderedObject;
+}

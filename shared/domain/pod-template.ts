@@ -82,7 +82,11 @@ export function labelValue(value: string): string {
 
 /** Operator settings pod rendering depends on (see RenderConfig). */
 export interface PodSettings {
-  /** Operator version a DGD without `nvidia.com/dynamo-operator-origin-version` is rendered as. */
+  /**
+   * The configured operator version (`OPERATOR_VERSION`): admission stamps it as a new DGD's
+   * origin version. Rendering never reads it for a gate (see `isOriginGateEnabled`): a stored DGD
+   * renders by its own annotation, or as legacy without one.
+   */
   readonly defaultOriginVersion: string;
   /** Secret with the TensorRT-LLM SSH key pair (upstream operator config `mpi.sshSecretName`). */
   readonly mpiSshSecretName: string;
@@ -262,7 +266,7 @@ export function usesVllmMultiprocessing(ctx: CliqueContext): boolean {
   const override = componentAnnotation(ctx, ANNOTATION_VLLM_DISTRIBUTED_EXECUTOR_BACKEND)?.toLowerCase();
   if (override === 'mp') return true;
   if (override === 'ray') return false;
-  return isOriginGateEnabled(GATE_VLLM_MULTIPROCESSING, ctx.dgd, (ctx.settings ?? DEFAULT_POD_SETTINGS).defaultOriginVersion);
+  return isOriginGateEnabled(GATE_VLLM_MULTIPROCESSING, ctx.dgd);
 }
 
 type PodSpecJson = Record<string, unknown> & { containers?: Container[]; initContainers?: Container[]; volumes?: Record<string, unknown>[] };
@@ -308,7 +312,7 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
   }
 
   if (ctx.role !== undefined) {
-    const topologyAliases = isOriginGateEnabled(GATE_MULTINODE_TOPOLOGY_ALIASES, dgd, settings.defaultOriginVersion);
+    const topologyAliases = isOriginGateEnabled(GATE_MULTINODE_TOPOLOGY_ALIASES, dgd);
     if (topologyAliases) main.env = mergeEnvByNameShared(main.env, multinodeTopologyEnv(component));
     const mctx: MultinodeContext = {
       component,

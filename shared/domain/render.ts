@@ -64,7 +64,7 @@ export interface RenderConfig {
   readonly lpxEnabled: boolean;
   /** PodCliqueSet `template.terminationDelay` (upstream default 15m). */
   readonly terminationDelay: string;
-  /** Operator version a DGD without an origin-version annotation renders as (default 1.6.1). */
+  /** The configured operator version (default 1.6.1); not read by the origin gates (a DGD renders by its own stamped origin, or as legacy). */
   readonly defaultOriginVersion?: string;
   /** TensorRT-LLM SSH key Secret (upstream operator config `mpi.sshSecretName`; default `mpi-run-ssh-secret`). */
   readonly mpiSshSecretName?: string;
