@@ -19,6 +19,7 @@ import {
   type PodCliqueScalingGroup,
   type PodCliqueSet,
 } from '../api/index.js';
+import { effectiveMinAvailable } from './availability.js';
 import { componentBaseName, usesScalingGroup } from './names.js';
 import type { RenderedObject } from './render.js';
 
@@ -52,6 +53,33 @@ export type ScalingGate =
  */
 export function componentChild(pcsName: string, component: Component): { readonly kind: ScaleIntent['kind']; readonly name: string } {
   return { kind: usesScalingGroup(component) ? PODCLIQUESCALINGGROUP_KIND : PODCLIQUE_KIND, name: `${pcsName}-0-${componentBaseName(component)}` };
+}
+
+/**
+ * The template `replicas` of a component's clique or scaling group, which only seed the Grove
+ * child at creation (grove.md §A.6 "Replica propagation"): the component's `replicas` (omitted
+ * -> 1); 0 while a `WaitForCheckpoint` checkpoint is not ready (`gated`, upstream
+ * `buildCliqueForRole` / `shouldGateGroveScalingGroupReplicas`).
+ *
+ * A component at 0 replicas seeds its effective minimum instead (at least 1), and the scale
+ * subresource then brings the live child to 0 ({@link pendingScaleIntents}: the desired 0
+ * differs from the seed). Why: Grove's webhook refuses a template at 0 - a scaling group needs
+ * `replicas > 0` and `0 < minAvailable <= replicas`, and a clique's `replicas` 0 is defaulted to
+ * 1 with the minimum kept, so any minimum above 1 is refused (grove.md §A.5, §A.6; Grove
+ * `validatePodCliqueScalingGroupConfigs`, `validatePodCliqueSpec`): "a Grove clique cannot rest
+ * at zero (grove#676)" (upstream `GenerateDynamoComponentsDeployments`). Upstream Dynamo renders
+ * the 0 as is (`expandSingleNodeRoles`, `buildGroveScalingGroupConfig`), which Grove defaults to
+ * 1 for a clique and refuses for a scaling group (issue 20, upstream reports R12/R26); the
+ * Grove-side scale to zero is durable ("Scaling an existing clique to zero afterwards does work",
+ * upstream elastic-EP design notes), and the scale subresource is not intercepted by Grove's
+ * webhook (grove.md §A.6 "Webhook registration scope"). The minimum itself is never lowered:
+ * it is immutable in Grove, and "ordinary Grove components may scale to zero without clearing
+ * their minimum" (dgd-reference "Configure native minimum availability"). Pure.
+ */
+export function templateReplicas(component: Component, gated: boolean): number {
+  if (gated) return 0;
+  const replicas = component.replicas ?? 1;
+  return replicas > 0 ? replicas : Math.max(1, effectiveMinAvailable(component));
 }
 
 /** The observed PodCliqueSet as Grove's schema reads it, or undefined when absent or unreadable. Pure. */

@@ -108,9 +108,23 @@ describe('renderDgd: availability ("Configure native minimum availability", dgd-
     expect(pcsOf(dgd).spec.template.podCliqueScalingGroups?.[0]?.['minAvailable']).toBe(want);
   });
 
-  it('lets a component scale to zero without clearing its minimum ("ordinary Grove components may scale to zero")', () => {
+  // Changed by issue 20 (was [0, 1]): upstream renders replicas 0 here and Grove's defaulting
+  // makes it 1 ("spec.replicas defaults from 0 to 1", grove.md §A.5), so the template seeds 1;
+  // the scale subresource takes the PodClique to 0 (grove-scaling.ts templateReplicas).
+  it('lets a component scale to zero without clearing its minimum ("ordinary Grove components may scale to zero"; a Grove clique cannot rest at zero, grove#676: the template seeds 1)', () => {
     const clique = cliqueOf(aDgd({ spec: { components: [aComponent('prefill', 'prefill', { replicas: 0, providerOverride: override({ spec: { minAvailable: 1 } }) })] } }), 'prefill');
-    expect([clique.spec.replicas, clique.spec.minAvailable]).toEqual([0, 1]);
+    expect([clique.spec.replicas, clique.spec.minAvailable]).toEqual([1, 1]);
+  });
+
+  it.each([
+    { name: 'standalone clique, native minimum 2', component: aComponent('prefill', 'prefill', { replicas: 0, providerOverride: override({ spec: { minAvailable: 2 } }) }), at: 'clique' },
+    { name: 'multinode scaling group, deprecated minimum 2', component: aComponent('decode', 'decode', { replicas: 0, minAvailable: 2, multinode: { nodeCount: 2 } }), at: 'group' },
+    { name: 'forced scaling group, no minimum', component: aComponent('decode', 'decode', { replicas: 0, experimental: { grove: { forceScalingGroup: true } } }), at: 'group' },
+  ])('seeds a component at 0 replicas with its minimum, so Grove admits it ("replicas must be > 0, and 0 < minAvailable ≤ replicas", grove.md §A.6): $name', ({ component, at }) => {
+    const pcs = pcsOf(aDgd({ spec: { components: [component] } }));
+    const want = component.minAvailable ?? (component.providerOverride === undefined ? 1 : 2);
+    if (at === 'clique') expect([pcs.spec.template.cliques[0]?.spec.replicas, pcs.spec.template.cliques[0]?.spec.minAvailable]).toEqual([want, want]);
+    else expect([pcs.spec.template.podCliqueScalingGroups?.[0]?.['replicas'], pcs.spec.template.podCliqueScalingGroups?.[0]?.['minAvailable']]).toEqual([want, want]);
   });
 });
 

@@ -51,6 +51,7 @@ import {
 } from './names.js';
 import { buildPodSpec, cliqueAnnotations, cliqueLabels, componentAnnotation, DEFAULT_POD_SETTINGS, discoveryBackend, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
+import { templateReplicas } from './grove-scaling.js';
 import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplate, gmsResourceClaimTemplateName, gmsResourceClaimTemplateSpec, gpuMemoryServiceMode, isInterPodGms } from './gms.js';
 import { failoverComponentIssues, failoverWarnings, interPodGmsLayout } from './failover.js';
 import { renderAlphaPvcs } from './alpha-pvcs.js';
@@ -372,6 +373,7 @@ export function withSchedulerName(podSpec: Record<string, unknown>, scheduler: P
  *   owning clique or scaling group; the root override only on `spec.template.topologyConstraint`;
  * - `spec.updateStrategy.type` from the strategy annotation, absent without one;
  * - replicas 0 while a `WaitForCheckpoint` checkpoint is not ready (clique or scaling group);
+ *   a component at 0 replicas seeds its effective minimum (grove-scaling.ts `templateReplicas`);
  * - each clique's pod spec from pod-template.ts (`buildPodSpec`; multinode cliques with their
  *   leader/worker role), the scheduler name and KAI queue label of the installation, and the
  *   Volcano queue annotation on the PodCliqueSet.
@@ -385,7 +387,8 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
   const settings = podSettings(config);
   for (const component of components) {
     const ctx: CliqueContext = { dgd, namespace, component, workerHash: isWorkerClass(component) ? workerHash : undefined, settings };
-    const replicas = isCheckpointGated(dgd, component) ? 0 : (component.replicas ?? 1);
+    // A component at 0 seeds its minimum; the scale subresource takes it to 0 (grove-scaling.ts).
+    const replicas = templateReplicas(component, isCheckpointGated(dgd, component));
     const minimum = effectiveMinAvailable(component);
     const owned = ownedOverrides(component);
     const base = componentBaseName(component);

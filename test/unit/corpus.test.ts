@@ -1,6 +1,7 @@
 /**
  * Every DynamoGraphDeployment in ../shared/corpus/dgd/ renders, and every rendered
- * PodCliqueSet validates against Grove's Coherent CRD schema
+ * PodCliqueSet validates against Grove's Coherent CRD schema and Grove's webhook rules
+ * (test/support/grove-validation.ts)
  * (../shared/crds/grove/grove.io_podcliquesets.coherent.yaml). Manifests that cannot render
  * are listed with the reason and the exact field error they must give.
  */
@@ -11,6 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { formatIssue, parseDgd } from '../../shared/api/index.js';
 import { renderDgd } from '../../shared/domain/index.js';
 import { GROVE_PCS_CRD, crdValidator } from '../support/grove-schema.js';
+import { groveCreateIssues } from '../support/grove-validation.js';
 import { sharedDir } from '../support/paths.js';
 
 const corpusDir = resolve(sharedDir, 'corpus', 'dgd');
@@ -74,6 +76,8 @@ describe('corpus: real DGD manifests render into Grove objects', () => {
     for (const pcs of pcsList) {
       const valid = validate(pcs);
       expect(valid ? [] : validate.errors).toEqual([]);
+      // And Grove's webhook admits it (test/support/grove-validation.ts; kai-scheduler and volcano as a cluster may enable them).
+      expect(groveCreateIssues(pcs, { enabledSchedulers: ['kai-scheduler', 'volcano'] })).toEqual([]);
     }
     const services = result.objects.filter((o) => o.kind === 'Service');
     expect(services).toHaveLength(parsed.dgd.spec.components.filter((c) => c.type !== 'lpx').length);

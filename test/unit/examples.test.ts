@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderYaml } from '../../shared/cli/render.js';
 import { GROVE_PCS_CRD, crdValidator } from '../support/grove-schema.js';
+import { groveCreateIssues } from '../support/grove-validation.js';
 import { repoRoot } from '../support/paths.js';
 
 const dir = resolve(repoRoot, 'examples');
@@ -23,6 +24,8 @@ describe('examples/', () => {
     const pcs = out.objects.filter((o) => o.kind === 'PodCliqueSet');
     expect(pcs).toHaveLength(1);
     expect(validate(pcs[0]) ? [] : validate.errors).toEqual([]);
+    // Grove's webhook admits it too (test/support/grove-validation.ts).
+    expect(groveCreateIssues(pcs[0] as Record<string, unknown>)).toEqual([]);
   });
 });
 
