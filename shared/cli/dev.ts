@@ -46,6 +46,7 @@ import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
 import { DEV_CHART_NAMESPACE, installDevChart, serviceAccountKubeconfig } from './dev-chart.js';
 import { registerDevWebhooks } from './dev-profile.js';
+import { GROVE_SIMULATION_FIELD_MANAGER, startGroveSimulation } from '../dev/grove-simulation.js';
 
 const { applyPatch } = fastJsonPatch;
 
@@ -86,7 +87,7 @@ Options:
                       before anything starts; they are applied with field manager "kubectl", so
                       \`kubectl apply --server-side -f FILE\` of an edited FILE works
   --wait              with --apply: exit 0 once every applied DGD has its PodCliqueSet and a
-                      Ready condition, instead of running on; exit 1 when one cannot be
+                      Ready condition (Ready=True while Grove is simulated), instead of running on; exit 1 when one cannot be
                       reconciled (Ready=False InvalidSpec) or after --timeout-seconds
   --lenient           with --apply: report unknown or misspelled fields as warnings (by default
                       they stop dev before anything starts, as strict field validation would)
@@ -113,6 +114,15 @@ Options:
                       server on loopback, and each function runs with its chart
                       ServiceAccount's token. Knative's controllers do not run, so
                       \`dynamo-fn status\` shows the functions' Knative Services Unknown
+  --simulate LIST     the simulations dev runs for controllers that cannot run on one machine
+                      (as kwok stands in for kubelets; never part of the chart): a comma
+                      separated list of "grove", or "none" (default: all). "grove" simulates
+                      Grove's controller (not the real one): from each PodCliqueSet it creates
+                      the PodCliques and PodCliqueScalingGroups Grove would (Grove's names,
+                      labels and owners) and writes them ready at their generation, with the
+                      PodCliqueSet's generation acknowledged, so a DGD reaches Ready=True; it
+                      creates no pods (it writes the ready status directly)
+  --no-simulate-grove without the Grove simulation (a DGD then stays Ready=False, as no Grove runs)
   --verbose           debug logs (every event delivery, every ConversionReview)
   -h, --help          show this help`;
 
@@ -139,8 +149,32 @@ export interface DevSimulation {
   start(context: { readonly kube: Kube; readonly kubeConfig: KubeConfig; readonly log: ReturnType<typeof createLineLog>; readonly gates: ChartGates }): Promise<{ close(): Promise<void> }>;
 }
 
-/** The simulations dev runs (see DevSimulation). */
-export const DEV_SIMULATIONS: readonly DevSimulation[] = [];
+/** The simulations dev runs (see DevSimulation), by their `--simulate` name. */
+export const DEV_SIMULATIONS: readonly (DevSimulation & { readonly flag: string })[] = [
+  {
+    flag: 'grove',
+    name: "Grove (PodCliques, PodCliqueScalingGroups and their ready status from each PodCliqueSet; no pods; not the real Grove controller)",
+    async start({ kubeConfig, log }) {
+      // Grove's own field manager, as its controller writes (shared/dev/grove-simulation.ts).
+      const grove = createKube(kubeConfig, { fieldManager: GROVE_SIMULATION_FIELD_MANAGER });
+      return startGroveSimulation(grove, { onError: (error) => log.warn({ err: error }, 'Simulated Grove pass failed (retrying)') });
+    },
+  },
+];
+
+/** The names `--simulate` takes: each simulation's flag, or none. */
+export const SIMULATION_FLAGS = DEV_SIMULATIONS.map((s) => s.flag);
+
+/**
+ * Which simulations run: `--simulate` (comma separated flags, or `none`; default all), less
+ * each `--no-simulate-<flag>`. Out: the flags, or an error. Pure.
+ */
+export function selectSimulations(simulate: string | undefined, disabled: readonly string[]): { readonly ok: true; readonly flags: readonly string[] } | { readonly ok: false; readonly error: string } {
+  const requested = simulate === undefined ? SIMULATION_FLAGS : simulate === 'none' ? [] : simulate.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const unknown = requested.filter((flag) => !SIMULATION_FLAGS.includes(flag));
+  if (unknown.length > 0) return { ok: false, error: `--simulate: unsupported value "${unknown.join(',')}": supported values: none, or a comma-separated list of ${SIMULATION_FLAGS.map((f) => `"${f}"`).join(', ')}` };
+  return { ok: true, flags: requested.filter((flag) => !disabled.includes(flag)) };
+}
 
 /** The field manager `kubectl apply --server-side` uses, so dev's --apply and the user's own apply are one owner. */
 const KUBECTL_FIELD_MANAGER = 'kubectl';
@@ -282,6 +316,8 @@ export async function run(argv: readonly string[]): Promise<number> {
         capture: { type: 'string' },
         profiler: { type: 'string' },
         verbose: { type: 'boolean', default: false },
+        simulate: { type: 'string' },
+        'no-simulate-grove': { type: 'boolean', default: false },
       },
     }));
   } catch (error) {
@@ -294,6 +330,12 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write('dynamo-fn dev: --resync-seconds must be a whole number >= 0 and --timeout-seconds > 0\n');
     return 1;
   }
+  const simulations = selectSimulations(values.simulate, values['no-simulate-grove'] ? ['grove'] : []);
+  if (!simulations.ok) {
+    process.stderr.write(`dynamo-fn dev: ${simulations.error}\n`);
+    return 1;
+  }
+  const activeSimulations = DEV_SIMULATIONS.filter((s) => simulations.flags.includes(s.flag));
   const gates: ChartGates = { lpxEnabled: values['lpx-enabled'], dgdrV1Beta2Enabled: values['dgdr-v1beta2-enabled'] };
 
   let gpuFleet: GpuNodeGroup[];
@@ -435,16 +477,16 @@ export async function run(argv: readonly string[]): Promise<number> {
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
-    for (const simulation of DEV_SIMULATIONS) {
+    for (const simulation of activeSimulations) {
       parts.push(await simulation.start({ kube, kubeConfig: plane.kubeConfig, log, gates }));
-      log.info({ name: simulation.name }, 'Started simulation');
+      log.info({}, `Simulating ${simulation.name}`);
     }
 
     process.stderr.write(
       `\nThe control plane is running.\n` +
         `  Functions: admission (webhooks, /convert), ${functions.map((f) => f.name).join(', ')}; each on its own host, fed by the event bridge as the chart's sources would\n` +
         `  Gates: lpx.enabled=${gates.lpxEnabled} dgdrV1Beta2.enabled=${gates.dgdrV1Beta2Enabled}\n` +
-        `  Simulations: ${DEV_SIMULATIONS.length === 0 ? 'none' : DEV_SIMULATIONS.map((s) => s.name).join(', ')}\n` +
+        `  Simulations: ${activeSimulations.length === 0 ? 'none (a DGD stays Ready=False: nothing plays Grove)' : activeSimulations.map((s) => `Simulating ${s.name}`).join('; ')}\n` +
         (values.chart
           ? `  Installed through the chart: its webhooks admit each request once; Knative's controllers do not run here, so \`dynamo-fn status\` shows each function's Knative Service Ready=Unknown (nothing writes its status); the functions run on loopback instead\n`
           : '') +
@@ -462,7 +504,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     const applied = await applyDgds(input.dgds, userKube, log);
     const appliedRequests = await applyDevRequests(requests.requests, userKube, log);
     if (values.wait) {
-      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log)) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
+      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log, activeSimulations.some((s) => s.flag === 'grove'))) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
       await stopAll(parts);
       return ok ? 0 : 1;
     }
@@ -539,8 +581,8 @@ function captureTo(file: string): (event: { toJSON(): Record<string, unknown> })
   return (event) => appendFileSync(file, `${JSON.stringify(event.toJSON())}\n`);
 }
 
-/** Waits until each applied DGD has a PodCliqueSet and a Ready condition; logs what it sees. */
-async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeoutSeconds: number, log: ReturnType<typeof createLineLog>): Promise<boolean> {
+/** Waits until each applied DGD has a PodCliqueSet and a Ready condition (with `untilReady`, Ready=True); logs what it sees. */
+async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeoutSeconds: number, log: ReturnType<typeof createLineLog>, untilReady: boolean): Promise<boolean> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   const pending = new Map(applied.map((a) => [`${a.namespace}/${a.name}`, a]));
   const failed: string[] = [];
@@ -549,7 +591,7 @@ async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeou
       const dgd: KubeObject | undefined = await kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
       const ready = ((dgd?.['status'] as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
       const podCliqueSets = await kube.list('grove.io/v1alpha1', 'PodCliqueSet', namespace, { labelSelector: `nvidia.com/dynamo-graph-deployment-name=${name}` });
-      if (ready !== undefined && podCliqueSets.length > 0) {
+      if (ready !== undefined && podCliqueSets.length > 0 && (!untilReady || ready.status === 'True')) {
         log.info({ dgd: key, podCliqueSets: podCliqueSets.map((p) => p.metadata.name).join(','), ready: ready.status, reason: ready.reason, message: ready.message }, 'Reconciled DynamoGraphDeployment');
         pending.delete(key);
       } else if (ready?.reason === 'InvalidSpec' || ready?.reason === 'failed_to_reconcile_the_resources') {
