@@ -486,7 +486,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       `\nThe control plane is running.\n` +
         `  Functions: admission (webhooks, /convert), ${functions.map((f) => f.name).join(', ')}; each on its own host, fed by the event bridge as the chart's sources would\n` +
         `  Gates: lpx.enabled=${gates.lpxEnabled} dgdrV1Beta2.enabled=${gates.dgdrV1Beta2Enabled}\n` +
-        `  Simulations: ${activeSimulations.length === 0 ? 'none (a DGD stays Ready=False: nothing plays Grove)' : activeSimulations.map((s) => `Simulating ${s.name}`).join('; ')}\n` +
+        `  Simulations: ${activeSimulations.length === 0 ? 'none (a DGD stays Ready=False: nothing plays Grove)' : activeSimulations.map((s) => s.name).join('; ')}\n` +
         (values.chart
           ? `  Installed through the chart: its webhooks admit each request once; Knative's controllers do not run here, so \`dynamo-fn status\` shows each function's Knative Service Ready=Unknown (nothing writes its status); the functions run on loopback instead\n`
           : '') +

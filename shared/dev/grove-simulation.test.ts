@@ -34,7 +34,7 @@ describe('the Grove simulation (upstream-notes/grove.md)', () => {
 
   it('one set of children per PodCliqueSet replica ("grove.io/podcliqueset-replica-index"), none at replicas 0', () => {
     const two = { ...pcs, spec: { ...(pcs['spec'] as object), replicas: 2 } };
-    expect(groveChildren(two).filter((c) => c.kind === 'PodClique' && c.name.endsWith('frontend')).map((c) => [c.name, c.object.metadata.labels?.['grove.io/podcliqueset-replica-index']])).toEqual([
+    expect(groveChildren(two).filter((c) => c.kind === 'PodClique' && c.name.endsWith('frontend')).map((c) => [c.name, (c.object.metadata.labels as Record<string, string> | undefined)?.['grove.io/podcliqueset-replica-index']])).toEqual([
       ['llm-0-frontend', '0'],
       ['llm-1-frontend', '1'],
     ]);
