@@ -47,6 +47,7 @@ import { readKubeObjects } from './yaml-input.js';
 import { DEV_CHART_NAMESPACE, installDevChart, serviceAccountKubeconfig } from './dev-chart.js';
 import { registerDevWebhooks } from './dev-profile.js';
 import { GROVE_SIMULATION_FIELD_MANAGER, startGroveSimulation } from '../dev/grove-simulation.js';
+import { HOLD_ANNOTATION, LPX_SCHEDULER_SIMULATION_FIELD_MANAGER, startLpxSchedulerSimulation } from '../dev/lpx-scheduler-simulation.js';
 
 const { applyPatch } = fastJsonPatch;
 
@@ -116,13 +117,24 @@ Options:
                       \`dynamo-fn status\` shows the functions' Knative Services Unknown
   --simulate LIST     the simulations dev runs for controllers that cannot run on one machine
                       (as kwok stands in for kubelets; never part of the chart): a comma
-                      separated list of "grove", or "none" (default: all). "grove" simulates
+                      separated list of "grove" and "lpx-scheduler", or "none" (default: all).
+                      "grove" simulates
                       Grove's controller (not the real one): from each PodCliqueSet it creates
                       the PodCliques and PodCliqueScalingGroups Grove would (Grove's names,
                       labels and owners) and writes them ready at their generation, with the
                       PodCliqueSet's generation acknowledged, so a DGD reaches Ready=True; it
                       creates no pods (it writes the ready status directly)
+                      "lpx-scheduler" (only with --lpx-enabled) simulates the LPX scheduler (not
+                      the real one): it writes a "bound" receipt (status.phase, observedGeneration)
+                      on every LpuPipelineRequest at its generation, except for a DGD annotated
+                      ${HOLD_ANNOTATION}: hold, whose requests it never answers (so their
+                      scheduling deadline passes and cleanup can be seen)
   --no-simulate-grove without the Grove simulation (a DGD then stays Ready=False, as no Grove runs)
+  --no-simulate-lpx-scheduler
+                      without the LPX scheduler simulation (no receipts: an LPX DGD stays pending)
+  --lpx-model-registry URL
+                      with --lpx-enabled: lpx.modelRegistryURL (file:// or gs://); default
+                      file://<repo>/examples/lpx/builds, the sample build shipped there
   --verbose           debug logs (every event delivery, every ConversionReview)
   -h, --help          show this help`;
 
@@ -150,7 +162,7 @@ export interface DevSimulation {
 }
 
 /** The simulations dev runs (see DevSimulation), by their `--simulate` name. */
-export const DEV_SIMULATIONS: readonly (DevSimulation & { readonly flag: string })[] = [
+export const DEV_SIMULATIONS: readonly (DevSimulation & { readonly flag: string; readonly onlyWith?: (gates: ChartGates) => boolean })[] = [
   {
     flag: 'grove',
     name: "Grove (PodCliques, PodCliqueScalingGroups and their ready status from each PodCliqueSet; no pods; not the real Grove controller)",
@@ -158,6 +170,15 @@ export const DEV_SIMULATIONS: readonly (DevSimulation & { readonly flag: string 
       // Grove's own field manager, as its controller writes (shared/dev/grove-simulation.ts).
       const grove = createKube(kubeConfig, { fieldManager: GROVE_SIMULATION_FIELD_MANAGER });
       return startGroveSimulation(grove, { onError: (error) => log.warn({ err: error }, 'Simulated Grove pass failed (retrying)') });
+    },
+  },
+  {
+    flag: 'lpx-scheduler',
+    name: `the LPX scheduler (a "bound" receipt for every LpuPipelineRequest at its generation, none for a DGD annotated ${HOLD_ANNOTATION}=hold; not the real LPX scheduler)`,
+    onlyWith: (gates) => gates.lpxEnabled,
+    async start({ kubeConfig, log }) {
+      const scheduler = createKube(kubeConfig, { fieldManager: LPX_SCHEDULER_SIMULATION_FIELD_MANAGER });
+      return startLpxSchedulerSimulation(scheduler, { onError: (error) => log.warn({ err: error }, 'Simulated LPX scheduler pass failed (retrying)') });
     },
   },
 ];
@@ -318,6 +339,8 @@ export async function run(argv: readonly string[]): Promise<number> {
         verbose: { type: 'boolean', default: false },
         simulate: { type: 'string' },
         'no-simulate-grove': { type: 'boolean', default: false },
+        'no-simulate-lpx-scheduler': { type: 'boolean', default: false },
+        'lpx-model-registry': { type: 'string' },
       },
     }));
   } catch (error) {
@@ -330,13 +353,15 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write('dynamo-fn dev: --resync-seconds must be a whole number >= 0 and --timeout-seconds > 0\n');
     return 1;
   }
-  const simulations = selectSimulations(values.simulate, values['no-simulate-grove'] ? ['grove'] : []);
+  const simulations = selectSimulations(values.simulate, [...(values['no-simulate-grove'] ? ['grove'] : []), ...(values['no-simulate-lpx-scheduler'] ? ['lpx-scheduler'] : [])]);
   if (!simulations.ok) {
     process.stderr.write(`dynamo-fn dev: ${simulations.error}\n`);
     return 1;
   }
-  const activeSimulations = DEV_SIMULATIONS.filter((s) => simulations.flags.includes(s.flag));
   const gates: ChartGates = { lpxEnabled: values['lpx-enabled'], dgdrV1Beta2Enabled: values['dgdr-v1beta2-enabled'] };
+  const activeSimulations = DEV_SIMULATIONS.filter((s) => simulations.flags.includes(s.flag) && (s.onlyWith?.(gates) ?? true));
+  // The LPX model registry: the sample builds shipped in examples/lpx/builds unless given.
+  const lpxModelRegistryUrl = gates.lpxEnabled ? (values['lpx-model-registry'] ?? `file://${path.join(REPO_ROOT, 'examples', 'lpx', 'builds')}`) : undefined;
 
   let gpuFleet: GpuNodeGroup[];
   try {
@@ -352,7 +377,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   // Admission as the chart configures it (templates/admission/deployment.yaml, shared/api chart-wiring).
-  const admissionConfig: AdmissionConfig = { lpxEnabled: gates.lpxEnabled, replicasModifiers: chartAdmissionSettings().replicasModifiers };
+  const admissionConfig: AdmissionConfig = { lpxEnabled: gates.lpxEnabled, modelRegistryUrl: lpxModelRegistryUrl, replicasModifiers: chartAdmissionSettings().replicasModifiers };
   const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
   for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
   const input = await readDgdFiles(values.apply, values.lenient);
@@ -460,7 +485,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     const urls: Partial<Record<ChartFunction['name'], string>> = {};
     for (const fn of functions) {
       const server = await startFunctionServer(FUNCTION_DEFINITIONS[fn.name], {
-        config: defaultConfig({ port: 0, kubeconfigPath: kubeconfigs.get(fn.name), lpxEnabled: gates.lpxEnabled, dgdrV1Beta2Enabled: gates.dgdrV1Beta2Enabled }),
+        config: defaultConfig({ port: 0, kubeconfigPath: kubeconfigs.get(fn.name), lpxEnabled: gates.lpxEnabled, dgdrV1Beta2Enabled: gates.dgdrV1Beta2Enabled, lpxModelRegistryUrl }),
         log: functionLog,
         host: '127.0.0.1',
       });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../kube/index.js';
 import { groveChildren, readyChildStatus, readyPodCliqueSetStatus, statusHolds } from './grove-simulation.js';
 import { selectSimulations } from '../cli/dev.js';
+import { isHeld, simulatedReceipt } from './lpx-scheduler-simulation.js';
 
 const pcs: KubeObject = {
   apiVersion: 'grove.io/v1alpha1',
@@ -86,10 +87,30 @@ describe('the Grove simulation (upstream-notes/grove.md)', () => {
 });
 
 describe('dev --simulate', () => {
-  it('runs every simulation by default; none with "none"; --no-simulate-grove removes Grove; an unknown name is refused', () => {
-    expect(selectSimulations(undefined, [])).toEqual({ ok: true, flags: ['grove'] });
+  it('runs every simulation by default; none with "none"; --no-simulate-<name> removes one; an unknown name is refused', () => {
+    expect(selectSimulations(undefined, [])).toEqual({ ok: true, flags: ['grove', 'lpx-scheduler'] });
     expect(selectSimulations('none', [])).toEqual({ ok: true, flags: [] });
-    expect(selectSimulations(undefined, ['grove'])).toEqual({ ok: true, flags: [] });
-    expect(selectSimulations('grove,kubelet', [])).toEqual({ ok: false, error: '--simulate: unsupported value "kubelet": supported values: none, or a comma-separated list of "grove"' });
+    expect(selectSimulations('grove', [])).toEqual({ ok: true, flags: ['grove'] });
+    expect(selectSimulations(undefined, ['grove'])).toEqual({ ok: true, flags: ['lpx-scheduler'] });
+    expect(selectSimulations(undefined, ['lpx-scheduler'])).toEqual({ ok: true, flags: ['grove'] });
+    expect(selectSimulations('grove,kubelet', [])).toEqual({ ok: false, error: '--simulate: unsupported value "kubelet": supported values: none, or a comma-separated list of "grove", "lpx-scheduler"' });
+  });
+});
+
+describe('the LPX scheduler simulation', () => {
+  const request = (generation: number, status?: Record<string, unknown>): KubeObject => ({ apiVersion: 'scheduling.lpu.nvidia.com/v1alpha1', kind: 'LpuPipelineRequest', metadata: { name: 'r', generation }, ...(status === undefined ? {} : { status }) });
+
+  it('answers each request with a "bound" receipt at its current generation (only a receipt with status.observedGeneration == metadata.generation counts), once', () => {
+    expect(simulatedReceipt(request(2), false)).toEqual({ phase: 'bound', observedGeneration: 2 });
+    expect(simulatedReceipt(request(3, { phase: 'bound', observedGeneration: 2 }), false)).toEqual({ phase: 'bound', observedGeneration: 3 });
+    expect(simulatedReceipt(request(3, { phase: 'bound', observedGeneration: 3 }), false)).toBeUndefined();
+  });
+
+  it('never answers a held DGD\'s requests (so their scheduling deadline passes) nor a request being deleted', () => {
+    expect(simulatedReceipt(request(1), true)).toBeUndefined();
+    expect(simulatedReceipt({ ...request(1), metadata: { name: 'r', generation: 1, deletionTimestamp: '2026-12-02T00:00:00Z' } }, false)).toBeUndefined();
+    expect(isHeld({ apiVersion: 'v', kind: 'k', metadata: { name: 'd', annotations: { 'dynamo-fn.dev/simulated-lpx-scheduler': 'hold' } } })).toBe(true);
+    expect(isHeld({ apiVersion: 'v', kind: 'k', metadata: { name: 'd' } })).toBe(false);
+    expect(isHeld(undefined)).toBe(false);
   });
 });
