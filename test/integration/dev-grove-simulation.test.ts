@@ -5,7 +5,9 @@
  * default) the simulated Grove creates the PodCliques the PodCliqueSet names and reports them
  * ready, so the DGD reaches Ready=True as upstream's readiness table says it does once every
  * child is ready at its generation (upstream-notes/dgd.md §4.7 step 5); with `--simulate none`
- * nothing plays Grove and the DGD stays Ready=False "resource not found".
+ * nothing plays Grove and the DGD stays Ready=False "resource not found". With --lpx-enabled,
+ * the LPX example (examples/lpx/llama-lpx.yaml, the sample build shipped in examples/lpx/builds)
+ * reaches Ready=True with both simulations: Grove's and the LPX scheduler's "bound" receipts.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -14,8 +16,8 @@ import { repoRoot } from '../support/paths.js';
 
 const EXAMPLE = path.join(repoRoot, 'examples', 'vllm-disaggregated-coherent.yaml');
 
-async function runDev(args: readonly string[]): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'dynamo-fn.js'), 'dev', '--apply', EXAMPLE, '--wait', '--timeout-seconds', '150', ...args], {
+async function runDev(args: readonly string[], example = EXAMPLE): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'dynamo-fn.js'), 'dev', '--apply', example, '--wait', '--timeout-seconds', '150', ...args], {
     cwd: repoRoot,
     env: { ...process.env, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,6 +43,14 @@ describe('dynamo-fn dev: the Grove simulation', () => {
     expect(output).not.toContain('Simulating Grove');
     expect(output).toContain('Simulations: none');
     expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-disagg podCliqueSets=llama-disagg ready=False reason=some_resources_are_not_ready message=".*resource not found/);
+    expect(code, output).toBe(0);
+  }, 420_000);
+
+  it('with --lpx-enabled, the LPX example DGD of the shipped sample build reaches Ready=True: Grove and the LPX scheduler simulated ("bound" receipts at the current generation)', async () => {
+    const { code, output } = await runDev(['--lpx-enabled'], path.join(repoRoot, 'examples', 'lpx', 'llama-lpx.yaml'));
+    expect(output).toContain('Simulating the LPX scheduler (');
+    expect(output).toContain('not the real LPX scheduler)');
+    expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-lpx podCliqueSets=llama-lpx ready=True reason=all_resources_are_ready/);
     expect(code, output).toBe(0);
   }, 420_000);
 });
