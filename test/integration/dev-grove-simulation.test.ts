@@ -50,7 +50,7 @@ describe('dynamo-fn dev: the Grove simulation', () => {
     const { code, output } = await runDev(['--lpx-enabled'], path.join(repoRoot, 'examples', 'lpx', 'llama-lpx.yaml'));
     expect(output).toContain('Simulating the LPX scheduler (');
     expect(output).toContain('not the real LPX scheduler)');
-    expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-lpx podCliqueSets=llama-lpx ready=True reason=all_resources_are_ready/);
+    expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-lpx podCliqueSets=llama-lpx,llama-lpx-[0-9a-f]{4} ready=True reason=all_resources_are_ready/);
     expect(code, output).toBe(0);
   }, 420_000);
 });
