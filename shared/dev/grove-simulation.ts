@@ -159,45 +159,57 @@ export function statusHolds(status: unknown, wanted: Record<string, unknown>): b
 export async function groveSimulationPass(kube: Kube, now: () => Date = () => new Date()): Promise<number> {
   let writes = 0;
   const stamp = now().toISOString();
-  for (const pcs of await kube.list(GROVE_API_VERSION, PODCLIQUESET_KIND)) {
-    if (pcs.metadata['deletionTimestamp'] !== undefined) continue;
-    const namespace = pcs.metadata.namespace ?? 'default';
-    const selector = { labelSelector: `app.kubernetes.io/part-of=${pcs.metadata.name},app.kubernetes.io/managed-by=grove-operator` };
-    const groups = new Map((await kube.list(GROVE_API_VERSION, PODCLIQUESCALINGGROUP_KIND, namespace, selector)).map((g) => [g.metadata.name, g]));
-    const cliques = new Map((await kube.list(GROVE_API_VERSION, PODCLIQUE_KIND, namespace, selector)).map((c) => [c.metadata.name, c]));
-    const wanted = groveChildren(pcs, (name) => (groups.get(name)?.['spec'] as { replicas?: number } | undefined)?.replicas);
-    const wantedNames = new Set(wanted.map((c) => `${c.kind}/${c.name}`));
-    for (const child of wanted) {
-      const existing = (child.kind === PODCLIQUE_KIND ? cliques : groups).get(child.name);
-      let stored = existing;
-      if (stored === undefined) {
-        let object = child.object;
-        const owner = (object.metadata.ownerReferences as { kind: string; name: string; uid: string }[])[0];
-        if (owner !== undefined && owner.uid === '') {
-          const group = groups.get(owner.name);
-          if (group === undefined) continue; // next pass, once the group exists
-          object = { ...object, metadata: { ...object.metadata, ownerReferences: [{ ...owner, uid: group.metadata.uid }] } };
-        }
-        stored = await kube.apply(object, { force: true });
-        (child.kind === PODCLIQUE_KIND ? cliques : groups).set(child.name, stored);
-        writes += 1;
+  for (const pcs of await kube.list(GROVE_API_VERSION, PODCLIQUESET_KIND)) writes += await groveSyncPodCliqueSet(kube, pcs, stamp);
+  return writes;
+}
+
+/**
+ * The simulated Grove controller's sync of one PodCliqueSet: creates its missing children,
+ * deletes a group's member cliques beyond its replicas and children of replicas the PodCliqueSet
+ * no longer has, writes ready statuses where they differ (the PodCliqueSet's other status
+ * fields, such as a rollout's updateProgress, kept). Out: how many writes it made.
+ */
+export async function groveSyncPodCliqueSet(kube: Kube, pcs: KubeObject, stamp: string): Promise<number> {
+  if (pcs.metadata['deletionTimestamp'] !== undefined) return 0;
+  let writes = 0;
+  const namespace = pcs.metadata.namespace ?? 'default';
+  const selector = { labelSelector: `app.kubernetes.io/part-of=${pcs.metadata.name},app.kubernetes.io/managed-by=grove-operator` };
+  const groups = new Map((await kube.list(GROVE_API_VERSION, PODCLIQUESCALINGGROUP_KIND, namespace, selector)).map((g) => [g.metadata.name, g]));
+  const cliques = new Map((await kube.list(GROVE_API_VERSION, PODCLIQUE_KIND, namespace, selector)).map((c) => [c.metadata.name, c]));
+  const wanted = groveChildren(pcs, (name) => (groups.get(name)?.['spec'] as { replicas?: number } | undefined)?.replicas);
+  const wantedNames = new Set(wanted.map((c) => `${c.kind}/${c.name}`));
+  for (const child of wanted) {
+    const existing = (child.kind === PODCLIQUE_KIND ? cliques : groups).get(child.name);
+    let stored = existing;
+    if (stored === undefined) {
+      let object = child.object;
+      const owner = (object.metadata.ownerReferences as { kind: string; name: string; uid: string }[])[0];
+      if (owner !== undefined && owner.uid === '') {
+        const group = groups.get(owner.name);
+        if (group === undefined) continue; // next pass, once the group exists
+        object = { ...object, metadata: { ...object.metadata, ownerReferences: [{ ...owner, uid: group.metadata.uid }] } };
       }
-      const status = readyChildStatus(stored, stamp);
-      if (!statusHolds(stored['status'], status)) {
-        await kube.applyStatus({ apiVersion: GROVE_API_VERSION, kind: child.kind, metadata: { name: child.name, namespace }, status }, { force: true });
-        writes += 1;
-      }
-    }
-    for (const [kind, stored] of [...[...groups.values()].map((g) => [PODCLIQUESCALINGGROUP_KIND, g] as const), ...[...cliques.values()].map((c) => [PODCLIQUE_KIND, c] as const)]) {
-      if (wantedNames.has(`${kind}/${stored.metadata.name}`) || stored.metadata['deletionTimestamp'] !== undefined) continue;
-      await kube.delete({ apiVersion: GROVE_API_VERSION, kind, namespace, name: stored.metadata.name });
+      stored = await kube.apply(object, { force: true });
+      (child.kind === PODCLIQUE_KIND ? cliques : groups).set(child.name, stored);
       writes += 1;
     }
-    const pcsStatus = readyPodCliqueSetStatus(pcs);
-    if (!statusHolds(pcs['status'], pcsStatus)) {
-      await kube.applyStatus({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, metadata: { name: pcs.metadata.name, namespace }, status: pcsStatus }, { force: true });
+    const status = readyChildStatus(stored, stamp);
+    if (!statusHolds(stored['status'], status)) {
+      await kube.applyStatus({ apiVersion: GROVE_API_VERSION, kind: child.kind, metadata: { name: child.name, namespace }, status }, { force: true });
       writes += 1;
     }
+  }
+  for (const [kind, stored] of [...[...groups.values()].map((g) => [PODCLIQUESCALINGGROUP_KIND, g] as const), ...[...cliques.values()].map((c) => [PODCLIQUE_KIND, c] as const)]) {
+    if (wantedNames.has(`${kind}/${stored.metadata.name}`) || stored.metadata['deletionTimestamp'] !== undefined) continue;
+    await kube.delete({ apiVersion: GROVE_API_VERSION, kind, namespace, name: stored.metadata.name });
+    writes += 1;
+  }
+  const pcsStatus = readyPodCliqueSetStatus(pcs);
+  if (!statusHolds(pcs['status'], pcsStatus)) {
+    // The rest of the status (a rollout's updateProgress) stays as it is.
+    const status = { ...((pcs['status'] as Record<string, unknown> | undefined) ?? {}), ...pcsStatus };
+    await kube.applyStatus({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, metadata: { name: pcs.metadata.name, namespace }, status }, { force: true });
+    writes += 1;
   }
   return writes;
 }
