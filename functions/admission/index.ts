@@ -150,7 +150,7 @@ Options:
                        seconds while the endpoints drop the pod (default ${DEFAULT_SHUTDOWN_DELAY_SECONDS})
   -h, --help           show this help
 
-At most ${DEFAULT_MAX_BUFFERED_BODY_BYTES / (1024 * 1024)} MiB of review bodies are held at once (by Content-Length); up to
+At most ${DEFAULT_MAX_BUFFERED_BODY_BYTES / (1024 * 1024)} MiB of review bodies are held at once (counted as received); up to
 ${DEFAULT_MAX_QUEUED_REVIEWS} more reviews wait for room for up to ${DEFAULT_QUEUE_TIMEOUT_MS / 1000} s (then 429). A body not received within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s gets 408; a
 Content-Type other than application/json gets 415.
 
@@ -169,8 +169,9 @@ Environment:
                          where DCGM exporter pods are scraped (default ${DEFAULT_DCGM_ENDPOINT_TEMPLATE})
   ${ENV_INTEL_XPU_ENDPOINT_TEMPLATE}
                          where Intel XPU exporter pods are scraped (default ${DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE})
-  OPERATOR_VERSION       DGDR default profiler image nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version>
-                         (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
+  OPERATOR_VERSION       stamped on every new DGD as nvidia.com/dynamo-operator-origin-version (never over
+                         a value already there), and the DGDR default profiler image
+                         nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version> (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
   DGDR_DEFAULT_IMAGE     an explicit default profiler image instead (rc or nightly builds)
   DGD_REPLICAS_MODIFIERS comma-separated system:serviceaccount:<ns>:<name> usernames that may change
                          the replicas of a component with scalingAdapter (the reconcile function's

@@ -15,14 +15,18 @@
  */
 import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema } from '../../shared/api/index.js';
 import { claimStateOf, controllerOf, decideTraceClaim, hasTraceClaimFinalizer, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
+import type { KubeReader } from '../../shared/kube/index.js';
 import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 
 const CLAIM_REF = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' } as const;
 
-/** Loads the claim and its readers; undefined when the claim is gone or carries no Run finalizer. */
-export async function load(deps: CleanupDeps, namespace: string, name: string) {
-  const object = await deps.kube.get({ ...CLAIM_REF, namespace, name });
+/**
+ * Loads the claim and its readers (the Jobs of each reader at once); undefined when the claim is
+ * gone or carries no Run finalizer. `read` answers the reads (a resync's snapshot, else the live client).
+ */
+export async function load(deps: CleanupDeps, namespace: string, name: string, read: KubeReader = deps.kube) {
+  const object = await read.get({ ...CLAIM_REF, namespace, name });
   if (object === undefined) return undefined;
   const claim = claimStateOf(object);
   const uids = claim.finalizers.flatMap((f) => {
@@ -30,11 +34,14 @@ export async function load(deps: CleanupDeps, namespace: string, name: string) {
     return uid === undefined ? [] : [uid];
   });
   if (uids.length === 0) return undefined;
-  const runs = await deps.kube.list(DGDR_V1BETA2, RUN_KIND, namespace);
+  const [runs, jobsByUid] = await Promise.all([
+    read.list(DGDR_V1BETA2, RUN_KIND, namespace),
+    Promise.all(uids.map((uid) => read.list('batch/v1', 'Job', namespace, { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` }))),
+  ]);
   const readers = new Map<string, ClaimReader>();
-  for (const uid of uids) {
+  for (const [index, uid] of uids.entries()) {
     const runObject = runs.find((r) => r.metadata.uid === uid);
-    const jobs = (await deps.kube.list('batch/v1', 'Job', namespace, { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` })).map(jobStateOf);
+    const jobs = (jobsByUid[index] ?? []).map(jobStateOf);
     const parsed = runObject === undefined ? undefined : RunSchema.safeParse(runObject);
     const run = parsed?.success === true ? { name: parsed.data.metadata.name ?? '', isComplete: isRunComplete(parsed.data) } : undefined;
     readers.set(uid, { runUid: uid, run, jobs });
@@ -42,10 +49,13 @@ export async function load(deps: CleanupDeps, namespace: string, name: string) {
   return { object, claim, readers };
 }
 
-/** Reconciles one claim: stop Jobs, then release finalizers. Exported for the Run route. */
-export async function reconcileClaim(deps: CleanupDeps, namespace: string, name: string): Promise<Outcome> {
+/**
+ * Reconciles one claim: stop Jobs, then release finalizers; a claim with nothing to release is
+ * not written. Exported for the Run route. `read` answers the loads (default the live client).
+ */
+export async function reconcileClaim(deps: CleanupDeps, namespace: string, name: string, read: KubeReader = deps.kube): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  const loaded = await load(deps, namespace, name);
+  const loaded = await load(deps, namespace, name, read);
   if (loaded === undefined) return DONE;
   const desired = decideTraceClaim(loaded.claim, loaded.readers);
   for (const job of desired.stopJobs) {
@@ -63,13 +73,13 @@ export async function reconcileClaim(deps: CleanupDeps, namespace: string, name:
 
 /** A claim event: reconcile that claim. */
 export async function handle(event: KubeEvent, deps: CleanupDeps): Promise<Outcome> {
-  return reconcileClaim(deps, event.key.namespace, event.key.name);
+  return reconcileClaim(deps, event.key.namespace, event.key.name, deps.snapshot);
 }
 
 /** Every claim with a Run finalizer, for the resync tick (empty while the gate is off). */
 export async function listKeys(deps: CleanupDeps): Promise<readonly ObjectKey[]> {
   if (!deps.config.dgdrV1Beta2Enabled) return [];
-  const claims = await deps.kube.list(CLAIM_REF.apiVersion, CLAIM_REF.kind);
+  const claims = await (deps.snapshot ?? deps.kube).list(CLAIM_REF.apiVersion, CLAIM_REF.kind);
   return claims
     .filter((c) => hasTraceClaimFinalizer((c.metadata['finalizers'] as string[] | undefined) ?? []))
     .map((c) => ({ ...CLAIM_REF, namespace: c.metadata.namespace ?? '', name: c.metadata.name }));

@@ -12,10 +12,14 @@
  * discarded), its status (parameters, metrics, rank, Valid); then the Run's `Published`
  * condition, `candidateRefs` and `progress.candidates.published`. Field manager
  * `dynamo-profile-publisher` (the Run logic owns `Completed`).
- * A dry-run answered 400 or 422 is the DGD's fault (Valid=False ValidationFailed); anything else
- * (HTTP 403 included: RBAC and policy can be repaired) blocks publication: `Published=False`
- * `PublicationBlocked` with the error, references and progress kept, and a Transient outcome so
- * the broker retries. Source: reference "v1beta2 DGD Overrides", "Candidate status".
+ * A dry-run answered 400 or 422 is the DGD's fault (Valid=False ValidationFailed). Every other
+ * failure while preparing Candidates blocks publication: the dry-run's other answers (HTTP 403
+ * included: RBAC and policy can be repaired), the output ConfigMap unreadable, the Candidate
+ * list, create or status write refused, 429, 5xx. Each gives `Published=False`
+ * `PublicationBlocked` with the error, the already published references and progress kept, and a
+ * Transient outcome so the broker retries. Source: reference "v1beta2 DGD Overrides"
+ * ("Retryable Candidate preparation errors are visible on the Run as Published=False, reason
+ * PublicationBlocked, with the error in the condition's message"), "Candidate status".
  * @module
  */
 import {
@@ -65,6 +69,23 @@ class PublicationBlocked extends Error {
   override readonly name = 'PublicationBlocked';
 }
 
+/** The error of a failed preparation step, as the Run's condition shows it: `<what>: HTTP <code>: <message>`, or the error's message. */
+function stepMessage(what: string, error: unknown): string {
+  const status = kubeStatusOf(error);
+  if (status !== undefined) return `${what}: HTTP ${status.code}: ${status.message}`;
+  return `${what}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** Runs one preparation step; any failure becomes PublicationBlocked naming the step (a dry-run's own PublicationBlocked passes through). */
+async function prepare<T>(what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof PublicationBlocked) throw error;
+    throw new PublicationBlocked(stepMessage(what, error), { cause: error });
+  }
+}
+
 /** Runs the strict dry-run: Accepted, Rejected (400/422), or throws PublicationBlocked. */
 async function dryRun(kube: Kube, dgd: Record<string, unknown>): Promise<DryRunResult> {
   try {
@@ -92,26 +113,28 @@ async function writeRunPublication(deps: PublisherDeps, run: Run, refs: readonly
 /**
  * Publishes the Run's Candidates. Out: true when publication succeeded (Published=True was
  * written), false when the results are not there yet. Failures: TransientError after writing
- * PublicationBlocked; the kube client's errors otherwise.
+ * PublicationBlocked (any failure while preparing); the kube client's error when the Run's own status write fails.
  */
 export async function publishCandidates(deps: PublisherDeps, run: Run): Promise<boolean> {
   const namespace = run.metadata.namespace ?? '';
   const runName = run.metadata.name ?? '';
   const uid = run.metadata.uid ?? '';
   const configMapName = runOutputConfigMapName(runName);
-  const output = readRunOutput(await deps.publisherKube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: configMapName }), uid);
-  if (output.kind === 'NotOurs') deps.log.warn({ kind: 'ConfigMap', namespace, name: configMapName }, 'Ignored ConfigMap not controlled by the DynamoGraphDeploymentRun');
-  if (output.kind !== 'Found') return false;
-  let recommendation: unknown;
-  try {
-    recommendation = JSON.parse(output.recommendationJson) as unknown;
-  } catch {
-    recommendation = undefined;
-  }
-  const selected = selectCandidates(recommendation, run.spec);
-  const existing = new Map((await deps.publisherKube.list(DGDR_V1BETA2, CANDIDATE_KIND, namespace, { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` })).map((c) => [c.metadata.name, c]));
   const refs: CandidateRef[] = [];
   try {
+    const configMap = await prepare(`cannot read ConfigMap ${namespace}/${configMapName}`, () => deps.publisherKube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: configMapName }));
+    const output = readRunOutput(configMap, uid);
+    if (output.kind === 'NotOurs') deps.log.warn({ kind: 'ConfigMap', namespace, name: configMapName }, 'Ignored ConfigMap not controlled by the DynamoGraphDeploymentRun');
+    if (output.kind !== 'Found') return false;
+    let recommendation: unknown;
+    try {
+      recommendation = JSON.parse(output.recommendationJson) as unknown;
+    } catch {
+      recommendation = undefined;
+    }
+    const selected = selectCandidates(recommendation, run.spec);
+    const stored = await prepare(`cannot list the ${CANDIDATE_KIND}s of ${RUN_KIND} ${namespace}/${runName}`, () => deps.publisherKube.list(DGDR_V1BETA2, CANDIDATE_KIND, namespace, { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` }));
+    const existing = new Map(stored.map((c) => [c.metadata.name, c]));
     for (const [index, candidate] of selected.entries()) {
       const generated = renderCandidateDgd(candidate, run.spec, deps.config.aisimulateImage);
       if (generated === undefined) {
@@ -120,21 +143,23 @@ export async function publishCandidates(deps: PublisherDeps, run: Run): Promise<
       }
       const name = candidateName(runName, candidate.candidateId);
       const content = decideCandidateContent(uid, candidate.candidateId, generated, run.spec.overrides?.dgd);
-      let stored: KubeObject | undefined = existing.get(name);
-      if (stored === undefined) stored = await deps.publisherKube.create(renderCandidate({ name: runName, namespace, uid }, candidate.candidateId, content) as unknown as Parameters<Kube['create']>[0]);
-      const previous = (stored?.['status'] as { conditions?: Condition[] } | undefined)?.conditions;
+      let object: KubeObject | undefined = existing.get(name);
+      if (object === undefined) object = await prepare(`cannot create ${CANDIDATE_KIND} ${namespace}/${name}`, () => deps.publisherKube.create(renderCandidate({ name: runName, namespace, uid }, candidate.candidateId, content) as unknown as Parameters<Kube['create']>[0]));
+      const previous = (object?.['status'] as { conditions?: Condition[] } | undefined)?.conditions;
       const hasValid = previous?.some((c) => c.type === CONDITION_VALID) === true;
       if (!hasValid) {
         const verdict = decideValid(content.override, content.override.kind === 'Applied' ? await dryRun(deps.publisherKube, dryRunDgd(name, namespace, content)) : undefined);
         if (verdict !== undefined) {
-          await deps.publisherKube.applyStatus(
-            {
-              apiVersion: DGDR_V1BETA2,
-              kind: CANDIDATE_KIND,
-              metadata: { name, namespace },
-              status: { parameters: candidateParameters(candidate), metrics: candidate.metrics, rank: index + 1, conditions: [nextCondition(previous, { type: CONDITION_VALID, ...verdict }, deps.now())] },
-            },
-            { force: true },
+          await prepare(`cannot write the status of ${CANDIDATE_KIND} ${namespace}/${name}`, () =>
+            deps.publisherKube.applyStatus(
+              {
+                apiVersion: DGDR_V1BETA2,
+                kind: CANDIDATE_KIND,
+                metadata: { name, namespace },
+                status: { parameters: candidateParameters(candidate), metrics: candidate.metrics, rank: index + 1, conditions: [nextCondition(previous, { type: CONDITION_VALID, ...verdict }, deps.now())] },
+              },
+              { force: true },
+            ),
           );
         }
       }
@@ -142,7 +167,10 @@ export async function publishCandidates(deps: PublisherDeps, run: Run): Promise<
     }
   } catch (error) {
     if (!(error instanceof PublicationBlocked)) throw error;
-    await writeRunPublication(deps, run, refs, { type: CONDITION_PUBLISHED, status: 'False', reason: REASON_PUBLICATION_BLOCKED, message: error.message, ...(run.metadata.generation === undefined ? {} : { observedGeneration: run.metadata.generation }) });
+    // "preserves the already published Candidate references and progress": a pass blocked
+    // before it reached them (an unreadable ConfigMap) must not shrink them.
+    const published = run.status?.candidateRefs ?? [];
+    await writeRunPublication(deps, run, refs.length >= published.length ? refs : published, { type: CONDITION_PUBLISHED, status: 'False', reason: REASON_PUBLICATION_BLOCKED, message: error.message, ...(run.metadata.generation === undefined ? {} : { observedGeneration: run.metadata.generation }) });
     deps.log.warn({ err: error }, 'Publication of Candidates blocked');
     throw new TransientError(`cannot publish Candidates of ${RUN_KIND} ${namespace}/${runName}: ${error.message}`, { cause: error });
   }

@@ -45,8 +45,11 @@ import {
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
 import {
+  GROVE_PODCLIQUESET_CRD_NAME,
   REASON_FAILED_TO_RECONCILE,
   childOwner,
+  isGroveCoherentSupported,
+  resolveUpdateStrategy,
   componentServiceName,
   decideDgd,
   decideDgdFailure,
@@ -110,6 +113,10 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
   if (deps.config.lpxEnabled && parsed.dgd.spec.components.some((c) => c.type === 'lpx')) {
     children.LPXGraphDeployment = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
   }
+  // The Coherent capability check reads the Grove PodCliqueSet CRD, only for a DGD selecting Coherent.
+  const strategy = resolveUpdateStrategy(parsed.dgd);
+  const groveCoherentSupported =
+    strategy.ok && strategy.strategy === 'Coherent' ? isGroveCoherentSupported(await deps.kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: GROVE_PODCLIQUESET_CRD_NAME })) : undefined;
   const ordinary = parsed.dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(key.name, ordinary);
   const selector = { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` };
@@ -131,7 +138,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
     const child = PodCliqueScalingGroupSchema.safeParse(object);
     if (child.success) children.PodCliqueScalingGroup.set(object.metadata.name, child.data);
   }
-  return { parent, children };
+  return { parent, children, ...(groveCoherentSupported === undefined ? {} : { groveCoherentSupported }) };
 }
 
 /**
@@ -355,7 +362,24 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
     return goneDuringReconcile(deps);
   }
   if (desired.permanentFailure !== undefined) return { kind: 'Permanent', ...desired.permanentFailure };
+  if (desired.parentAnnotations !== undefined) return annotateParent(deps, parent, desired.parentAnnotations);
   return DONE;
+}
+
+/**
+ * Commits the worker hash on the DGD (`nvidia.com/current-worker-hash-v2`): a server-side apply
+ * of those `metadata.annotations` only, under the reconcile field manager. A refused write is
+ * retried (Transient); the status already reports the previous committed runtime namespace.
+ * Source: upstream-notes/dgd.md §4.7 step 3 (worker-hash commit).
+ */
+async function annotateParent(deps: ReconcileDeps, parent: KubeObject, annotations: Readonly<Record<string, string>>): Promise<Outcome> {
+  try {
+    await deps.kube.apply({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, metadata: { name: parent.metadata.name, namespace: parent.metadata.namespace ?? '', annotations: { ...annotations } } }, { force: true });
+    deps.log.info({ annotations }, 'Committed DynamoGraphDeployment worker hash');
+    return DONE;
+  } catch (error) {
+    return { kind: 'Transient', cause: asShellError(error) };
+  }
 }
 
 /**

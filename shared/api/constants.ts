@@ -25,6 +25,12 @@ export const FIELD_MANAGER_RECONCILE = 'dynamo-reconcile';
 export const ANNOTATION_GROVE_UPDATE_STRATEGY = 'nvidia.com/grove-update-strategy';
 /** `"false"` (case-insensitive) opts a DGD out of Grove (upstream-notes/dgd.md §2.5). */
 export const ANNOTATION_ENABLE_GROVE = 'nvidia.com/enable-grove';
+/** Controller-owned, immutable graph workload provider, materialized by admission on CREATE (upstream-notes/dgd.md §2.5; upstream `KubeAnnotationWorkloadProvider`). */
+export const ANNOTATION_WORKLOAD_PROVIDER = 'nvidia.com/workload-provider';
+/** The Grove workload provider: the only one this control plane renders. */
+export const WORKLOAD_PROVIDER_GROVE = 'grove';
+/** Upstream's DynamoComponentDeployment workload provider (`nvidia.com/enable-grove: "false"`). */
+export const WORKLOAD_PROVIDER_COMPONENT = 'component';
 /** `"false"` disables the metrics label on pod templates (upstream-notes/dgd.md §4.5). */
 export const ANNOTATION_ENABLE_METRICS = 'nvidia.com/enable-metrics';
 
@@ -47,6 +53,8 @@ export const LABEL_KAI_QUEUE = 'kai.scheduler/queue';
 export const ANNOTATION_DISCOVERY_BACKEND = 'nvidia.com/dynamo-discovery-backend';
 export const ANNOTATION_KUBE_DISCOVERY_MODE = 'nvidia.com/dynamo-kube-discovery-mode';
 export const ANNOTATION_OPERATOR_ORIGIN_VERSION = 'nvidia.com/dynamo-operator-origin-version';
+/** The active worker generation hash (algorithm `dgd-worker-rollout-v2`), committed by reconcile once every worker runs it (upstream-notes/dgd.md §2.5, §4.3). */
+export const ANNOTATION_CURRENT_WORKER_HASH_V2 = 'nvidia.com/current-worker-hash-v2';
 export const ANNOTATION_VLLM_DISTRIBUTED_EXECUTOR_BACKEND = 'nvidia.com/vllm-distributed-executor-backend';
 export const ANNOTATION_KAI_QUEUE = 'nvidia.com/kai-scheduler-queue';
 export const ANNOTATION_VOLCANO_QUEUE = 'nvidia.com/volcano-queue';
@@ -81,6 +89,11 @@ export const REASON_INVALID_SPEC = 'InvalidSpec';
 export const REASON_RESOURCES_NOT_READY = 'some_resources_are_not_ready';
 /** Ready=True reason (upstream-notes/dgd.md §2.4). */
 export const REASON_ALL_RESOURCES_READY = 'all_resources_are_ready';
+/** Ready=False reasons of upstream's Grove readiness classification (upstream-notes/dgd.md §2.4, §4.7 step 5; upstream `DGDReadyReason*`). */
+export const REASON_INSUFFICIENT_CAPACITY = 'insufficient_capacity';
+export const REASON_PODS_NOT_READY = 'pods_not_ready';
+export const REASON_UPDATING = 'updating';
+export const REASON_MIXED_NOT_READY = 'mixed_not_ready_reasons';
 /** Ready=False reason when LPX components are disabled by `lpx.enabled=false` (dgd-reference). */
 export const REASON_LPX_DISABLED = 'LPXDisabled';
 

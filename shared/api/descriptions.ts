@@ -28,7 +28,7 @@ import {
   PodSpecSchema,
   PodTemplateSpecSchema,
 } from './core.js';
-import { ComponentReplicaStatusSchema, ComponentSchema, DgdSpecSchema, DgdStatusSchema, KvTransferPolicySchema, ProviderOverrideSchema, RoleSchema } from './dgd.js';
+import { ComponentCheckpointStatusSchema, ComponentReplicaStatusSchema, ComponentSchema, DgdSpecSchema, DgdStatusSchema, KvTransferPolicySchema, ProviderOverrideSchema, RoleSchema } from './dgd.js';
 import { DgdV1Alpha1Schema } from './dgd-v1alpha1.js';
 import { DgdrSpecSchema, DgdrStatusSchema } from './dgdr.js';
 import { CandidateRefSchema, CandidateStatusSchema, DgdrV1Beta2SpecSchema, DgdrV1Beta2StatusSchema, RunStatusSchema, StaticWorkloadSchema, TraceWorkloadSchema } from './dgdr-v1beta2.js';
@@ -97,6 +97,7 @@ export function describeDgdFields(registry: DescriptionRegistry): void {
   const override = ProviderOverrideSchema.shape;
   const status = DgdStatusSchema.shape;
   const replicaStatus = ComponentReplicaStatusSchema.shape;
+  const checkpointStatus = ComponentCheckpointStatusSchema.shape;
   const experimental = component.experimental.unwrap().shape;
   const restart = spec.restart.unwrap().shape;
   const restartStrategy = restart.strategy.unwrap().shape;
@@ -185,6 +186,12 @@ export function describeDgdFields(registry: DescriptionRegistry): void {
     [replicaStatus.updatedReplicas, 'Replicas at the current pod template.'],
     [replicaStatus.readyReplicas, 'Replicas whose pods are Ready.'],
     [replicaStatus.availableReplicas, 'Replicas available for at least minReadySeconds.'],
+    [replicaStatus.scheduledReplicas, 'Replicas whose pods are scheduled.'],
+    [status.checkpoints, 'Checkpoint information per component, keyed by component name.'],
+    [checkpointStatus.checkpointName, 'The name of the checkpoint the component restores from.'],
+    [checkpointStatus.checkpointID, 'Deprecated: the checkpoint identity; use checkpointName.'],
+    [checkpointStatus.identityHash, 'Deprecated: the hash of the checkpoint identity; use checkpointName.'],
+    [checkpointStatus.ready, 'True once the checkpoint can be restored from.'],
   ]);
 }
 
@@ -282,8 +289,8 @@ export function describeDgdrV1Beta2Fields(registry: DescriptionRegistry): void {
     [trace.replay.unwrap().shape.arrivalSpeedupRatio, 'Replays request arrivals this many times as fast (greater than 0; 2.0 is twice as fast). Lowered to the AISimulate input traffic.load.speedup.'],
     [workload.isl, 'Input sequence length in tokens (at least 1).'],
     [workload.osl, 'Output sequence length in tokens (at least 1).'],
-    [workload.concurrency, 'Target concurrency, in requests in flight (at least 1). Mutually exclusive with requestRate.'],
-    [workload.requestRate, 'Target request rate, in requests per second (greater than 0). Mutually exclusive with concurrency.'],
+    [workload.concurrency, 'Target concurrency, in requests in flight (at least 1). Mutually exclusive with requestRate. When neither is set, the Run searches at the maximum-throughput load (the KV cache filled once).'],
+    [workload.requestRate, 'Target request rate, in requests per second (greater than 0). Mutually exclusive with concurrency. When neither is set, the Run searches at the maximum-throughput load (the KV cache filled once).'],
     [spec.aisim, 'AISimulate input settings.'],
     [spec.aisim.unwrap().shape.inputOverrides, 'A JSON Merge Patch applied last over the AISimulate input lowered from the typed fields. It can replace any lowered value; a null deletes the named field or parent object. It adds no volume mount.'],
     [spec.overrides, 'Customizes the Run Job and the Candidate DGDs.'],

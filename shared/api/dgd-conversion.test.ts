@@ -64,7 +64,31 @@ describe('DGD conversion over the corpus', () => {
     expect(ok(convertDgdFromHub(deepFreeze(hub)))).toEqual(object);
   });
 
-  it.each(alphas)('the hub spec of a v1alpha1 manifest is the field-by-field conversion render and admission use: $name', ({ object }) => {
+  it('the hub spec of a v1alpha1 manifest follows upstream\'s field map: `services` (a map) -> `components` (a list keyed by name, in name order), `componentType` -> `type`, `envs` -> `env`, `extraPodSpec.mainContainer` -> the pod template\'s `main` container (upstream-notes/dgd.md §2.1-§2.3)', () => {
+    const alpha = {
+      apiVersion: 'nvidia.com/v1alpha1',
+      kind: 'DynamoGraphDeployment',
+      metadata: { name: 'g', namespace: 'ns' },
+      spec: {
+        backendFramework: 'vllm',
+        envs: [{ name: 'A', value: '1' }],
+        services: {
+          VllmWorker: { componentType: 'worker', replicas: 1, extraPodSpec: { mainContainer: { image: 'w:1.6.1', args: ['--x'] } } },
+          Frontend: { componentType: 'frontend', replicas: 2, extraPodSpec: { mainContainer: { image: 'fe:1.6.1' } } },
+        },
+      },
+    };
+    expect(ok(convertDgdToHub(deepFreeze(alpha)))['spec']).toEqual({
+      backendFramework: 'vllm',
+      env: [{ name: 'A', value: '1' }],
+      components: [
+        { name: 'Frontend', type: 'frontend', replicas: 2, podTemplate: { spec: { containers: [{ name: 'main', image: 'fe:1.6.1' }] } } },
+        { name: 'VllmWorker', type: 'worker', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'w:1.6.1', args: ['--x'] }] } } },
+      ],
+    });
+  });
+
+  it.each(alphas)('the conversion webhook and the client-side conversion (render, admission) agree on the hub spec of a v1alpha1 manifest: $name', ({ object }) => {
     const hub = ok(convertDgdToHub(object));
     const client = convertDgdV1Alpha1(object);
     if (!client.ok) throw new Error('the client-side conversion failed');

@@ -11,6 +11,7 @@ export * from './dgdsa.js';
 export * from './dgd-conversion.js';
 export * from './grove.js';
 export * from './parse.js';
+export * from './dgd-exact.js';
 export * from './crd.js';
 export * from './lpx.js';
 export * from './lpx-local-partitions.js';

@@ -162,12 +162,13 @@ describe('runtime and origin versions (upstream runtimeversion_test.go, compatib
   });
 
   it.each([
-    { name: 'annotated 1.5.0 is below 1.6.0', annotations: { 'nvidia.com/dynamo-operator-origin-version': '1.5.0' }, want: false },
+    { name: 'annotated 1.5.0 is below 1.6.0', annotations: { 'nvidia.com/dynamo-operator-origin-version': '1.5.0' } as Record<string, string> | undefined, want: false },
     { name: 'annotated 1.6.0 meets 1.6.0', annotations: { 'nvidia.com/dynamo-operator-origin-version': '1.6.0' }, want: true },
     { name: 'a malformed value keeps the legacy default', annotations: { 'nvidia.com/dynamo-operator-origin-version': 'next' }, want: false },
-    { name: 'no annotation: created through this control plane, rendered as the default origin 1.6.1', annotations: undefined, want: true },
+    { name: 'no annotation: a legacy DGD, "IsEnabled returns false to preserve backward compatibility" (upstream OperatorOriginFeatureGate)', annotations: undefined, want: false },
+    { name: 'an empty annotation map: off, as absent', annotations: {} as Record<string, string>, want: false },
   ])('origin gate: $name', ({ annotations, want }) => {
-    expect(isOriginGateEnabled({ major: 1, minor: 6, patch: 0 }, aDgd({ metadata: { annotations } }), '1.6.1')).toBe(want);
+    expect(isOriginGateEnabled({ major: 1, minor: 6, patch: 0 }, aDgd({ metadata: { annotations } }))).toBe(want);
   });
 });
 

@@ -144,8 +144,13 @@ export function pendingScaleIntents(
  */
 export function keepSeededReplicas(rendered: RenderedObject, observed: PodCliqueSet | undefined): RenderedObject {
   if (observed === undefined) return rendered;
-  const copy = structuredClone(rendered) as RenderedObject & { spec: { template: { cliques: { name: string; spec: { replicas: number } }[]; podCliqueScalingGroups?: { name: string; cliqueNames: string[]; replicas?: number }[] } } };
-  const template = copy.spec.template;
+  type Seedable = RenderedObject & { spec: { template: { cliques: { name: string; spec: { replicas: number } }[]; podCliqueScalingGroups?: { name: string; cliqueNames: string[]; replicas?: number }[] } } };
+  // Copies only the path to the replicas it sets (the pod specs stay shared with `rendered`,
+  // as the whole object is when nothing is observed): a PodCliqueSet copy costs a render.
+  const spec = (rendered as Seedable).spec;
+  const template: Seedable['spec']['template'] = { ...spec.template, cliques: spec.template.cliques.map((clique) => ({ ...clique, spec: { ...clique.spec } })) };
+  if (spec.template.podCliqueScalingGroups !== undefined) template.podCliqueScalingGroups = spec.template.podCliqueScalingGroups.map((group) => ({ ...group }));
+  const copy = { ...rendered, spec: { ...spec, template } } as Seedable;
   const grouped = new Set((template.podCliqueScalingGroups ?? []).flatMap((g) => g.cliqueNames));
   const observedCliques = new Map(observed.spec.template.cliques.map((c) => [c.name, c.spec.replicas]));
   const observedGroups = new Map((observed.spec.template.podCliqueScalingGroups ?? []).map((g) => [g.name, g.replicas]));
@@ -158,4 +163,27 @@ export function keepSeededReplicas(rendered: RenderedObject, observed: PodClique
     if (seeded !== undefined) group.replicas = seeded;
   }
   return copy;
+}
+
+/**
+ * keepUpdateStrategyDuringRollout: while the stored PodCliqueSet has an active update
+ * (`status.updateProgress` without `updateEndedAt`), the applied `spec.updateStrategy` stays
+ * what the stored one is (absent when absent), whatever the strategy annotation now says: a
+ * strategy-annotation change during an active update must not rewrite `updateStrategy`
+ * mid-rollout; it takes effect once the update ends ("Changing or removing the strategy
+ * annotation cannot unblock a stalled active update", dgd-reference "Grove update strategy").
+ * In: the rendered PodCliqueSet intent and the stored one (undefined before creation). Out: the
+ * intent itself when nothing changes, else a copy.
+ * Source: upstream-notes/dgd.md §3.1 "Transition guard (at render time)": "keep the PCS's
+ * current strategy (or nil) until the active update ends". Pure.
+ */
+export function keepUpdateStrategyDuringRollout(rendered: RenderedObject, observed: PodCliqueSet | undefined): RenderedObject {
+  if (observed === undefined || !isRolloutActive(observed)) return rendered;
+  const spec = (rendered as unknown as { spec: Record<string, unknown> }).spec;
+  const current = observed.spec.updateStrategy;
+  const wanted = spec['updateStrategy'] as { type?: string } | undefined;
+  if ((wanted?.type ?? undefined) === (current?.type ?? undefined)) return rendered;
+  const { updateStrategy: _dropped, ...rest } = spec;
+  const nextSpec = current?.type === undefined ? rest : { ...rest, updateStrategy: { type: current.type } };
+  return { ...rendered, spec: nextSpec } as unknown as RenderedObject;
 }

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { PodClique, PodCliqueScalingGroup, PodCliqueSet } from '../api/index.js';
 import { aComponent, aDgd, deepFreeze } from '../../test/support/builders.js';
-import { decideScalingGate, keepSeededReplicas } from './grove-scaling.js';
+import { decideScalingGate, keepSeededReplicas, keepUpdateStrategyDuringRollout } from './grove-scaling.js';
 import { childOwner } from './ownership.js';
 import { decideDgd, decideDgdFailure, readyEventName, type DgdObserved } from './reconcile-dgd.js';
 import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderedObject } from './render.js';
 
 const NOW = new Date('2026-11-29T12:00:00Z');
+/** The worker hash the fixture's worker pods run (their DYN_NAMESPACE_WORKER_SUFFIX); the same for every replica count (replicas are not hashed, upstream-notes/dgd.md §4.3). */
+const FIXTURE_WORKER_HASH = 'ae2600f9';
 const LATER = new Date('2026-11-29T12:05:00Z');
 const UID = '0b6c1e5e-1111-2222-3333-444455556666';
 const OURS = [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'my-graph', uid: UID, controller: true, blockOwnerDeletion: true }];
@@ -94,11 +96,17 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
         { type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
       ],
       components: {
-        frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 0, updatedReplicas: 0 },
-        worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 0, updatedReplicas: 0 },
+        frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 0, updatedReplicas: 0, runtimeNamespace: 'inference-my-graph' },
+        worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 0, updatedReplicas: 0, runtimeNamespace: `inference-my-graph-${FIXTURE_WORKER_HASH}` },
       },
     });
-    expect(desired.events).toEqual([{ name: readyEventName(dgd, undefined, { status: 'False', reason: 'some_resources_are_not_ready', message: '' }), type: 'Normal', reason: 'some_resources_are_not_ready', note: 'frontend: resource not found; worker: resource not found' }]);
+    // The Event name is `<dgd>.<16 hex>`, the same for the same transition decided again (a
+    // duplicate event or a second replica), different for another DGD uid: asserted from those
+    // properties, not from the function that computes it.
+    expect(desired.events).toEqual([{ name: expect.stringMatching(/^my-graph\.[0-9a-f]{16}$/) as unknown as string, type: 'Normal', reason: 'some_resources_are_not_ready', note: 'frontend: resource not found; worker: resource not found' }]);
+    expect(decideDgd(observed(dgd), DEFAULT_RENDER_CONFIG, LATER).events.map((e) => e.name)).toEqual(desired.events.map((e) => e.name));
+    const otherUid = { ...dgd, metadata: { ...dgd.metadata, uid: 'another-uid' } };
+    expect(decideDgd(observed(otherUid), DEFAULT_RENDER_CONFIG, NOW).events[0]?.name).not.toBe(desired.events[0]?.name);
     expect(desired.permanentFailure).toBeUndefined();
   });
 
@@ -107,8 +115,8 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
     expect(desired.status.state).toBe('successful');
     expect(desired.status.conditions[0]).toMatchObject({ status: 'True', reason: 'all_resources_are_ready' });
     expect(desired.status.components).toEqual({
-      frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 1, updatedReplicas: 1, readyReplicas: 1 },
-      worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 1, updatedReplicas: 1, readyReplicas: 1 },
+      frontend: { componentKind: 'PodClique', componentNames: ['my-graph-0-frontend'], replicas: 1, updatedReplicas: 1, readyReplicas: 1, runtimeNamespace: 'inference-my-graph' },
+      worker: { componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 1, updatedReplicas: 1, readyReplicas: 1, runtimeNamespace: `inference-my-graph-${FIXTURE_WORKER_HASH}` },
     });
   });
 
@@ -125,11 +133,11 @@ describe('decideDgd (upstream-notes/dgd.md §4.7)', () => {
     expect(desired.status.conditions[0]?.message).toBe('decode: pods_not_ready');
   });
 
-  it('is not fooled by old pods during a rollout: children that look ready are "updating" while Grove has not acknowledged the PodCliqueSet generation', () => {
+  it('is not fooled by old pods during a rollout: children that look ready are "updating" while Grove has not acknowledged the PodCliqueSet generation (Ready reason: their shared reason, upstream-notes/dgd.md §4.7 step 5)', () => {
     const world = { pcs: aStoredPcs(dgd, { generation: 3, observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 1)] };
     const desired = decideDgd(observed(dgd, world), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.status.state).toBe('pending');
-    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: updating; worker: updating' });
+    expect(desired.status.conditions[0]).toMatchObject({ status: 'False', reason: 'updating', message: 'frontend: updating; worker: updating' });
   });
 
   it('is not fooled by old pods while a rollout is active (updateProgress without updateEndedAt), nor right after its own PodCliqueSet write', () => {
@@ -203,16 +211,27 @@ describe('scaling through Grove scale subresources (grove.md §A.6 "Template rep
     expect(desired.status.conditions[0]).toMatchObject({ status: 'True' });
   });
 
-  it('keepSeededReplicas keeps observed clique and scaling-group replicas and nothing else', () => {
-    const rendered = renderDgd(withWorkers(9));
+  it('keepSeededReplicas keeps observed clique and scaling-group replicas and nothing else ("Template replicas only seed a PCLQ or PCSG at creation", grove.md §A.6)', () => {
+    const graph = (workers: number, decodes: number) => ({
+      ...dgd,
+      spec: { ...dgd.spec, components: [aComponent('frontend', 'frontend'), aComponent('worker', 'worker', { replicas: workers }), aComponent('decode', 'decode', { replicas: decodes, multinode: { nodeCount: 2 } })] },
+    });
+    const rendered = renderDgd(graph(9, 5));
     if (!rendered.ok) throw new Error('fixture does not render');
-    const pcs = rendered.objects[0] as RenderedObject;
-    const observedPcs = aStoredPcs(withWorkers(2)) as unknown as PodCliqueSet;
-    const kept = keepSeededReplicas(pcs, observedPcs) as unknown as { spec: { template: { cliques: { name: string; spec: { replicas: number } }[] } } };
-    expect(kept.spec.template.cliques.map((c) => [c.name, c.spec.replicas])).toEqual([
-      ['frontend', 1],
-      ['worker', 2],
-    ]);
+    const pcs = rendered.objects.find((o) => o.kind === 'PodCliqueSet') as RenderedObject;
+    const observedPcs = aStoredPcs(graph(2, 3)) as unknown as PodCliqueSet;
+    type Template = { cliques: { name: string; spec: { replicas: number } }[]; podCliqueScalingGroups: { name: string; replicas: number }[] };
+    // Expected: the rendered PodCliqueSet with exactly the seeds replaced by the stored ones: the
+    // standalone worker clique 9 -> 2, the decode scaling group 5 -> 3; the multinode member
+    // cliques keep their per-replica node counts (ldr 1, wkr 1) and nothing else moves.
+    const expected = structuredClone(pcs) as unknown as { spec: { template: Template } };
+    const clique = (name: string) => expected.spec.template.cliques.find((c) => c.name === name);
+    const group = expected.spec.template.podCliqueScalingGroups.find((g) => g.name === 'decode');
+    if (clique('worker') === undefined || group === undefined) throw new Error('fixture lacks the worker clique or the decode scaling group');
+    (clique('worker') as { spec: { replicas: number } }).spec.replicas = 2;
+    group.replicas = 3;
+    expect([clique('decode-ldr')?.spec.replicas, clique('decode-wkr')?.spec.replicas]).toEqual([1, 1]);
+    expect(keepSeededReplicas(pcs, observedPcs)).toEqual(expected);
     expect(keepSeededReplicas(pcs, undefined)).toBe(pcs);
   });
 });
@@ -263,10 +282,11 @@ describe('ScalingDeferred: "During this wait the operator continues observing wo
     expect(desired.scale).toEqual([]);
     expect(desired.status.state).toBe('pending');
     expect(desired.status.conditions).toEqual([
-      { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'frontend: updating; worker: pods_not_ready', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
+      // worker: desired 5, replicas 2: "updating" (upstream pcsgStatusReady: updated or replicas differ from desired)
+      { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'frontend: updating; worker: updating', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
       { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 },
     ]);
-    expect(desired.status.components?.['worker']).toEqual({ componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 2, updatedReplicas: 2, readyReplicas: 2 });
+    expect(desired.status.components?.['worker']).toEqual({ componentKind: 'PodClique', componentNames: ['my-graph-0-worker'], replicas: 2, updatedReplicas: 2, readyReplicas: 2, runtimeNamespace: `inference-my-graph-${FIXTURE_WORKER_HASH}` });
   });
 
   it('when the rollout completes and Grove acknowledged the generation, the scale write goes out and ScalingDeferred turns False ScalingAllowed', () => {
@@ -283,7 +303,7 @@ describe('ScalingDeferred: "During this wait the operator continues observing wo
     const desired = decideDgd(observed(same, { pcs: aStoredPcs(same, { generation: 3, observedGeneration: 3, strategy: 'Coherent', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.scale).toEqual([]);
     expect(desired.status.conditions[1]).toEqual({ type: 'ScalingDeferred', status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 3 });
-    expect(desired.status.conditions[0]).toMatchObject({ reason: 'some_resources_are_not_ready' });
+    expect(desired.status.conditions[0]).toMatchObject({ reason: 'updating' });
   });
 
   it('RollingRecreate scales during its own rollout with a lagging observed generation', () => {
@@ -332,6 +352,93 @@ describe('ownership: "a Service or PodCliqueSet of the same name that is not con
     const otherUid = { ...handMadeService, metadata: { ...handMadeService.metadata, ownerReferences: [{ ...OURS[0], uid: 'previous-incarnation' }] } };
     const desired = decideDgd(observed(dgd, { services: [otherUid] }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.status.conditions[0]).toMatchObject({ reason: 'OwnershipConflict', message: expect.stringContaining('(controller: DynamoGraphDeployment my-graph)') });
+  });
+});
+
+describe('Ready reason: "Capacity classification gives insufficient_capacity ... Otherwise the reason is updating or pods_not_ready. Aggregated reason: the shared reason, or mixed_not_ready_reasons" (upstream-notes/dgd.md §4.7 step 5)', () => {
+  const ready = (cliques: PodClique[]) => decideDgd(observed(withWorkers(2), { pcs: aStoredPcs(withWorkers(2), { observedGeneration: 2 }), cliques }), DEFAULT_RENDER_CONFIG, NOW).status.conditions[0];
+  const frontendReady = aClique('my-graph-0-frontend', 1);
+  it.each([
+    { name: 'schedule-gated pods', worker: aClique('my-graph-0-worker', 2, { readyReplicas: 0, scheduleGatedReplicas: 2 }), want: { reason: 'insufficient_capacity', message: 'worker: insufficient_capacity' } },
+    { name: 'PodCliqueScheduled=False InsufficientScheduledPods', worker: aClique('my-graph-0-worker', 2, { readyReplicas: 0, conditions: [{ type: 'PodCliqueScheduled', status: 'False', reason: 'InsufficientScheduledPods', message: '', lastTransitionTime: '2026-11-29T11:00:00Z' }] }), want: { reason: 'insufficient_capacity', message: 'worker: insufficient_capacity' } },
+    { name: '0 < scheduled < desired', worker: aClique('my-graph-0-worker', 2, { readyReplicas: 1, scheduledReplicas: 1 }), want: { reason: 'insufficient_capacity', message: 'worker: insufficient_capacity' } },
+    { name: 'all scheduled, not ready yet', worker: aClique('my-graph-0-worker', 2, { readyReplicas: 1, scheduledReplicas: 2 }), want: { reason: 'pods_not_ready', message: 'worker: pods_not_ready' } },
+    { name: 'updated short of desired', worker: aClique('my-graph-0-worker', 2, { updatedReplicas: 1 }), want: { reason: 'updating', message: 'worker: updating' } },
+  ])('$name', ({ worker, want }) => {
+    expect(ready([frontendReady, worker])).toMatchObject({ status: 'False', ...want });
+  });
+
+  it('two components not ready for different reasons: mixed_not_ready_reasons', () => {
+    const frontend = aClique('my-graph-0-frontend', 1, { readyReplicas: 0, scheduledReplicas: 1 });
+    const worker = aClique('my-graph-0-worker', 2, { readyReplicas: 1, scheduledReplicas: 1 });
+    expect(ready([frontend, worker])).toMatchObject({ status: 'False', reason: 'mixed_not_ready_reasons', message: 'frontend: pods_not_ready; worker: insufficient_capacity' });
+  });
+});
+
+describe('worker-hash commit and status.components[*].runtimeNamespace (upstream-notes/dgd.md §4.3 "Where the hash is carried", §4.7 step 3)', () => {
+  /** The hash the rendered worker pods run: their DYN_NAMESPACE_WORKER_SUFFIX (an oracle apart from the commit rule). */
+  function podWorkerHash(object: unknown): string {
+    const rendered = renderDgd(object as Parameters<typeof renderDgd>[0]);
+    if (!rendered.ok) throw new Error('fixture does not render');
+    const pcs = rendered.objects.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { template: { cliques: { name: string; spec: { podSpec: { containers: { env?: { name: string; value?: string }[] }[] } } }[] } } };
+    const env = pcs.spec.template.cliques.find((c) => c.name === 'worker')?.spec.podSpec.containers[0]?.env ?? [];
+    const value = env.find((e) => e.name === 'DYN_NAMESPACE_WORKER_SUFFIX')?.value;
+    if (value === undefined) throw new Error('no DYN_NAMESPACE_WORKER_SUFFIX on the worker');
+    return value;
+  }
+  const rolledOut = (parent: unknown) => observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 2)] });
+
+  it('once every worker runs the rendered hash, it is committed as nvidia.com/current-worker-hash-v2 and the worker\'s runtimeNamespace is "<dynamoNamespace>-<hash>"; the frontend\'s is the Dynamo namespace', () => {
+    const parent = withWorkers(2);
+    const hash = podWorkerHash(parent);
+    const desired = decideDgd(rolledOut(parent), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.parentAnnotations).toEqual({ 'nvidia.com/current-worker-hash-v2': hash });
+    expect([desired.status.components?.['frontend']?.['runtimeNamespace'], desired.status.components?.['worker']?.['runtimeNamespace']]).toEqual(['inference-my-graph', `inference-my-graph-${hash}`]);
+  });
+
+  it('an already committed hash is not written again', () => {
+    const parent = withWorkers(2);
+    const committed = withWorkers(2, { 'nvidia.com/current-worker-hash-v2': podWorkerHash(parent) });
+    expect(decideDgd(rolledOut(committed), DEFAULT_RENDER_CONFIG, NOW).parentAnnotations).toBeUndefined();
+  });
+
+  it('"It switches only after every worker child has completed the PCS revision that Grove accepted": during an active update the committed hash and runtimeNamespace stay the old ones', () => {
+    const parent = withWorkers(2, { 'nvidia.com/current-worker-hash-v2': 'deadbeef' });
+    const desired = decideDgd(observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.parentAnnotations).toBeUndefined();
+    expect(desired.status.components?.['worker']?.['runtimeNamespace']).toBe('inference-my-graph-deadbeef');
+  });
+
+  it('a worker child short of its updated replicas holds the commit back too', () => {
+    const parent = withWorkers(2, { 'nvidia.com/current-worker-hash-v2': 'deadbeef' });
+    const desired = decideDgd(observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 2, { updatedReplicas: 1 })] }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(desired.parentAnnotations).toBeUndefined();
+  });
+});
+
+describe('update strategy during an active rollout: "keep the PCS\'s current strategy (or nil) until the active update ends" (upstream-notes/dgd.md §3.1 transition guard)', () => {
+  const strategyOf = (desired: ReturnType<typeof decideDgd>) => (desired.apply.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { updateStrategy?: { type: string } } }).spec.updateStrategy;
+
+  it('a strategy-annotation change during an active update does not rewrite updateStrategy mid-rollout', () => {
+    const desired = decideDgd(observed(withWorkers(2, COHERENT), { pcs: aStoredPcs(withWorkers(2), { observedGeneration: 2, strategy: 'RollingRecreate', progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(strategyOf(desired)).toEqual({ type: 'RollingRecreate' });
+  });
+
+  it('a stored PodCliqueSet without updateStrategy (Grove\'s default) keeps none while its update is active', () => {
+    const desired = decideDgd(observed(withWorkers(2, COHERENT), { pcs: aStoredPcs(withWorkers(2), { observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(strategyOf(desired)).toBeUndefined();
+  });
+
+  it('once the update ended (updateEndedAt set), the annotation\'s strategy is applied', () => {
+    const desired = decideDgd(observed(withWorkers(2, COHERENT), { pcs: aStoredPcs(withWorkers(2), { observedGeneration: 2, strategy: 'RollingRecreate', progress: ENDED }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+    expect(strategyOf(desired)).toEqual({ type: 'Coherent' });
+  });
+
+  it('before the PodCliqueSet exists there is nothing to guard', () => {
+    const rendered = renderDgd(withWorkers(2, ROLLING));
+    if (!rendered.ok) throw new Error('fixture does not render');
+    const pcs = rendered.objects.find((o) => o.kind === 'PodCliqueSet') as RenderedObject;
+    expect(keepUpdateStrategyDuringRollout(pcs, undefined)).toBe(pcs);
   });
 });
 

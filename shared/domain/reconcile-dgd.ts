@@ -16,13 +16,18 @@ import {
   PODCLIQUESET_KIND,
   REASON_ALL_RESOURCES_READY,
   REASON_COHERENT_UPDATE_IN_PROGRESS,
+  REASON_INSUFFICIENT_CAPACITY,
   REASON_INVALID_SPEC,
+  REASON_MIXED_NOT_READY,
+  REASON_PODS_NOT_READY,
+  REASON_UPDATING,
   REASON_LPX_DISABLED,
   REASON_OWNERSHIP_CONFLICT,
   REASON_RESOURCES_NOT_READY,
   REASON_SCALING_ALLOWED,
   REASON_SCALING_DEFERRED,
   PERSISTENT_VOLUME_CLAIM_KIND,
+  ANNOTATION_CURRENT_WORKER_HASH_V2,
   formatIssues,
   parseDgd,
   type Condition,
@@ -32,11 +37,14 @@ import {
   type PodCliqueScalingGroup,
   type PodCliqueSet,
 } from '../api/index.js';
-import { componentChild, decideScalingGate, isGenerationAcknowledged, isRolloutActive, keepSeededReplicas, pendingScaleIntents, readPodCliqueSet, type ScaleIntent } from './grove-scaling.js';
+import { componentChild, decideScalingGate, isGenerationAcknowledged, isRolloutActive, keepSeededReplicas, keepUpdateStrategyDuringRollout, pendingScaleIntents, readPodCliqueSet, type ScaleIntent } from './grove-scaling.js';
 import { fnv32a, podCliqueSetName, usesScalingGroup } from './names.js';
 import { describeOwnershipConflicts, findOwnershipConflicts, isControlledByParent, type OwnedObject } from './ownership.js';
 import { renderDgd, type RenderConfig, type RenderedObject } from './render.js';
 import { toKubeTime } from './time.js';
+import { resolveUpdateStrategy } from './availability.js';
+import { MESSAGE_GROVE_COHERENT_UNSUPPORTED } from './grove-coherent.js';
+import { dynamoNamespace, isWorkerClass } from './pod-template.js';
 import { combineReadiness } from './lpx/readiness.js';
 import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
 import { decideDgdLpx } from './lpx/dgd-part.js';
@@ -70,6 +78,11 @@ export interface DgdObserved {
    * configuration before that write: scaling waits for the write to be observed.
    */
   readonly podCliqueSetWritten?: boolean;
+  /**
+   * Whether the installed `podcliquesets.grove.io` CRD knows the Coherent strategy
+   * (./grove-coherent.ts), read only for a DGD that selects Coherent; undefined: not read.
+   */
+  readonly groveCoherentSupported?: boolean;
 }
 
 /** An Event about the DGD (the shell fills in the reporting fields). */
@@ -109,6 +122,12 @@ export interface DgdDesired {
   readonly events: readonly DgdEventIntent[];
   /** Set when the failure is permanent (invalid spec, ownership conflict): report on status, do not retry. */
   readonly permanentFailure?: { readonly reason: string; readonly message: string };
+  /**
+   * DGD metadata annotations to set (server-side apply of `metadata.annotations` only): the
+   * worker hash to commit as `nvidia.com/current-worker-hash-v2` once every worker runs it.
+   * Absent when nothing changes.
+   */
+  readonly parentAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** Ready=False reason when the API server refuses a write (upstream-notes/dgd.md §2.4 failed-to-reconcile-resources). */
@@ -161,7 +180,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', ordinary);
   const pcs = taken.has(`${PODCLIQUESET_KIND}/${pcsName}`) ? undefined : readPodCliqueSet(observed.children.PodCliqueSet.get(pcsName));
-  const apply = owned.filter((o) => !taken.has(`${o.kind}/${o.metadata.name}`)).map((o) => (o.kind === PODCLIQUESET_KIND ? keepSeededReplicas(o, pcs) : o));
+  const apply = owned.filter((o) => !taken.has(`${o.kind}/${o.metadata.name}`)).map((o) => (o.kind === PODCLIQUESET_KIND ? keepUpdateStrategyDuringRollout(keepSeededReplicas(o, pcs), pcs) : o));
 
   if (conflicts.length > 0) {
     const message = describeOwnershipConflicts(conflicts);
@@ -178,6 +197,18 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
     return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message: missingClaims } };
   }
 
+  // The Coherent capability check comes before the PodCliqueSet is written (upstream
+  // grove_coherent_support.go, at render time; the stable resources, Services and the discovery
+  // identity, are reconciled before it and still are): Grove without Coherent in its CRD would
+  // refuse that PodCliqueSet.
+  const selected = resolveUpdateStrategy(dgd);
+  if (selected.ok && selected.strategy === 'Coherent' && observed.groveCoherentSupported === false) {
+    const message = MESSAGE_GROVE_COHERENT_UNSUPPORTED;
+    const withoutPcs = apply.filter((o) => o.kind !== PODCLIQUESET_KIND);
+    const desired = finish(observed, { apply: withoutPcs, create, scale: [], generation: lastReconciled, state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
+    return { ...desired, permanentFailure: { reason: REASON_FAILED_TO_RECONCILE, message } };
+  }
+
   const written = observed.podCliqueSetWritten === true;
   const readiness = evaluateReadiness(dgd, observed, pcs, written);
   const gate = decideScalingGate(pcs, written);
@@ -188,18 +219,76 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
     ? { isReady: false, reason: REASON_SCALING_DEFERRED, message: readiness.notReady.length > 0 ? readiness.notReady.join('; ') : MESSAGE_COHERENT_UPDATE_IN_PROGRESS }
     : ordinaryReady
       ? { isReady: true, reason: REASON_ALL_RESOURCES_READY, message: 'All resources are ready' }
-      : { isReady: false, reason: REASON_RESOURCES_NOT_READY, message: readiness.notReady.join('; ') };
+      : { isReady: false, reason: aggregateNotReadyReason(readiness.reasons), message: readiness.notReady.join('; ') };
   // The LPX part (its own PodCliqueSet through the LPXGraphDeployment): a DGD is not Ready while it is not.
   const lpx = hasLpx ? decideDgdLpx(dgd, observed.children.LPXGraphDeployment) : undefined;
   const combined = lpx === undefined ? { ...ordinaryVerdict, isFailed: false } : combineReadiness(ordinaryVerdict, lpx.verdict);
   const ready: ReadyCondition = { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
   const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
-  const components = lpx === undefined ? readiness.components : { ...readiness.components, ...lpx.components };
-  return finish(
+  const commit = decideWorkerHashCommit(dgd, observed, pcs, written, rendered.workerHash);
+  const withNamespaces = withRuntimeNamespaces(dgd, readiness.components, commit.committed);
+  const components = lpx === undefined ? withNamespaces : { ...withNamespaces, ...lpx.components };
+  // The ordinary PodCliqueSet's deferral wins; otherwise the LPX child's own ScalingDeferred=True
+  // is the DGD's ("An LPX child's ScalingDeferred propagates to the DGD", upstream-notes/dgd.md §4.7).
+  const scaling: Verdict['scaling'] = deferred ? 'deferred' : lpx?.scalingDeferred !== undefined ? { deferredBy: lpx.scalingDeferred } : 'allowed';
+  const desired = finish(
     observed,
-    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling: deferred ? 'deferred' : 'allowed', components },
+    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling, components },
     now,
   );
+  return commit.annotate === undefined ? desired : { ...desired, parentAnnotations: { [ANNOTATION_CURRENT_WORKER_HASH_V2]: commit.annotate } };
+}
+
+/**
+ * The worker-hash commit (upstream-notes/dgd.md §4.7 step 3, §4.3 "Where the hash is carried"):
+ * the rendered hash becomes the committed one (`nvidia.com/current-worker-hash-v2`) only when
+ * this pass did not write the PodCliqueSet, Grove acknowledged it (`status.observedGeneration`
+ * = generation), no update is active, and every worker child is observed at its generation
+ * with all its desired replicas updated. Until then the committed hash stays the annotated one
+ * (or, on a DGD that has none yet, the rendered one: its first workers run it).
+ * Out: `committed` (what runtimeNamespace uses) and `annotate` (the value to write, when it
+ * differs from the stored annotation). Pure.
+ */
+export function decideWorkerHashCommit(dgd: Dgd, observed: DgdObserved, pcs: PodCliqueSet | undefined, written: boolean, rendered: string): { committed: string; annotate: string | undefined } {
+  const stored = dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH_V2];
+  const workers = dgd.spec.components.filter((c) => c.type !== 'lpx' && isWorkerClass(c));
+  if (workers.length === 0) return { committed: stored ?? rendered, annotate: undefined };
+  const pcsName = podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx'));
+  const isRolledOut =
+    !written &&
+    pcs !== undefined &&
+    isGenerationAcknowledged(pcs) &&
+    !isRolloutActive(pcs) &&
+    workers.every((component) => {
+      const target = componentChild(pcsName, component);
+      const child = usesScalingGroup(component) ? observed.children.PodCliqueScalingGroup.get(target.name) : observed.children.PodClique.get(target.name);
+      if (child === undefined) return false;
+      const status = child.status ?? {};
+      const desired = component.replicas ?? child.spec.replicas;
+      return status.observedGeneration !== undefined && status.observedGeneration >= (child.metadata.generation ?? 0) && (status.updatedReplicas ?? 0) >= desired;
+    });
+  const committed = isRolledOut ? rendered : (stored ?? rendered);
+  return { committed, annotate: isRolledOut && stored !== rendered ? rendered : undefined };
+}
+
+/**
+ * `status.components[*].runtimeNamespace`: the component's Dynamo namespace, and for a
+ * worker-class component `<dynamo namespace>-<committed worker hash>` (upstream-notes/dgd.md
+ * §4.3: "The status runtimeNamespace = <dynamoNamespace>-<hash> for workers"). Pure.
+ */
+export function withRuntimeNamespaces(dgd: Dgd, components: Record<string, Record<string, unknown>>, committedHash: string): Record<string, Record<string, unknown>> {
+  const namespace = dgd.metadata.namespace ?? '';
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [name, entry] of Object.entries(components)) {
+    const component = dgd.spec.components.find((c) => c.name === name);
+    if (component === undefined) {
+      out[name] = entry;
+      continue;
+    }
+    const base = dynamoNamespace(dgd, namespace, component);
+    out[name] = { ...entry, runtimeNamespace: isWorkerClass(component) ? `${base}-${committedHash}` : base };
+  }
+  return out;
 }
 
 /**
@@ -246,7 +335,7 @@ interface Verdict {
    * ScalingDeferred: `deferred` (True), `allowed` (False), or `keep` (as it was, absent if it
    * was absent: a pass that did not get as far as judging scaling).
    */
-  readonly scaling: 'deferred' | 'allowed' | 'keep';
+  readonly scaling: 'deferred' | 'allowed' | 'keep' | { readonly deferredBy: { readonly reason: string; readonly message: string } };
   readonly components: Record<string, Record<string, unknown>> | undefined;
 }
 
@@ -259,6 +348,8 @@ function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired 
   const beforeDeferred = previous.find((c) => c.type === CONDITION_SCALING_DEFERRED);
   if (verdict.scaling === 'deferred') {
     conditions.push(condition(CONDITION_SCALING_DEFERRED, { status: 'True', reason: REASON_COHERENT_UPDATE_IN_PROGRESS, message: MESSAGE_COHERENT_UPDATE_IN_PROGRESS }, beforeDeferred, generation, now));
+  } else if (typeof verdict.scaling === 'object') {
+    conditions.push(condition(CONDITION_SCALING_DEFERRED, { status: 'True', ...verdict.scaling.deferredBy }, beforeDeferred, generation, now));
   } else if (verdict.scaling === 'allowed') {
     // Upstream writes False only if the condition was present before (upstream-notes/dgd.md
     // §4.7 step 6); we always report it once scaling was judged, so the status is a function of
@@ -325,18 +416,23 @@ export function evaluateReadiness(
   observed: DgdObserved,
   pcs: PodCliqueSet | undefined = readPodCliqueSet(observed.children.PodCliqueSet.get(podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx')))),
   written = false,
-): { notReady: string[]; components: Record<string, Record<string, unknown>> } {
+): { notReady: string[]; reasons: string[]; components: Record<string, Record<string, unknown>> } {
   const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', ordinary);
   const rolling = written || (pcs !== undefined && (!isGenerationAcknowledged(pcs) || isRolloutActive(pcs)));
   const notReady: string[] = [];
+  const reasons: string[] = [];
   const components: Record<string, Record<string, unknown>> = {};
+  const note = (component: string, reason: string, text: string = reason): void => {
+    notReady.push(`${component}: ${text}`);
+    reasons.push(reason);
+  };
   for (const component of ordinary) {
     const target = componentChild(pcsName, component);
     const isGroup = usesScalingGroup(component);
     const child = isGroup ? observed.children.PodCliqueScalingGroup.get(target.name) : observed.children.PodClique.get(target.name);
     if (child === undefined) {
-      notReady.push(`${component.name}: resource not found`);
+      note(component.name, REASON_RESOURCES_NOT_READY, 'resource not found');
       components[component.name] = { componentKind: target.kind, componentNames: [target.name], replicas: 0, updatedReplicas: 0 };
       continue;
     }
@@ -351,14 +447,45 @@ export function evaluateReadiness(
       replicas,
       updatedReplicas: updated,
       ...(isGroup ? { availableReplicas: readyCount } : { readyReplicas: readyCount }),
+      ...((status as { scheduledReplicas?: number }).scheduledReplicas === undefined ? {} : { scheduledReplicas: (status as { scheduledReplicas?: number }).scheduledReplicas }),
     };
     const generationBehind = status.observedGeneration === undefined || status.observedGeneration < (child.metadata.generation ?? 0);
-    if (generationBehind) notReady.push(`${component.name}: updating`);
+    if (generationBehind) note(component.name, REASON_UPDATING);
     else if (desired === 0) continue;
-    else if (!(replicas === desired && updated === desired && readyCount === desired)) notReady.push(`${component.name}: pods_not_ready`);
-    else if (rolling) notReady.push(`${component.name}: updating`);
+    else if (!(replicas === desired && updated === desired && readyCount === desired)) note(component.name, classifyNotReady(child, desired, replicas, updated));
+    else if (rolling) note(component.name, REASON_UPDATING);
   }
-  return { notReady, components };
+  return { notReady, reasons, components };
+}
+
+/**
+ * Why a Grove child that is observed but short of `desired` is not ready (upstream
+ * `pcsgStatusReady` and its PodClique counterpart; upstream-notes/dgd.md §4.7 step 5):
+ * `insufficient_capacity` on a capacity signal (schedule-gated pods; `PodCliqueScheduled=False`
+ * reason `InsufficientScheduledPods`; `MinAvailableBreached=False` with reason
+ * `ScheduledReplicasBelowMinAvailable`/`InsufficientScheduledPCSGReplicas`; 0 < scheduled <
+ * desired), else `updating` while updated or current replicas differ from desired, else
+ * `pods_not_ready`. Pure.
+ */
+export function classifyNotReady(child: PodClique | PodCliqueScalingGroup, desired: number, replicas: number, updated: number): string {
+  const status = (child.status ?? {}) as { scheduledReplicas?: number; scheduleGatedReplicas?: number; conditions?: readonly Condition[] };
+  const conditions = status.conditions ?? [];
+  const scheduled = status.scheduledReplicas ?? 0;
+  const isCapacityShort =
+    (status.scheduleGatedReplicas ?? 0) > 0 ||
+    conditions.some((c) => c.type === 'PodCliqueScheduled' && c.status === 'False' && c.reason === 'InsufficientScheduledPods') ||
+    conditions.some((c) => c.type === 'MinAvailableBreached' && c.status === 'False' && (c.reason === 'ScheduledReplicasBelowMinAvailable' || c.reason === 'InsufficientScheduledPCSGReplicas')) ||
+    (scheduled > 0 && scheduled < desired);
+  if (isCapacityShort) return REASON_INSUFFICIENT_CAPACITY;
+  if (updated !== desired || replicas !== desired) return REASON_UPDATING;
+  return REASON_PODS_NOT_READY;
+}
+
+/** The Ready reason of not-ready components: their shared reason, else `mixed_not_ready_reasons` (upstream-notes/dgd.md §4.7 step 5). Pure. */
+export function aggregateNotReadyReason(reasons: readonly string[]): string {
+  const distinct = new Set(reasons);
+  if (distinct.size === 1) return reasons[0] ?? REASON_RESOURCES_NOT_READY;
+  return distinct.size === 0 ? REASON_RESOURCES_NOT_READY : REASON_MIXED_NOT_READY;
 }
 
 function readGeneration(parent: ObservedObject): number | undefined {

@@ -78,10 +78,12 @@ describe('KV transfer policy (upstream workerKvTransferPolicyEnvVars, TopologyLa
   const policyDgd = (policy: KvTransferPolicy) =>
     aDgd({ spec: { experimental: { kvTransferPolicy: policy }, components: [aComponent('frontend', 'frontend'), aComponent('decode', 'decode', { podTemplate: { spec: { containers: [{ name: 'main', image: 'img:1.6.0', env: [{ name: 'DYN_KV_TRANSFER_DOMAIN', value: 'authored' }] }] } } })] } });
 
-  it('gives workers the policy env (enforcement defaults to required), the topology-labels downward-API volume at /etc/dynamo/topology and the label-key annotation', () => {
+  it('gives workers the policy env (enforcement defaults to required, and then no preferred weight: upstream "Set DYN_KV_TRANSFER_PREFERRED_WEIGHT only when enforcement is preferred"), the topology-labels downward-API volume at /etc/dynamo/topology and the label-key annotation', () => {
     const clique = cliqueOf(policyDgd({ labelKey: 'topology.kubernetes.io/zone', domain: 'zone', preferredWeight: 0.5 }), 'decode');
     const env = envOf(clique);
-    expect(['DYN_KV_TRANSFER_DOMAIN', 'DYN_KV_TRANSFER_ENFORCEMENT', 'DYN_KV_TRANSFER_PREFERRED_WEIGHT', 'DYN_TOPOLOGY_ENABLED', 'DYN_TOPOLOGY_MOUNT_PATH'].map((n) => env[n]?.value)).toEqual(['zone', 'required', '0.5', 'true', '/etc/dynamo/topology']);
+    expect(['DYN_KV_TRANSFER_DOMAIN', 'DYN_KV_TRANSFER_ENFORCEMENT', 'DYN_KV_TRANSFER_PREFERRED_WEIGHT', 'DYN_TOPOLOGY_ENABLED', 'DYN_TOPOLOGY_MOUNT_PATH'].map((n) => env[n]?.value)).toEqual(['zone', 'required', undefined, 'true', '/etc/dynamo/topology']);
+    const preferred = envOf(cliqueOf(policyDgd({ labelKey: 'topology.kubernetes.io/zone', domain: 'zone', enforcement: 'preferred', preferredWeight: 0.5 }), 'decode'));
+    expect([preferred['DYN_KV_TRANSFER_ENFORCEMENT']?.value, preferred['DYN_KV_TRANSFER_PREFERRED_WEIGHT']?.value]).toEqual(['preferred', '0.5']);
     expect(mountsOf(clique)).toContainEqual({ name: 'topology-labels', mountPath: '/etc/dynamo/topology', readOnly: true });
     expect(clique.spec.podSpec.volumes).toContainEqual({ name: 'topology-labels', downwardAPI: { items: [{ path: 'zone', fieldRef: { fieldPath: "metadata.labels['topology.kubernetes.io/zone']" } }] } });
     expect(clique.annotations?.['nvidia.com/topology-label-key']).toBe('topology.kubernetes.io/zone');
@@ -100,9 +102,12 @@ describe('KV transfer policy (upstream workerKvTransferPolicyEnvVars, TopologyLa
 });
 
 describe('multinode cliques', () => {
-  const multinode = (backend: 'sglang' | 'vllm' | 'trtllm', annotations?: Record<string, string>) =>
+  // Admission stamps the operator version on CREATE (upstream DGDDefaulter); 1.6.1 is the
+  // configured default, so these DGDs are "created here". Pass `null` for an unstamped one.
+  const STAMPED = { 'nvidia.com/dynamo-operator-origin-version': '1.6.1' };
+  const multinode = (backend: 'sglang' | 'vllm' | 'trtllm', annotations: Record<string, string> | null = {}) =>
     aDgd({
-      metadata: { annotations },
+      metadata: { annotations: annotations === null ? undefined : { ...STAMPED, ...annotations } },
       spec: {
         backendFramework: backend,
         components: [aComponent('Decode', 'decode', { multinode: { nodeCount: 2 }, podTemplate: { spec: { containers: [{ name: 'main', image: 'runtime:1.6.0', command: ['python3', '-m', `dynamo.${backend}`], args: ['--tensor-parallel-size', '16'], resources: { limits: { 'nvidia.com/gpu': '8' } } }] } } })],
@@ -126,6 +131,25 @@ describe('multinode cliques', () => {
     const worker = cliqueOf(multinode('vllm'), 'decode-wkr');
     expect(mainOf(worker).args).toEqual(['--tensor-parallel-size', '16', '--distributed-executor-backend', 'mp', '--nnodes', '2', '--master-addr', '$(DYNAMO_LEADER_ADDRESS)', '--master-port', '29500', '--node-rank', '$(DYNAMO_RANK)', '--headless']);
     expect(worker.spec.podSpec.initContainers?.map((c) => c.name)).toEqual(['wait-for-leader-mp']);
+  });
+
+  it('renders an unstamped stored DGD as upstream renders a legacy one: "When the annotation is absent (pre-upgrade DGD), IsEnabled returns false" (upstream OperatorOriginFeatureGate), so multinode vLLM keeps Ray and no topology aliases', () => {
+    const legacy = multinode('vllm', null);
+    const leader = cliqueOf(legacy, 'decode-ldr');
+    const worker = cliqueOf(legacy, 'decode-wkr');
+    expect([leader.spec.podSpec.containers[0]?.command, mainOf(leader).args]).toEqual([['/bin/sh', '-c'], ['ray start --head --port=6379 && python3 -m dynamo.vllm --tensor-parallel-size 16 --distributed-executor-backend ray']]);
+    expect(mainOf(worker).args).toEqual(['ray start --address=$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-decode-ldr-0.$(GROVE_HEADLESS_SERVICE):6379 --block']);
+    expect([envOf(worker)['DYNAMO_LEADER_ADDRESS'], envOf(worker)['DYNAMO_RANK'], worker.spec.podSpec.initContainers]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('a DGD created here keeps rendering the same after the default operator version is raised: the gates read its stamped origin, never the configured OPERATOR_VERSION (upstream "The origin version is stamped by the mutating webhook at CREATE time and never changes afterwards")', () => {
+    for (const backend of ['vllm', 'sglang', 'trtllm'] as const) {
+      const stamped = multinode(backend);
+      expect(pcsOf(stamped, { defaultOriginVersion: '9.0.0' })).toEqual(pcsOf(stamped, { defaultOriginVersion: '1.6.1' }));
+      const legacy = multinode(backend, null);
+      expect(pcsOf(legacy, { defaultOriginVersion: '9.0.0' })).toEqual(pcsOf(legacy, { defaultOriginVersion: '1.6.1' }));
+    }
+    expect(mainOf(cliqueOf(multinode('vllm'), 'decode-wkr', { defaultOriginVersion: '9.0.0' })).args).toContain('mp');
   });
 
   it('launches vLLM with Ray under nvidia.com/vllm-distributed-executor-backend: ray', () => {

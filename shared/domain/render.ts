@@ -55,6 +55,7 @@ import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplate, gmsReso
 import { failoverComponentIssues, failoverWarnings, interPodGmsLayout } from './failover.js';
 import { renderAlphaPvcs } from './alpha-pvcs.js';
 import { isK8sDiscoveryEnabled, k8sDiscoveryServiceAccountName, MAX_SERVICE_ACCOUNT_NAME_LENGTH, renderK8sDiscoveryObjects } from './k8s-discovery.js';
+import { cloneJson } from './clone.js';
 
 /** Settings rendering depends on, from the operator configuration. */
 export interface RenderConfig {
@@ -62,7 +63,7 @@ export interface RenderConfig {
   readonly lpxEnabled: boolean;
   /** PodCliqueSet `template.terminationDelay` (upstream default 15m). */
   readonly terminationDelay: string;
-  /** Operator version a DGD without an origin-version annotation renders as (default 1.6.1). */
+  /** The configured operator version (default 1.6.1); not read by the origin gates (a DGD renders by its own stamped origin, or as legacy). */
   readonly defaultOriginVersion?: string;
   /** TensorRT-LLM SSH key Secret (upstream operator config `mpi.sshSecretName`; default `mpi-run-ssh-secret`). */
   readonly mpiSshSecretName?: string;
@@ -315,7 +316,7 @@ function overrideValue(value: Record<string, unknown> | undefined, ...path: stri
     if (typeof node !== 'object' || node === null) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
-  return node === undefined ? undefined : structuredClone(node);
+  return node === undefined ? undefined : cloneJson(node);
 }
 
 /** The budget and topology a component's providerOverride puts on its owning clique or scaling group. */

@@ -39,6 +39,20 @@ export function parseVersion(value: string): Version | undefined {
   return { major: Number(match[1]), minor: Number(match[2]), patch: Number(match[3]) };
 }
 
+/** Masterminds semver `NewVersion` (non-strict): optional `v`, minor and patch may be omitted. */
+const LOOSE_SEMVER = /^v?([0-9]+)(?:\.([0-9]+))?(?:\.([0-9]+))?(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+
+/**
+ * Parses an operator origin version as upstream does (`semver.NewVersion`, Masterminds v3,
+ * non-strict: `v1.6.0`, `1.6` and `1` are accepted, a missing minor or patch is 0); undefined
+ * when it is not one. Pure.
+ */
+export function parseOriginVersion(value: string): Version | undefined {
+  const match = LOOSE_SEMVER.exec(value);
+  if (match === null) return undefined;
+  return { major: Number(match[1]), minor: Number(match[2] ?? 0), patch: Number(match[3] ?? 0) };
+}
+
 /**
  * The version in an image tag (`repo/name:v1.2.3-cuda13` -> 1.2.3; a leading `v` or `V` is
  * allowed, a digest is ignored); undefined without a semver tag, e.g. `:latest` or `:sha-123`.
@@ -82,13 +96,19 @@ export function isRuntimeGateEnabled(gate: Version, runtime: Version | undefined
 }
 
 /**
- * An origin gate: enabled when the DGD's origin version is at or above the threshold. A DGD
- * without the annotation was created through this control plane, which stamps nothing, so
- * `defaultOrigin` (the operator version we render as) stands in for it; a malformed value keeps
- * the legacy default, as upstream's `compatibility.Gate` does. Pure.
+ * An origin gate: enabled when the DGD's origin version (`nvidia.com/dynamo-operator-origin-version`,
+ * stamped by admission on CREATE, see admission/origin-version.ts) is at or above the threshold.
+ * A DGD without the annotation was created before any operator stamped it (an older upstream
+ * operator): it keeps the legacy behaviour, so the gate is off; a malformed value is an unknown
+ * origin and keeps it too. The configured operator version is deliberately not read here: a DGD
+ * created by this control plane carries the version it was created under, so raising the
+ * configured version never changes how it renders.
+ * Source: upstream `compatibility.OperatorOriginFeatureGate.IsEnabled` ("When the annotation is
+ * absent (pre-upgrade DGD), IsEnabled returns false to preserve backward compatibility") and
+ * `VersionsFromAnnotations`. Pure.
  */
-export function isOriginGateEnabled(gate: Version, dgd: Pick<Dgd, 'metadata'>, defaultOrigin: string): boolean {
+export function isOriginGateEnabled(gate: Version, dgd: Pick<Dgd, 'metadata'>): boolean {
   const annotated = dgd.metadata.annotations?.[ANNOTATION_OPERATOR_ORIGIN_VERSION];
-  const origin = parseVersion(annotated ?? defaultOrigin);
+  const origin = annotated === undefined ? undefined : parseOriginVersion(annotated);
   return origin !== undefined && isAtLeast(origin, gate);
 }

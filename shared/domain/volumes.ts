@@ -46,8 +46,11 @@ export function activeKvTransferPolicy(experimental: Record<string, unknown> | u
 /**
  * Worker env of a KV-transfer policy: DYN_KV_TRANSFER_DOMAIN, DYN_KV_TRANSFER_ENFORCEMENT
  * (default `required`), DYN_TOPOLOGY_ENABLED=true, DYN_TOPOLOGY_MOUNT_PATH, and
- * DYN_KV_TRANSFER_PREFERRED_WEIGHT when set. Operator-owned: they replace authored values.
- * Source: upstream `workerKvTransferPolicyEnvVars`. Pure.
+ * DYN_KV_TRANSFER_PREFERRED_WEIGHT only under `preferred` enforcement: upstream sets no
+ * preferred weight with required enforcement (its admission refuses "preferredWeight must not be
+ * set when enforcement is \"required\"", and its router docs: "Set
+ * DYN_KV_TRANSFER_PREFERRED_WEIGHT only when enforcement is preferred"). Operator-owned: they
+ * replace authored values. Source: upstream `workerKvTransferPolicyEnvVars`. Pure.
  */
 export function kvTransferPolicyEnv(policy: KvTransferPolicy): EnvVar[] {
   const env: EnvVar[] = [
@@ -56,7 +59,7 @@ export function kvTransferPolicyEnv(policy: KvTransferPolicy): EnvVar[] {
     { name: 'DYN_TOPOLOGY_ENABLED', value: 'true' },
     { name: 'DYN_TOPOLOGY_MOUNT_PATH', value: TOPOLOGY_MOUNT_PATH },
   ];
-  if (policy.preferredWeight !== undefined) env.push({ name: 'DYN_KV_TRANSFER_PREFERRED_WEIGHT', value: String(policy.preferredWeight) });
+  if (policy.preferredWeight !== undefined && policy.enforcement === 'preferred') env.push({ name: 'DYN_KV_TRANSFER_PREFERRED_WEIGHT', value: String(policy.preferredWeight) });
   return env;
 }
 

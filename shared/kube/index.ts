@@ -18,5 +18,6 @@ export {
   type ObjectMeta,
   type ObjectRef,
 } from './client.js';
+export { createListSnapshot, matchesLabels, parseLabelSelector, type KubeReader, type ListSnapshotOptions } from './snapshot.js';
 export { classifyKubeError, kubeStatusOf, type KubeStatus } from './errors.js';
 export { KubeConfig } from '@kubernetes/client-node';

@@ -79,6 +79,12 @@ export interface FunctionDefinition<D extends HandlerDeps = HandlerDeps> {
    * passes `{ ...deps, log: <per-event child logger> }`.
    */
   readonly init: (base: HandlerDeps) => Promise<D>;
+  /**
+   * The dependencies every pass of one resync gets (its `listKeys` included), built once per
+   * resync from the function's: where the function answers a resync's reads from one LIST per
+   * kind (shared/kube `createListSnapshot`). Absent: each pass reads the API server itself.
+   */
+  readonly resyncDeps?: (deps: D) => D;
   /** Releases what `init` built (connections, timers), after the last in-flight event. */
   readonly shutdown?: (deps: D) => Promise<void>;
 }

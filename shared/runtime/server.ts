@@ -356,7 +356,7 @@ export async function startFunctionServer<D extends HandlerDeps>(
     resyncRunning = true;
     let resync: Awaited<ReturnType<typeof runResync>>;
     try {
-      resync = await runResync(routes, attributes, eventLog, readyDeps);
+      resync = await runResync(routes, attributes, eventLog, def.resyncDeps?.(readyDeps) ?? readyDeps);
     } finally {
       resyncRunning = false;
     }

@@ -199,7 +199,7 @@ describe('v1beta2 request admission (reference "v1beta2 hardware SKU", "Replay a
   });
 
   it('"Admission passes an explicit SKU through unchanged. It warns when the bundled catalog does not contain that identifier, but does not reject it"', async () => {
-    const created = await create('v1beta2', v1beta2('future-accelerator', { hardware: { gpu: { sku: 'future_accelerator', budget: 8, numGpusPerNode: 8 } }, workload: { trace: TRACE }, aisim: { inputOverrides: { engine: { hardware: 'h200_sxm' } } } }));
+    const created = await create('v1beta2', v1beta2('unknown-sku-trace', { hardware: { gpu: { sku: 'future_accelerator', budget: 8, numGpusPerNode: 8 } }, workload: { trace: TRACE }, aisim: { inputOverrides: { engine: { hardware: 'h200_sxm' } } } }));
     expect(created.status, message(created)).toBe(201);
     expect((specOf(created)['hardware'] as Obj)['gpu']).toEqual({ sku: 'future_accelerator', budget: 8, numGpusPerNode: 8 });
     expect(created.warnings).toEqual([expect.stringContaining('spec.hardware.gpu.sku: "future_accelerator" is not in the bundled AISimulate system catalog')]);
@@ -208,9 +208,9 @@ describe('v1beta2 request admission (reference "v1beta2 hardware SKU", "Replay a
   it.each([
     { name: '"An unknown SKU must provide both budget and numGpusPerNode"', spec: { hardware: { gpu: { sku: 'future_accelerator' } }, workload: { trace: TRACE } }, want: 'spec.hardware.gpu: Required value: cannot discover budget and numGpusPerNode: no GPU nodes of sku "future_accelerator" found' },
     { name: '"the two are mutually exclusive": trace and static together', spec: { hardware: HARDWARE, workload: { trace: TRACE, static: { isl: 4000, osl: 1000 } } }, want: 'workload.trace and workload.static are mutually exclusive' },
-    { name: 'upstream v1beta2 StaticWorkload "exactly one of requestRate, concurrency or kvLoadRatio": the defaulted static workload without a load target', spec: { hardware: HARDWARE }, want: 'spec.workload.static.concurrency: Required value: a static workload needs a load target: set spec.workload.static.concurrency or spec.workload.static.requestRate' },
+    { name: '"concurrency ... Mutually exclusive with requestRate" (dgdr-reference "Spec reference"): a static workload with both', spec: { hardware: HARDWARE, workload: { static: { concurrency: 8, requestRate: 2 } } }, want: 'spec.workload.static.requestRate: Forbidden: may not be set together with spec.workload.static.concurrency: they are mutually exclusive' },
     { name: '"Other DGD API versions are not accepted here": a v1alpha1 DGD override', spec: { hardware: HARDWARE, workload: { trace: TRACE }, overrides: { dgd: { apiVersion: 'nvidia.com/v1alpha1', kind: 'DynamoGraphDeployment' } } }, want: 'spec.overrides.dgd.apiVersion: Unsupported value: "nvidia.com/v1alpha1": supported values: "nvidia.com/v1beta1"' },
-    { name: '"Request and Run admission validate the merged input against the bundled AISimulate input schema": hardware: {} without the upstream hardware selector', spec: { hardware: {}, workload: { trace: TRACE } }, want: 'spec.aisim.inputOverrides.engine.hardware: Required value' },
+    { name: '"Request and Run admission validate the merged input against the bundled AISimulate input schema": hardware: {} without the upstream hardware selector (a static workload)', spec: { hardware: {} }, want: 'spec.aisim.inputOverrides.engine.hardware: Required value' },
   ])('$name is refused', async ({ spec, want }) => {
     const refused = await create('v1beta2', v1beta2('refused', spec));
     expect(refused.status, JSON.stringify(refused.body)).toBe(422);
@@ -234,8 +234,8 @@ describe('Run admission (reference "Run specs remain immutable; unchanged specs 
   const run = (name: string, spec: Obj): Obj => ({ apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRun', metadata: { name, namespace }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, ...spec } });
   const RUNS = 'dynamographdeploymentruns';
 
-  it('a Run whose merged AISimulate input the bundled schema refuses is refused on create', async () => {
-    const refused = await create('v1beta2', run('run-no-hardware', { hardware: {}, workload: { trace: TRACE } }), RUNS);
+  it('a static Run whose merged AISimulate input the bundled schema refuses is refused on create', async () => {
+    const refused = await create('v1beta2', run('run-no-hardware', { hardware: {}, workload: { static: { isl: 4000, osl: 1000 } } }), RUNS);
     expect(refused.status).toBe(422);
     expect(message(refused)).toContain('DynamoGraphDeploymentRun.nvidia.com "run-no-hardware" is invalid: spec.aisim.inputOverrides.engine.hardware: Required value');
   });
@@ -249,5 +249,212 @@ describe('Run admission (reference "Run specs remain immutable; unchanged specs 
     const labelled = await api('PATCH', path('v1beta2', 'run-1', RUNS), { metadata: { labels: { team: 'inference' } } }, 'application/merge-patch+json');
     expect(labelled.status, message(labelled)).toBe(200);
     expect((metadataOf(labelled)['labels'] as Obj)['team']).toBe('inference');
+  });
+});
+
+/**
+ * The reference's example manifests, each with its indentation restored (the reference text
+ * prints them flush left). `printedIn` checks that every line of an example, trimmed, is a
+ * contiguous run of the reference's lines, so an example here is the one printed there. The
+ * spec fragments (`hardware: {}`, the trace's `source: null` override, v1beta1's `$patch` and
+ * `gpuSku: gb200`) are placed in the smallest request the schema admits: a name and the model
+ * of the neighbouring example.
+ */
+const REFERENCE_LINES = readFileSync(resolve(sharedDir, 'reference', 'dgdr-reference.txt'), 'utf8').split('\n').map((line) => line.trim()).filter((line) => line !== '');
+
+function printedIn(example: string): boolean {
+  const lines = example.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  return REFERENCE_LINES.some((_, start) => lines.every((line, i) => REFERENCE_LINES[start + i] === line));
+}
+
+const FUTURE_ACCELERATOR = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: future-accelerator
+spec:
+  model:
+    name: Qwen/Qwen3-0.6B
+  hardware:
+    gpu:
+      sku: future_accelerator # Passed to AISimulate unchanged; admission warns if unknown.
+      budget: 8
+      numGpusPerNode: 8 # Completes explicit hardware; admission performs no discovery.
+`;
+const HARDWARE_OPT_OUT = `
+spec:
+  hardware: {}
+  aisim:
+    inputOverrides:
+      engine:
+        hardware: h200_sxm
+      optimization:
+        constraints:
+          max_candidate_gpus: 8
+`;
+const CUSTOM_WORKER_IMAGE = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: custom-worker-image
+spec:
+  model:
+    name: Qwen/Qwen3-0.6B
+  backends: [vllm] # OPTIONAL; restricts results to this backend.
+  overrides: # OPTIONAL; omitted means no DGD override.
+    dgd: # OPTIONAL; partial DGD resource.
+      apiVersion: nvidia.com/v1beta1 # REQUIRED when dgd is set.
+      kind: DynamoGraphDeployment # REQUIRED when dgd is set.
+      metadata:
+        labels:
+          workload: customized
+      spec:
+        components:
+          - name: worker
+            podTemplate:
+              spec:
+                containers:
+                  - name: main
+                    image: registry.example/runtime:1.7.0
+`;
+const TRACE_REPLAY = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: qwen3-trace-replay
+spec:
+  model:
+    name: Qwen/Qwen3-0.6B
+  workload:
+    trace:
+      # format defaults to Dynamo
+      source:
+        persistentVolumeClaim:
+          claimName: request-traces # PersistentVolumeClaim in this namespace
+          subPath: windows/2026-10-27T10-00.jsonl.gz
+      replay:
+        arrivalSpeedupRatio: 1.0 # optional; 2.0 replays arrivals twice as fast
+`;
+const SOURCE_NULL = `
+spec:
+  aisim:
+    inputOverrides:
+      traffic:
+        source: null
+`;
+const CANDIDATE = `
+apiVersion: nvidia.com/v1beta2
+kind: DynamoGraphDeploymentCandidate
+metadata:
+  name: example-candidate
+spec: # Immutable, opaque DGD spec; preserved even when validation fails.
+  backendFramework: vllm
+  components:
+    - name: frontend
+      type: frontend
+      replicas: 1
+      podTemplate:
+        spec:
+          containers:
+            - name: main
+              image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.7.0
+    - name: worker
+      type: worker
+      replicas: 1
+      podTemplate:
+        spec:
+          containers:
+            - name: main
+              image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.7.0
+              args: [--model, Qwen/Qwen3-0.6B]
+`;
+const QWEN3_SGLANG = `
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: qwen3-sglang
+spec:
+  model: Qwen/Qwen3-30B-A3B
+  backend: sglang
+  overrides:
+    dgd:
+      apiVersion: nvidia.com/v1beta1
+      kind: DynamoGraphDeployment
+      spec:
+        components:
+          - name: decode
+            podTemplate:
+              spec:
+                containers:
+                  - name: main
+                    env:
+                      - name: TRITON_PTXAS_PATH
+                        value: /usr/local/cuda/bin/ptxas
+`;
+const ARGS_APPEND = `
+spec:
+  overrides:
+    dgd:
+      apiVersion: nvidia.com/v1beta1
+      kind: DynamoGraphDeployment
+      spec:
+        components:
+          - name: Frontend
+            podTemplate:
+              spec:
+                containers:
+                  - name: main
+                    $patch:
+                      args: append
+                    args:
+                      - --router-mode
+                      - kv
+`;
+const GB200 = `
+spec:
+  hardware:
+    gpuSku: gb200
+`;
+
+describe('every example manifest of dgdr-reference.txt is admitted as printed (issue 19)', () => {
+  const fragment = (text: string): Obj => (parse(text) as { spec: Obj }).spec;
+  const named = (version: string, name: string, model: unknown, spec: Obj): Obj => ({ apiVersion: `nvidia.com/${version}`, kind: 'DynamoGraphDeploymentRequest', metadata: { name }, spec: { model, ...spec } });
+  const rows = [
+    { name: 'future-accelerator ("v1beta2 hardware SKU"): no workload, explicit hardware with an SKU the bundled catalog lacks', texts: [FUTURE_ACCELERATOR], object: (): Obj => parse(FUTURE_ACCELERATOR) as Obj, resource: 'dynamographdeploymentrequests', version: 'v1beta2' },
+    { name: 'the hardware: {} opt-out ("v1beta2 hardware SKU"), in a request for Qwen/Qwen3-0.6B', texts: [HARDWARE_OPT_OUT], object: (): Obj => named('v1beta2', 'hardware-opt-out', { name: 'Qwen/Qwen3-0.6B' }, fragment(HARDWARE_OPT_OUT)), resource: 'dynamographdeploymentrequests', version: 'v1beta2' },
+    { name: 'custom-worker-image ("v1beta2 DGD Overrides"): no workload, hardware discovered', texts: [CUSTOM_WORKER_IMAGE], object: (): Obj => parse(CUSTOM_WORKER_IMAGE) as Obj, resource: 'dynamographdeploymentrequests', version: 'v1beta2' },
+    { name: 'qwen3-trace-replay ("Replay a recorded trace")', texts: [TRACE_REPLAY], object: (): Obj => parse(TRACE_REPLAY) as Obj, resource: 'dynamographdeploymentrequests', version: 'v1beta2' },
+    { name: 'qwen3-trace-replay with "this override deletes the lowered source" (traffic.source: null; not checked against the AISimulate schema at admission)', texts: [TRACE_REPLAY, SOURCE_NULL], object: (): Obj => { const request = parse(TRACE_REPLAY) as { metadata: Obj; spec: Obj }; return { ...request, metadata: { name: 'trace-source-null' }, spec: { ...request.spec, ...fragment(SOURCE_NULL) } }; }, resource: 'dynamographdeploymentrequests', version: 'v1beta2' },
+    { name: 'example-candidate (the DynamoGraphDeploymentCandidate example; its status is written through the subresource)', texts: [CANDIDATE], object: (): Obj => parse(CANDIDATE) as Obj, resource: 'dynamographdeploymentcandidates', version: 'v1beta2' },
+    { name: 'qwen3-sglang ("Generated component names", v1beta1)', texts: [QWEN3_SGLANG], object: (): Obj => parse(QWEN3_SGLANG) as Obj, resource: 'dynamographdeploymentrequests', version: 'v1beta1' },
+    { name: 'the $patch: {args: append} override (v1beta1), in a request for Qwen/Qwen3-30B-A3B', texts: [ARGS_APPEND], object: (): Obj => named('v1beta1', 'args-append', 'Qwen/Qwen3-30B-A3B', fragment(ARGS_APPEND)), resource: 'dynamographdeploymentrequests', version: 'v1beta1' },
+  ];
+
+  it.each(rows)('the example is printed in the reference: $name', ({ texts }) => {
+    for (const text of texts) expect(printedIn(text), text).toBe(true);
+  });
+
+  it.each(rows)('admitted: $name', async ({ object, resource, version }) => {
+    const manifest = object();
+    const created = await create(version, { ...manifest, metadata: { ...(manifest['metadata'] as Obj), namespace } }, resource);
+    expect(created.status, message(created)).toBe(201);
+  });
+
+  it('the gpuSku: gb200 fragment ("SKU format", v1beta1), in a request for Qwen/Qwen3-0.6B, is printed in the reference and admitted (no GB200 node here: budget discovery is the controller\'s, which fails the request before a Job, reference "vramMb")', async () => {
+    expect(printedIn(GB200)).toBe(true);
+    const created = await create('v1beta1', { ...named('v1beta1', 'gb200', 'Qwen/Qwen3-0.6B', fragment(GB200)), metadata: { name: 'gb200', namespace } });
+    expect(created.status, message(created)).toBe(201);
+  });
+});
+
+describe('DynamoGraphDeploymentCandidate (reference "spec: # Immutable, opaque DGD spec; preserved even when validation fails")', () => {
+  it('the API server refuses a change of a Candidate\'s spec ("spec is immutable") and keeps a field the DGD schema does not know', async () => {
+    const candidate = parse(CANDIDATE) as { metadata: Obj; spec: Obj };
+    const created = await create('v1beta2', { ...candidate, metadata: { name: 'immutable-candidate', namespace }, spec: { ...candidate.spec, notADgdField: { kept: true } } }, 'dynamographdeploymentcandidates');
+    expect(created.status, message(created)).toBe(201);
+    expect(specOf(created)['notADgdField']).toEqual({ kept: true });
+    const edited = await api('PATCH', path('v1beta2', 'immutable-candidate', 'dynamographdeploymentcandidates'), { spec: { backendFramework: 'sglang' } }, 'application/merge-patch+json');
+    expect(edited.status).toBe(422);
+    expect(message(edited)).toContain('spec is immutable');
   });
 });

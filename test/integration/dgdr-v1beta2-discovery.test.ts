@@ -70,7 +70,7 @@ const dcgmPath = (podIp: string): string => `/${podIp}/metrics`;
 const xpuPath = (podIp: string): string => `/xpu/${podIp}/metrics`;
 const allScrapes = (): number => [...scrapes.values()].reduce((sum, n) => sum + n, 0);
 const requestPath = (name?: string): string => `/apis/nvidia.com/v1beta2/namespaces/${namespace}/dynamographdeploymentrequests${name === undefined ? '' : `/${name}`}`;
-/** A static workload needs a load target (upstream v1beta2 StaticWorkload); isl and osl are admission's defaults. */
+/** A static workload with a concurrency target; isl and osl are admission's defaults. */
 const v1beta2 = (name: string, spec: Obj): Obj => ({ apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRequest', metadata: { name, namespace }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, workload: { static: { concurrency: 8 } }, ...spec } });
 /** `hardware: {}` leaves the hardware to the AISimulate input, which must then name it (dgdr-reference "v1beta2 hardware SKU"). */
 const OPTED_OUT = { hardware: {}, aisim: { inputOverrides: { engine: { hardware: 'h200_sxm' }, optimization: { constraints: { max_candidate_gpus: 8 } } } } };

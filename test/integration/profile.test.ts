@@ -247,14 +247,15 @@ describe('DGDR lifecycle with kwok', () => {
     expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-mismatch' })).toBeUndefined();
   });
 
-  it('profiler failure: the profiler container fails and the output names the whole error', async () => {
+  it('profiler failure: the profiler container fails and the output names the whole error; reference "status.profilingPhase ... cleared when profiling completes or fails": no profilingPhase on the Failed request', async () => {
     const created = await createDgdr('profiler-fails', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/outcome': 'fail', 'kwok.dynamo-fn.dev/container-name': 'profiler', 'kwok.dynamo-fn.dev/run-duration': '2s' }) });
     await waitForPhase('profiler-fails', 'Profiling');
     // As the sidecar relays a failed status file (it exits 0; the profiler container exits 1).
     await writeOutput(created, { phase: 'GeneratingDGD', message: 'Profiler failed with exception: DGDOverrideError', profiler_status: 'failed', profiler_error: "could not find dgd-apply-overrides; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or", 'profiler_status.yaml': OUT8_FAILED_STATUS });
     const failed = await waitForPhase('profiler-fails', 'Failed');
     expect(condition(failed, 'Profiling')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed', message: "profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
-    expect(statusOf(failed).profilingPhase).toBe('GeneratingDGD');
+    expect(statusOf(failed).phase).toBe('Failed');
+    expect(statusOf(failed)).not.toHaveProperty('profilingPhase');
     expect(condition(failed, 'Succeeded')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed' });
   });
 
@@ -264,6 +265,31 @@ describe('DGDR lifecycle with kwok', () => {
     const message = condition(failed, 'Profiling')?.message ?? '';
     expect(condition(failed, 'Profiling')?.reason).toBe('InitializingFailed');
     expect(message).toMatch(/^profiling job failed: .+\. Details: Pod: profile-job-fails-[a-z0-9]+, Container: profiler, ExitCode: 137, Reason: OOMKilled, Message: out of memory$/);
+  });
+
+  it('reference "deploymentInfo ... Populated once a DGD has been created (via autoApply or manually)": a DGD the user creates by hand from the stored spec while the request is Ready is followed, and the request stays Ready', async () => {
+    const created = await createDgdr('by-hand', { hardware: HARDWARE, autoApply: false });
+    await waitForPhase('by-hand', 'Profiling');
+    await writeOutput(created, SUCCESS(OUT1));
+    const ready = await waitForPhase('by-hand', 'Ready');
+    expect(statusOf(ready).deploymentInfo).toBeUndefined();
+    // "View generated DGD spec (when autoApply: false)" and apply it by hand: no tracking labels.
+    const stored = parseYaml(ready.metadata.annotations?.['nvidia.com/generated-dgd-spec'] ?? '') as { metadata: Obj; spec: Obj };
+    await user.create({ ...DGD, metadata: { name: statusOf(ready).dgdName ?? '', namespace }, spec: stored.spec });
+    // The reconcile function and Grove do not run in this file: write the status they would write.
+    await user.applyStatus({ ...DGD, metadata: { name: 'by-hand-dgd', namespace }, status: { state: 'pending', components: { Frontend: { replicas: 1, availableReplicas: 1 }, worker: { replicas: 2, availableReplicas: 1 } } } }, { force: true });
+    // A DGD without the tracking labels names no request: the request's next pass (the resync tick; here an edit of its labels) picks it up.
+    await eventually('the request\'s labels edited', async () => {
+      const latest = await getDgdr('by-hand');
+      if (latest === undefined) throw new Error('DGDR by-hand not found');
+      return user.replace({ ...latest, metadata: { ...latest.metadata, labels: { ...(latest.metadata.labels ?? {}), team: 'inference' } } }).then(() => true, (error: unknown) => (error instanceof TransientError ? undefined : Promise.reject(error)));
+    });
+    const followed = await eventually('deploymentInfo from the hand-made DGD', async () => {
+      const dgdr = await getDgdr('by-hand');
+      return statusOf(dgdr).deploymentInfo !== undefined ? dgdr : undefined;
+    });
+    expect(statusOf(followed).deploymentInfo).toEqual({ replicas: 3, availableReplicas: 2 });
+    expect(statusOf(followed).phase).toBe('Ready');
   });
 
   it('"When false, the generated spec is stored in status": autoApply false -> Ready, no DGD; enabling it later creates the DGD with the current runtimeVersionOverride', async () => {

@@ -120,14 +120,12 @@ describe('the real profiler, run locally from a profiling Job', { timeout: 600_0
     expect(worker?.args?.filter((a) => a === '--model')).toHaveLength(1);
   });
 
-  it('a deprecated target name is not translated for the 1.6.1 profiler: its blueprints set no spec.backendFramework (upstream resolveDGDOverrideTarget compares backends)', async () => {
+  it('reference "A recognized deprecated name may be translated to the corresponding component in the selected topology with a warning": VllmWorker is translated to worker for the 1.6.1 profiler, whose blueprints set no spec.backendFramework (the backend is read from the worker\'s python3 -m dynamo.vllm)', async () => {
     const spec = await fixtureSpec('spec1.json');
     spec['overrides'] = { dgd: { spec: { services: { VllmWorker: { replicas: 2 } } } } };
     const run = await profile(spec);
-    expect(run.exitCode).toBe(1);
-    expect(configMapOf(run).data['profiler_error']).toBe(
-      'failed to apply DGD override: apply DGD override: spec.services.VllmWorker: deprecated override target "VllmWorker" belongs to backend "vllm" and cannot be translated for generated backend ""',
-    );
+    expect(run.exitCode).toBe(0);
+    expect(finalDgd(configMapOf(run)).spec.components.find((c) => c.name === 'worker')).toMatchObject({ replicas: 2 });
   });
 
   it('features.kvRouter sets DYN_ROUTER_MODE=kv, and an override of that env wins; trustRemoteCode adds --trust-remote-code to the workers (dgdr-reference "features.kvRouter", "Generated DGD overrides")', async () => {

@@ -7,7 +7,7 @@
  * concern run: trace claims (a Job event followed to its Run's claim, a Job stopped by
  * foreground deletion, a gone Run's finalizer released), Run retention (a request's sixth
  * finished Run retired) and LPX scheduling deadlines (a status record, a scale-down, expired
- * requests deleted), and the resync's listings. Then:
+ * requests deleted), and the resync's listings and ticks (each read from one LIST per kind). Then:
  *
  * - every flow does what it should and the API server refused nothing: the role is enough;
  * - every verb the role grants was used by some request: no verb is beyond what the function uses.
@@ -31,6 +31,7 @@ import cleanup from '../../functions/cleanup/index.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { lpxGraphWithExpiringRequests, ordinalOf, prepareLpxBuild, removeLpxBuild } from '../support/lpx-world.js';
+import { resyncRoute } from '../support/resync.js';
 import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
 
 const log = pino({ level: 'silent' });
@@ -96,6 +97,8 @@ interface FlowResult {
   readonly scalingGroupReplicas: number | undefined;
   readonly requestOrdinals: number[];
   readonly listed: { readonly claims: boolean; readonly runs: boolean; readonly lpxGraphDeployments: boolean };
+  /** The resync ticks' outcomes, by object (their reads from one LIST per kind). */
+  readonly ticks: { readonly lpx: Record<string, string> };
 }
 
 describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, lpx.enabled and dgdrV1Beta2.enabled)', () => {
@@ -186,6 +189,7 @@ describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, lpx.enabled
       scalingGroupReplicas: (group?.['spec'] as { replicas?: number } | undefined)?.replicas,
       requestOrdinals,
       listed: { claims: await lists('PersistentVolumeClaim'), runs: await lists(RUN_KIND), lpxGraphDeployments: await lists(LPXGD_KIND) },
+      ticks: { lpx: await resyncRoute(cleanup, route(LPXGD_KIND), deps, namespace) },
     };
     expect(forbidden(recorder.requests)).toEqual([]);
     expect(result).toEqual({
@@ -200,6 +204,7 @@ describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, lpx.enabled
       scalingGroupReplicas: 1,
       requestOrdinals: [0],
       listed: { claims: true, runs: true, lpxGraphDeployments: true },
+      ticks: { lpx: { deadline: 'Done' } },
     });
   });
 

@@ -78,6 +78,10 @@ interface RunResult {
   readonly podCliqueReplicas: number | undefined;
   /** The prefill PodCliqueScalingGroup's spec.replicas after the DGD asked for 2 (`podcliquescalinggroups/scale`). */
   readonly scalingGroupReplicas: number | undefined;
+  /** A Coherent DGD's PodCliqueSet was written: the pass read the Grove CRD (the Coherent capability check). */
+  readonly coherentPodCliqueSet: boolean;
+  /** Once Grove reported every worker at its revision, the pass committed nvidia.com/current-worker-hash-v2 on the DGD (a patch of the DGD). */
+  readonly workerHashCommitted: boolean;
   /**
    * The children a pass created for a DGD deleted before its status write, that the pass could
    * not delete itself and left to the garbage collector (kinds, sorted): none when it may.
@@ -109,6 +113,24 @@ async function groveCreatesChildren(pcsName: string): Promise<void> {
     await grove.apply({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', metadata: metadata('prefill'), spec: { replicas: prefill.replicas ?? 1, minAvailable: prefill.minAvailable ?? 1, cliqueNames: prefill.cliqueNames } });
   }
   await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs.metadata.generation } }, { force: true });
+}
+
+/**
+ * What Grove reports once the rollout is done: every PodClique and PodCliqueScalingGroup of the
+ * PodCliqueSet observed at its generation with all its replicas updated and ready, and the
+ * PodCliqueSet acknowledged with no update in progress.
+ */
+async function groveReportsWorkersUpdated(pcsName: string): Promise<void> {
+  const selector = { labelSelector: `app.kubernetes.io/part-of=${pcsName}` };
+  for (const kind of ['PodClique', 'PodCliqueScalingGroup']) {
+    for (const child of await grove.list(GROVE, kind, namespace, selector)) {
+      const replicas = (child['spec'] as { replicas: number }).replicas;
+      const counts = kind === 'PodClique' ? { readyReplicas: replicas } : { availableReplicas: replicas };
+      await grove.applyStatus({ apiVersion: GROVE, kind, metadata: { name: child.metadata.name, namespace }, status: { observedGeneration: child.metadata['generation'], replicas, updatedReplicas: replicas, ...counts } }, { force: true });
+    }
+  }
+  const pcs = await grove.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+  if (pcs !== undefined) await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs.metadata['generation'] } }, { force: true });
 }
 
 /** The grants of the Roles the function wrote in the last run (see {@link runReconcileAs}). */
@@ -199,6 +221,7 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
   const deletedName = `${name}-deleted`;
   const alphaName = `alpha-${name}`;
   const gmsName = `gms-${name}`;
+  const coherentName = `coh-${name}`;
   try {
     const send = async (type: string, extensions: Record<string, string>, data: unknown) => {
       const response = await fetch(server.url, {
@@ -245,6 +268,16 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     await refEvent('update', DGD_KIND, DGD_V1BETA1, name);
     const adapterDeleted = adapterCreated && (await admin.get(adapterRef)) === undefined;
     const scalingGroupReplicas = await specReplicas('PodCliqueScalingGroup', `${pcsName}-0-prefill`);
+    // Grove reports every worker at its revision (PodCliqueSet acknowledged, children observed and
+    // updated): the next pass commits the worker hash on the DGD.
+    await groveReportsWorkersUpdated(pcsName);
+    await refEvent('update', DGD_KIND, DGD_V1BETA1, name);
+    const committed = await admin.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
+    const workerHashCommitted = (committed?.metadata['annotations'] as Record<string, string> | undefined)?.['nvidia.com/current-worker-hash-v2'] !== undefined;
+    // A DGD selecting Coherent: its pass reads the Grove PodCliqueSet CRD before writing one.
+    await admin.apply({ apiVersion: dgd.apiVersion, kind: dgd.kind, metadata: { name: coherentName, namespace, annotations: { 'nvidia.com/grove-update-strategy': 'Coherent' } }, spec: { components: [aComponent('frontend', 'frontend')] } } as unknown as KubeObject, { force: true });
+    await refEvent('add', DGD_KIND, DGD_V1BETA1, coherentName);
+    const coherentPodCliqueSet = (await admin.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: coherentName })) !== undefined;
     const scrape = async () => (await fetch(`${server.url.replace(/\/$/, '')}/metrics`)).text();
     const outcomesIn = (metrics: string, metric: string, kind?: string) =>
       [...metrics.matchAll(new RegExp(`^${metric}\\{([^}]*)\\} (\\d+)`, 'gm'))]
@@ -285,6 +318,8 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
       adapterDeleted,
       podCliqueReplicas,
       scalingGroupReplicas,
+      coherentPodCliqueSet,
+      workerHashCommitted,
       leftToGarbageCollector,
     };
   } finally {
@@ -294,6 +329,7 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: deletedName });
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: alphaName });
     await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: gmsName });
+    await admin.delete({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: coherentName });
     await admin.delete(adapterRef);
   }
 }
@@ -357,6 +393,8 @@ describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () =>
       adapterDeleted: true,
       podCliqueReplicas: 3,
       scalingGroupReplicas: 2,
+      coherentPodCliqueSet: true,
+      workerHashCommitted: true,
       leftToGarbageCollector: [],
     });
     expect(full.services).toBeGreaterThan(0);
@@ -412,5 +450,6 @@ describe('reconcile ServiceAccount (chart templates/reconcile/rbac.yaml)', () =>
       if (JSON.stringify(result) === JSON.stringify(full)) unneeded.push(label(grant));
     }
     expect(unneeded).toEqual([]);
-  });
+    // One run of the function per grant (about 30): well past the file's 120 s default on a loaded machine.
+  }, 600_000);
 });

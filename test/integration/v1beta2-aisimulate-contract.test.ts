@@ -180,6 +180,39 @@ describe('a v1beta2 trace Run with the real AISimulate', () => {
   }, AISIMULATE_TIMEOUT_MS + 120_000);
 });
 
+describe('a v1beta2 static Run with admission\'s default workload and the real AISimulate (issue 19)', () => {
+  it('reference "When neither field is set ... the profiler uses its default maximum-throughput selection": {isl: 4000, osl: 1000} without concurrency or requestRate lowers to a load and stop the real AISimulate runs, and the Run succeeds', async () => {
+    const stored = await user.apply({
+      ...RUN,
+      metadata: { name: 'static-default-1', namespace },
+      spec: {
+        model: { name: 'Qwen/Qwen3-0.6B' },
+        backends: ['vllm'],
+        hardware: { gpu: { sku: 'h200_sxm', budget: 8, numGpusPerNode: 8 } },
+        workload: { static: { isl: 4000, osl: 1000 } },
+        aisim: { inputOverrides: { engine: { mode: 'aggregated', workers: { aggregated: {} } }, optimization: { target: 'throughput' }, optimizer: { algorithm: 'random', max_trials: 2, parallelism: 1, seed: 42 } } },
+        recommendation: { maxCandidates: 1 },
+      },
+    });
+    const run = RunSchema.parse(stored);
+    expect((buildAisimulateInput(run.spec) as { traffic: unknown }).traffic).toEqual({ source: { type: 'synthetic', input_tokens: 4000, output_tokens: 1000 }, load: { type: 'kv_capacity_fraction', fraction: 1 }, stop: { requests_per_load_unit: 10 } });
+    const job = await eventually('the Run\'s Job to complete on a fake node', async () => {
+      await handleRun(event('static-default-1'), profile);
+      const got = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'static-default-1-aisimulate' });
+      return (got?.['status'] as { succeeded?: number } | undefined)?.succeeded === 1 ? got : undefined;
+    });
+    const outputDir = join(work, 'output-static');
+    const result = await runJobContainerLocally(job, join(work, 'unused-trace'), outputDir, join(work, 'aisimulate-input-static.json'));
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    const done = await eventually('the Run to finish', async () => {
+      await handleRun(event('static-default-1'), profile);
+      const got = await user.get({ ...RUN, namespace, name: 'static-default-1' });
+      return condition(got, 'Completed')?.status === 'True' ? got : undefined;
+    });
+    expect(condition(done, 'Completed')?.reason).toBe('RunSucceeded');
+  }, AISIMULATE_TIMEOUT_MS + 120_000);
+});
+
 /** Runs only the Job's output step (`python3 -c "$RUN_OUTPUT_STEP"`) with the venv's python, as the container does after AISimulate. */
 async function runOutputStep(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
   const venv = await venvDir();

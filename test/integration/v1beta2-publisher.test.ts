@@ -58,9 +58,9 @@ const PUBLISHER_RULES = [
   { apiGroups: ['nvidia.com'], resources: ['dynamographdeploymentruns/finalizers'], verbs: ['update'] },
 ];
 
-async function setPublisherRole(canDryRunDgds: boolean): Promise<void> {
-  const rules = canDryRunDgds ? [...PUBLISHER_RULES, { apiGroups: ['nvidia.com'], resources: ['dynamographdeployments'], verbs: ['create'] }] : PUBLISHER_RULES;
-  await user.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: SERVICE_ACCOUNT, namespace }, rules }, { force: true });
+async function setPublisherRole(canDryRunDgds: boolean, rules: readonly Record<string, unknown>[] = PUBLISHER_RULES): Promise<void> {
+  const all = canDryRunDgds ? [...rules, { apiGroups: ['nvidia.com'], resources: ['dynamographdeployments'], verbs: ['create'] }] : rules;
+  await user.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: SERVICE_ACCOUNT, namespace }, rules: all }, { force: true });
 }
 
 beforeAll(async () => {
@@ -163,6 +163,53 @@ describe('Published: "Retryable Candidate preparation errors are visible on the 
   });
 });
 
+describe('Published: "Retryable Candidate preparation errors are visible on the Run as Published=False, reason PublicationBlocked, with the error in the condition\'s message" (errors other than the dry-run)', () => {
+  const rows = [
+    {
+      name: 'the Candidate create refused (HTTP 403)',
+      run: 'create-refused',
+      rules: PUBLISHER_RULES.map((rule) => (rule.resources.includes('dynamographdeploymentcandidates') ? { ...rule, verbs: ['get', 'list'] } : rule)),
+      want: /^cannot create DynamoGraphDeploymentCandidate [^/]+\/create-refused-candidate-000001: HTTP 403: .*dynamographdeploymentcandidates/,
+    },
+    {
+      name: 'the Candidate status write refused (HTTP 403)',
+      run: 'status-refused',
+      rules: PUBLISHER_RULES.map((rule) => (rule.resources.includes('dynamographdeploymentcandidates/status') ? { ...rule, resources: ['dynamographdeploymentruns/status'] } : rule)),
+      want: /^cannot write the status of DynamoGraphDeploymentCandidate [^/]+\/status-refused-candidate-000001: HTTP 403: .*dynamographdeploymentcandidates/,
+    },
+    {
+      name: 'the output ConfigMap unreadable (HTTP 403)',
+      run: 'output-unreadable',
+      rules: PUBLISHER_RULES.filter((rule) => !rule.resources.includes('configmaps')),
+      want: /^cannot read ConfigMap [^/]+\/output-unreadable-aisimulate-output: HTTP 403: .*configmaps/,
+    },
+  ];
+  it.each(rows)('$name: Published=False PublicationBlocked with the error while retrying; once repaired, PublicationSucceeded', async ({ run: name, rules, want }) => {
+    await setPublisherRole(true, rules);
+    try {
+      await createRun(name);
+      await completeJob(name);
+      const blocked = await eventually('Published=False PublicationBlocked', async () => {
+        await expect(handleRun(event(name), deps)).rejects.toBeInstanceOf(TransientError);
+        const run = await getRun(name);
+        return condition(run, 'Published')?.reason === 'PublicationBlocked' ? run : undefined;
+      });
+      expect(condition(blocked, 'Published')).toMatchObject({ status: 'False', observedGeneration: 1 });
+      expect(condition(blocked, 'Published')?.message).toMatch(want);
+      expect(condition(blocked, 'Completed')).toMatchObject({ status: 'False', reason: 'EvaluatingCandidates' });
+    } finally {
+      await setPublisherRole(true);
+    }
+    const succeeded = await eventually('the Run to succeed after the repair', async () => {
+      await handleRun(event(name), deps).catch(() => undefined);
+      const run = await getRun(name);
+      return condition(run, 'Completed')?.status === 'True' ? run : undefined;
+    });
+    expect(condition(succeeded, 'Published')).toMatchObject({ status: 'True', reason: 'PublicationSucceeded' });
+    expect(succeeded['status']).toMatchObject({ phase: 'Succeeded', candidateRefs: [{ name: `${name}-candidate-000001`, candidateId: 'candidate-000001' }], progress: { candidates: { published: 1 } } });
+  });
+});
+
 describe('Candidate status: Valid reasons and the Run outcome', () => {
   it('"a decode override can fail for an aggregated Candidate": Valid=False OverrideTargetNotFound, the generated spec kept, and a Run with no Valid Candidate fails and keeps it', async () => {
     await createRun('no-decode', { metadata: { labels: { workload: 'customized' } }, spec: { components: [{ name: 'decode', replicas: 2 }] } });
@@ -180,7 +227,7 @@ describe('Candidate status: Valid reasons and the Run outcome', () => {
     expect((candidate?.['spec'] as { components: { name: string }[] }).components.map((c) => c.name)).toEqual(['Frontend', 'worker']);
   });
 
-  it('"If the merge succeeds but dry-run validation fails, the override\'s labels and annotations remain on the invalid Candidate"; the rejected value stays visible on the Candidate', async () => {
+  it('"If the merge succeeds but dry-run validation fails, the override\'s labels and annotations remain on the invalid Candidate": a DGD CEL rule refuses the merged DGD (ValidationFailed), the value stays on the Candidate', async () => {
     // The merge applies (restart.id is a DGD field), the CRD's CEL rule refuses it on create: the strict dry-run answers 422.
     await createRun('bad-type', { metadata: { labels: { workload: 'customized' } }, spec: { restart: { id: 'restart-1' } } });
     await completeJob('bad-type');
@@ -194,6 +241,24 @@ describe('Candidate status: Valid reasons and the Run outcome', () => {
     expect(valid?.message).toContain('spec.restart must be unset on create');
     expect(candidate?.metadata.labels?.['workload']).toBe('customized');
     expect((candidate?.['spec'] as { restart?: unknown }).restart).toEqual({ id: 'restart-1' });
+  });
+
+  it('"Unknown fields and incorrect field types remain visible on invalid Candidates; Valid=False records the failure": a field the DGD schema does not know and a wrongly typed replicas stay on the Candidate, Valid=False ValidationFailed from the strict dry-run', async () => {
+    await createRun('unknown-field', { metadata: { labels: { workload: 'customized' } }, spec: { components: [{ name: 'worker', replicas: 'two', notADgdField: { kept: true } }] } });
+    await completeJob('unknown-field');
+    await eventually('the Run to finish', async () => {
+      await handleRun(event('unknown-field'), deps).catch(() => undefined);
+      return condition(await getRun('unknown-field'), 'Completed')?.status === 'True' ? true : undefined;
+    });
+    const candidate = await getCandidate('unknown-field');
+    const valid = condition(candidate, 'Valid');
+    expect(valid).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
+    expect(valid?.message).toMatch(/notADgdField|replicas/);
+    expect(candidate?.metadata.labels?.['workload']).toBe('customized');
+    const worker = ((candidate?.['spec'] as { components: Record<string, unknown>[] }).components).find((c) => c['name'] === 'worker');
+    expect(worker).toMatchObject({ replicas: 'two', notADgdField: { kept: true } });
+    // "Invalid Candidates ... when all selected Candidates are invalid, the Run fails and keeps them for diagnosis."
+    expect(condition(await getRun('unknown-field'), 'Completed')).toMatchObject({ status: 'True', reason: 'NoValidCandidates' });
   });
 });
 

@@ -22,7 +22,7 @@ import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
 import { handle as handleRun } from '../../functions/profile/run.js';
 import { depsWithKube as cleanupDeps } from '../../functions/cleanup/index.js';
 import * as cleanupRoutes from '../../functions/cleanup/trace-claim.js';
-import { reconcileClaim } from '../../functions/cleanup/trace-claim.js';
+import { handle as handleClaim, listKeys as listClaimKeys, reconcileClaim } from '../../functions/cleanup/trace-claim.js';
 import { handle as handleRunCleanup } from '../../functions/cleanup/run-retention.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
@@ -181,8 +181,11 @@ describe('Protection: "Before a Run creates its Job, the operator adds the final
     await reconcile('deleted-run-1', 'deleted-run');
     expect(await getJob('deleted-run-1')).toBeDefined();
     await user.delete({ ...RUN, namespace, name: 'deleted-run-1' });
+    // What the chart delivers (DESIGN.md "Events in": Reference mode, no object): the Run's delete
+    // event, then the resync tick over every claim carrying a Run finalizer.
     await eventually('the finalizer of the deleted Run to be removed', async () => {
-      await handleRunCleanup(event(RUN_KIND, DGDR_V1BETA2, 'deleted-run-1', run), cleanup);
+      await handleRunCleanup({ id: randomUUID(), type: 'dev.knative.apiserver.ref.delete', source: 'test', key: { ...RUN, namespace, name: 'deleted-run-1' }, object: undefined }, cleanup);
+      for (const key of await listClaimKeys(cleanup)) if (key.namespace === namespace) await handleClaim({ id: randomUUID(), type: 'dev.dynamo-fn.resync', source: 'test', key, object: undefined }, cleanup);
       return finalizersOf(await getClaim('deleted-run')).includes(runFinalizer(run)) ? undefined : true;
     });
     expect(await getJob('deleted-run-1')).toBeUndefined();
@@ -224,11 +227,23 @@ describe('Deleting the claim cancels its Runs', () => {
       const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=cancel-1-aisimulate' });
       return (pod?.['status'] as { phase?: string } | undefined)?.phase === 'Running' ? pod : undefined;
     });
+    // Hold the pod in deletion, as a slow kubelet would, so the Job's foreground deletion is observable.
+    const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=cancel-1-aisimulate' });
+    if (pod === undefined) throw new Error('no pod for cancel-1');
+    await user.replace({ ...pod, metadata: { ...pod.metadata, finalizers: ['test.dynamo-fn.dev/hold'] } });
     await user.delete({ ...CLAIM, namespace, name: 'cancel' });
     await reconcileClaim(cleanup, namespace, 'cancel');
+    // Reference "stops the Job of every Run that reads it through foreground deletion": the Job is
+    // being deleted and waits for its pod (the garbage collector's foregroundDeletion finalizer).
     const stopping = await getJob('cancel-1');
-    // Foreground deletion: the Job waits for its pods (or is already gone once they are).
-    if (stopping !== undefined) expect(finalizersOf(stopping)).toContain('foregroundDeletion');
+    expect(stopping?.metadata['deletionTimestamp']).toBeDefined();
+    expect(finalizersOf(stopping)).toContain('foregroundDeletion');
+    const held = await eventually('the garbage collector to delete the Job\'s pod first', async () => {
+      const got = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
+      return got?.metadata['deletionTimestamp'] !== undefined ? got : undefined;
+    });
+    expect(await getJob('cancel-1')).toBeDefined();
+    await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
     const failed = await reasonOf('cancel-1', 'cancel', 'TraceSourceDeleted', 'True');
     expect(failed['status']).toMatchObject({ phase: 'Failed' });
     expect(completed(failed)).toMatchObject({ status: 'True', message: 'PersistentVolumeClaim "cancel" was deleted; Job cancel-1-aisimulate was stopped' });

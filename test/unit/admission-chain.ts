@@ -129,6 +129,17 @@ export function admitThroughChain(input: ChainInput): ChainResult {
     const issues = schemaIssues(object);
     if (issues.length > 0) return refused(issues);
   }
+  // A client updating a DGD sends back the controller-owned annotations it read (kubectl apply
+  // keeps annotations its configuration does not name): carry the stored ones over unless the
+  // row sets them itself. Rows about removing them call validateDgd directly.
+  if (old !== undefined) {
+    const storedAnnotations = ((old['metadata'] as Obj | undefined)?.['annotations'] ?? {}) as Record<string, string>;
+    const carried = Object.fromEntries(CONTROLLER_OWNED_ANNOTATIONS.filter((key) => key in storedAnnotations).map((key) => [key, storedAnnotations[key]]));
+    if (Object.keys(carried).length > 0) {
+      const metadata = (object['metadata'] ?? {}) as Obj;
+      object['metadata'] = { ...metadata, annotations: { ...carried, ...((metadata['annotations'] ?? {}) as Obj) } };
+    }
+  }
   const mutated = mutate(object, old, lpxEnabled);
   if (isBeta) {
     const issues = schemaIssues(mutated.object);
@@ -147,6 +158,13 @@ export function admitThroughChain(input: ChainInput): ChainResult {
 }
 
 // ---- Fixture builders -------------------------------------------------------------------
+
+/** The annotations admission stamps on CREATE (upstream DGDDefaulter). */
+export const ORIGIN = 'nvidia.com/dynamo-operator-origin-version';
+export const PROVIDER = 'nvidia.com/workload-provider';
+const CONTROLLER_OWNED_ANNOTATIONS = [ORIGIN, PROVIDER] as const;
+/** The JSON Patch of the CREATE stamp on an object without annotations: origin = the default OPERATOR_VERSION, provider grove. */
+export const STAMP_PATCH = [{ op: 'add', path: '/metadata/annotations', value: { [PROVIDER]: 'grove', [ORIGIN]: '1.6.1' } }] as const;
 
 export const GROVE = 'grove.io/v1alpha1';
 export const STRATEGY = 'nvidia.com/grove-update-strategy';

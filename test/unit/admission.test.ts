@@ -21,6 +21,9 @@ import {
   aPodTemplate,
   edit,
   GROVE,
+  ORIGIN,
+  PROVIDER,
+  STAMP_PATCH,
   STRATEGY,
   type Obj,
 } from './admission-chain.js';
@@ -59,8 +62,8 @@ const deprecated = (index: number, name: string, replacement = 'providerOverride
 
 const UPDATE_STRATEGY_ROWS: Row[] = [
   {
-    name: 'the minimal example is admitted unchanged',
-    reason: 'dgd-reference "Minimal example"',
+    name: 'the minimal example is admitted, changed only by the CREATE stamps (origin version, workload provider)',
+    reason: 'dgd-reference "Minimal example"; upstream DGDDefaulter (the stamps are added to every CREATE row\'s patch below)',
     input: { object: aDgd({ components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
     want: { issues: [], warnings: [], patch: [] },
   },
@@ -689,7 +692,7 @@ const LPX_ROWS: Row[] = [
   {
     name: 'an ordinary component cannot select the LPX scheduler',
     reason: 'lpx.md §1.3 "Roles and templates"',
-    input: { object: aDgd({ components: [frontend({ replicas: 1, podTemplate: aPodTemplate('f:1', { schedulerName: 'lpx-scheduler' }) })] }) },
+    input: { object: aDgd({ components: [frontend({ replicas: 1, podTemplate: aPodTemplate('f:1.0.0', { schedulerName: 'lpx-scheduler' }) })] }) },
     want: { issues: ['spec.components[0].podTemplate.spec.schedulerName: Forbidden: LPX schedulerName is controller-owned; declare an LPX component instead'], warnings: [] },
   },
   {
@@ -717,6 +720,123 @@ const LPX_ROWS: Row[] = [
 ];
 
 const operatorBase = aDgd({ components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] });
+
+const STAMPED_BASE = aDgd({ components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] });
+const failoverWorker = (): Obj => worker({ replicas: 1, experimental: { gpuMemoryService: { mode: 'IntraPod' }, failover: { mode: 'IntraPod' } } });
+
+const METADATA_ANNOTATION_ROWS: Row[] = [
+  {
+    name: 'CREATE stamps nvidia.com/dynamo-operator-origin-version with the operator version and materializes nvidia.com/workload-provider: grove',
+    reason: 'upstream DGDDefaulter.Default ("On CREATE: stamps nvidia.com/dynamo-operator-origin-version with the operator version"), defaultWorkloadProvider; upstream-notes/dgd.md §2.5',
+    input: { object: STAMPED_BASE },
+    want: { issues: [], warnings: [], patch: [] },
+  },
+  {
+    name: 'CREATE never overwrites an origin version the user or an earlier operator set ("don\'t overwrite if already set"), and derives the provider from routing intent, ignoring the request\'s value',
+    reason: 'upstream DGDDefaulter.Default, defaultWorkloadProvider ("Derive every new DGD from user-facing routing intent, ignoring the controller-owned annotation")',
+    input: { object: aDgd({ annotations: { [ORIGIN]: '1.2.0', [PROVIDER]: 'component' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: { issues: [], warnings: [], patch: [] },
+  },
+  {
+    name: 'the origin version "must be valid semver"',
+    reason: 'upstream validateObjectMeta',
+    input: { object: aDgd({ annotations: { [ORIGIN]: 'next' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: { issues: ['metadata.annotations[nvidia.com/dynamo-operator-origin-version]: Invalid value: "next": must be valid semver'], warnings: [] },
+  },
+  {
+    name: 'the origin version accepts what semver.NewVersion accepts: "v1.6" is 1.6.0',
+    reason: 'upstream validateObjectMeta (Masterminds semver.NewVersion, non-strict)',
+    input: { object: aDgd({ annotations: { [ORIGIN]: 'v1.6' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: { issues: [], warnings: [] },
+  },
+  {
+    name: 'an UPDATE may not change the origin version: "origin-version: must be semver; immutable, including its presence"',
+    reason: 'upstream-notes/dgd.md §3.5 "Metadata"',
+    input: { old: STAMPED_BASE, object: aDgd({ annotations: { [ORIGIN]: '9.0.0' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: { issues: ['metadata.annotations[nvidia.com/dynamo-operator-origin-version]: Invalid value: "9.0.0": field is immutable'], warnings: [] },
+  },
+  {
+    name: 'an UPDATE that keeps the stamps is not stamped again ("On UPDATE/DELETE: the origin version annotation is immutable once set")',
+    reason: 'upstream DGDDefaulter.Default',
+    input: { old: STAMPED_BASE, object: aDgd({ components: [frontend({ replicas: 2 }), worker({ replicas: 1 })] }) },
+    want: { issues: [], warnings: [], patch: [] },
+  },
+  {
+    name: 'once materialized, the workload provider "cannot be replaced or removed"',
+    reason: 'upstream validateObjectMetaUpdate (FieldImmutableErrorMsg)',
+    input: { old: STAMPED_BASE, object: aDgd({ annotations: { [PROVIDER]: 'component' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: { issues: ['metadata.annotations[nvidia.com/workload-provider]: Invalid value: "component": field is immutable'], warnings: [] },
+  },
+  {
+    name: 'the workload provider is one of the programs upstream implements: "component", "grove"',
+    reason: 'upstream validateObjectMeta ("Restrict the durable workload provider to programs implemented by the controller")',
+    input: { old: STAMPED_BASE, object: aDgd({ annotations: { [PROVIDER]: 'lws' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: {
+      issues: [
+        'metadata.annotations[nvidia.com/workload-provider]: Unsupported value: "lws": supported values: "component", "grove"',
+        'metadata.annotations[nvidia.com/workload-provider]: Invalid value: "lws": field is immutable',
+      ],
+      warnings: [],
+    },
+  },
+  {
+    name: 'nvidia.com/vllm-distributed-executor-backend "must be \\"mp\\" or \\"ray\\"" (case-insensitive: "MP" is admitted)',
+    reason: 'upstream validateObjectMeta, invalidVLLMDistributedExecutorBackendAnnotation',
+    input: { object: aDgd({ annotations: { 'nvidia.com/vllm-distributed-executor-backend': 'threads' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: { issues: ['metadata.annotations[nvidia.com/vllm-distributed-executor-backend]: Invalid value: "threads": must be "mp" or "ray"'], warnings: [] },
+  },
+  {
+    name: 'the vLLM executor "MP" is admitted (compared lower-cased)',
+    reason: 'upstream invalidVLLMDistributedExecutorBackendAnnotation (strings.ToLower)',
+    input: { object: aDgd({ annotations: { 'nvidia.com/vllm-distributed-executor-backend': 'MP' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: { issues: [], warnings: [] },
+  },
+  {
+    name: 'nvidia.com/dynamo-kube-discovery-mode is exactly "pod" or "container"',
+    reason: 'upstream validateObjectMeta (field.NotSupported)',
+    input: { object: aDgd({ annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'Pod' }, components: [frontend({ replicas: 1 }), worker({ replicas: 1 })] }) },
+    want: { issues: ['metadata.annotations[nvidia.com/dynamo-kube-discovery-mode]: Unsupported value: "Pod": supported values: "pod", "container"'], warnings: [] },
+  },
+  {
+    name: 'the discovery mode "must be \\"container\\" when intra-pod failover is configured"',
+    reason: 'upstream validateObjectMeta (hasIntraPodFailover)',
+    input: { object: aDgd({ components: [frontend({ replicas: 1 }), failoverWorker()] }) },
+    want: { issues: ['metadata.annotations[nvidia.com/dynamo-kube-discovery-mode]: Invalid value: "": must be "container" when intra-pod failover is configured'], warnings: [] },
+  },
+  {
+    name: 'intra-pod failover with nvidia.com/dynamo-kube-discovery-mode: container is admitted',
+    reason: 'upstream validateObjectMeta',
+    input: { object: aDgd({ annotations: { 'nvidia.com/dynamo-kube-discovery-mode': 'container' }, components: [frontend({ replicas: 1 }), failoverWorker()] }) },
+    want: { issues: [], warnings: [] },
+  },
+  {
+    name: 'runtimeVersionOverride "is required when the specified main container image has no parseable semantic-version tag"',
+    reason: 'upstream shared validation runtimeVersionOverrideRequired; upstream-notes/dgd.md §2.3 ("DGD admission requires it when the runtime image tag has no parseable semver")',
+    input: { object: aDgd({ components: [frontend({ replicas: 1, podTemplate: aPodTemplate('nvcr.io/nvidia/ai-dynamo/vllm-runtime:latest') }), worker({ replicas: 1, podTemplate: aPodTemplate('registry.example/runtime@sha256:abc') })] }) },
+    want: {
+      issues: [
+        'spec.components[0].runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag',
+        'spec.components[1].runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag',
+      ],
+      warnings: [],
+    },
+  },
+  {
+    name: 'an image without a semver tag is admitted with runtimeVersionOverride',
+    reason: 'upstream runtimeVersionOverrideRequired ("if override != \"\" return false")',
+    input: { object: aDgd({ components: [frontend({ replicas: 1, runtimeVersionOverride: '1.6.0', podTemplate: aPodTemplate('runtime:latest') }), worker({ replicas: 1 })] }) },
+    want: { issues: [], warnings: [] },
+  },
+  {
+    name: 'an UPDATE that leaves an existing image without a semver tag unchanged is ratcheted; changing it to another one is not',
+    reason: 'upstream ValidateUpdate (ratchetRuntimeVersion: "Ratchet only complete, unchanged source-version runtime contract violations")',
+    input: {
+      old: aDgd({ components: [frontend({ replicas: 1, podTemplate: aPodTemplate('runtime:latest') }), worker({ replicas: 1, podTemplate: aPodTemplate('runtime:latest') })] }),
+      object: aDgd({ components: [frontend({ replicas: 2, podTemplate: aPodTemplate('runtime:latest') }), worker({ replicas: 1, podTemplate: aPodTemplate('runtime:nightly') })] }),
+    },
+    want: { issues: ['spec.components[1].runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag'], warnings: [] },
+  },
+];
 
 const OPERATOR_ROWS: Row[] = [
   {
@@ -963,9 +1083,25 @@ const TABLES: Readonly<Record<string, Row[]>> = {
   'typed topology and override scopes': TOPOLOGY_ROWS,
   'LPX': LPX_ROWS,
   'operator rules': OPERATOR_ROWS,
+  'origin version, workload provider and other metadata annotations': METADATA_ANNOTATION_ROWS,
   'structural schema and CEL': STRUCTURAL_ROWS,
   'v1alpha1 through conversion': ALPHA_ROWS,
 };
+
+/**
+ * The JSON Patch of upstream's CREATE stamps for a request object: `nvidia.com/workload-provider:
+ * grove` always, `nvidia.com/dynamo-operator-origin-version: 1.6.1` (the default OPERATOR_VERSION)
+ * unless the request names one ("don't overwrite if already set").
+ */
+function createStampPatch(object: Obj): { op: string; path: string; value?: unknown }[] {
+  const annotations = (object['metadata'] as Obj | undefined)?.['annotations'] as Record<string, string> | undefined;
+  if (annotations === undefined) return [...STAMP_PATCH];
+  const escape = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+  return [
+    { op: PROVIDER in annotations ? 'replace' : 'add', path: `/metadata/annotations/${escape(PROVIDER)}`, value: 'grove' },
+    ...(ORIGIN in annotations ? [] : [{ op: 'add', path: `/metadata/annotations/${escape(ORIGIN)}`, value: '1.6.1' }]),
+  ];
+}
 
 const byPath = (a: { path: string }, b: { path: string }): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
@@ -980,7 +1116,9 @@ describe('DGD admission chain (CRD schema -> defaulting -> validation)', () => {
           issues: want.issues,
           warnings: want.warnings,
         });
-        if (want.patch !== undefined) expect([...got.patch].sort(byPath)).toEqual([...want.patch].sort(byPath));
+        // Every CREATE is also stamped (upstream DGDDefaulter): the origin version when absent, the workload provider.
+        const wantPatch = want.patch === undefined ? undefined : input.old === undefined ? [...want.patch, ...createStampPatch(input.object)] : want.patch;
+        if (wantPatch !== undefined) expect([...got.patch].sort(byPath)).toEqual([...wantPatch].sort(byPath));
       });
     });
   }

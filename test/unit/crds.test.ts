@@ -61,4 +61,61 @@ describe('our CRDs', () => {
       expect(columns.at(-1)?.name.toLowerCase()).toBe('age');
     }
   });
+
+  // The values are the reference's and upstream's, written here, not read from our generator.
+  it('DynamoGraphDeploymentCandidate: reference "spec: # Immutable, opaque DGD spec; preserved even when validation fails" — every served version keeps unknown spec fields and carries upstream\'s CEL rule (upstream-notes/profiler.md §4: `!has(oldSelf.spec) || self.spec == oldSelf.spec`, "spec is immutable")', () => {
+    const candidate = crds.find(({ crd }) => crd.spec.names.kind === 'DynamoGraphDeploymentCandidate');
+    expect(candidate?.file).toBe('nvidia.com_dynamographdeploymentcandidates.yaml');
+    for (const version of candidate?.crd.spec.versions ?? []) {
+      const schema = version.schema.openAPIV3Schema as unknown as { 'x-kubernetes-validations'?: unknown; properties: { spec: Record<string, unknown> } };
+      expect(schema['x-kubernetes-validations'], version.name).toEqual([{ rule: '!has(oldSelf.spec) || self.spec == oldSelf.spec', message: 'spec is immutable' }]);
+      expect(schema.properties.spec['x-kubernetes-preserve-unknown-fields'], version.name).toBe(true);
+    }
+    expect(candidate?.crd.spec.versions.map((v) => v.name)).toEqual(['v1beta2']);
+  });
+});
+
+/** The value of `properties.<a>.properties.<b>...` in a version's schema. */
+function schemaAt(version: CrdVersion, path: readonly string[]): SchemaNode | undefined {
+  let node: SchemaNode | undefined = version.schema.openAPIV3Schema;
+  for (const key of path) node = (node as { properties?: Record<string, SchemaNode> } | undefined)?.properties?.[key];
+  return node;
+}
+const crdOf = (kind: string): Crd => {
+  const found = crds.find(({ crd }) => crd.spec.names.kind === kind);
+  if (found === undefined) throw new Error(`no CRD for ${kind}`);
+  return found.crd;
+};
+const servedVersion = (kind: string, name: string): CrdVersion => {
+  const version = crdOf(kind).spec.versions.find((v) => v.name === name);
+  if (version === undefined) throw new Error(`no ${kind} ${name}`);
+  return version;
+};
+
+describe('short names and phase enums pinned to the reference (not only to the generator)', () => {
+  it.each([
+    { kind: 'DynamoGraphDeployment', want: ['dgd'], source: 'dgd-reference "Inspect a DGD": "List graph deployments (short name: dgd)"' },
+    { kind: 'DynamoGraphDeploymentRequest', want: ['dgdr'], source: 'dgdr-reference "Monitoring": `kubectl get dgdr my-model`' },
+    { kind: 'LPXGraphDeployment', want: ['lpxgd'], source: 'upstream-notes/dgd.md §5 "shortName lpxgd"' },
+  ])('$kind: shortNames $want ($source)', ({ kind, want }) => {
+    expect((crdOf(kind).spec.names as { shortNames?: string[] }).shortNames).toEqual(want);
+  });
+
+  it('DGD v1beta1 status.state is one of "initializing|pending|successful|failed" (upstream-notes/dgd.md §2.4; the reference is silent)', () => {
+    expect((schemaAt(servedVersion('DynamoGraphDeployment', 'v1beta1'), ['status', 'state']) as { enum?: string[] }).enum).toEqual(['initializing', 'pending', 'successful', 'failed']);
+  });
+
+  it('DGD v1beta1 status.checkpoints is typed: "Checkpoint information for a single component, keyed by component name in status.checkpoints" (dgd-reference "ComponentCheckpointStatus"), with checkpointName, checkpointID, identityHash and ready', () => {
+    const checkpoints = schemaAt(servedVersion('DynamoGraphDeployment', 'v1beta1'), ['status', 'checkpoints']) as { type?: string; additionalProperties?: { properties?: Record<string, { type?: string }> } };
+    expect(checkpoints.type).toBe('object');
+    expect(Object.fromEntries(Object.entries(checkpoints.additionalProperties?.properties ?? {}).map(([k, v]) => [k, v.type]))).toEqual({ checkpointName: 'string', checkpointID: 'string', identityHash: 'string', ready: 'boolean' });
+  });
+
+  it('DGDR v1beta1 status.phase is the reference\'s lifecycle: Pending, Profiling, Ready, Deploying, Deployed, Failed (dgdr-reference "Lifecycle")', () => {
+    expect((schemaAt(servedVersion('DynamoGraphDeploymentRequest', 'v1beta1'), ['status', 'phase']) as { enum?: string[] }).enum).toEqual(['Pending', 'Profiling', 'Ready', 'Deploying', 'Deployed', 'Failed']);
+  });
+
+  it('DGDR v1beta1 status.profilingPhase is the reference\'s sub-phases: "Initializing, SweepingPrefill, SweepingDecode, SelectingConfig, BuildingCurves, GeneratingDGD, Done" (dgdr-reference "Lifecycle")', () => {
+    expect((schemaAt(servedVersion('DynamoGraphDeploymentRequest', 'v1beta1'), ['status', 'profilingPhase']) as { enum?: string[] }).enum).toEqual(['Initializing', 'SweepingPrefill', 'SweepingDecode', 'SelectingConfig', 'BuildingCurves', 'GeneratingDGD', 'Done']);
+  });
 });

@@ -11,7 +11,11 @@
  * their `spec.replicas` and acknowledges the PodCliqueSet generation; the test starts or ends a
  * rollout when a stream says so, and finishes any rollout still active once the stream is over.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import fc from 'fast-check';
+import { parse } from 'yaml';
+import { sharedDir } from '../support/paths.js';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { DGD_KIND, DGD_V1BETA1, FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
@@ -126,8 +130,11 @@ interface World {
   emitted(): number;
 }
 
+/** Grove is installed with the Coherent strategy (PR #649's PodCliqueSet CRD), so "strategy" actions exercise the Coherent gate. */
+const GROVE_COHERENT_CRD = parse(readFileSync(resolve(sharedDir, 'crds', 'grove', 'grove.io_podcliquesets.coherent.yaml'), 'utf8')) as KubeObject;
+
 function createWorld(initial: readonly KubeObject[] = []): World {
-  const memory = createMemoryKube(initial, FIELD_MANAGER_RECONCILE);
+  const memory = createMemoryKube([GROVE_COHERENT_CRD, ...initial], FIELD_MANAGER_RECONCILE);
   const queue: KubeEvent[] = [];
   let id = 0;
   const kube = emitting(memory, (phase, object) => {
@@ -256,6 +263,7 @@ async function settle(world: World, deps: ReconcileDeps): Promise<void> {
 function snapshot(world: World): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const object of world.memory.objects()) {
+    if (object.kind === 'CustomResourceDefinition') continue; // installed, never written
     const key = `${object.kind}/${object.metadata.name}`;
     const status = object['status'] as Record<string, unknown> | undefined;
     out[key] = {

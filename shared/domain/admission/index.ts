@@ -12,4 +12,6 @@ export * from './min-available.js';
 export * from './rollout-budget.js';
 export * from './lpx.js';
 export * from './scaling-adapter.js';
+export * from './metadata-annotations.js';
 export * from './validate.js';
+export * from './storable-size.js';

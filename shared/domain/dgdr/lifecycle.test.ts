@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { DgdrSchema, type Condition, type Dgdr } from '../../api/index.js';
 import { decideDgdr, succeededCondition, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
 
@@ -164,20 +164,22 @@ describe('decideDgdr', () => {
     const outputData = { phase: 'GeneratingDGD', message: 'Profiler failed with exception: DGDOverrideError', profiler_status: 'failed', profiler_error: "could not find dgd-apply-overrides; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or", 'profiler_status.yaml': OUT8_FAILED_STATUS };
     const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'GeneratingDGD' }) }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
     expect(desired.status?.phase).toBe('Failed');
-    expect(desired.status?.profilingPhase).toBe('GeneratingDGD');
+    // Reference "status.profilingPhase": "cleared when profiling completes or fails"; the reason keeps the sub-phase.
+    expect(desired.status && 'profilingPhase' in desired.status).toBe(false);
     expect(conditionOf(desired, 'Profiling')).toMatchObject({ status: 'False', reason: 'GeneratingDGDFailed', message: "profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
     expect(conditionOf(desired, 'Succeeded')).toMatchObject({ reason: 'GeneratingDGDFailed', message: "Profiling failed: profiling failed: could not find 'dgd-apply-overrides'; set $DYNAMO_DGD_APPLY_OVERRIDES_BIN or add it to PATH" });
     expect(desired.events[0]).toMatchObject({ type: 'Warning', reason: 'ProfilingCheckFailed' });
   });
 
-  it('Profiling: a failed Job gives upstream\'s message with the pod details; profilingPhase is kept', () => {
+  it('Profiling: a failed Job gives upstream\'s message with the pod details and the <Phase>Failed reason; reference "status.profilingPhase ... cleared when profiling completes or fails": cleared (the reference wins over upstream, which keeps it)', () => {
     const pods = [{ name: 'profile-qwen-abcde', phase: 'Failed', profiler: { terminated: { exitCode: 1, reason: 'Error', message: 'container failed' } } }];
     const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'SweepingPrefill' }) }), { job: ownJob([{ type: 'Failed', status: 'True', message: 'Job has reached the specified backoff limit' }]), jobPods: pods }), CONFIG, NOW);
     expect(conditionOf(desired, 'Profiling')).toMatchObject({
       reason: 'SweepingPrefillFailed',
       message: 'profiling job failed: Job has reached the specified backoff limit. Details: Pod: profile-qwen-abcde, Container: profiler, ExitCode: 1, Reason: Error, Message: container failed',
     });
-    expect(desired.status?.profilingPhase).toBe('SweepingPrefill');
+    expect(desired.status?.phase).toBe('Failed');
+    expect(desired.status && 'profilingPhase' in desired.status).toBe(false);
   });
 
   it('Profiling: Job complete but output not relayed yet -> wait, no failure', () => {
@@ -221,6 +223,43 @@ describe('decideDgdr', () => {
     expect(selected.spec.components.map((c) => c['runtimeVersionOverride'])).toEqual(selected.spec.components.map(() => '1.6.1'));
   });
 
+  it('reference "overrides.profilingJob customizes only the profiling Job. Use overrides.dgd for settings that must appear on deployed components": the tolerations the 1.6.1 profiler copies from the Job into every component (inject_tolerations_into_dgd) are removed; one overrides.dgd sets on a component stays', () => {
+    const gpuTaint = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' };
+    const profilingPool = { key: 'pool', operator: 'Equal', value: 'profiling', effect: 'NoSchedule' };
+    const templateOwn = { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 };
+    // OUT1 as the profiler writes it when the Job carries two tolerations: appended to every component.
+    const injected = parseYaml(OUT1) as { spec: { components: { name: string; podTemplate: { spec: Obj } }[] } };
+    for (const component of injected.spec.components) {
+      const own = component.name === 'worker' ? [templateOwn] : [];
+      component.podTemplate.spec['tolerations'] = [...own, gpuTaint, profilingPool];
+    }
+    const spec = {
+      overrides: {
+        profilingJob: { template: { spec: { tolerations: [gpuTaint, profilingPool] } } },
+        dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: { components: [{ name: 'worker', podTemplate: { spec: { tolerations: [gpuTaint] } } }] } },
+      },
+    };
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': stringifyYaml(injected) };
+    const desired = decideDgdr(observed(aDgdr({ spec, status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    const components = (desired.status?.profilingResults?.selectedConfig as { spec: { components: { name: string; podTemplate: { spec: Obj } }[] } }).spec.components;
+    expect(components.map((c) => [c.name, c.podTemplate.spec['tolerations']])).toEqual([
+      ['Frontend', undefined],
+      ['worker', [templateOwn, gpuTaint]],
+    ]);
+    expect(parseYaml(desired.annotations?.['nvidia.com/generated-dgd-spec'] ?? '')).toEqual(desired.status?.profilingResults?.selectedConfig);
+  });
+
+  it('reference "A recognized deprecated name may be translated to the corresponding component in the selected topology with a warning": a VllmWorker override target shows on the request as a Warning Event with the merge engine\'s text', () => {
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT1 };
+    const spec = { overrides: { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: { components: [{ name: 'VllmWorker', replicas: 2 }, { name: 'Frontend', replicas: 1 }] } } } };
+    const desired = decideDgdr(observed(aDgdr({ spec, status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deploying');
+    expect(desired.events).toEqual([
+      { type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: 'DynamoGraphDeployment spec generated successfully' },
+      { type: 'Warning', reason: 'DeprecatedOverrideTarget', action: 'Create', note: 'spec.components[name=VllmWorker]: deprecated override target "VllmWorker" translated to "worker"; use "worker" directly. Legacy-name translation will be removed in a future release' },
+    ]);
+  });
+
   it('a final_config.yaml without a DGD fails generation (upstream message)', () => {
     const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' };
     const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
@@ -239,6 +278,20 @@ describe('decideDgdr', () => {
     const first = decideDgdr(observed(dgdr), CONFIG, NOW);
     const again = decideDgdr(observed({ ...dgdr, status: first.status ?? dgdr.status }), CONFIG, NOW);
     expect(again).toMatchObject({ status: undefined, dgd: undefined, events: [] });
+  });
+
+  it('reference "deploymentInfo ... Populated once a DGD has been created (via autoApply or manually)": a DGD the user created by hand while Ready is followed (no tracking labels needed), and cleared once it is gone; the request stays Ready', () => {
+    const byHand = { name: 'qwen-dgd', labels: {}, ownerReferences: [], state: 'pending', components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 0 }] };
+    const dgdr = aDgdr({ spec: { autoApply: false }, status: readyStatus() });
+    const followed = decideDgdr(observed(dgdr, { dgd: byHand }), CONFIG, NOW);
+    expect(followed.status?.phase).toBe('Ready');
+    expect(followed.status?.deploymentInfo).toEqual({ replicas: 3, availableReplicas: 1 });
+    expect(followed.dgd).toBeUndefined();
+    const scaled = decideDgdr(observed({ ...dgdr, status: followed.status ?? dgdr.status }, { dgd: { ...byHand, state: 'successful', components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 2 }] } }), CONFIG, NOW);
+    expect(scaled.status?.deploymentInfo).toEqual({ replicas: 3, availableReplicas: 3 });
+    const gone = decideDgdr(observed({ ...dgdr, status: scaled.status ?? dgdr.status }), CONFIG, NOW);
+    expect(gone.status?.phase).toBe('Ready');
+    expect(gone.status && 'deploymentInfo' in gone.status).toBe(false);
   });
 
   it('"After it reaches Ready, you may enable autoApply": Ready -> Deploying; then the DGD is created with the current runtimeVersionOverride, labels and no owner reference', () => {

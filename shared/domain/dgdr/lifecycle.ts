@@ -36,7 +36,8 @@ import {
 } from '../../api/index.js';
 import { isDeepEqual, isObject } from '../admission/common.js';
 import { discoverHardware, discoverHardwareMetadata, needsHardwareDiscovery, needsHardwareMetadataDiscovery, type DiscoverySignals, type NodeFacts } from './discovery.js';
-import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, type JobCondition, type PodFacts } from './profiler-output.js';
+import { findDeprecatedTargetTranslations, formatOverrideWarning } from './overrides.js';
+import { applyRuntimeVersionOverride, describeJobFailure, generatedDgdName, readJobOutcome, readProfilerOutput, splitGeneratedOutput, stripProfilingJobTolerations, type JobCondition, type PodFacts } from './profiler-output.js';
 import { buildProfilingJob, outputConfigMapName, profilingJobName, type ProfilingJobConfig } from './profiling-job.js';
 
 type Obj = Record<string, unknown>;
@@ -368,7 +369,14 @@ export function profilingFailureReason(profilingPhase: ProfilingPhase | undefine
   return profilingPhase === undefined ? REASON_PROFILING_FAILED : `${profilingPhase}Failed`;
 }
 
-/** Profiling: follow the sub-phase, then the Job's outcome; generate the DGD from the output. Source: upstream-notes/dgdr.md §1.2 step 3. */
+/**
+ * Profiling: follow the sub-phase, then the Job's outcome; generate the DGD from the output.
+ * Leaving Profiling (to Failed, Ready or Deploying) clears `status.profilingPhase`; the failure
+ * reason still names the sub-phase reached (`<Phase>Failed`).
+ * Source: upstream-notes/dgdr.md §1.2 step 3; dgdr-reference "status.profilingPhase" ("Only
+ * meaningful while phase is Profiling; cleared when profiling completes or fails": the reference
+ * wins over upstream, which keeps it after a failure).
+ */
 function decideProfiling(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
   const { dgdr, job } = observed;
   const output = readProfilerOutput(observed.outputData);
@@ -377,21 +385,15 @@ function decideProfiling(observed: DgdrObserved, draft: StatusDraft): DgdrDesire
   }
   const profilingPhase = output?.phase ?? dgdr.status?.profilingPhase;
   const failureReason = profilingFailureReason(profilingPhase);
-  if (job === undefined) {
-    return failWith(draft, CONDITION_PROFILING, failureReason, `profiling job ${profilingJobName(dgdr.metadata.name ?? '')} not found`, { reason: 'ProfilingCheckFailed', action: 'Get' });
-  }
+  const fail = (message: string): DgdrDesired => failWith(draft.clear('profilingPhase'), CONDITION_PROFILING, failureReason, message, { reason: 'ProfilingCheckFailed', action: 'Get' });
+  if (job === undefined) return fail(`profiling job ${profilingJobName(dgdr.metadata.name ?? '')} not found`);
   const outcome = readJobOutcome(job.conditions);
-  if (outcome.kind === 'failed') {
-    const message = output?.status === 'failed' ? `profiling failed: ${output.error}` : describeJobFailure(outcome.message, observed.jobPods);
-    return failWith(draft, CONDITION_PROFILING, failureReason, message, { reason: 'ProfilingCheckFailed', action: 'Get' });
-  }
+  if (outcome.kind === 'failed') return fail(output?.status === 'failed' ? `profiling failed: ${output.error}` : describeJobFailure(outcome.message, observed.jobPods));
   if (outcome.kind === 'running') {
     if (draft.reasonOf(CONDITION_PROFILING) === REASON_INITIALIZING) draft.condition(CONDITION_PROFILING, 'False', REASON_PROFILING_RUNNING, 'Profiling is in progress');
     return only(draft.build('Profiling'));
   }
-  if (output?.status === 'failed') {
-    return failWith(draft, CONDITION_PROFILING, failureReason, `profiling failed: ${output.error}`, { reason: 'ProfilingCheckFailed', action: 'Get' });
-  }
+  if (output?.status === 'failed') return fail(`profiling failed: ${output.error}`);
   if (output?.finalConfig === undefined) return only(draft.build('Profiling')); // The output is not relayed yet: wait.
   return decideGenerated(observed, output.finalConfig, draft);
 }
@@ -409,7 +411,8 @@ function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: Sta
     const message = `additional resources YAML size (${Buffer.byteLength(additionalYaml)} bytes) exceeds maximum annotation size (${MAX_ADDITIONAL_RESOURCES_BYTES} bytes); consider reducing the number of resources or storing them separately`;
     return failWith(draft, CONDITION_SPEC_GENERATED, REASON_GENERATION_FAILED, message, { reason: 'GenerationFailed', action: 'Create' });
   }
-  const dgd = applyRuntimeVersionOverride(generated.dgd, dgdr.spec.runtimeVersionOverride);
+  // Profiling-Job settings never reach the deployment (the 1.6.1 profiler copies the Job's tolerations into it).
+  const dgd = applyRuntimeVersionOverride(stripProfilingJobTolerations(generated.dgd, dgdr.spec.overrides), dgdr.spec.runtimeVersionOverride);
   const isAutoApply = dgdr.spec.autoApply !== false;
   const status = draft
     .set({ dgdName, profilingResults: { ...dgdr.status?.profilingResults, selectedConfig: dgd } })
@@ -424,7 +427,11 @@ function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: Sta
     annotations: { [ANNOTATION_GENERATED_DGD_SPEC]: stringifyYaml(dgd), ...(additionalYaml === '' ? {} : { [ANNOTATION_ADDITIONAL_RESOURCES]: additionalYaml }) },
     configMaps,
     status,
-    events: [{ type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: MESSAGE_SPEC_GENERATED }],
+    events: [
+      { type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: MESSAGE_SPEC_GENERATED },
+      // "A recognized deprecated name may be translated ... with a warning": the profiler logs it; the request shows it.
+      ...findDeprecatedTargetTranslations(dgd, dgdr.spec.overrides?.dgd).map((warning) => ({ type: 'Warning' as const, reason: 'DeprecatedOverrideTarget', action: 'Create', note: formatOverrideWarning(warning) })),
+    ],
   };
 }
 
@@ -439,10 +446,18 @@ export function trackingLabels(dgdr: Dgdr): Record<string, string> {
   return { [LABEL_DGDR_NAME]: dgdr.metadata.name ?? '', [LABEL_DGDR_NAMESPACE]: dgdr.metadata.namespace ?? '', [LABEL_MANAGED_BY]: LABEL_VALUE_DYNAMO_OPERATOR };
 }
 
-/** Ready: wait for autoApply; once it is on, Deploying (upstream-notes/dgdr.md §1.2 step 4). */
+/**
+ * Ready: wait for autoApply; once it is on, Deploying (upstream-notes/dgdr.md §1.2 step 4). While
+ * Ready, `deploymentInfo` follows the DGD `status.dgdName` when the user created it by hand (from
+ * the stored spec; it need not carry the tracking labels), and is cleared when there is none.
+ * Source: dgdr-reference "status.deploymentInfo" ("Populated once a DGD has been created (via
+ * autoApply or manually)").
+ */
 function decideReady(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
-  const { dgdr } = observed;
+  const { dgdr, dgd } = observed;
   if (dgdr.spec.autoApply === false) {
+    if (dgd === undefined) draft.clear('deploymentInfo');
+    else draft.set({ deploymentInfo: deploymentInfo(dgd) });
     const status = draft.build('Ready');
     return isDeepEqual(status, dgdr.status) ? NOTHING : only(status);
   }
@@ -457,7 +472,7 @@ function decideReady(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
 export function dgdToCreate(dgdr: Dgdr, annotation: string): { readonly ok: true; readonly dgd: Obj } | { readonly ok: false; readonly message: string } {
   const generated = splitGeneratedOutput(annotation, dgdr.status?.dgdName ?? generatedDgdName(dgdr.metadata.name ?? '', dgdr.spec));
   if (!generated.ok) return generated;
-  const dgd = applyRuntimeVersionOverride(generated.dgd, dgdr.spec.runtimeVersionOverride);
+  const dgd = applyRuntimeVersionOverride(stripProfilingJobTolerations(generated.dgd, dgdr.spec.overrides), dgdr.spec.runtimeVersionOverride);
   const metadata = dgd['metadata'] as Obj;
   return {
     ok: true,

@@ -352,6 +352,20 @@ spec:
       'spec.components[name=VllmDecodeWorker]: deprecated override target "VllmDecodeWorker" translated to "decode"; use "decode" directly. Legacy-name translation will be removed in a future release',
     ],
   },
+  {
+    name: 'reference "A recognized deprecated name may be translated ... with a warning": a 1.6.1 profiler blueprint (no spec.backendFramework) translates VllmWorker by the backend its worker launches (python3 -m dynamo.vllm)',
+    reason: 'dgdr-reference "Generated DGD overrides"; upstream-notes/profiler.md §3.4 (the 1.6.1 blueprint: worker command [python3, -m, dynamo.vllm], no backendFramework)',
+    blueprint: doc(
+      'apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata: {name: generated}\nspec:\n  components:\n  - {name: Frontend, type: frontend, podTemplate: {spec: {containers: [{name: main, command: [python3], args: [-m, dynamo.frontend]}]}}}\n  - {name: worker, type: worker, replicas: 1, podTemplate: {spec: {containers: [{name: main, command: [python3, -m, dynamo.vllm]}]}}}\n',
+    ),
+    override: doc('apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nspec:\n  components:\n  - name: VllmWorker\n    replicas: 2\n'),
+    want: doc(
+      'apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata: {name: generated}\nspec:\n  components:\n  - {name: Frontend, type: frontend, podTemplate: {spec: {containers: [{name: main, command: [python3], args: [-m, dynamo.frontend]}]}}}\n  - {name: worker, type: worker, replicas: 2, podTemplate: {spec: {containers: [{name: main, command: [python3, -m, dynamo.vllm]}]}}}\n',
+    ),
+    wantWarnings: [
+      'spec.components[name=VllmWorker]: deprecated override target "VllmWorker" translated to "worker"; use "worker" directly. Legacy-name translation will be removed in a future release',
+    ],
+  },
   ...(['v1alpha1', 'v1beta1'] as const).map((version) => ({
     name: `${version} metadata: labels and annotations merge, identity fields are ignored with a warning`,
     reason: `TestApplySanitizesMetadata "${version === 'v1alpha1' ? 'alpha' : 'beta'}"; dgdr-reference: "Labels and annotations merge ... other identity metadata is ignored"`,

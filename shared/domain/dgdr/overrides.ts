@@ -69,9 +69,16 @@ class OverrideFailure extends Error {
  * blueprint's apiVersion/kind/name/namespace, and warnings; or the first error, as upstream's
  * `dgdoverride.Apply` words it (e.g. `spec.components[name=Missing]: override target "Missing"
  * is not present in the generated blueprint`). Never throws on input.
+ * `options.isSchemaChecked` (default true): a v1beta1 override naming a field the DGD schema
+ * does not declare, or a merged DGD the schema refuses, fails the merge, as upstream's typed
+ * conversion does. A v1beta2 Candidate passes false: the merged DGD keeps such fields and the
+ * strict dry-run records the failure (dgdr-reference "v1beta2 DGD Overrides": "Unknown fields
+ * and incorrect field types remain visible on invalid Candidates; Valid=False records the
+ * failure").
  * Source: upstream deploy/operator/internal/dgdoverride/override.go `Apply`. Pure.
  */
-export function applyDgdOverride(blueprint: unknown, override: unknown): OverrideResult {
+export function applyDgdOverride(blueprint: unknown, override: unknown, options: { readonly isSchemaChecked?: boolean } = {}): OverrideResult {
+  const isSchemaChecked = options.isSchemaChecked ?? true;
   const warnings: OverrideWarning[] = [];
   try {
     const base = requireDgd(blueprint, 'blueprint');
@@ -99,14 +106,14 @@ export function applyDgdOverride(blueprint: unknown, override: unknown): Overrid
       semantics = betaListSemantics;
     } else {
       warnings.push(...prepareBetaComponents(base, partial, backendFramework));
-      rejectUnknownBetaFields(partial);
+      if (isSchemaChecked) rejectUnknownBetaFields(partial);
       prepared = partial;
       semantics = betaListSemantics;
     }
     const merged = mergeValue(base, prepared, [], semantics) as JsonObject;
     merged['apiVersion'] = baseVersion;
     merged['kind'] = DGD_KIND;
-    if (baseVersion === DGD_V1BETA1) validateMergedBetaDgd(merged, overrideVersion);
+    if (baseVersion === DGD_V1BETA1 && isSchemaChecked) validateMergedBetaDgd(merged, overrideVersion);
     return { ok: true, dgd: merged, warnings };
   } catch (error) {
     if (error instanceof OverrideFailure) return { ok: false, error: error.message, warnings };
@@ -199,13 +206,95 @@ function isUntypedField(path: readonly (string | number)[]): boolean {
   return UNTYPED_FIELD_PATHS.some((untyped) => untyped.length === schemaPath.length && untyped.every((segment, i) => segment === schemaPath[i]));
 }
 
-/** The blueprint's `spec.backendFramework` ("" when absent). Source: override.go `prepareOverride`. */
+/**
+ * The blueprint's `spec.backendFramework`; when absent, the backend its workers launch
+ * ({@link inferBackendFramework}); "" when neither says. Source: override.go `prepareOverride`
+ * (reads `spec.backendFramework`); the inference is ours: the Dynamo 1.6.1 profiler's blueprints
+ * set no `backendFramework`, so upstream's comparison refuses every deprecated name for them,
+ * while dgdr-reference "Generated DGD overrides" says "A recognized deprecated name may be
+ * translated to the corresponding component in the selected topology with a warning".
+ */
 function readBackendFramework(blueprint: JsonObject): string {
   const spec = blueprint['spec'];
   const value = isObject(spec) ? spec['backendFramework'] : undefined;
-  if (value === undefined) return '';
+  if (value === undefined) return inferBackendFramework(blueprint);
   if (typeof value !== 'string') throw new OverrideFailure(`blueprint spec.backendFramework must be a string, got ${describe(value)}`);
   return value;
+}
+
+const WORKER_MODULES: Readonly<Record<string, string>> = { 'dynamo.vllm': 'vllm', 'dynamo.sglang': 'sglang', 'dynamo.trtllm': 'trtllm' };
+
+/**
+ * The backend a DGD's workers launch: the `python3 -m dynamo.<vllm|sglang|trtllm>` module named in
+ * any container's command or args (v1beta1 `spec.components[].podTemplate.spec.containers[]`,
+ * v1alpha1 `spec.services.<n>.extraPodSpec.mainContainer`), when exactly one backend is named;
+ * else "". Source: the profiler's blueprints (upstream-notes/profiler.md §3.4: the worker runs
+ * `python3 -m dynamo.vllm`). Pure.
+ */
+export function inferBackendFramework(dgd: unknown): string {
+  const spec = isObject(dgd) && isObject(dgd['spec']) ? dgd['spec'] : {};
+  const containers: unknown[] = [];
+  for (const component of Array.isArray(spec['components']) ? spec['components'] : []) {
+    const podTemplate = isObject(component) && isObject(component['podTemplate']) ? component['podTemplate'] : {};
+    const podSpec = isObject(podTemplate['spec']) ? podTemplate['spec'] : {};
+    if (Array.isArray(podSpec['containers'])) containers.push(...podSpec['containers']);
+  }
+  for (const service of Object.values(isObject(spec['services']) ? spec['services'] : {})) {
+    const extra = isObject(service) && isObject(service['extraPodSpec']) ? service['extraPodSpec'] : {};
+    containers.push(extra['mainContainer']);
+  }
+  const backends = new Set<string>();
+  for (const container of containers) {
+    if (!isObject(container)) continue;
+    for (const token of [...(Array.isArray(container['command']) ? container['command'] : []), ...(Array.isArray(container['args']) ? container['args'] : [])]) {
+      const backend = typeof token === 'string' ? WORKER_MODULES[token] : undefined;
+      if (backend !== undefined) backends.add(backend);
+    }
+  }
+  return backends.size === 1 ? ([...backends][0] ?? '') : '';
+}
+
+/**
+ * The deprecated override targets that name a component of the generated DGD through translation,
+ * each as the merge engine's warning (`spec.components[name=VllmWorker]: deprecated override
+ * target "VllmWorker" translated to "worker"; use "worker" directly. Legacy-name translation will
+ * be removed in a future release`; v1alpha1 paths `spec.services.<name>`). The profiler prints
+ * these only in its log; the controller reports them on the request. In: the generated (merged)
+ * DGD, whose component names the override cannot change, and `spec.overrides.dgd`. Out: the
+ * warnings, in override order; none for names that are not deprecated or do not translate.
+ * Source: override.go `resolveDGDOverrideTarget`, `deprecatedTargetTranslationWarning`;
+ * dgdr-reference "Generated DGD overrides". Pure.
+ */
+export function findDeprecatedTargetTranslations(generated: unknown, override: unknown): OverrideWarning[] {
+  const spec = isObject(generated) && isObject(generated['spec']) ? generated['spec'] : {};
+  const baseNames = new Set<string>();
+  for (const component of Array.isArray(spec['components']) ? spec['components'] : []) {
+    if (isObject(component) && typeof component['name'] === 'string') baseNames.add(component['name']);
+  }
+  for (const name of Object.keys(isObject(spec['services']) ? spec['services'] : {})) baseNames.add(name);
+  let backendFramework: string;
+  try {
+    backendFramework = isObject(generated) ? readBackendFramework(generated as JsonObject) : '';
+  } catch {
+    return [];
+  }
+  const overrideSpec = isObject(override) && isObject(override['spec']) ? override['spec'] : {};
+  const targets: { readonly at: string; readonly name: string }[] = [];
+  for (const component of Array.isArray(overrideSpec['components']) ? overrideSpec['components'] : []) {
+    if (isObject(component) && typeof component['name'] === 'string') targets.push({ at: `spec.components[name=${component['name']}]`, name: component['name'] });
+  }
+  for (const name of Object.keys(isObject(overrideSpec['services']) ? overrideSpec['services'] : {}).sort()) targets.push({ at: `spec.services.${name}`, name });
+  const warnings: OverrideWarning[] = [];
+  for (const { at, name } of targets) {
+    if (baseNames.has(name) || !Object.hasOwn(DEPRECATED_OVERRIDE_TARGETS, name)) continue;
+    try {
+      const resolved = resolveOverrideTarget(baseNames, backendFramework, name);
+      if (resolved.translated) warnings.push(deprecatedTargetWarning(at, name, resolved.name));
+    } catch (error) {
+      if (!(error instanceof OverrideFailure)) throw error;
+    }
+  }
+  return warnings;
 }
 
 /** A deprecated component/service name and the names it may translate to. */

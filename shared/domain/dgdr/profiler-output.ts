@@ -8,6 +8,7 @@
  * `extractResourcesFromYAML`, `computeDGDName`, `applyDGDRRuntimeVersionOverride`).
  * @module
  */
+import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, PROFILING_PHASES, convertDgdV1Alpha1, formatIssues, parseDgd, type DgdrSpec, type ProfilingPhase } from '../../api/index.js';
 import { isObject } from '../admission/common.js';
@@ -167,6 +168,60 @@ export function applyRuntimeVersionOverride(dgd: Readonly<Obj>, runtimeVersionOv
     if (!isObject(c)) return c;
     const own = c['runtimeVersionOverride'];
     return typeof own === 'string' && own !== '' ? c : { ...c, runtimeVersionOverride };
+  });
+  return structuredClone({ ...dgd, spec: { ...spec, components } }) as Obj;
+}
+
+function listOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** The tolerations `spec.overrides.dgd` sets on each component, by name (v1beta1 `components[].podTemplate.spec`, v1alpha1 `services.<name>.extraPodSpec`). */
+function overrideTolerations(dgdOverride: unknown): Map<string, unknown[]> {
+  const byName = new Map<string, unknown[]>();
+  const spec = isObject(dgdOverride) && isObject(dgdOverride['spec']) ? dgdOverride['spec'] : {};
+  for (const component of listOf(spec['components'])) {
+    if (!isObject(component) || typeof component['name'] !== 'string') continue;
+    const podSpec = isObject(component['podTemplate']) && isObject(component['podTemplate']['spec']) ? component['podTemplate']['spec'] : {};
+    byName.set(component['name'], listOf(podSpec['tolerations']));
+  }
+  for (const [name, service] of Object.entries(isObject(spec['services']) ? spec['services'] : {})) {
+    const extra = isObject(service) && isObject(service['extraPodSpec']) ? service['extraPodSpec'] : {};
+    byName.set(name, [...(byName.get(name) ?? []), ...listOf(extra['tolerations'])]);
+  }
+  return byName;
+}
+
+/**
+ * Removes the profiling Job's tolerations from the generated DGD: the Dynamo 1.6.1 profiler
+ * copies `overrides.profilingJob.template.spec.tolerations` into every generated component
+ * (`get_profiling_job_tolerations` / `inject_tolerations_into_dgd`, appended by identity), and the
+ * reference says profiling-Job settings never reach the deployment. A toleration equal to one of
+ * the Job's is removed from each component's `podTemplate.spec.tolerations`, unless
+ * `spec.overrides.dgd` sets that toleration on that component itself (then it is the user's DGD
+ * intent). An emptied list is removed. Out: a new DGD object; unchanged (a copy) when the Job
+ * sets no tolerations.
+ * Source: dgdr-reference "Overrides" (profilingJob: "Only customizes the profiling Job — not the
+ * deployed worker pods"; "overrides.profilingJob customizes only the profiling Job. Use
+ * overrides.dgd for settings that must appear on deployed components"); upstream-notes/
+ * profiler.md §1.4 (the profiler's injection). Pure.
+ */
+export function stripProfilingJobTolerations(dgd: Readonly<Obj>, overrides: DgdrSpec['overrides']): Obj {
+  const job = overrides?.profilingJob;
+  const template = isObject(job) && isObject(job['template']) ? job['template'] : {};
+  const jobTolerations = listOf(isObject(template['spec']) ? template['spec']['tolerations'] : undefined);
+  const spec = dgd['spec'];
+  if (jobTolerations.length === 0 || !isObject(spec) || !Array.isArray(spec['components'])) return structuredClone(dgd) as Obj;
+  const kept = overrideTolerations(overrides?.dgd);
+  const components = (spec['components'] as unknown[]).map((component) => {
+    if (!isObject(component) || !isObject(component['podTemplate']) || !isObject(component['podTemplate']['spec'])) return component;
+    const podTemplate = component['podTemplate'];
+    const podSpec = podTemplate['spec'] as Obj;
+    if (!Array.isArray(podSpec['tolerations'])) return component;
+    const own = kept.get(typeof component['name'] === 'string' ? component['name'] : '') ?? [];
+    const tolerations = (podSpec['tolerations'] as unknown[]).filter((t) => !jobTolerations.some((j) => isDeepStrictEqual(j, t)) || own.some((o) => isDeepStrictEqual(o, t)));
+    const { tolerations: _dropped, ...rest } = podSpec;
+    return { ...component, podTemplate: { ...podTemplate, spec: tolerations.length === 0 ? rest : { ...rest, tolerations } } };
   });
   return structuredClone({ ...dgd, spec: { ...spec, components } }) as Obj;
 }

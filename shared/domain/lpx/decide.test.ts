@@ -99,8 +99,13 @@ describe('decideLpxGraphDeployment (lpx.md §5.3 status flow)', () => {
   });
 
   it('"CompilerSnapshotDigestAnnotation records compiler provenance": the build snapshot\'s content id is on every request and Agent clique of its component, not on the conductor', () => {
-    const desired = decideLpxGraphDeployment(observedWith(aDgd()), config, NOW);
-    expect(desired.createRequests.map((r) => r.metadata['annotations'])).toEqual(desired.createRequests.map(() => expect.objectContaining({ 'scheduling.lpu.nvidia.com/compiler-snapshot-digest': DIGEST })));
+    // aDgd() has 2 engine replicas: one request per replica (ordinals 0 and 1), each annotated.
+    const desired = decideLpxGraphDeployment(observedWith(aDgd({ replicas: 2 })), config, NOW);
+    const stamped = expect.objectContaining({ 'scheduling.lpu.nvidia.com/compiler-snapshot-digest': DIGEST }) as unknown;
+    expect(desired.createRequests.map((r) => [ordinalOf(r as unknown as LpuPipelineRequest), r.metadata['annotations']]).sort()).toEqual([
+      [0, stamped],
+      [1, stamped],
+    ]);
     const cliques = ((desired.applyPodCliqueSet?.['spec'] as { template: { cliques: { name: string; annotations?: Record<string, string> }[] } }).template.cliques);
     expect(cliques.map((c) => [c.name, c.annotations?.['scheduling.lpu.nvidia.com/compiler-snapshot-digest']])).toEqual([['agt', DIGEST], ['cond', undefined]]);
   });

@@ -46,6 +46,31 @@ describe('decideDgd with LPX components (issue 11 part 4; lpx.md §6.1)', () => 
     expect(desired.status.components).toEqual({ engine: { componentKind: 'PodCliqueScalingGroup', replicas: 1, availableReplicas: 1 } });
   });
 
+  it('"An LPX child\'s ScalingDeferred propagates to the DGD" (upstream-notes/dgd.md §4.7 step 6): the DGD reports ScalingDeferred=True with the child\'s reason and message, not ScalingAllowed', () => {
+    const deferring = {
+      ...readyChild,
+      status: {
+        ...readyChild.status,
+        conditions: [
+          { type: 'Ready', status: 'False', reason: 'scaling_deferred', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
+          { type: 'ScalingDeferred', status: 'True', reason: 'CoherentUpdateInProgress', message: 'Replica changes are deferred until the Grove coherent update completes', lastTransitionTime: NOW.toISOString(), observedGeneration: 1 },
+        ],
+      },
+    };
+    const desired = decideDgd({ parent: dgdObject, children: { ...empty, LPXGraphDeployment: deferring } }, { ...DEFAULT_RENDER_CONFIG, lpxEnabled: true }, NOW);
+    expect(desired.status.conditions.find((c) => c.type === 'ScalingDeferred')).toEqual({
+      type: 'ScalingDeferred',
+      status: 'True',
+      reason: 'CoherentUpdateInProgress',
+      message: 'Replica changes are deferred until the Grove coherent update completes',
+      lastTransitionTime: '2026-12-01T10:00:00Z',
+      observedGeneration: 2,
+    });
+    // and once the child no longer defers, the DGD's own verdict (False ScalingAllowed) is back
+    const after = decideDgd({ parent: dgdObject, children: { ...empty, LPXGraphDeployment: readyChild } }, { ...DEFAULT_RENDER_CONFIG, lpxEnabled: true }, NOW);
+    expect(after.status.conditions.find((c) => c.type === 'ScalingDeferred')).toMatchObject({ status: 'False', reason: 'ScalingAllowed', message: 'No Grove replica changes are deferred' });
+  });
+
   it('a foreign LPXGraphDeployment at the DGD\'s name is not applied over', () => {
     const foreign = { ...readyChild, metadata: { ...readyChild.metadata, ownerReferences: [{ uid: 'someone-else', controller: true }] } };
     const desired = decideDgd({ parent: dgdObject, children: { ...empty, LPXGraphDeployment: foreign } }, { ...DEFAULT_RENDER_CONFIG, lpxEnabled: true }, NOW);

@@ -6,7 +6,7 @@
  * Source: ../shared/upstream-notes/lpx.md §6.1 (handoff and mergeLPXChildStatus).
  * @module
  */
-import { LpxGraphDeploymentSchema, LPX_REASON_FAILED, type Dgd } from '../../api/index.js';
+import { CONDITION_SCALING_DEFERRED, LpxGraphDeploymentSchema, LPX_REASON_FAILED, type Dgd } from '../../api/index.js';
 import type { RenderedObject } from '../render.js';
 import { decideLpxHandoff } from './handoff.js';
 import { mergeLpxChildStatus, type LpxVerdict } from './readiness.js';
@@ -18,6 +18,12 @@ export interface DgdLpxPart {
   /** Status entries of the LPX components. */
   readonly components: Record<string, Record<string, unknown>>;
   readonly verdict: LpxVerdict;
+  /**
+   * The child's `ScalingDeferred=True` (reason, message) while the LPX part holds back a replica
+   * change: the DGD reports it as its own ("An LPX child's ScalingDeferred propagates to the
+   * DGD", upstream-notes/dgd.md §4.7 step 6). Undefined when the child does not defer.
+   */
+  readonly scalingDeferred?: { readonly reason: string; readonly message: string };
 }
 
 /**
@@ -49,5 +55,6 @@ export function decideDgdLpx(dgd: Dgd, observedChild: Readonly<Record<string, un
         },
     handoff.inputRevision,
   );
-  return { apply: [handoff.object], components: merged.components, verdict: merged.verdict };
+  const deferred = child?.status?.conditions?.find((c) => c.type === CONDITION_SCALING_DEFERRED && c.status === 'True');
+  return { apply: [handoff.object], components: merged.components, verdict: merged.verdict, ...(deferred === undefined ? {} : { scalingDeferred: { reason: deferred.reason ?? '', message: deferred.message ?? '' } }) };
 }

@@ -6,8 +6,8 @@
  * Source: ../shared/reference/dgdr-reference.txt "v1beta2 hardware SKU" (warn on an SKU missing
  * from the bundled catalog, never reject it; an unknown SKU needs budget and numGpusPerNode;
  * "Request and Run admission validate the merged input against the bundled AISimulate input
- * schema"), "Replay a recorded trace" (trace xor static; a static load target, from upstream's
- * v1beta2 type), "v1beta2 DGD Overrides" (only a
+ * schema", except a trace request's: see `validateV1Beta2Spec`), "Replay a recorded trace" (trace
+ * xor static), "Spec reference" (concurrency xor requestRate), "v1beta2 DGD Overrides" (only a
  * `nvidia.com/v1beta1` `DynamoGraphDeployment`).
  * @module
  */
@@ -45,13 +45,15 @@ export function validateWorkloadExclusive(spec: DgdrV1Beta2Spec): readonly Field
 }
 
 /**
- * A static workload names exactly one load target: `concurrency` or `requestRate` (AISimulate's
- * `traffic.load`, which its input requires), unless `spec.aisim.inputOverrides` sets
- * `traffic.load` itself. Issues: Required at `spec.workload.static.concurrency`; Forbidden at
- * `spec.workload.static.requestRate` when both are set.
- * Source: upstream v1beta2 StaticWorkload ("exactly one of requestRate, concurrency or
- * kvLoadRatio", upstream-notes/dgdr.md §5); the bundled AISimulate input schema
- * (`TrafficRecommendationConfig` requires `load`). Pure.
+ * A static workload names at most one load target: `concurrency` and `requestRate` are mutually
+ * exclusive (Forbidden at `spec.workload.static.requestRate` when both are set). Neither is
+ * required: without one the Run searches at the maximum-throughput load
+ * (./aisimulate-input.ts `STATIC_DEFAULT_LOAD`), so the reference's v1beta2 examples, which set
+ * no workload, are admitted with the static default `{isl, osl}`.
+ * Source: dgdr-reference "Spec reference" (workload.concurrency / requestRate: "Mutually exclusive
+ * with ...", "When neither field is set ... the profiler uses its default maximum-throughput
+ * selection"); the examples `future-accelerator`, `hardware: {}` and `custom-worker-image`
+ * ("v1beta2 hardware SKU", "v1beta2 DGD Overrides"). Pure.
  */
 export function validateStaticWorkloadTarget(spec: DgdrV1Beta2Spec): readonly FieldIssue[] {
   const workload = spec.workload;
@@ -59,11 +61,6 @@ export function validateStaticWorkloadTarget(spec: DgdrV1Beta2Spec): readonly Fi
   if (target === undefined || target === null) return [];
   if (target.concurrency !== undefined && target.requestRate !== undefined) {
     return [{ path: 'spec.workload.static.requestRate', type: 'Forbidden', detail: 'may not be set together with spec.workload.static.concurrency: they are mutually exclusive' }];
-  }
-  const traffic = spec.aisim?.inputOverrides?.['traffic'];
-  const hasLoadOverride = typeof traffic === 'object' && traffic !== null && !Array.isArray(traffic) && (traffic as Record<string, unknown>)['load'] !== undefined;
-  if (target.concurrency === undefined && target.requestRate === undefined && !hasLoadOverride) {
-    return [{ path: 'spec.workload.static.concurrency', type: 'Required', detail: 'a static workload needs a load target: set spec.workload.static.concurrency or spec.workload.static.requestRate' }];
   }
   return [];
 }
@@ -79,18 +76,22 @@ export function validateV1Beta2DgdOverrideVersion(spec: DgdrV1Beta2Spec): readon
 }
 
 /**
- * Validates a v1beta2 request or Run spec: every rule above, and the merged AISimulate input
- * against the bundled schema (issues under `spec.aisim.inputOverrides`).
+ * Validates a v1beta2 request or Run spec: every rule above, and, unless the workload is a trace,
+ * the merged AISimulate input against the bundled schema (issues under `spec.aisim.inputOverrides`).
  * In: the spec (already structurally parsed), the compiled schema validator. Pure.
  */
 export function validateV1Beta2Spec(spec: DgdrV1Beta2Spec, validateInput: AisimulateInputValidator): V1Beta2Validation {
   const sku = validateHardwareSku(spec);
-  const target = validateStaticWorkloadTarget(spec);
-  // A missing load target is reported once, at the typed field the user sets, not again as the
-  // merged input's missing traffic.load.
-  const inputIssues = validateInput(buildAisimulateInput(spec)).filter((issue) => target.length === 0 || issue.path !== 'spec.aisim.inputOverrides.traffic.load');
+  // Two sentences of the reference meet here: "Request and Run admission validate the merged
+  // input against the bundled AISimulate input schema" ("v1beta2 hardware SKU") and, for a trace,
+  // "AISimulate validates the resulting input when the Run's Job starts, and an input it rejects
+  // fails the Run; admission does not validate it against the AISimulate schema yet" ("Replay a
+  // recorded trace"). The trace sentence is the more specific one, so it decides: a trace
+  // request's (or Run's) merged input is not checked here; AISimulate checks it in the Job.
+  const isTrace = spec.workload?.trace !== undefined;
+  const inputIssues = isTrace ? [] : validateInput(buildAisimulateInput(spec));
   return {
-    issues: [...sku.issues, ...validateWorkloadExclusive(spec), ...target, ...validateV1Beta2DgdOverrideVersion(spec), ...inputIssues],
+    issues: [...sku.issues, ...validateWorkloadExclusive(spec), ...validateStaticWorkloadTarget(spec), ...validateV1Beta2DgdOverrideVersion(spec), ...inputIssues],
     warnings: sku.warnings,
   };
 }

@@ -93,10 +93,22 @@ describe('lowering typed fields to the AISimulate input, then spec.aisim.inputOv
       want: { ...lowered, engine: { ...lowered.engine, backend: { choices: ['vllm', 'sglang'] } } },
     },
     {
-      name: 'static traffic lowers to a synthetic source and a concurrency load',
-      reason: 'bundled schema SyntheticSource input_tokens/output_tokens and TrafficRecommendationLoad concurrency (fixture rec3.yaml)',
+      name: 'static traffic lowers to a synthetic source, a concurrency load and a request stop (AISimulate: "synthetic traffic requires a stop condition")',
+      reason: 'bundled schema SyntheticSource input_tokens/output_tokens, TrafficRecommendationLoad concurrency, TrafficStop requests_per_load_unit (fixture rec3.yaml); 10 requests per load unit as AISimulate\'s default traffic (100 requests at concurrency 10)',
       spec: { workload: { static: { isl: 2000, osl: 200, concurrency: 32 } } },
-      want: { ...lowered, traffic: { source: { type: 'synthetic', input_tokens: 2000, output_tokens: 200 }, load: { type: 'concurrency', concurrency: 32 } } },
+      want: { ...lowered, traffic: { source: { type: 'synthetic', input_tokens: 2000, output_tokens: 200 }, load: { type: 'concurrency', concurrency: 32 }, stop: { requests_per_load_unit: 10 } } },
+    },
+    {
+      name: 'a static requestRate lowers to a poisson load in requests per second',
+      reason: 'dgdr-reference "requestRate ... in requests per second"; bundled schema TrafficRecommendationLoad poisson requests_per_second',
+      spec: { workload: { static: { isl: 4000, osl: 1000, requestRate: 2.5 } } },
+      want: { ...lowered, traffic: { source: { type: 'synthetic', input_tokens: 4000, output_tokens: 1000 }, load: { type: 'poisson', requests_per_second: 2.5 }, stop: { requests_per_load_unit: 10 } } },
+    },
+    {
+      name: 'reference "When neither field is set ... the profiler uses its default maximum-throughput selection": the admission default {isl: 4000, osl: 1000} lowers to the KV cache filled once (kv_capacity_fraction 1)',
+      reason: 'dgdr-reference "Spec reference" workload.concurrency; upstream v1beta2 StaticWorkload kvLoadRatio (upstream-notes/dgdr.md §5); bundled schema TrafficRecommendationLoad kv_capacity_fraction fraction',
+      spec: { workload: { static: { isl: 4000, osl: 1000 } } },
+      want: { ...lowered, traffic: { source: { type: 'synthetic', input_tokens: 4000, output_tokens: 1000 }, load: { type: 'kv_capacity_fraction', fraction: 1 }, stop: { requests_per_load_unit: 10 } } },
     },
   ];
   it.each(rows)('$name', ({ spec, want }) => {

@@ -62,21 +62,45 @@ export function lowerTraceWorkload(trace: NonNullable<NonNullable<DgdrV1Beta2Spe
 }
 
 /**
+ * How many requests a static workload sends per unit of its load (AISimulate
+ * `traffic.stop.requests_per_load_unit`): 10, the ratio of AISimulate's own default traffic
+ * (`TrafficConfig.default()`: 100 requests at concurrency 10). AISimulate refuses synthetic
+ * traffic without a stop ("synthetic traffic requires a stop condition"); upstream's v1beta2
+ * StaticWorkload carries the same ratio as `numRequestRatio` (upstream-notes/dgdr.md §5).
+ */
+export const STATIC_REQUESTS_PER_LOAD_UNIT = 10;
+
+/**
+ * The load of a static workload with neither `concurrency` nor `requestRate`: the KV cache
+ * filled once (`kv_capacity_fraction`, `fraction: 1`), so each candidate runs at the in-flight
+ * load its own KV capacity allows, i.e. its maximum throughput. This is the v1beta1 rule for the
+ * same workload ("When neither field is set ... the profiler uses its default maximum-throughput
+ * selection", dgdr-reference "Spec reference", workload.concurrency) in AISimulate's terms, and
+ * upstream's third static load target (`kvLoadRatio`, upstream-notes/dgdr.md §5).
+ */
+export const STATIC_DEFAULT_LOAD: JsonObject = { type: 'kv_capacity_fraction', fraction: 1 };
+
+/**
  * Lowers `spec.workload.static` to synthetic AISimulate traffic: `source {type: synthetic,
- * input_tokens: isl, output_tokens: osl}`; `load {type: concurrency, concurrency}` or, for
- * `requestRate`, `load {type: poisson, requests_per_second}`. Unset fields are left to
- * AISimulate's defaults. The reference names no static targets; these are the AISimulate
- * fields of the same meaning (bundled schema `SyntheticSource`, `TrafficRecommendationLoad`;
- * fixture `rec3.yaml`). Pure.
+ * input_tokens: isl, output_tokens: osl}`; `load {type: concurrency, concurrency}`, for
+ * `requestRate` `load {type: poisson, requests_per_second}`, and with neither the
+ * maximum-throughput load {@link STATIC_DEFAULT_LOAD}; `stop {requests_per_load_unit:`
+ * {@link STATIC_REQUESTS_PER_LOAD_UNIT}`}`. Unset isl/osl are left to AISimulate's defaults.
+ * The reference names no static targets; these are the AISimulate fields of the same meaning
+ * (bundled schema `SyntheticSource`, `TrafficRecommendationLoad`, `TrafficStop`; fixture
+ * `rec3.yaml`). Pure.
  */
 export function lowerStaticWorkload(workload: NonNullable<NonNullable<DgdrV1Beta2Spec['workload']>['static']>): JsonObject {
   const source: Record<string, JsonValue> = { type: 'synthetic' };
   if (workload.isl !== undefined) source['input_tokens'] = workload.isl;
   if (workload.osl !== undefined) source['output_tokens'] = workload.osl;
-  let load: JsonObject | undefined;
-  if (workload.concurrency !== undefined) load = { type: 'concurrency', concurrency: workload.concurrency };
-  else if (workload.requestRate !== undefined) load = { type: 'poisson', requests_per_second: workload.requestRate };
-  return { source, ...(load === undefined ? {} : { load }) };
+  const load: JsonObject =
+    workload.concurrency !== undefined
+      ? { type: 'concurrency', concurrency: workload.concurrency }
+      : workload.requestRate !== undefined
+        ? { type: 'poisson', requests_per_second: workload.requestRate }
+        : STATIC_DEFAULT_LOAD;
+  return { source, load, stop: { requests_per_load_unit: STATIC_REQUESTS_PER_LOAD_UNIT } };
 }
 
 /**

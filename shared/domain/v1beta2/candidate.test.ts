@@ -38,6 +38,17 @@ describe('Candidate metadata rules (reference "v1beta2 DGD Overrides")', () => {
       },
     },
     {
+      name: 'reference "Unknown fields and incorrect field types remain visible on invalid Candidates": an unknown component field and a wrongly typed replicas merge and stay on the Candidate (the dry-run judges them)',
+      reason: '"After a successful merge, a copy of the DGD undergoes strict server-side dry-run ... Unknown fields and incorrect field types remain visible on invalid Candidates; Valid=False records the failure"',
+      override: override({ metadata: { labels: { workload: 'customized' } }, spec: { components: [{ name: 'worker', replicas: 'two', bogusField: { a: 1 } }] } }),
+      want: {
+        labels: { app: 'qwen', workload: 'customized', ...reserved },
+        annotations: { 'example.com/generated': 'yes' },
+        spec: { ...generated.spec, components: [(generated.spec['components'] as unknown[])[0], { name: 'worker', type: 'worker', replicas: 'two', bogusField: { a: 1 }, podTemplate: { spec: { containers: [container('nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1')] } } }] },
+        override: { kind: 'Applied' },
+      },
+    },
+    {
       name: 'a target component absent from the generated DGD: unchanged spec, generated metadata only (the override\'s labels discarded)',
       reason: '"if a target component is absent ... the Candidate retains the unchanged generated DGD spec"; "If an override fails to apply, only the original generated labels and annotations are copied"',
       override: override({ metadata: { labels: { workload: 'customized' } }, spec: { components: [{ name: 'decode', replicas: 2 }] } }),

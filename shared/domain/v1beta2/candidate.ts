@@ -127,7 +127,8 @@ export function validateCandidateMetadata(labels: Readonly<Record<string, string
 /**
  * Decides one Candidate's content: with no override, the generated DGD; with an override,
  * the merged DGD when every target exists, no reserved metadata is touched, the merge engine
- * applies it in full and the complete metadata is valid; otherwise the unchanged generated DGD
+ * applies it in full (unknown fields and wrong types included: the strict dry-run judges those)
+ * and the complete metadata is valid; otherwise the unchanged generated DGD
  * with only the generated labels and annotations (nothing of a failed override is kept). The
  * reserved labels `nvidia.com/dgdr-run-uid` and `nvidia.com/dgdr-candidate-id` are always added.
  * In: the Run's uid, the candidate id, the generated DGD, the override (or undefined). Pure.
@@ -146,7 +147,9 @@ export function decideCandidateContent(runUid: string, candidateId: string, gene
   const reservedPath = findReservedMetadata(override);
   if (reservedPath !== undefined) return unchanged({ kind: 'Failed', message: `${reservedPath}: Forbidden: reserved metadata cannot be overridden` });
   const blueprint = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'candidate', ...generated.metadata }, spec: generated.spec };
-  const merged = applyDgdOverride(blueprint, override);
+  // The schema is the dry-run's to check: an unknown or wrongly typed field stays on the
+  // Candidate, and Valid=False ValidationFailed records it (reference "v1beta2 DGD Overrides").
+  const merged = applyDgdOverride(blueprint, override, { isSchemaChecked: false });
   if (!merged.ok) return unchanged({ kind: 'Failed', message: merged.error });
   const metadata = record(merged.dgd['metadata']);
   const labels = { ...stringMap(metadata['labels']), ...reserved };

@@ -138,4 +138,15 @@ describe('the DGD of a disaggregated candidate (prefill and decode workers)', ()
     expect(components.map((c) => c.name)).toEqual(['Frontend', 'decode', 'prefill']);
     expect(components[2]?.podTemplate.spec.containers[0]?.args).toEqual(want);
   });
+
+  it.each([
+    { name: 'vLLM aggregated: "Frontend, worker"', backend: 'vllm', want: ['Frontend', 'worker'] },
+    { name: 'SGLang aggregated: "Frontend, decode"', backend: 'sglang', want: ['Frontend', 'decode'] },
+    { name: 'TensorRT-LLM aggregated: "Frontend, TRTLLMWorker"', backend: 'trtllm', want: ['Frontend', 'TRTLLMWorker'] },
+  ])('reference "Generated component names" table, $name', ({ backend, want }) => {
+    const [one] = selectCandidates({ candidates: [candidate('a', 'feasible', { deployment_mode: 'agg', backend, tp: 1, pp: 1, replicas: 1 })] }, {}) as [RecommendedCandidate];
+    const components = (renderCandidateDgd(one, { model: { name: 'm' } }, planner)?.spec['components'] ?? []) as { name: string; type: string }[];
+    expect(components.map((c) => c.name)).toEqual(want);
+    expect(components.map((c) => c.type)).toEqual(['frontend', 'worker']);
+  });
 });

@@ -125,9 +125,18 @@ export function disaggWorkerShape(config: Readonly<Record<string, unknown>>, rol
 }
 
 /**
+ * The aggregated worker component's name per backend: vLLM `worker`, SGLang `decode`, TensorRT-LLM
+ * `TRTLLMWorker`. Source: dgdr-reference "Generated component names" (the table's Aggregated
+ * column: "vLLM Frontend, worker"; "SGLang Frontend, decode"; "TensorRT-LLM Frontend,
+ * TRTLLMWorker"), which overrides must target by exact, case-sensitive name.
+ */
+export const AGGREGATED_WORKER_NAMES: Readonly<Record<string, string>> = { vllm: 'worker', sglang: 'decode', trtllm: 'TRTLLMWorker' };
+
+/**
  * The DGD a candidate stands for, by its `deployment_mode`:
- * - `agg`: a `Frontend` (`python3 -m dynamo.frontend`) and a `worker` (type worker) with
- *   `replicas`, `tp`, `pp` from the candidate;
+ * - `agg`: a `Frontend` (`python3 -m dynamo.frontend`) and the aggregated worker (type worker,
+ *   named per backend: {@link AGGREGATED_WORKER_NAMES}) with `replicas`, `tp`, `pp` from the
+ *   candidate;
  * - `disagg`: a `Frontend`, a `decode` (type decode) and a `prefill` (type prefill) worker, each
  *   with its own replicas and parallelism (`decode_*`, `prefill_*`) and the backend's
  *   disaggregation arguments (see DISAGG_ARGS). Component names and types are the Dynamo 1.6.1
@@ -141,12 +150,13 @@ export function renderCandidateDgd(candidate: RecommendedCandidate, spec: Pick<D
   const { config } = candidate;
   const backend = typeof config['backend'] === 'string' ? config['backend'] : '';
   const disaggArgs = DISAGG_ARGS[backend];
-  if (PARALLEL_FLAGS[backend] === undefined || disaggArgs === undefined) return undefined;
+  const aggregatedName = AGGREGATED_WORKER_NAMES[backend];
+  if (PARALLEL_FLAGS[backend] === undefined || disaggArgs === undefined || aggregatedName === undefined) return undefined;
   const image = runtimeImage(spec.image ?? defaultImage, backend);
   const model = spec.model.name;
   if (config['deployment_mode'] === 'agg') {
     const shape = { replicas: positiveInt(config['replicas'], 1), tp: positiveInt(config['tp'], 1), pp: positiveInt(config['pp'], 1) };
-    return { metadata: {}, spec: { backendFramework: backend, components: [frontendComponent(image), workerComponent('worker', 'worker', backend, image, model, shape, [])] } };
+    return { metadata: {}, spec: { backendFramework: backend, components: [frontendComponent(image), workerComponent(aggregatedName, 'worker', backend, image, model, shape, [])] } };
   }
   if (config['deployment_mode'] === 'disagg') {
     const roles: readonly DisaggRole[] = ['decode', 'prefill'];

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../../test/support/builders.js';
 import { RUN_UID, aRun } from '../../../test/support/v1beta2-builders.js';
-import { buildAisimulateInput } from './aisimulate-input.js';
 import { applyRunJobOverrides, renderRunJob } from './run-job.js';
 import { renderRunOutputStep } from './run-output.js';
 
@@ -33,7 +32,17 @@ describe('the Run\'s Job', () => {
                 image: 'nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.6.1',
                 command: ['/bin/sh', '-c', `printf '%s' "$AISIMULATE_INPUT" > /tmp/aisimulate-input.json && aisimulate recommend -c /tmp/aisimulate-input.json --output-dir /var/run/aisimulate/output --overwrite --format json && exec python3 -c "$RUN_OUTPUT_STEP"`],
                 env: [
-                  { name: 'AISIMULATE_INPUT', value: JSON.stringify(buildAisimulateInput(run.spec)) },
+                  {
+                    name: 'AISIMULATE_INPUT',
+                    // Reference "Replay a recorded trace": the trace lowered to traffic.source {type: trace, format: dynamo, paths: [the mounted file]}
+                    // and traffic.load.type trace_timestamps, no traffic.stop.requests; "v1beta2 hardware SKU": the SKU passed unchanged, the budget as
+                    // max_candidate_gpus (upstream-notes/profiler.md §4, verified against the real AISimulate).
+                    value: JSON.stringify({
+                      traffic: { source: { type: 'trace', format: 'dynamo', paths: ['/var/run/aisimulate/trace/trace.jsonl.gz'] }, load: { type: 'trace_timestamps' } },
+                      engine: { model: 'Qwen/Qwen3-0.6B', hardware: 'h200_sxm' },
+                      optimization: { constraints: { max_candidate_gpus: 8 } },
+                    }),
+                  },
                   { name: 'RUN_NAME', value: 'qwen3-trace-replay-1' },
                   { name: 'RUN_UID', value: RUN_UID },
                   { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
