@@ -46,6 +46,8 @@ import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
 import { DEV_CHART_NAMESPACE, installDevChart, serviceAccountKubeconfig } from './dev-chart.js';
 import { registerDevWebhooks } from './dev-profile.js';
+import { GROVE_SIMULATION_FIELD_MANAGER, startGroveSimulation } from '../dev/grove-simulation.js';
+import { HOLD_ANNOTATION, LPX_SCHEDULER_SIMULATION_FIELD_MANAGER, startLpxSchedulerSimulation } from '../dev/lpx-scheduler-simulation.js';
 
 const { applyPatch } = fastJsonPatch;
 
@@ -86,7 +88,7 @@ Options:
                       before anything starts; they are applied with field manager "kubectl", so
                       \`kubectl apply --server-side -f FILE\` of an edited FILE works
   --wait              with --apply: exit 0 once every applied DGD has its PodCliqueSet and a
-                      Ready condition, instead of running on; exit 1 when one cannot be
+                      Ready condition (Ready=True while Grove is simulated), instead of running on; exit 1 when one cannot be
                       reconciled (Ready=False InvalidSpec) or after --timeout-seconds
   --lenient           with --apply: report unknown or misspelled fields as warnings (by default
                       they stop dev before anything starts, as strict field validation would)
@@ -113,6 +115,26 @@ Options:
                       server on loopback, and each function runs with its chart
                       ServiceAccount's token. Knative's controllers do not run, so
                       \`dynamo-fn status\` shows the functions' Knative Services Unknown
+  --simulate LIST     the simulations dev runs for controllers that cannot run on one machine
+                      (as kwok stands in for kubelets; never part of the chart): a comma
+                      separated list of "grove" and "lpx-scheduler", or "none" (default: all).
+                      "grove" simulates
+                      Grove's controller (not the real one): from each PodCliqueSet it creates
+                      the PodCliques and PodCliqueScalingGroups Grove would (Grove's names,
+                      labels and owners) and writes them ready at their generation, with the
+                      PodCliqueSet's generation acknowledged, so a DGD reaches Ready=True; it
+                      creates no pods (it writes the ready status directly)
+                      "lpx-scheduler" (only with --lpx-enabled) simulates the LPX scheduler (not
+                      the real one): it writes a "bound" receipt (status.phase, observedGeneration)
+                      on every LpuPipelineRequest at its generation, except for a DGD annotated
+                      ${HOLD_ANNOTATION}: hold, whose requests it never answers (so their
+                      scheduling deadline passes and cleanup can be seen)
+  --no-simulate-grove without the Grove simulation (a DGD then stays Ready=False, as no Grove runs)
+  --no-simulate-lpx-scheduler
+                      without the LPX scheduler simulation (no receipts: an LPX DGD stays pending)
+  --lpx-model-registry URL
+                      with --lpx-enabled: lpx.modelRegistryURL (file:// or gs://); default
+                      file://<repo>/examples/lpx/builds, the sample build shipped there
   --verbose           debug logs (every event delivery, every ConversionReview)
   -h, --help          show this help`;
 
@@ -139,8 +161,41 @@ export interface DevSimulation {
   start(context: { readonly kube: Kube; readonly kubeConfig: KubeConfig; readonly log: ReturnType<typeof createLineLog>; readonly gates: ChartGates }): Promise<{ close(): Promise<void> }>;
 }
 
-/** The simulations dev runs (see DevSimulation). */
-export const DEV_SIMULATIONS: readonly DevSimulation[] = [];
+/** The simulations dev runs (see DevSimulation), by their `--simulate` name. */
+export const DEV_SIMULATIONS: readonly (DevSimulation & { readonly flag: string; readonly onlyWith?: (gates: ChartGates) => boolean })[] = [
+  {
+    flag: 'grove',
+    name: "Grove (PodCliques, PodCliqueScalingGroups and their ready status from each PodCliqueSet; no pods; not the real Grove controller)",
+    async start({ kubeConfig, log }) {
+      // Grove's own field manager, as its controller writes (shared/dev/grove-simulation.ts).
+      const grove = createKube(kubeConfig, { fieldManager: GROVE_SIMULATION_FIELD_MANAGER });
+      return startGroveSimulation(grove, { onError: (error) => log.warn({ err: error }, 'Simulated Grove pass failed (retrying)') });
+    },
+  },
+  {
+    flag: 'lpx-scheduler',
+    name: `the LPX scheduler (a "bound" receipt for every LpuPipelineRequest at its generation, none for a DGD annotated ${HOLD_ANNOTATION}=hold; not the real LPX scheduler)`,
+    onlyWith: (gates) => gates.lpxEnabled,
+    async start({ kubeConfig, log }) {
+      const scheduler = createKube(kubeConfig, { fieldManager: LPX_SCHEDULER_SIMULATION_FIELD_MANAGER });
+      return startLpxSchedulerSimulation(scheduler, { onError: (error) => log.warn({ err: error }, 'Simulated LPX scheduler pass failed (retrying)') });
+    },
+  },
+];
+
+/** The names `--simulate` takes: each simulation's flag, or none. */
+export const SIMULATION_FLAGS = DEV_SIMULATIONS.map((s) => s.flag);
+
+/**
+ * Which simulations run: `--simulate` (comma separated flags, or `none`; default all), less
+ * each `--no-simulate-<flag>`. Out: the flags, or an error. Pure.
+ */
+export function selectSimulations(simulate: string | undefined, disabled: readonly string[]): { readonly ok: true; readonly flags: readonly string[] } | { readonly ok: false; readonly error: string } {
+  const requested = simulate === undefined ? SIMULATION_FLAGS : simulate === 'none' ? [] : simulate.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const unknown = requested.filter((flag) => !SIMULATION_FLAGS.includes(flag));
+  if (unknown.length > 0) return { ok: false, error: `--simulate: unsupported value "${unknown.join(',')}": supported values: none, or a comma-separated list of ${SIMULATION_FLAGS.map((f) => `"${f}"`).join(', ')}` };
+  return { ok: true, flags: requested.filter((flag) => !disabled.includes(flag)) };
+}
 
 /** The field manager `kubectl apply --server-side` uses, so dev's --apply and the user's own apply are one owner. */
 const KUBECTL_FIELD_MANAGER = 'kubectl';
@@ -282,6 +337,10 @@ export async function run(argv: readonly string[]): Promise<number> {
         capture: { type: 'string' },
         profiler: { type: 'string' },
         verbose: { type: 'boolean', default: false },
+        simulate: { type: 'string' },
+        'no-simulate-grove': { type: 'boolean', default: false },
+        'no-simulate-lpx-scheduler': { type: 'boolean', default: false },
+        'lpx-model-registry': { type: 'string' },
       },
     }));
   } catch (error) {
@@ -294,7 +353,15 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write('dynamo-fn dev: --resync-seconds must be a whole number >= 0 and --timeout-seconds > 0\n');
     return 1;
   }
+  const simulations = selectSimulations(values.simulate, [...(values['no-simulate-grove'] ? ['grove'] : []), ...(values['no-simulate-lpx-scheduler'] ? ['lpx-scheduler'] : [])]);
+  if (!simulations.ok) {
+    process.stderr.write(`dynamo-fn dev: ${simulations.error}\n`);
+    return 1;
+  }
   const gates: ChartGates = { lpxEnabled: values['lpx-enabled'], dgdrV1Beta2Enabled: values['dgdr-v1beta2-enabled'] };
+  const activeSimulations = DEV_SIMULATIONS.filter((s) => simulations.flags.includes(s.flag) && (s.onlyWith?.(gates) ?? true));
+  // The LPX model registry: the sample builds shipped in examples/lpx/builds unless given.
+  const lpxModelRegistryUrl = gates.lpxEnabled ? (values['lpx-model-registry'] ?? `file://${path.join(REPO_ROOT, 'examples', 'lpx', 'builds')}`) : undefined;
 
   let gpuFleet: GpuNodeGroup[];
   try {
@@ -310,7 +377,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 1;
   }
   // Admission as the chart configures it (templates/admission/deployment.yaml, shared/api chart-wiring).
-  const admissionConfig: AdmissionConfig = { lpxEnabled: gates.lpxEnabled, replicasModifiers: chartAdmissionSettings().replicasModifiers };
+  const admissionConfig: AdmissionConfig = { lpxEnabled: gates.lpxEnabled, modelRegistryUrl: lpxModelRegistryUrl, replicasModifiers: chartAdmissionSettings().replicasModifiers };
   const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
   for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
   const input = await readDgdFiles(values.apply, values.lenient);
@@ -418,7 +485,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     const urls: Partial<Record<ChartFunction['name'], string>> = {};
     for (const fn of functions) {
       const server = await startFunctionServer(FUNCTION_DEFINITIONS[fn.name], {
-        config: defaultConfig({ port: 0, kubeconfigPath: kubeconfigs.get(fn.name), lpxEnabled: gates.lpxEnabled, dgdrV1Beta2Enabled: gates.dgdrV1Beta2Enabled }),
+        config: defaultConfig({ port: 0, kubeconfigPath: kubeconfigs.get(fn.name), lpxEnabled: gates.lpxEnabled, dgdrV1Beta2Enabled: gates.dgdrV1Beta2Enabled, lpxModelRegistryUrl }),
         log: functionLog,
         host: '127.0.0.1',
       });
@@ -435,16 +502,16 @@ export async function run(argv: readonly string[]): Promise<number> {
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
-    for (const simulation of DEV_SIMULATIONS) {
+    for (const simulation of activeSimulations) {
       parts.push(await simulation.start({ kube, kubeConfig: plane.kubeConfig, log, gates }));
-      log.info({ name: simulation.name }, 'Started simulation');
+      log.info({}, `Simulating ${simulation.name}`);
     }
 
     process.stderr.write(
       `\nThe control plane is running.\n` +
         `  Functions: admission (webhooks, /convert), ${functions.map((f) => f.name).join(', ')}; each on its own host, fed by the event bridge as the chart's sources would\n` +
         `  Gates: lpx.enabled=${gates.lpxEnabled} dgdrV1Beta2.enabled=${gates.dgdrV1Beta2Enabled}\n` +
-        `  Simulations: ${DEV_SIMULATIONS.length === 0 ? 'none' : DEV_SIMULATIONS.map((s) => s.name).join(', ')}\n` +
+        `  Simulations: ${activeSimulations.length === 0 ? 'none (a DGD stays Ready=False: nothing plays Grove)' : activeSimulations.map((s) => s.name).join('; ')}\n` +
         (values.chart
           ? `  Installed through the chart: its webhooks admit each request once; Knative's controllers do not run here, so \`dynamo-fn status\` shows each function's Knative Service Ready=Unknown (nothing writes its status); the functions run on loopback instead\n`
           : '') +
@@ -462,7 +529,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     const applied = await applyDgds(input.dgds, userKube, log);
     const appliedRequests = await applyDevRequests(requests.requests, userKube, log);
     if (values.wait) {
-      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log)) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
+      const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log, activeSimulations.some((s) => s.flag === 'grove'))) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
       await stopAll(parts);
       return ok ? 0 : 1;
     }
@@ -539,8 +606,8 @@ function captureTo(file: string): (event: { toJSON(): Record<string, unknown> })
   return (event) => appendFileSync(file, `${JSON.stringify(event.toJSON())}\n`);
 }
 
-/** Waits until each applied DGD has a PodCliqueSet and a Ready condition; logs what it sees. */
-async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeoutSeconds: number, log: ReturnType<typeof createLineLog>): Promise<boolean> {
+/** Waits until each applied DGD has a PodCliqueSet and a Ready condition (with `untilReady`, Ready=True); logs what it sees. */
+async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeoutSeconds: number, log: ReturnType<typeof createLineLog>, untilReady: boolean): Promise<boolean> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   const pending = new Map(applied.map((a) => [`${a.namespace}/${a.name}`, a]));
   const failed: string[] = [];
@@ -549,7 +616,7 @@ async function waitForReconciled(applied: readonly Applied[], kube: Kube, timeou
       const dgd: KubeObject | undefined = await kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name });
       const ready = ((dgd?.['status'] as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
       const podCliqueSets = await kube.list('grove.io/v1alpha1', 'PodCliqueSet', namespace, { labelSelector: `nvidia.com/dynamo-graph-deployment-name=${name}` });
-      if (ready !== undefined && podCliqueSets.length > 0) {
+      if (ready !== undefined && podCliqueSets.length > 0 && (!untilReady || ready.status === 'True')) {
         log.info({ dgd: key, podCliqueSets: podCliqueSets.map((p) => p.metadata.name).join(','), ready: ready.status, reason: ready.reason, message: ready.message }, 'Reconciled DynamoGraphDeployment');
         pending.delete(key);
       } else if (ready?.reason === 'InvalidSpec' || ready?.reason === 'failed_to_reconcile_the_resources') {

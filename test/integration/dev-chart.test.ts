@@ -2,8 +2,8 @@
  * `dynamo-fn dev --chart` end to end: its own API server (not the run's shared one), the chart
  * installed with helm, the admission webhooks (failurePolicy Fail) answered by the admission
  * server on loopback, the reconcile function running with the chart ServiceAccount's token,
- * and an example DGD applied and reconciled (--wait). Grove's controllers do not run, so the
- * DGD stays Ready=False "resource not found".
+ * and an example DGD applied and reconciled (--wait). Grove's controllers do not run, and dev's
+ * Grove simulation is turned off (--no-simulate-grove), so the DGD stays Ready=False "resource not found".
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { repoRoot } from '../support/paths.js';
 
 describe('dynamo-fn dev --chart', () => {
   it('installs through the chart, admits and reconciles an example DGD with the chart RBAC, and prints kubectl lines that work as printed', async () => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'dynamo-fn.js'), 'dev', '--chart', '--apply', path.join(repoRoot, 'examples', 'vllm-aggregated.yaml'), '--wait', '--timeout-seconds', '90'], {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'dynamo-fn.js'), 'dev', '--chart', '--apply', path.join(repoRoot, 'examples', 'vllm-aggregated.yaml'), '--wait', '--timeout-seconds', '90', '--no-simulate-grove'], {
       cwd: '/',
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],

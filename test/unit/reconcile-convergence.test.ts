@@ -6,10 +6,10 @@
  * The world is the in-memory kube of shared/dev/memory-kube.ts (so a thousand streams run in
  * seconds); every write that changes an object emits the event ApiServerSource would (DGD in
  * Reference mode, children in Resource mode), routed through the reconcile function's own
- * route table. Grove is played by this test: it creates PodCliques from the PodCliqueSet
- * template (replicas seed them), reports them ready at their `spec.replicas`, acknowledges the
- * PodCliqueSet generation, starts or ends a rollout when a stream says so, and finishes any
- * rollout still active once the stream is over.
+ * route table. Grove is played by dev's Grove simulation (shared/dev/grove-simulation.ts): it
+ * creates PodCliques from the PodCliqueSet template (replicas seed them), reports them ready at
+ * their `spec.replicas` and acknowledges the PodCliqueSet generation; the test starts or ends a
+ * rollout when a stream says so, and finishes any rollout still active once the stream is over.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -21,6 +21,7 @@ import { describe, expect, it } from 'vitest';
 import { DGD_KIND, DGD_V1BETA1, FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
 import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
 import { createMemoryKube, type MemoryKube } from '../../shared/dev/memory-kube.js';
+import { groveSyncPodCliqueSet } from '../../shared/dev/grove-simulation.js';
 import type { Kube, KubeObject, ObjectRef } from '../../shared/kube/index.js';
 import { defaultConfig, findRoute, type KubeEvent, type ObjectKey } from '../../shared/runtime/index.js';
 import reconcile from '../../functions/reconcile/index.js';
@@ -180,25 +181,14 @@ async function drain(world: World, deps: ReconcileDeps, faults: Fault[] | undefi
   }
 }
 
-/** Grove, played by the test: PodCliques from the template (seeded once), ready at spec.replicas, generation acknowledged. */
+/**
+ * Grove, played by dev's Grove simulation (shared/dev/grove-simulation.ts, the one implementation
+ * dev runs): PodCliques from the template (seeded once), ready at spec.replicas, generation acknowledged.
+ */
 async function groveSync(world: World, index: number): Promise<void> {
   const pcs = await world.kube.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace: NAMESPACE, name: dgdName(index) });
   if (pcs === undefined) return;
-  for (const clique of (pcs['spec'] as { template: { cliques: { name: string; spec: { roleName: string; replicas: number; podSpec: unknown } }[] } }).template.cliques) {
-    const ref = { apiVersion: GROVE, kind: 'PodClique', namespace: NAMESPACE, name: `${pcs.metadata.name}-0-${clique.name}` };
-    let child = await world.kube.get(ref);
-    if (child === undefined) {
-      child = await world.kube.apply({
-        ...ref,
-        metadata: { name: ref.name, namespace: NAMESPACE, labels: { 'app.kubernetes.io/part-of': pcs.metadata.name }, ownerReferences: [{ apiVersion: GROVE, kind: 'PodCliqueSet', name: pcs.metadata.name, uid: pcs.metadata.uid, controller: true }] },
-        spec: { roleName: clique.spec.roleName, replicas: clique.spec.replicas, podSpec: clique.spec.podSpec },
-      });
-    }
-    const replicas = (child['spec'] as { replicas: number }).replicas;
-    await world.kube.applyStatus({ ...ref, metadata: { name: ref.name, namespace: NAMESPACE }, status: { observedGeneration: child.metadata.generation, replicas, readyReplicas: replicas, updatedReplicas: replicas, scheduledReplicas: replicas, scheduleGatedReplicas: 0 } });
-  }
-  const status = (pcs['status'] as Record<string, unknown> | undefined) ?? {};
-  await world.kube.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcs.metadata.name, namespace: NAMESPACE }, status: { ...status, observedGeneration: pcs.metadata.generation } });
+  await groveSyncPodCliqueSet(world.kube, pcs, NOW.toISOString());
 }
 
 async function groveRollout(world: World, index: number, active: boolean): Promise<void> {

@@ -1,0 +1,56 @@
+/**
+ * `dynamo-fn dev` with and without its Grove simulation, through dev's own entry point
+ * (bin/dynamo-fn.js in its own process, its own API server), on the README's example DGD
+ * (examples/vllm-disaggregated-coherent.yaml, `--apply ... --wait`). With the simulation (the
+ * default) the simulated Grove creates the PodCliques the PodCliqueSet names and reports them
+ * ready, so the DGD reaches Ready=True as upstream's readiness table says it does once every
+ * child is ready at its generation (upstream-notes/dgd.md §4.7 step 5); with `--simulate none`
+ * nothing plays Grove and the DGD stays Ready=False "resource not found". With --lpx-enabled,
+ * the LPX example (examples/lpx/llama-lpx.yaml, the sample build shipped in examples/lpx/builds)
+ * reaches Ready=True with both simulations: Grove's and the LPX scheduler's "bound" receipts.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../support/paths.js';
+
+const EXAMPLE = path.join(repoRoot, 'examples', 'vllm-disaggregated-coherent.yaml');
+
+async function runDev(args: readonly string[], example = EXAMPLE): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'dynamo-fn.js'), 'dev', '--apply', example, '--wait', '--timeout-seconds', '150', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, output };
+}
+
+describe('dynamo-fn dev: the Grove simulation', () => {
+  it('by default simulates Grove, named as a simulation, and the README example DGD reaches Ready=True (--wait exits 0)', async () => {
+    const { code, output } = await runDev([]);
+    expect(output).toContain('Simulating Grove (PodCliques, PodCliqueScalingGroups and their ready status from each PodCliqueSet; no pods; not the real Grove controller)');
+    expect(output).toContain('Simulations: Grove (');
+    expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-disagg podCliqueSets=llama-disagg ready=True reason=all_resources_are_ready message="All resources are ready"/);
+    expect(code, output).toBe(0);
+  }, 420_000);
+
+  it('with --simulate none nothing plays Grove: "resource not found" keeps the DGD Ready=False, as without Grove', async () => {
+    const { code, output } = await runDev(['--simulate', 'none']);
+    expect(output).not.toContain('Simulating Grove');
+    expect(output).toContain('Simulations: none');
+    expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-disagg podCliqueSets=llama-disagg ready=False reason=some_resources_are_not_ready message=".*resource not found/);
+    expect(code, output).toBe(0);
+  }, 420_000);
+
+  it('with --lpx-enabled, the LPX example DGD of the shipped sample build reaches Ready=True: Grove and the LPX scheduler simulated ("bound" receipts at the current generation)', async () => {
+    const { code, output } = await runDev(['--lpx-enabled'], path.join(repoRoot, 'examples', 'lpx', 'llama-lpx.yaml'));
+    expect(output).toContain('Simulating the LPX scheduler (');
+    expect(output).toContain('not the real LPX scheduler)');
+    expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-lpx podCliqueSets=llama-lpx,llama-lpx-[0-9a-f]{4} ready=True reason=all_resources_are_ready/);
+    expect(code, output).toBe(0);
+  }, 420_000);
+});
