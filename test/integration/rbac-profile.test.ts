@@ -196,6 +196,13 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
     const noCache = await settle('no-cache', 'Failed');
     const noCacheMessage = (((noCache['status'] ?? {}) as { conditions?: { type: string; message: string }[] }).conditions ?? []).find((c) => c.type === 'Validation')?.message ?? '';
 
+    // A request with a stale output of its own (an earlier attempt's, controlled by the request):
+    // deleted, at the version read, before the Job is created (the only ConfigMap delete it sends).
+    const stale = await admin.apply(aDgdr('stale', { hardware: { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8 } }));
+    await writeOutput(admin, stale, { phase: 'Done' });
+    await settle('stale', 'Profiling');
+    expect(await admin.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-stale' })).toBeUndefined();
+
     const listed = await (route(DGDR.kind).listKeys?.(deps).then(() => true, () => false) ?? Promise.resolve(false));
     // A resync at rest: the Deployed request's DGD and ConfigMaps read from the resync's LISTs.
     resynced['atRest'] = await resyncRoute(profile, route(DGDR.kind), deps, namespace);
@@ -223,7 +230,7 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
       failedWithPod: true,
       noCacheMessage: `model cache PVC missing-cache not found in namespace ${namespace}`,
       listed: true,
-      resynced: { profiling: { ok: 'Done' }, atRest: { ok: 'Done', fails: 'Done', 'no-cache': 'Done' } },
+      resynced: { profiling: { ok: 'Done' }, atRest: { ok: 'Done', fails: 'Done', 'no-cache': 'Done', stale: 'Done' } },
     });
     done = true;
   });
