@@ -48,7 +48,7 @@ export function describeApplyDrift(intent: Readonly<Record<string, unknown>>, st
   if (owned === undefined) return `not applied by ${fieldManager}`;
   const storedMeta = asRecord(stored['metadata']);
   const intentMeta = asRecord(intent['metadata']) ?? {};
-  if (storedMeta?.['name'] !== intentMeta['name'] || (storedMeta['namespace'] ?? '') !== (intentMeta['namespace'] ?? '')) return 'metadata.name';
+  if (storedMeta === undefined || storedMeta['name'] !== intentMeta['name'] || (storedMeta['namespace'] ?? '') !== (intentMeta['namespace'] ?? '')) return 'metadata.name';
   // apiVersion, kind, name and namespace identify the object; managedFields does not list them.
   const { apiVersion: _apiVersion, kind: _kind, metadata: _metadata, ...rest } = intent;
   const { name: _name, namespace: _namespace, ...metadata } = intentMeta;

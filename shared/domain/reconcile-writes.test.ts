@@ -55,7 +55,7 @@ function aStoredService(overrides: { port?: number; extraManagers?: Record<strin
   };
 }
 
-const READY = { type: 'Ready', status: 'True', reason: 'all_resources_are_ready', message: 'All resources are ready', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 1 };
+const READY = { type: 'Ready', status: 'True' as const, reason: 'all_resources_are_ready', message: 'All resources are ready', lastTransitionTime: '2026-11-29T12:00:00Z', observedGeneration: 1 };
 const STATUS: DgdStatusIntent = { observedGeneration: 1, state: 'successful', conditions: [READY], components: { frontend: { replicas: 1, readyReplicas: 1 } } };
 const STATUS_FIELDS = {
   'f:status': {
@@ -97,7 +97,7 @@ function anObserved(parent: Record<string, unknown>, services: Record<string, un
   });
 }
 
-const FLIPPED_READY = { ...READY, status: 'False', reason: 'some_resources_are_not_ready', message: 'frontend: pods_not_ready', lastTransitionTime: '2026-11-29T12:05:00Z' };
+const FLIPPED_READY = { ...READY, status: 'False' as const, reason: 'some_resources_are_not_ready', message: 'frontend: pods_not_ready', lastTransitionTime: '2026-11-29T12:05:00Z' };
 const AN_EVENT = { name: 'g.0123456789abcdef', type: 'Normal' as const, reason: 'some_resources_are_not_ready', note: 'frontend: pods_not_ready' };
 
 interface Row {
