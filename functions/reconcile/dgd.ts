@@ -145,6 +145,23 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
  * kind and name, whoever controls them (ownership: never adopt; an existing claim is used as it is).
  */
 async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd: Dgd, ordinary: readonly Component[]): Promise<Record<string, Map<string, ObservedObject>>> {
+  const refs = identityAndClaimRefs(deps, namespace, dgd, ordinary);
+  const found = await Promise.all(refs.map((ref) => deps.kube.get(ref)));
+  const byKind: Record<string, Map<string, ObservedObject>> = {};
+  refs.forEach((ref, index) => {
+    const object = found[index];
+    const map = (byKind[ref.kind] ??= new Map<string, ObservedObject>());
+    if (object !== undefined) map.set(ref.name, object);
+  });
+  return byKind;
+}
+
+/**
+ * The names a DGD pass reads besides its PodCliqueSet and Services: the Kubernetes discovery
+ * ServiceAccount, Role and RoleBinding (when the DGD renders them), each intra-pod GMS
+ * ResourceClaimTemplate, and the v1alpha1 claims it creates or names for the user to provide.
+ */
+export function identityAndClaimRefs(deps: Pick<ReconcileDeps, 'render'>, namespace: string, dgd: Dgd, ordinary: readonly Component[]): ObjectRef[] {
   const refs: ObjectRef[] = [];
   if (usesK8sDiscoveryServiceAccount(dgd, ordinary, deps.render)) {
     const account = k8sDiscoveryServiceAccountName(dgd.metadata.name ?? '');
@@ -159,14 +176,7 @@ async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd
   }
   const claimNames = [...renderAlphaPvcs(dgd, (name) => ({ name })).objects.map((claim) => (claim['metadata'] as { name: string }).name), ...providedAlphaPvcNames(dgd)];
   for (const name of new Set(claimNames)) refs.push({ apiVersion: 'v1', kind: PERSISTENT_VOLUME_CLAIM_KIND, namespace, name });
-  const found = await Promise.all(refs.map((ref) => deps.kube.get(ref)));
-  const byKind: Record<string, Map<string, ObservedObject>> = {};
-  refs.forEach((ref, index) => {
-    const object = found[index];
-    const map = (byKind[ref.kind] ??= new Map<string, ObservedObject>());
-    if (object !== undefined) map.set(ref.name, object);
-  });
-  return byKind;
+  return refs;
 }
 
 /**

@@ -20,3 +20,4 @@ export {
 } from './client.js';
 export { classifyKubeError, kubeStatusOf, type KubeStatus } from './errors.js';
 export { KubeConfig } from '@kubernetes/client-node';
+export { snapshotKube, type ListedKind, type SnapshotCounts } from './snapshot.js';

@@ -79,6 +79,14 @@ export interface FunctionDefinition<D extends HandlerDeps = HandlerDeps> {
    * passes `{ ...deps, log: <per-event child logger> }`.
    */
   readonly init: (base: HandlerDeps) => Promise<D>;
+  /**
+   * Optional bulk read for a resync: given the handler dependencies and the routes the resync
+   * covers, reads what their passes need in bulk (one paginated LIST per kind) and returns
+   * dependencies whose reads are answered from it; the host then calls each route's `listKeys`
+   * and handler with those. Absent: every pass reads for itself. A rejection fails the resync
+   * as a failed listing does (the broker retries).
+   */
+  readonly resyncDeps?: (deps: D, routes: readonly Route<D>[]) => Promise<D>;
   /** Releases what `init` built (connections, timers), after the last in-flight event. */
   readonly shutdown?: (deps: D) => Promise<void>;
 }

@@ -171,7 +171,7 @@ function aGmsDgd(dgdName: string): KubeObject {
  * adapter asking for 3 replicas and its event (the DGD component set to 3, the adapter status);
  * the DGD's event (the worker PodClique scaled to 3 through `podcliques/scale`); the worker
  * opting out and prefill asking for 2 (the adapter deleted, the scaling group scaled through
- * `podcliquescalinggroups/scale`); the resync listing of DGDs and of adapters; and a second
+ * `podcliquescalinggroups/scale`); the resync's bulk read and listing of DGDs and of adapters; and a second
  * DGD deleted by its user while its first pass runs (just before the status write), whose
  * PodCliqueSet and Services the pass then deletes itself. Reads the outcome counters, the
  * stored objects and the pass's log.
@@ -256,9 +256,14 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     // the route's listKeys, then reconciles each as above: run the listKeys of the DGD and DGDSA
     // routes with the same token, which is the part of a resync the role must allow.
     const deps = await reconcile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath }) });
+    // A resync first reads each kind its passes need in bulk (functions/reconcile/resync.ts: one
+    // LIST per kind, every namespace), then lists the keys from that.
     const lists = async (kind: string) => {
       const route = reconcile.routes.find((r) => r.kind === kind);
-      return route?.listKeys === undefined ? false : route.listKeys(deps).then(() => true, () => false);
+      if (route?.listKeys === undefined) return false;
+      const listKeys = route.listKeys;
+      const resync = reconcile.resyncDeps === undefined ? Promise.resolve(deps) : reconcile.resyncDeps(deps, [route]);
+      return resync.then((bulk) => listKeys(bulk)).then(() => true, () => false);
     };
     const resyncListed = { dgd: await lists(DGD_KIND), dgdsa: await lists(DGDSA_KIND) };
     const leftToGarbageCollector = await runDeletedDuringPass(kubeconfigPath, deletedName, () => applyDgd(false, {}, deletedName));
