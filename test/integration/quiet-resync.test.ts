@@ -102,13 +102,17 @@ describe('a resync of unchanged DGDs (issue 17 item 3)', () => {
     const quiet = await resync();
     expect(writesOf(quiet)).toEqual([]);
     // One LIST (one page: fewer than 500 objects) per kind, every namespace; no GET, no per-DGD LIST.
+    // The DGDs render Kubernetes discovery's ServiceAccount, Role and RoleBinding (the default discovery backend).
     expect(countByResource(quiet)).toEqual({
+      'list core/serviceaccounts': 1,
       'list core/services': 1,
       'list grove.io/podcliques': 1,
       'list grove.io/podcliquescalinggroups': 1,
       'list grove.io/podcliquesets': 1,
       'list nvidia.com/dynamographdeployments': 1,
       'list nvidia.com/dynamographdeploymentscalingadapters': 1,
+      'list rbac.authorization.k8s.io/rolebindings': 1,
+      'list rbac.authorization.k8s.io/roles': 1,
     });
     expect(quiet.every((r) => r.namespace === undefined)).toBe(true);
     // Each DGD kept the status it had: written once, not again.
@@ -117,20 +121,21 @@ describe('a resync of unchanged DGDs (issue 17 item 3)', () => {
     for (const dgd of stored) expect((dgd['status'] as { conditions?: unknown[] } | undefined)?.conditions?.length ?? 0).toBeGreaterThan(0);
   }, 300_000);
 
-  it('a hand edit of a field the function set (a Service port, by kubectl) is put back by the next resync, with one write: that Service', async () => {
+  it('a hand edit of a field the function set (a Service selector value, by kubectl) is put back by the next resync, with one write: that Service', async () => {
     const services = (await user.list('v1', 'Service', NAMESPACE)).filter((s) => s.metadata.name.startsWith('quiet-0-'));
     const service = services[0];
     if (service === undefined) throw new Error('no Service of quiet-0');
-    const ports = (service['spec'] as { ports: { port: number }[] }).ports;
-    const before = ports.map((p) => p.port);
-    const edited = structuredClone(service) as KubeObject & { spec: { ports: { port: number }[] } };
-    edited.spec.ports = edited.spec.ports.map((p) => ({ ...p, port: p.port + 1 }));
+    const before = (service['spec'] as { selector: Record<string, string> }).selector;
+    const [label] = Object.keys(before);
+    if (label === undefined) throw new Error('the Service has no selector');
+    const edited = structuredClone(service) as KubeObject & { spec: { selector: Record<string, string> } };
+    edited.spec.selector = { ...edited.spec.selector, [label]: 'edited-by-hand' };
     await user.replace(edited);
 
     const repair = await resync();
     expect(writesOf(repair).map((r) => `${r.verb} ${r.resource} ${r.namespace ?? ''}`)).toEqual([`patch services ${NAMESPACE}`]);
     const restored = await user.get({ apiVersion: 'v1', kind: 'Service', namespace: NAMESPACE, name: service.metadata.name });
-    expect((restored?.['spec'] as { ports: { port: number }[] }).ports.map((p) => p.port)).toEqual(before);
+    expect((restored?.['spec'] as { selector: Record<string, string> }).selector).toEqual(before);
 
     // And quiet again.
     expect(writesOf(await resync())).toEqual([]);
