@@ -169,6 +169,11 @@ export async function runReconcileBench(dgds: number): Promise<string> {
 async function countObjects(kube: ReturnType<typeof createKube>, group: string, plural: string): Promise<number> {
   const kinds: Record<string, [string, string]> = {
     '/services': ['v1', 'Service'],
+    '/serviceaccounts': ['v1', 'ServiceAccount'],
+    '/persistentvolumeclaims': ['v1', 'PersistentVolumeClaim'],
+    'rbac.authorization.k8s.io/roles': ['rbac.authorization.k8s.io/v1', 'Role'],
+    'rbac.authorization.k8s.io/rolebindings': ['rbac.authorization.k8s.io/v1', 'RoleBinding'],
+    'resource.k8s.io/resourceclaimtemplates': ['resource.k8s.io/v1', 'ResourceClaimTemplate'],
     'grove.io/podcliquesets': ['grove.io/v1alpha1', 'PodCliqueSet'],
     'grove.io/podcliques': ['grove.io/v1alpha1', 'PodClique'],
     'grove.io/podcliquescalinggroups': ['grove.io/v1alpha1', 'PodCliqueScalingGroup'],
@@ -176,7 +181,8 @@ async function countObjects(kube: ReturnType<typeof createKube>, group: string, 
     'nvidia.com/dynamographdeploymentscalingadapters': ['nvidia.com/v1beta1', 'DynamoGraphDeploymentScalingAdapter'],
   };
   const kind = kinds[`${group}/${plural}`];
-  return kind === undefined ? 0 : (await kube.list(kind[0], kind[1])).length;
+  if (kind === undefined) throw new Error(`bench: no kind for ${group}/${plural}`);
+  return (await kube.list(kind[0], kind[1])).length;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -44,13 +44,15 @@ describe('snapshotKube: a resync reads each kind once and answers the passes fro
     expect(calls).toEqual(['get ConfigMap a/c', 'list Service a app in (one)', 'list Service a ']);
   });
 
-  it('a written object is read from the API server again, and lists of its kind in its namespace too', async () => {
+  it('a written object is read as the write stored it (an apply\'s answer) or from the API server again (a delete), and lists of its kind in its namespace from the API server', async () => {
     const { kube, calls } = aRecordingKube();
-    const snapshot = snapshotKube(kube, [{ apiVersion: 'v1', kind: 'Service', objects: [svc('a', 'x')] }]);
-    await snapshot.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'x', namespace: 'a' } });
-    await snapshot.get({ apiVersion: 'v1', kind: 'Service', namespace: 'a', name: 'x' });
+    const snapshot = snapshotKube(kube, [{ apiVersion: 'v1', kind: 'Service', objects: [svc('a', 'x'), svc('a', 'y')] }]);
+    const applied = await snapshot.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'x', namespace: 'a' } });
+    expect(await snapshot.get({ apiVersion: 'v1', kind: 'Service', namespace: 'a', name: 'x' })).toBe(applied);
+    await snapshot.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'a', name: 'y' });
+    await snapshot.get({ apiVersion: 'v1', kind: 'Service', namespace: 'a', name: 'y' });
     await snapshot.list('v1', 'Service', 'a');
     await snapshot.list('v1', 'Service', 'b');
-    expect(calls).toEqual(['apply Service x', 'get Service a/x', 'list Service a ']);
+    expect(calls).toEqual(['apply Service x', 'delete Service y', 'get Service a/y', 'list Service a ']);
   });
 });

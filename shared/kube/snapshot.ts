@@ -1,9 +1,9 @@
 /**
  * Reads answered from memory: a Kube whose get and list of some kinds are served from objects
  * listed once (a resync's bulk read: one paginated LIST per kind, grouped in memory), and whose
- * other gets are remembered for the life of the wrapper (one pass). Writes go to the API server
- * and make the written object (and lists of its kind in its namespace) read from the API server
- * again, so a pass that writes sees its own write.
+ * other gets are remembered for the life of the wrapper (one pass). Writes go to the API server;
+ * a get of a written object is answered with what the write stored (an apply's answer) or read
+ * again, and lists of its kind in its namespace go to the API server, so a pass sees its writes.
  *
  * The wrapper holds nothing beyond one resync or one event: a snapshot may be as old as the
  * resync; what changed since arrives as its own event (DESIGN.md "Events in, answers out").
@@ -51,13 +51,21 @@ export function snapshotKube(kube: Kube, listed: readonly ListedKind[] = [], cou
     writtenNamespaces.add(`${kindOf(ref.apiVersion, ref.kind)} ${ref.namespace ?? ''}`);
   }
 
-  async function writing<T>(ref: ObjectRef | ApplyObject, write: () => Promise<T>): Promise<T> {
+  /**
+   * Sends a write. When the API server answers with the object as now stored (an apply, a status
+   * apply, a replace), a get of it is answered with that; otherwise (a delete, a scale, a
+   * failure) its reads go to the API server again.
+   */
+  async function writing<T>(ref: ObjectRef | ApplyObject, write: () => Promise<T>, answersStored = false): Promise<T> {
     const target = 'metadata' in ref ? { apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.metadata.namespace, name: ref.metadata.name } : ref;
     markWritten(target);
+    let stored: T | undefined;
     try {
-      return await write();
+      stored = await write();
+      return stored;
     } finally {
       markWritten(target);
+      if (answersStored && stored !== undefined) remembered.set(`${kindOf(target.apiVersion, target.kind)} ${keyOf(target.namespace, target.name)}`, Promise.resolve(stored as KubeObject));
     }
   }
 
@@ -67,11 +75,11 @@ export function snapshotKube(kube: Kube, listed: readonly ListedKind[] = [], cou
       const kind = kindOf(ref.apiVersion, ref.kind);
       const key = `${kind} ${keyOf(ref.namespace, ref.name)}`;
       const byKey = kinds.get(kind);
+      const known = remembered.get(key);
       if (byKey !== undefined && !written.has(key)) {
         if (counts !== undefined) counts.servedGets += 1;
         return Promise.resolve(byKey.get(keyOf(ref.namespace, ref.name)));
       }
-      const known = remembered.get(key);
       if (known !== undefined) {
         if (counts !== undefined) counts.servedGets += 1;
         return known;
@@ -91,10 +99,10 @@ export function snapshotKube(kube: Kube, listed: readonly ListedKind[] = [], cou
       const items = [...byKey.values()].filter((object) => (namespace === undefined || namespace === '' || object.metadata.namespace === namespace) && Object.entries(selector).every(([label, value]) => object.metadata.labels?.[label] === value));
       return Promise.resolve(items);
     },
-    apply: (obj, options) => writing(obj, () => kube.apply(obj, options)),
-    applyStatus: (obj, options) => writing(obj, () => kube.applyStatus(obj, options)),
+    apply: (obj, options) => writing(obj, () => kube.apply(obj, options), true),
+    applyStatus: (obj, options) => writing(obj, () => kube.applyStatus(obj, options), true),
     create: (obj, options) => (options?.dryRun === true ? kube.create(obj, options) : writing(obj, () => kube.create(obj, options))),
-    replace: (obj) => writing(obj as ApplyObject, () => kube.replace(obj)),
+    replace: (obj) => writing(obj as ApplyObject, () => kube.replace(obj), true),
     delete: (ref, options) => writing(ref, () => kube.delete(ref, options)),
     createEvent: (event) => kube.createEvent(event),
     scale: (ref, replicas) => writing(ref, () => kube.scale(ref, replicas)),
