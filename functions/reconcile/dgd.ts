@@ -16,7 +16,12 @@
  * ServiceAccount/Role/RoleBinding and GMS ResourceClaimTemplates this DGD controls (never an object it does not), a create of
  * each v1alpha1 PVC (`create: true`) that does not exist (never an apply over one), then replica changes through the children's `scale` subresources
  * (unless the Coherent gate holds them back), then the DGD status through the status
- * subresource, then one Event per Ready transition; field manager `dynamo-reconcile`. Nothing
+ * subresource, then one Event per Ready transition; field manager `dynamo-reconcile`. Only what
+ * differs from the stored objects is written (`decideDgdWrites`: a child whose fields we own
+ * are as rendered is not applied, an unchanged status is not written, and has no Event), so a
+ * pass that finds nothing to change writes nothing; reads, applies, creates and scales that do
+ * not depend on each other go out together. On a resync the reads are answered from one LIST per
+ * kind (./resync.ts). Nothing
  * is written for a DGD that is gone or under deletion; a pass that finds the DGD gone at its
  * status write removes what it created itself.
  * Answers: Done; Permanent when the spec is invalid, a rendered name is taken by an object we do
