@@ -211,10 +211,11 @@ async function createAll(deps: ReconcileDeps, desired: DgdDesired): Promise<Erro
  */
 async function applyAll(deps: ReconcileDeps, observed: DgdObserved, objects: readonly RenderedObject[]): Promise<{ podCliqueSetWritten: boolean; failures: Error[]; created: CreatedObject[] }> {
   let podCliqueSetWritten = false;
-  const failures: Error[] = [];
+  // By the intent's position, so the reported message does not depend on which answer came first.
+  const failuresAt: (Error | undefined)[] = [];
   const created: CreatedObject[] = [];
   await Promise.all(
-    objects.map(async (object) => {
+    objects.map(async (object, index) => {
       try {
         // Only objects this DGD controls are in the decision: force takes back a field someone
         // changed by hand, as a controller's apply does.
@@ -231,11 +232,11 @@ async function applyAll(deps: ReconcileDeps, observed: DgdObserved, objects: rea
         }
         deps.log.debug({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name, resourceVersion: stored.metadata.resourceVersion }, `Applied ${object.kind}`);
       } catch (error) {
-        failures.push(asShellError(error));
+        failuresAt[index] = asShellError(error);
       }
     }),
   );
-  return { podCliqueSetWritten, failures, created };
+  return { podCliqueSetWritten, failures: failuresAt.filter((failure) => failure !== undefined), created };
 }
 
 /** An object this pass created (it did not exist when loaded), at the version the create stored. */
