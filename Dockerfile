@@ -2,42 +2,37 @@
 # neither, infra/image/build.sh builds the same layout from package registries alone (Debian
 # packages, the node npm package, umoci).
 #   docker build -t REGISTRY/dynamo-fn:0.1.0 . && docker push REGISTRY/dynamo-fn:0.1.0
-# Entrypoint: dynamo-fn (e.g. `serve reconcile`); runs as 65532:65532 and writes only to /tmp,
-# so a read-only root filesystem works (the chart mounts an emptyDir on /tmp).
-# Its user, working directory, entrypoint script, command, environment, ports, labels, the files
-# copied into /app and the npm ci flags are those of infra/image/image.json, which build.sh builds
-# from; test/unit/dockerfile.test.ts holds the two to it. Only the base images differ (and with
-# them the node binary's path and PATH).
+# It holds prebuilt JavaScript only, no TypeScript sources and no transpiler: `npm run build`'s
+# bundles in /app/dist (scripts/build.mjs): dist/bundles/<function>.mjs for each function, which
+# the chart runs (`node /app/dist/bundles/reconcile.mjs`), dist/bundles/dynamo-fn.mjs, the CLI
+# and the entrypoint (e.g. `install`, `crds`, `serve reconcile`), and the override tool.
+# Runs as 65532:65532 and writes only to /tmp, so a read-only root filesystem works (the chart
+# mounts an emptyDir on /tmp).
+# Its user, working directory, entrypoint, command, environment, ports, labels, the files copied
+# into /app and the build's arguments are those of infra/image/image.json, which build.sh builds from; test/unit/dockerfile.test.ts holds the two
+# to it. Only the base images differ (and with them the node binary's path and PATH).
 
+# The bundles (and the override tool a profiling Job's init container installs for the
+# profiler, /dgd-apply-overrides; shared/profiler/override-tool.ts), built with esbuild, a
+# devDependency: every dependency is installed here, and the bundles carry what they use.
 FROM node:24-bookworm-slim AS build
-WORKDIR /app
-COPY package.json package-lock.json ./
-# Production dependencies only (tsx runs the TypeScript sources; there is no build step).
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-COPY bin ./bin
-COPY shared ./shared
-COPY functions ./functions
-COPY infra/chart ./infra/chart
-RUN find . -path ./node_modules -prune -o -name '*.test.ts' -print -delete
-
-# The override tool a profiling Job's init container installs for the profiler
-# (/dgd-apply-overrides; shared/profiler/override-tool.ts): one file bundled with esbuild.
-FROM node:24-bookworm-slim AS override-tool
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY scripts ./scripts
 COPY shared ./shared
-RUN node scripts/build.mjs --only dgd-apply-overrides --outdir /out
+COPY functions ./functions
+RUN node scripts/build.mjs --no-sourcemap --outdir /out
 
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
 WORKDIR /app
-COPY --from=build /app /app
-COPY --from=override-tool /out/dgd-apply-overrides.mjs /app/dist/dgd-apply-overrides.mjs
+# The chart, for `dynamo-fn install` run from the image.
+COPY infra/chart ./infra/chart
+COPY --from=build /out /app/dist
 COPY infra/image/dgd-apply-overrides /dgd-apply-overrides
 ENV NODE_ENV=production
 LABEL org.opencontainers.image.title="dynamo-fn" org.opencontainers.image.licenses="Apache-2.0"
 USER 65532:65532
 EXPOSE 8080
-ENTRYPOINT ["/nodejs/bin/node", "/app/bin/dynamo-fn.js"]
+ENTRYPOINT ["/nodejs/bin/node", "/app/dist/bundles/dynamo-fn.mjs"]
 CMD ["--help"]

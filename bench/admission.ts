@@ -6,10 +6,13 @@
  *
  * The servers run in a child process (one core) and the client in this one (the other), so
  * neither steals the other's event loop. Request counts are bounded; the run stops by itself.
- * Aims (issue 12): validate at least 0.7x and mutate at least 0.85x the bare server's reviews/s
- * at concurrency 16; p99 under 1 ms at concurrency 1.
+ * Aims (issue 17 item 4): validate at least 0.7x and mutate at least 0.85x the bare server's
+ * reviews/s at concurrency 16; at concurrency 1, p99 at most 1.5x the bare server's p99 over the
+ * same transport and bodies (replacing the absolute 1 ms, which measured the machine's load as
+ * much as the server).
  *
- * Usage: npm run bench:admission [-- --requests N --warmup N --concurrency N --log-level L]
+ * Usage: npm run bench:admission [-- --requests N --warmup N --concurrency N --rounds N --log-level L]
+ * (rows are measured in `--rounds` interleaved slices, default 5, so each row and its baseline see the same load)
  * (BENCH_CPU_PROF=DIR writes a CPU profile of the server process into DIR.)
  * @module
  */
@@ -174,7 +177,7 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-async function measure(target: Target, ca: string, options: { requests: number; warmup: number; concurrency: number }): Promise<Measurement> {
+async function measure(target: Target, ca: string, options: { requests: number; warmup: number; concurrency: number }): Promise<{ latencies: Float64Array; elapsedSeconds: number; errors: number }> {
   const pool = new Pool(target.url, { connections: options.concurrency, pipelining: 1, connect: { ca } });
   const send = async (index: number): Promise<boolean> => {
     const body = target.bodies[index % target.bodies.length] as Buffer;
@@ -205,26 +208,60 @@ async function measure(target: Target, ca: string, options: { requests: number; 
   const errors = await run(options.requests, latencies);
   const elapsedSeconds = (performance.now() - started) / 1000;
   await pool.close();
-  latencies.sort();
-  return { target, perSecond: options.requests / elapsedSeconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), errors };
+  return { latencies, elapsedSeconds, errors };
 }
 
 /**
- * Aims (issue 12): at concurrency 16, validate reviews at least 0.7x and mutate reviews at least
- * 0.85x the bare server's reviews/s; at concurrency 1, p99 under 1 ms.
+ * Measures every target in `rounds` interleaved slices (each target's share of requests and
+ * warm-up per slice, targets in turn), so a row and its baseline see the same machine: on a
+ * shared, loaded machine the load moves within minutes, and rows measured one after the other
+ * compared the server with a baseline measured under another load.
+ */
+async function measureInterleaved(targets: readonly Target[], ca: string, options: { requests: number; warmup: number; concurrency: number }, rounds: number, label: string): Promise<Measurement[]> {
+  const perRound = { requests: Math.max(1, Math.floor(options.requests / rounds)), warmup: Math.max(1, Math.floor(options.warmup / rounds)), concurrency: options.concurrency };
+  const runs = targets.map(() => ({ latencies: [] as Float64Array[], elapsedSeconds: 0, errors: 0 }));
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [index, target] of targets.entries()) {
+      const slice = await measure(target, ca, perRound);
+      const run = runs[index] as (typeof runs)[number];
+      run.latencies.push(slice.latencies);
+      run.elapsedSeconds += slice.elapsedSeconds;
+      run.errors += slice.errors;
+    }
+    process.stderr.write(`bench: ${label} round ${round + 1}/${rounds} done\n`);
+  }
+  return targets.map((target, index) => {
+    const run = runs[index] as (typeof runs)[number];
+    const all = new Float64Array(run.latencies.reduce((sum, l) => sum + l.length, 0));
+    let offset = 0;
+    for (const l of run.latencies) {
+      all.set(l, offset);
+      offset += l.length;
+    }
+    all.sort();
+    return { target, perSecond: all.length / run.elapsedSeconds, p50Ms: percentile(all, 50), p99Ms: percentile(all, 99), errors: run.errors };
+  });
+}
+
+/**
+ * Aims (issue 17 item 4): at concurrency 16, validate reviews at least 0.7x and mutate reviews at
+ * least 0.85x the bare server's reviews/s; at concurrency 1, p99 at most 1.5x the bare server's
+ * p99 (same transport, same bodies, same run).
  */
 export const THROUGHPUT_AIM: Readonly<Record<string, number>> = { validate: 0.7, mutate: 0.85 };
-export const SERIAL_P99_AIM_MS = 1;
+export const SERIAL_P99_AIM_X_BARE = 1.5;
 
 function table(results: readonly Measurement[], aim: { readonly isSerial: boolean }): string {
-  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', aim.isSerial ? '-' : 'aim (x bare)', aim.isSerial ? `p99 < ${SERIAL_P99_AIM_MS} ms` : '-'];
+  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', aim.isSerial ? 'p99 vs bare' : 'aim (x bare)', aim.isSerial ? `p99 <= ${SERIAL_P99_AIM_X_BARE}x bare` : '-'];
   const rows = results.map((m) => {
     const bare = results.find((b) => b.target.isBaseline && b.target.transport === m.target.transport && b.target.bodyKind === m.target.bodyKind);
     const ratio = bare === undefined ? Number.NaN : m.perSecond / bare.perSecond;
     const wanted = THROUGHPUT_AIM[m.target.request.split(' ')[0] ?? ''] ?? 0.7;
     const isThroughputMet = m.target.isBaseline || aim.isSerial ? '' : `>= ${wanted}: ${ratio >= wanted ? 'met' : 'MISSED'}`;
-    const isLatencyMet = !aim.isSerial || m.target.isBaseline ? '' : m.p99Ms < SERIAL_P99_AIM_MS ? 'met' : 'MISSED';
-    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), isThroughputMet, isLatencyMet];
+    const p99Ratio = bare === undefined ? Number.NaN : m.p99Ms / bare.p99Ms;
+    const isLatencyMet = !aim.isSerial || m.target.isBaseline ? '' : p99Ratio <= SERIAL_P99_AIM_X_BARE ? 'met' : 'MISSED';
+    const serialRatio = aim.isSerial ? (m.target.isBaseline ? '1.00' : p99Ratio.toFixed(2)) : isThroughputMet;
+    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), serialRatio, isLatencyMet];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => (i >= 3 && i <= 7 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
@@ -238,6 +275,7 @@ async function main(): Promise<number> {
       requests: { type: 'string', default: '10000' },
       warmup: { type: 'string', default: '2000' },
       concurrency: { type: 'string', default: '16' },
+      rounds: { type: 'string', default: '5' },
       'log-level': { type: 'string', default: 'info' },
     },
   });
@@ -246,7 +284,7 @@ async function main(): Promise<number> {
     await runServers(certs, values['log-level']);
     return -1;
   }
-  const options = { requests: Number(values.requests), warmup: Number(values.warmup), concurrency: Number(values.concurrency) };
+  const options = { requests: Number(values.requests), warmup: Number(values.warmup), concurrency: Number(values.concurrency), rounds: Math.max(1, Number(values.rounds)) };
   const certs = await generateServingCertificates();
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server-child', '--log-level', values['log-level']], {
     execArgv: ['--import', 'tsx', ...(process.env['BENCH_CPU_PROF'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_CPU_PROF']])],
@@ -283,21 +321,13 @@ async function main(): Promise<number> {
     }
     const bodyBytes = `${createBodies[0]?.length ?? 0} bytes per CREATE review, ${updateBodies[0]?.length ?? 0} per UPDATE`;
     process.stderr.write(`bench: 12-component DGD, ${bodyBytes}, ${options.requests} requests (+${options.warmup} warm-up) per row, concurrency ${options.concurrency}, loopback\n`);
-    const results: Measurement[] = [];
-    for (const target of targets) {
-      results.push(await measure(target, certs.caPem, options));
-      process.stderr.write(`bench: ${target.transport} ${target.server} ${target.request} done (concurrency ${options.concurrency})\n`);
-    }
+    const results = await measureInterleaved(targets, certs.caPem, options, options.rounds, `concurrency ${options.concurrency}`);
     // The same rows one request at a time: the service latency without queueing behind 15 others.
     const serial = { requests: Math.max(1, Math.floor(options.requests / 5)), warmup: Math.max(1, Math.floor(options.warmup / 5)), concurrency: 1 };
-    const serialResults: Measurement[] = [];
-    for (const target of targets) {
-      serialResults.push(await measure(target, certs.caPem, serial));
-      process.stderr.write(`bench: ${target.transport} ${target.server} ${target.request} done (concurrency 1)\n`);
-    }
-    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, loopback, server log level ${values['log-level']}\n\n`);
+    const serialResults = await measureInterleaved(targets, certs.caPem, serial, options.rounds, 'concurrency 1');
+    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, in ${options.rounds} interleaved rounds, loopback, server log level ${values['log-level']}\n\n`);
     process.stdout.write(`${table(results, { isSerial: false })}\n\naim: validate at least ${THROUGHPUT_AIM['validate']} x and mutate at least ${THROUGHPUT_AIM['mutate']} x the reviews/s of the bare server parsing the same bodies over the same transport\n`);
-    process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing; aim p99 under ${SERIAL_P99_AIM_MS} ms\n\n${table(serialResults, { isSerial: true })}\n`);
+    process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing; aim p99 at most ${SERIAL_P99_AIM_X_BARE} x the bare server's p99 over the same transport and bodies\n\n${table(serialResults, { isSerial: true })}\n`);
     return [...results, ...serialResults].some((m) => m.errors > 0) ? 1 : 0;
   } finally {
     // Disconnecting lets the server process exit by itself (writing a CPU profile if asked); kill it if it lingers.

@@ -79,3 +79,39 @@ export function linearFit(points: readonly { readonly x: number; readonly y: num
   const ssRes = points.reduce((sum, p) => sum + (p.y - (intercept + slope * p.x)) ** 2, 0);
   return { slope, intercept, r2: ssTot === 0 ? 1 : 1 - ssRes / ssTot };
 }
+
+/** This process's CPU time (user + system), in milliseconds. */
+export function cpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+/**
+ * Times `measured` and `baseline` in alternating batches after `warmup` runs of each, in this
+ * process's CPU time, and returns the median milliseconds of one call of each. On a shared
+ * machine wall time mostly measures the other processes, and alternating keeps the two under
+ * the same conditions, so their ratio holds even when the absolute figures drift.
+ */
+export function timeSyncPair(
+  measured: () => unknown,
+  baseline: () => unknown,
+  options: { readonly iterations: number; readonly warmup: number; readonly batches?: number },
+): { readonly measuredMs: number; readonly baselineMs: number } {
+  for (let index = 0; index < options.warmup; index += 1) {
+    measured();
+    baseline();
+  }
+  const batches = options.batches ?? 9;
+  const perBatch = Math.max(1, Math.floor(options.iterations / batches));
+  const measuredSamples: number[] = [];
+  const baselineSamples: number[] = [];
+  for (let batch = 0; batch < batches; batch += 1) {
+    let started = cpuMs();
+    for (let index = 0; index < perBatch; index += 1) measured();
+    measuredSamples.push((cpuMs() - started) / perBatch);
+    started = cpuMs();
+    for (let index = 0; index < perBatch; index += 1) baseline();
+    baselineSamples.push((cpuMs() - started) / perBatch);
+  }
+  return { measuredMs: median(measuredSamples), baselineMs: median(baselineSamples) };
+}

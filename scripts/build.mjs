@@ -1,24 +1,87 @@
-// `npm run build`: bundles the CLI (shared/cli/bundle-entry.ts) with its dependencies into
-// dist/dynamo-fn.mjs for images and cold starts (no TypeScript transpile at start), and the
-// override tool alone (shared/cli/dgd-apply-overrides-entry.ts) into dist/dgd-apply-overrides.mjs,
-// one file a profiling Job's init container installs with a Node.js binary
-// (shared/profiler/override-tool.ts). esbuild is the bundler tsx already runs on. CommonJS
-// dependencies need `require`, so the banner makes one.
+// `npm run build`: what the image runs, compiled ahead of time with esbuild (the bundler tsx
+// already runs on), so no process of ours loads a TypeScript transpiler:
+//   dist/bundles/<function>.mjs   one entry per function (admission, reconcile, profile,
+//                                 cleanup; shared/cli/function-entries/), `serve <function>`
+//                                 with only that function compiled in: the chart runs these;
+//   dist/bundles/dynamo-fn.mjs    the CLI (shared/cli/bundle-entry.ts): the image's entrypoint;
+//   dist/bundles/chunk-*.mjs      code split out by esbuild: what several entries share, and
+//                                 what only a dynamic import() reaches (gated code: the LPX build
+//                                 decoders, the Model Express client, v1beta2, the CLI's
+//                                 commands), loaded when that gate or setting is on;
+//   dist/bundles/sizes.json       per entry: the bytes it loads at start (itself and the chunks
+//                                 it imports statically) and the bytes behind dynamic imports;
+//   dist/dgd-apply-overrides.mjs  the override tool alone (shared/cli/dgd-apply-overrides-entry.ts),
+//                                 one self-contained file a profiling Job's init container installs
+//                                 with a Node.js binary (shared/profiler/override-tool.ts).
+// The bundles sit two folders below the root (dist/bundles/), as the sources they come from
+// (shared/cli/, shared/runtime/) do, so a path a module derives from its own location
+// (install's default chart, ../../infra/chart) is the same in the checkout and the image.
+// CommonJS dependencies need `require`, so the banner makes one in every output file.
+// No V8 startup snapshot (node --build-snapshot): Node 24's user-land snapshot cannot hold
+// node:http's native handles (building one from a function's bundle fails with "global handle
+// not serialized: ... HTTPParser"), and every function's start path loads node:http (the
+// CloudEvents host, undici, @kubernetes/client-node).
 //
-//   node scripts/build.mjs [--only dynamo-fn|dgd-apply-overrides] [--outdir DIR]   (default: both, dist/)
-// Run from the repository root (the image builds use --only dgd-apply-overrides).
-import { readFileSync } from 'node:fs';
+//   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap]
+//   (default: both, into dist/; --only dynamo-fn is the old name of --only bundles)
+// Run from the repository root.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' } } });
-if (values.only !== undefined && values.only !== 'dynamo-fn' && values.only !== 'dgd-apply-overrides') {
-  process.stderr.write(`build.mjs: --only must be dynamo-fn or dgd-apply-overrides, not ${values.only}\n`);
+const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false } } });
+const only = values.only === 'dynamo-fn' ? 'bundles' : values.only;
+if (only !== undefined && only !== 'bundles' && only !== 'dgd-apply-overrides') {
+  process.stderr.write(`build.mjs: --only must be bundles or dgd-apply-overrides, not ${values.only}\n`);
   process.exit(2);
 }
 const outdir = values.outdir ?? 'dist';
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+
+/** The functions, each with its own bundle. */
+const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'];
+
+/**
+ * Imports of Node's built-in modules become `require` calls. An ESM import of a built-in makes
+ * Node build its ESM facade, which reads every export: for node:http that loads Node's own
+ * internal undici (the global fetch), a few hundred milliseconds of a cold start nobody uses.
+ */
+const builtinsThroughRequire = {
+  name: 'builtins-through-require',
+  setup(build) {
+    build.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => (args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path, namespace: 'builtin' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+/**
+ * Modules that do nothing when imported, so esbuild may leave out every one whose exports none
+ * of our code uses, with what it imports (its package.json does not say so):
+ * - ours (shared/, functions/): STYLE.md §21, "A module holds nothing but constants and does
+ *   nothing when imported". Without this, a barrel (shared/domain/index.ts) would bring every
+ *   module it re-exports into every function, the LPX build decoders and capnp-es included;
+ * - @kubernetes/client-node's: the clients we never call (exec, attach, cp, port-forward, watch,
+ *   metrics) and their dependencies (ws, tar-fs) stay out.
+ * Only for imports made from ESM (a CommonJS `require` in a try/catch must keep esbuild's own
+ * handling of a missing optional module).
+ */
+const ROOT = path.resolve('.');
+const isSideEffectFree = (file) =>
+  file.includes('/node_modules/@kubernetes/client-node/') || (!file.includes('/node_modules/') && ['shared', 'functions'].some((folder) => file.startsWith(path.join(ROOT, folder, '/'))));
+const withoutSideEffects = {
+  name: 'without-side-effects',
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === withoutSideEffects || args.kind !== 'import-statement' || isBuiltin(args.path)) return undefined;
+      const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: withoutSideEffects });
+      if (resolved.errors.length > 0 || resolved.external || !isSideEffectFree(resolved.path)) return undefined;
+      return { path: resolved.path, sideEffects: false };
+    });
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -28,21 +91,69 @@ const common = {
   // The version the sources read from package.json (shared/runtime/build-info.ts).
   define: { __DYNAMO_FN_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
+  plugins: [builtinsThroughRequire, withoutSideEffects],
   banner: { js: "import { createRequire as __dynamoFnCreateRequire } from 'node:module'; const require = __dynamoFnCreateRequire(import.meta.url);" },
 };
 
-async function bundle(name, options) {
-  const started = Date.now();
-  const outfile = path.join(outdir, `${name}.mjs`);
-  const result = await build({ ...common, ...options, outfile });
-  const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
-  process.stdout.write(`Built ${outfile} (${(bytes / 1024 / 1024).toFixed(1)} MiB${options.sourcemap ? ' with map' : ''}) in ${Date.now() - started} ms\n`);
+const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+
+/**
+ * The entry `file` of a split build: the bytes of every file it loads at start (itself and,
+ * through static imports, its chunks) and of the files only its dynamic imports reach.
+ */
+function entrySizes(metafile, file) {
+  const outputs = metafile.outputs;
+  const closure = (kinds) => {
+    const seen = new Set();
+    const stack = [file];
+    while (stack.length > 0) {
+      const next = stack.pop();
+      if (seen.has(next) || outputs[next] === undefined) continue;
+      seen.add(next);
+      for (const imported of outputs[next].imports) if (!imported.external && kinds.includes(imported.kind)) stack.push(imported.path);
+    }
+    return seen;
+  };
+  const bytes = (files) => [...files].reduce((sum, f) => sum + outputs[f].bytes, 0);
+  const atStart = closure(['import-statement']);
+  const reachable = closure(['import-statement', 'dynamic-import']);
+  return { file: path.basename(file), startBytes: bytes(atStart), startFiles: atStart.size, lazyBytes: bytes(reachable) - bytes(atStart) };
 }
 
-if (values.only !== 'dgd-apply-overrides') {
-  await bundle('dynamo-fn', { entryPoints: ['shared/cli/bundle-entry.ts'], sourcemap: 'linked', legalComments: 'linked' });
+if (only !== 'dgd-apply-overrides') {
+  const bundles = path.join(outdir, 'bundles');
+  rmSync(bundles, { recursive: true, force: true });
+  const entries = { 'dynamo-fn': 'shared/cli/bundle-entry.ts', ...Object.fromEntries(FUNCTIONS.map((name) => [name, `shared/cli/function-entries/${name}.ts`])) };
+  // One build per entry: esbuild's tree shaking keeps what any entry of a build uses, so in one
+  // build with the CLI (which reaches all of @kubernetes/client-node) every function would load it.
+  const started = Date.now();
+  const results = await Promise.all(
+    Object.entries(entries).map(async ([name, entry]) => {
+      const result = await build({
+        ...common,
+        entryPoints: { [name]: entry },
+        outdir: bundles,
+        splitting: true,
+        outExtension: { '.js': '.mjs' },
+        chunkNames: `${name}-[hash]`,
+        sourcemap: values['no-sourcemap'] ? false : 'linked',
+        legalComments: 'linked',
+      });
+      return [name, entrySizes(result.metafile, path.join(bundles, `${name}.mjs`))];
+    }),
+  );
+  const sizes = Object.fromEntries(results);
+  process.stdout.write(`Built ${bundles}/ in ${Date.now() - started} ms\n`);
+  for (const [name, size] of results) {
+    process.stdout.write(`  ${`${name}.mjs`.padEnd(15)} ${mib(size.startBytes).padStart(10)} at start (${size.startFiles} file${size.startFiles === 1 ? '' : 's'}), ${mib(size.lazyBytes)} more behind dynamic imports\n`);
+  }
+  writeFileSync(path.join(bundles, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
 }
-if (values.only !== 'dynamo-fn') {
+if (only !== 'bundles') {
   // One self-contained file: it is copied alone into the profiler's pod.
-  await bundle('dgd-apply-overrides', { entryPoints: ['shared/cli/dgd-apply-overrides-entry.ts'], legalComments: 'eof' });
+  const started = Date.now();
+  const outfile = path.join(outdir, 'dgd-apply-overrides.mjs');
+  const result = await build({ ...common, entryPoints: ['shared/cli/dgd-apply-overrides-entry.ts'], legalComments: 'eof', outfile });
+  const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
+  process.stdout.write(`Built ${outfile} (${mib(bytes)}) in ${Date.now() - started} ms\n`);
 }

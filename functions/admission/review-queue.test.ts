@@ -55,4 +55,33 @@ describe('createReviewQueue', () => {
   ])('throws RangeError for $name', ({ options }) => {
     expect(() => createReviewQueue(options)).toThrow(RangeError);
   });
+
+  it('tryAcquire takes free units at once, and never jumps an ordinary waiter unless it has priority', async () => {
+    const queue = createReviewQueue({ maxConcurrent: 10, maxQueued: 4, queueTimeoutMs: 5000 });
+    const held = queue.tryAcquire(6);
+    expect(held).toBeDefined();
+    const waiting = queue.acquire(8);
+    expect(queue.tryAcquire(2)).toBeUndefined();
+    const priority = queue.tryAcquire(2, { isPriority: true });
+    expect(priority).toBeDefined();
+    expect(queue.active).toBe(8);
+    priority?.release();
+    held?.release();
+    release(await waiting);
+    expect({ active: queue.active, queued: queue.queued }).toEqual({ active: 0, queued: 0 });
+  });
+
+  it('a priority waiter goes ahead of ordinary ones and is never refused for a full queue (a body being read holds what they wait for)', async () => {
+    const queue = createReviewQueue({ maxConcurrent: 10, maxQueued: 1, queueTimeoutMs: 5000 });
+    const held = await queue.acquire(10);
+    const order: string[] = [];
+    const ordinary = queue.acquire(5).then((result) => (order.push('ordinary'), result));
+    expect(await queue.acquire(5)).toEqual({ ok: false, reason: 'QueueFull' });
+    const priority = queue.acquire(5, { isPriority: true }).then((result) => (order.push('priority'), result));
+    expect(queue.queued).toBe(2);
+    release(held);
+    release(await priority);
+    release(await ordinary);
+    expect(order).toEqual(['priority', 'ordinary']);
+  });
 });

@@ -5,7 +5,7 @@
  * A review holds its body (up to `maxBodyBytes`), the parsed object and its defaulted copy, so a
  * handful of large ones at once is what drives memory (four 6.3 MiB UPDATE reviews took the
  * process from ~100 MB to 310 MB RSS). The server therefore takes two things in turn: body bytes
- * from a byte budget (the declared Content-Length) before reading, then a review slot once the
+ * from a byte budget (counted as they arrive: ./body-budget.ts), then a review slot once the
  * body is in. A slow or stalled body holds only its bytes, for at most the short body deadline,
  * never a review slot: six slow-body clients could otherwise starve valid reviews (issue 12).
  * A request waiting for bytes holds a socket and its headers, not its body: TCP backpressure
@@ -36,9 +36,20 @@ export interface ReviewQueueOptions {
   readonly queueTimeoutMs: number;
 }
 
+export interface AcquireOptions {
+  /**
+   * Goes ahead of every ordinary waiter (behind earlier priority ones), and takes free units
+   * even while ordinary ones wait. For a body already being read: it holds bytes that the
+   * waiters ahead of it may be waiting for, so making it queue behind them would deadlock.
+   */
+  readonly isPriority?: boolean;
+}
+
 export interface ReviewQueue {
   /** Waits for `units` (default 1) of capacity, FIFO. Never rejects. Call `release` exactly once when done. */
-  acquire(units?: number): Promise<SlotResult>;
+  acquire(units?: number, options?: AcquireOptions): Promise<SlotResult>;
+  /** Takes `units` at once when they are free and nobody waits ahead; otherwise undefined (nothing taken, nothing queued). */
+  tryAcquire(units: number, options?: AcquireOptions): { readonly release: () => void } | undefined;
   /** Units held now (reviews, or bytes for a byte budget). */
   readonly active: number;
   /** Reviews waiting for a slot now. */
@@ -60,6 +71,7 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
   let active = 0;
   interface Waiter {
     readonly units: number;
+    readonly isPriority: boolean;
     readonly grant: (granted: boolean) => void;
   }
   const waiters: Waiter[] = [];
@@ -86,6 +98,14 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
     };
   };
 
+  const tryAcquire = (requested: number, options: AcquireOptions = {}): { readonly release: () => void } | undefined => {
+    const units = Math.min(Math.max(1, Math.ceil(requested)), maxConcurrent);
+    const isAheadOfUs = options.isPriority === true ? waiters[0]?.isPriority === true : waiters.length > 0;
+    if (isAheadOfUs || active + units > maxConcurrent) return undefined;
+    active += units;
+    return slot(units) as { readonly release: () => void };
+  };
+
   return {
     get active() {
       return active;
@@ -93,16 +113,18 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
     get queued() {
       return waiters.length;
     },
-    acquire(requested = 1): Promise<SlotResult> {
+    tryAcquire,
+    acquire(requested = 1, options: AcquireOptions = {}): Promise<SlotResult> {
       const units = Math.min(Math.max(1, Math.ceil(requested)), maxConcurrent);
-      if (waiters.length === 0 && active + units <= maxConcurrent) {
-        active += units;
-        return Promise.resolve(slot(units));
-      }
-      if (waiters.length >= maxQueued) return Promise.resolve({ ok: false, reason: 'QueueFull' });
+      const isPriority = options.isPriority === true;
+      const immediate = tryAcquire(units, options);
+      if (immediate !== undefined) return Promise.resolve({ ok: true, release: immediate.release });
+      // A priority waiter is never refused for a full queue: it already holds what others wait for.
+      if (!isPriority && waiters.length >= maxQueued) return Promise.resolve({ ok: false, reason: 'QueueFull' });
       return new Promise<SlotResult>((resolve) => {
         const waiter: Waiter = {
           units,
+          isPriority,
           grant: (granted: boolean): void => {
             clearTimeout(timer);
             resolve(granted ? slot(units) : { ok: false, reason: 'QueueTimedOut' });
@@ -115,7 +137,10 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
           // The head may have left: the next one may fit now.
           admitWaiters();
         }, queueTimeoutMs);
-        waiters.push(waiter);
+        if (isPriority) {
+          const firstOrdinary = waiters.findIndex((w) => !w.isPriority);
+          waiters.splice(firstOrdinary === -1 ? waiters.length : firstOrdinary, 0, waiter);
+        } else waiters.push(waiter);
       });
     },
   };

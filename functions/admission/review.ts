@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
 import { DGDR_KIND, DGDR_PLURAL, RUN_PLURAL, isDgdrV1Beta2View } from '../../shared/api/index.js';
 import { validateConversionView } from '../../shared/domain/index.js';
-import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
+import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
 import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
 import { V1BETA2, V1BETA2_ROUTES, admitV1Beta2, type V1Beta2Observed } from './dgdr-v1beta2.js';
 
@@ -151,11 +151,15 @@ const CAUSE_REASONS: Readonly<Record<FieldIssueType, string>> = {
 export function exceedsNestingDepth(value: unknown, limit: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (limit <= 0) return true;
+  // Only objects and arrays are descended into (no call per string or number).
   if (Array.isArray(value)) {
-    for (const item of value) if (exceedsNestingDepth(item, limit - 1)) return true;
+    for (const item of value) if (typeof item === 'object' && item !== null && exceedsNestingDepth(item, limit - 1)) return true;
     return false;
   }
-  for (const key in value) if (exceedsNestingDepth((value as Record<string, unknown>)[key], limit - 1)) return true;
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && exceedsNestingDepth(item, limit - 1)) return true;
+  }
   return false;
 }
 
@@ -180,7 +184,7 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
     return { status: 400, message: `request body is not an ${ADMISSION_API_VERSION} ${ADMISSION_REVIEW_KIND} with a request.uid: ${problems}` };
   }
   const request = review.data.request;
-  const { response, patchOperations } = respond(route, request, config, observed);
+  const { response, patchOperations } = respond(route, request, config, observed, body);
   return {
     status: 200,
     review: { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response },
@@ -197,7 +201,7 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
   };
 }
 
-function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: V1Beta2Observed): { response: AdmissionResponse; patchOperations: number } {
+function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: V1Beta2Observed, body: string): { response: AdmissionResponse; patchOperations: number } {
   const { uid } = request;
   if (request.operation === 'DELETE' || request.operation === 'CONNECT') return only({ uid, allowed: true });
   if (route.version === V1BETA2) return respondV1Beta2(route, request, observed);
@@ -225,7 +229,7 @@ function respond(route: WebhookRoute, request: AdmissionRequest, config: Admissi
       return only(reject(uid, 400, `request.oldObject must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(oldApiVersion)} ${JSON.stringify(oldKind)}`));
     }
   }
-  return route.kind === 'mutate' ? mutate(uid, object, request.operation) : only(validate(uid, object, oldObject, request, config));
+  return route.kind === 'mutate' ? mutate(uid, object, request.operation) : only(validate(uid, object, oldObject, request, config, body));
 }
 
 function only(response: AdmissionResponse): { response: AdmissionResponse; patchOperations: number } {
@@ -250,8 +254,11 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
   return typeof metadata === 'object' && metadata !== null && (metadata as Record<string, unknown>)['deletionTimestamp'] != null;
 }
 
-function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig): AdmissionResponse {
-  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username });
+function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, body: string): AdmissionResponse {
+  // The body's length, less what the stored object's JSON takes at least, bounds the object's
+  // JSON bytes (validation's storable-size rule uses it to skip rendering without serialising).
+  const objectBytes = Buffer.byteLength(body) - (oldObject === undefined ? 0 : jsonBytesLowerBound(oldObject));
+  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username, objectBytes });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
   if (result.issues.length === 0) return { uid, allowed: true, ...warnings };
   return { uid, allowed: false, status: invalidStatus(result.issues, objectName(object) ?? request.name ?? ''), ...warnings };

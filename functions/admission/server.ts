@@ -15,8 +15,9 @@
  * Refusals: a Content-Type other than `application/json` (parameters such as charset allowed)
  * gets 415; a body over `maxBodyBytes` 413, without buffering it; a body not complete within
  * `bodyTimeoutMs` 408 (a short deadline: the API server sends a review at once); a review that
- * finds no room for its body bytes (`maxBufferedBodyBytes`) and the queue full, or waits longer
- * than `queueTimeoutMs` for room, 429 (see ./review-queue.ts for why it queues first). Each of
+ * finds no room for the body bytes it has received (`maxBufferedBodyBytes`, counted as they
+ * arrive: ./body-budget.ts) and the queue full, or waits longer than `queueTimeoutMs` for room,
+ * 429 (see ./review-queue.ts for why it queues first). Each of
  * these leaves the body unread, so the answer carries `Connection: close` and the connection is
  * half-closed, letting the client read the answer instead of a reset. An unexpected failure
  * gets 500 and is logged; the process never crashes on a request.
@@ -47,7 +48,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
 import { DGDR_PLURAL } from '../../shared/api/index.js';
 import { hardwareDiscoveryFilter, type V1Beta2Observed } from './dgdr-v1beta2.js';
-import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, readBodyWithLimit, registerBuildInfo } from '../../shared/runtime/index.js';
+import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, registerBuildInfo } from '../../shared/runtime/index.js';
+import { readBodyWithinBudget } from './body-budget.js';
 import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
 import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
 import { createReviewQueue } from './review-queue.js';
@@ -82,10 +84,9 @@ export const DEFAULT_QUEUE_TIMEOUT_MS = 5000;
 export const DEFAULT_BODY_TIMEOUT_MS = 3000;
 
 /**
- * Body bytes held at once (reading, waiting for a review slot, or being answered), reserved by
- * each request's Content-Length (chunked bodies reserve `maxBodyBytes`). 64 MiB holds nine of the
- * largest reviews, or thousands of ordinary ones, so slow-body clients reserving 7 MiB each for
- * the body deadline leave room for valid reviews.
+ * Body bytes held at once (reading or being answered), counted as they arrive, not as declared
+ * (./body-budget.ts): a body declaring 7 MiB and trickling holds only what it sent. 64 MiB holds
+ * nine of the largest reviews whole, or thousands of ordinary ones.
  */
 export const DEFAULT_MAX_BUFFERED_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -212,8 +213,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   const drainTimeoutSeconds = options.drainTimeoutSeconds ?? DEFAULT_DRAIN_TIMEOUT_SECONDS;
   /** Reviews holding body bytes (reading, or being answered). */
   let active = 0;
+  const maxBufferedBodyBytes = options.maxBufferedBodyBytes ?? DEFAULT_MAX_BUFFERED_BODY_BYTES;
   const bodyBudget = createReviewQueue({
-    maxConcurrent: options.maxBufferedBodyBytes ?? DEFAULT_MAX_BUFFERED_BODY_BYTES,
+    maxConcurrent: maxBufferedBodyBytes,
     maxQueued: options.maxQueuedReviews ?? DEFAULT_MAX_QUEUED_REVIEWS,
     queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS,
   });
@@ -320,7 +322,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
     reviews.inc({ webhook: 'convert', version: answer.summary.desiredAPIVersion, allowed: String(answer.summary.isSuccess) });
     duration.observe({ webhook: 'convert' }, durationMs / 1000);
-    if (answer.summary.isSuccess) log.info({ webhook: 'convert', ...answer.summary, durationMs }, 'Answered ConversionReview');
+    if (answer.summary.isSuccess) log.debug({ webhook: 'convert', ...answer.summary, durationMs }, 'Answered ConversionReview');
     else log.warn({ webhook: 'convert', ...answer.summary, durationMs }, 'Refused ConversionReview');
   }
 
@@ -338,17 +340,12 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       refuse(request, response, 413, `request body exceeds ${maxBodyBytes} bytes\n`);
       return;
     }
-    // Bytes first, then the body with its short deadline, then the (synchronous) answer: a slow
-    // body holds only its bytes, for at most the deadline (see ./review-queue.ts).
-    const reservation = await bodyBudget.acquire(declaredBytes ?? maxBodyBytes);
-    if (!reservation.ok) {
-      log.warn({ path: url, reason: reservation.reason, bufferedBytes: bodyBudget.active, queued: bodyBudget.queued, durationMs: performance.now() - started }, 'Refused admission request with no body budget free');
-      refuse(request, response, 429, reservation.reason === 'QueueFull' ? 'too many admission reviews waiting\n' : 'timed out waiting for room for the admission review body\n', { 'retry-after': '1' });
-      return;
-    }
+    // The body's bytes are taken from the budget as they arrive (./body-budget.ts), then the
+    // (synchronous) answer: a slow body holds only what it sent, for at most the deadline.
     active += 1;
+    let release: (() => void) | undefined;
     try {
-      const body = await readBodyWithLimit(request, maxBodyBytes, { timeoutMs: bodyTimeoutMs });
+      const body = await readBodyWithinBudget(request, { maxBodyBytes, timeoutMs: bodyTimeoutMs, budget: bodyBudget, budgetBytes: maxBufferedBodyBytes });
       if (!body.ok) {
         switch (body.reason) {
           case 'Aborted':
@@ -362,19 +359,25 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
             log.warn({ path: url, bodyTimeoutMs, receivedBytes: body.receivedBytes }, 'Refused admission request with a slow body');
             refuse(request, response, 408, `request body not received within ${bodyTimeoutMs} ms\n`);
             return;
+          case 'QueueFull':
+          case 'QueueTimedOut':
+            log.warn({ path: url, reason: body.reason, bufferedBytes: bodyBudget.active, queued: bodyBudget.queued, durationMs: performance.now() - started }, 'Refused admission request with no body budget free');
+            refuse(request, response, 429, body.reason === 'QueueFull' ? 'too many admission reviews waiting\n' : 'timed out waiting for room for the admission review body\n', { 'retry-after': '1' });
+            return;
           default: {
             const unreachable: never = body;
             throw new Error(`unknown body result ${JSON.stringify(unreachable)}`);
           }
         }
       }
+      release = body.release;
       // Answering is synchronous (a v1beta2 mutation that discovers hardware first awaits the Node
       // list and the exporter scrapes, bounded by the discovery budget, holding only its body's
       // bytes meanwhile): one review at a time holds the CPU, so only bytes need a bound.
       await finish(body.body.toString('utf8'));
     } finally {
       active -= 1;
-      reservation.release();
+      release?.();
     }
   }
 

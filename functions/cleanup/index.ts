@@ -10,7 +10,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_CLEANUP } from '../../shared/api/index.js';
-import { createKube, type Kube } from '../../shared/kube/index.js';
+import { createKube, createListSnapshot, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 import { lpxDeadlineRoute } from './lpx-deadlines.js';
@@ -45,5 +45,10 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
   return depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_CLEANUP, now: base.now }));
 }
 
-const cleanup: FunctionDefinition<CleanupDeps> = { name: 'cleanup', routes, init: (base) => init(base) };
+/** A tick's reads: one LIST per kind, taken on the first read and shared by every object's pass. */
+export function resyncDeps(deps: CleanupDeps): CleanupDeps {
+  return { ...deps, snapshot: createListSnapshot(deps.kube) };
+}
+
+const cleanup: FunctionDefinition<CleanupDeps> = { name: 'cleanup', routes, init: (base) => init(base), resyncDeps };
 export default cleanup;

@@ -42,7 +42,7 @@ import {
   type DeadlineObserved,
   type ObservedPodCliqueSet,
 } from '../../shared/domain/index.js';
-import type { KubeObject } from '../../shared/kube/index.js';
+import type { KubeObject, KubeReader } from '../../shared/kube/index.js';
 import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 
@@ -60,22 +60,31 @@ interface Loaded {
   readonly rawGroups: ReadonlyMap<string, KubeObject>;
 }
 
-/** Loads what the deadline decision reads; undefined when there is nothing to evaluate. */
-export async function load(deps: LpxCleanupDeps, key: ObjectKey): Promise<Loaded | undefined> {
-  const raw = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
+/**
+ * Loads what the deadline decision reads, the independent reads at once; undefined when there is
+ * nothing to evaluate. `read` answers the reads (a resync's snapshot, else the live client).
+ */
+export async function load(deps: LpxCleanupDeps, key: ObjectKey, read: KubeReader = deps.kube): Promise<Loaded | undefined> {
+  const pcsRead = async (uid: string) => {
+    const pcsName = lpxPodCliqueSetName({ namespace: key.namespace, name: key.name, uid });
+    return { pcsName, pcs: await read.get({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace: key.namespace, name: pcsName }) };
+  };
+  const raw = await read.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
   const parsed = raw === undefined ? undefined : LpxGraphDeploymentSchema.safeParse(raw);
   if (parsed?.success !== true || parsed.data.metadata.deletionTimestamp !== undefined) return undefined;
   const lpxgd = parsed.data;
-  const dgdObject = await deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: key.namespace, name: key.name });
+  const [dgdObject, { pcsName, pcs }] = await Promise.all([read.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: key.namespace, name: key.name }), pcsRead(lpxgd.metadata.uid ?? '')]);
   const dgd = dgdObject === undefined ? undefined : parseDgd(dgdObject);
   if (dgd?.ok !== true) return undefined;
-  const pcsName = lpxPodCliqueSetName({ namespace: key.namespace, name: key.name, uid: lpxgd.metadata.uid ?? '' });
-  const pcs = await deps.kube.get({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace: key.namespace, name: pcsName });
   if (pcs === undefined || pcs.metadata.uid === undefined) return undefined;
+  const [groups, requestObjects] = await Promise.all([
+    read.list(GROVE_API_VERSION, 'PodCliqueScalingGroup', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` }),
+    read.list(LPR_API_VERSION, LPR_KIND, key.namespace),
+  ]);
   const rawGroups = new Map<string, KubeObject>();
-  for (const group of await deps.kube.list(GROVE_API_VERSION, 'PodCliqueScalingGroup', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` })) rawGroups.set(group.metadata.name, group);
+  for (const group of groups) rawGroups.set(group.metadata.name, group);
   const requests: LpuPipelineRequest[] = [];
-  for (const object of await deps.kube.list(LPR_API_VERSION, LPR_KIND, key.namespace)) {
+  for (const object of requestObjects) {
     const request = LpuPipelineRequestSchema.safeParse(object);
     if (request.success && isRequestControlledBy(request.data, pcs.metadata.uid)) requests.push(request.data);
   }
@@ -134,7 +143,8 @@ function hasWrites(desired: DeadlineDesired): boolean {
 export async function handle(event: KubeEvent, deps: LpxCleanupDeps): Promise<Outcome> {
   if (!deps.config.lpxEnabled) return DONE;
   for (let pass = 0; pass < MAX_PASSES; pass += 1) {
-    const loaded = await load(deps, event.key);
+    // The first pass reads the resync's snapshot when there is one; a pass after a write reads the API server.
+    const loaded = await load(deps, event.key, pass === 0 ? deps.snapshot : deps.kube);
     if (loaded === undefined) return DONE;
     const now = deps.now();
     const desired = decideLpxDeadlines(loaded.observed, now);
@@ -147,6 +157,6 @@ export async function handle(event: KubeEvent, deps: LpxCleanupDeps): Promise<Ou
 /** Every LPXGD, for the tick; none while LPX is disabled. */
 export async function listKeys(deps: LpxCleanupDeps): Promise<readonly ObjectKey[]> {
   if (!deps.config.lpxEnabled) return [];
-  const objects = await deps.kube.list(LPXGD_API_VERSION, LPXGD_KIND);
+  const objects = await (deps.snapshot ?? deps.kube).list(LPXGD_API_VERSION, LPXGD_KIND);
   return objects.map((o) => ({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: o.metadata.namespace ?? '', name: o.metadata.name }));
 }

@@ -3,7 +3,8 @@
  *
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for kind
  * `DynamoGraphDeploymentRun`, and `dev.dynamo-fn.resync` (every Run).
- * Reads: the Run (or the event's copy when it is gone); the Runs controlled by the same request.
+ * Reads: the Run (or the event's copy when it is gone; when neither, the namespace's claims that
+ * carry a Run finalizer); the Runs controlled by the same request.
  * Decides: `selectRunsToRetire` (keep the five most recent finished Runs per request), and
  * `decideTraceClaim` for the Run's claim (see ./trace-claim.ts).
  * Writes: deletion of retired Runs (background propagation: their Jobs, pods and Candidates
@@ -14,16 +15,16 @@
  */
 import { DGDR_V1BETA2, DGDR_V1BETA2_KIND, LABEL_DGDR_GENERATION, RUN_KIND, RunSchema } from '../../shared/api/index.js';
 import { controllerOf, isRunComplete, selectRunsToRetire, traceClaimNameOf } from '../../shared/domain/index.js';
-import type { KubeObject } from '../../shared/kube/index.js';
+import type { KubeObject, KubeReader } from '../../shared/kube/index.js';
 import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
-import { reconcileClaim } from './trace-claim.js';
+import { reconcileClaim, reconcileClaimsWithRunFinalizers } from './trace-claim.js';
 
 const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
 
-/** Retires the finished Runs of `requestUid` beyond the five most recent. */
-async function retireRuns(deps: CleanupDeps, namespace: string, requestUid: string): Promise<void> {
-  const runs = (await deps.kube.list(DGDR_V1BETA2, RUN_KIND, namespace)).filter((r) => {
+/** Retires the finished Runs of `requestUid` beyond the five most recent; resolves to how many it deleted. */
+async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string, requestUid: string): Promise<number> {
+  const runs = (await read.list(DGDR_V1BETA2, RUN_KIND, namespace)).filter((r) => {
     const owner = controllerOf(r);
     return owner?.kind === DGDR_V1BETA2_KIND && owner.uid === requestUid;
   });
@@ -33,32 +34,38 @@ async function retireRuns(deps: CleanupDeps, namespace: string, requestUid: stri
     const generation = Number(object.metadata.labels?.[LABEL_DGDR_GENERATION] ?? '0');
     return [{ name: object.metadata.name, isFinished: isRunComplete(parsed.data), completionTime: parsed.data.status?.completionTime, generation: Number.isFinite(generation) ? generation : 0 }];
   });
-  for (const name of selectRunsToRetire(retained)) {
+  const retired = selectRunsToRetire(retained);
+  for (const name of retired) {
     await deps.kube.delete({ ...RUN_REF, namespace, name }, { propagationPolicy: 'Background' });
     deps.log.info({ kind: RUN_KIND, namespace, name }, 'Deleted retired DynamoGraphDeploymentRun');
   }
+  return retired.length;
 }
 
 /** load -> retention -> claim release. */
 export async function handle(event: KubeEvent, deps: CleanupDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
   const { namespace, name } = event.key;
-  const stored = await deps.kube.get({ ...RUN_REF, namespace, name });
+  const read = deps.snapshot ?? deps.kube;
+  const stored = await read.get({ ...RUN_REF, namespace, name });
   // A deleted Run is known only from the event's copy; its claim may now be released.
   const object = stored ?? (event.object as KubeObject | undefined);
-  if (object === undefined) return DONE;
+  // Gone, and the event (Reference mode) does not carry it: its claim is unknown, so every
+  // claim of the namespace with a Run finalizer is decided now rather than at its next event.
+  if (object === undefined) return reconcileClaimsWithRunFinalizers(deps, namespace);
   const parsed = RunSchema.safeParse(object);
   if (!parsed.success) return DONE;
   const owner = controllerOf(object);
-  if (stored !== undefined && owner?.kind === DGDR_V1BETA2_KIND) await retireRuns(deps, namespace, owner.uid);
+  const retired = stored !== undefined && owner?.kind === DGDR_V1BETA2_KIND ? await retireRuns(deps, read, namespace, owner.uid) : 0;
   const claimName = traceClaimNameOf(parsed.data);
-  return claimName === undefined ? DONE : reconcileClaim(deps, namespace, claimName);
+  // After a delete the claim's readers are read again from the API server.
+  return claimName === undefined ? DONE : reconcileClaim(deps, namespace, claimName, retired > 0 ? deps.kube : read);
 }
 
 /** Every Run, for the resync tick (empty while the gate is off). */
 export async function listKeys(deps: CleanupDeps): Promise<readonly ObjectKey[]> {
   if (!deps.config.dgdrV1Beta2Enabled) return [];
-  return (await deps.kube.list(DGDR_V1BETA2, RUN_KIND)).map((r) => ({ ...RUN_REF, namespace: r.metadata.namespace ?? '', name: r.metadata.name }));
+  return (await (deps.snapshot ?? deps.kube).list(DGDR_V1BETA2, RUN_KIND)).map((r) => ({ ...RUN_REF, namespace: r.metadata.namespace ?? '', name: r.metadata.name }));
 }
 
 export const route: Route<CleanupDeps> = { ...RUN_REF, handle, listKeys };

@@ -2,8 +2,9 @@
  * Releases and cancels through trace claims (nvidia.com/v1beta2 Runs), behind `dgdrV1Beta2.enabled`.
  *
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for PersistentVolumeClaim
- * and Job (a Job event names its Run's claim), and `dev.dynamo-fn.resync` (every claim that
- * carries a `nvidia.com/dgdr-run-` finalizer).
+ * and Job (a Job event names its Run's claim; a gone Job known only by reference, every claim of
+ * its namespace with a Run finalizer), and `dev.dynamo-fn.resync` (the chart's claim resync
+ * PingSource: every claim that carries a `nvidia.com/dgdr-run-` finalizer).
  * Reads: the claim; the Runs of its namespace; the Jobs labelled with each finalizer's Run uid.
  * Decides: `decideTraceClaim` (shared/domain, pure).
  * Writes: foreground deletion of the Jobs to stop, then the claim without the released
@@ -12,16 +13,20 @@
  * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
  * @module
  */
-import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema, TRACE_CLAIM_FINALIZER_PREFIX } from '../../shared/api/index.js';
-import { claimStateOf, controllerOf, decideTraceClaim, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
+import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema } from '../../shared/api/index.js';
+import { claimStateOf, controllerOf, decideTraceClaim, hasTraceClaimFinalizer, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
+import type { KubeReader } from '../../shared/kube/index.js';
 import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 
 const CLAIM_REF = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' } as const;
 
-/** Loads the claim and its readers; undefined when the claim is gone or carries no Run finalizer. */
-export async function load(deps: CleanupDeps, namespace: string, name: string) {
-  const object = await deps.kube.get({ ...CLAIM_REF, namespace, name });
+/**
+ * Loads the claim and its readers (the Jobs of each reader at once); undefined when the claim is
+ * gone or carries no Run finalizer. `read` answers the reads (a resync's snapshot, else the live client).
+ */
+export async function load(deps: CleanupDeps, namespace: string, name: string, read: KubeReader = deps.kube) {
+  const object = await read.get({ ...CLAIM_REF, namespace, name });
   if (object === undefined) return undefined;
   const claim = claimStateOf(object);
   const uids = claim.finalizers.flatMap((f) => {
@@ -29,11 +34,14 @@ export async function load(deps: CleanupDeps, namespace: string, name: string) {
     return uid === undefined ? [] : [uid];
   });
   if (uids.length === 0) return undefined;
-  const runs = await deps.kube.list(DGDR_V1BETA2, RUN_KIND, namespace);
+  const [runs, jobsByUid] = await Promise.all([
+    read.list(DGDR_V1BETA2, RUN_KIND, namespace),
+    Promise.all(uids.map((uid) => read.list('batch/v1', 'Job', namespace, { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` }))),
+  ]);
   const readers = new Map<string, ClaimReader>();
-  for (const uid of uids) {
+  for (const [index, uid] of uids.entries()) {
     const runObject = runs.find((r) => r.metadata.uid === uid);
-    const jobs = (await deps.kube.list('batch/v1', 'Job', namespace, { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` })).map(jobStateOf);
+    const jobs = (jobsByUid[index] ?? []).map(jobStateOf);
     const parsed = runObject === undefined ? undefined : RunSchema.safeParse(runObject);
     const run = parsed?.success === true ? { name: parsed.data.metadata.name ?? '', isComplete: isRunComplete(parsed.data) } : undefined;
     readers.set(uid, { runUid: uid, run, jobs });
@@ -41,10 +49,13 @@ export async function load(deps: CleanupDeps, namespace: string, name: string) {
   return { object, claim, readers };
 }
 
-/** Reconciles one claim: stop Jobs, then release finalizers. Exported for the Run route. */
-export async function reconcileClaim(deps: CleanupDeps, namespace: string, name: string): Promise<Outcome> {
+/**
+ * Reconciles one claim: stop Jobs, then release finalizers; a claim with nothing to release is
+ * not written. Exported for the Run route. `read` answers the loads (default the live client).
+ */
+export async function reconcileClaim(deps: CleanupDeps, namespace: string, name: string, read: KubeReader = deps.kube): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  const loaded = await load(deps, namespace, name);
+  const loaded = await load(deps, namespace, name, read);
   if (loaded === undefined) return DONE;
   const desired = decideTraceClaim(loaded.claim, loaded.readers);
   for (const job of desired.stopJobs) {
@@ -62,22 +73,39 @@ export async function reconcileClaim(deps: CleanupDeps, namespace: string, name:
 
 /** A claim event: reconcile that claim. */
 export async function handle(event: KubeEvent, deps: CleanupDeps): Promise<Outcome> {
-  return reconcileClaim(deps, event.key.namespace, event.key.name);
+  return reconcileClaim(deps, event.key.namespace, event.key.name, deps.snapshot);
 }
 
 /** Every claim with a Run finalizer, for the resync tick (empty while the gate is off). */
 export async function listKeys(deps: CleanupDeps): Promise<readonly ObjectKey[]> {
   if (!deps.config.dgdrV1Beta2Enabled) return [];
-  const claims = await deps.kube.list(CLAIM_REF.apiVersion, CLAIM_REF.kind);
+  const claims = await (deps.snapshot ?? deps.kube).list(CLAIM_REF.apiVersion, CLAIM_REF.kind);
   return claims
-    .filter((c) => ((c.metadata['finalizers'] as string[] | undefined) ?? []).some((f) => f.startsWith(TRACE_CLAIM_FINALIZER_PREFIX)))
+    .filter((c) => hasTraceClaimFinalizer((c.metadata['finalizers'] as string[] | undefined) ?? []))
     .map((c) => ({ ...CLAIM_REF, namespace: c.metadata.namespace ?? '', name: c.metadata.name }));
+}
+
+/**
+ * Reconciles every claim of `namespace` that carries a Run finalizer: the release path when a
+ * Run or a Job is gone and its event carries no object (Reference mode), so the claim it read is
+ * unknown. The decision releases the finalizers whose Run and Jobs are gone (reference "Trace
+ * claim lifecycle", Protection: "or once the Run and its Jobs are deleted"). Exported for the
+ * Run route.
+ */
+export async function reconcileClaimsWithRunFinalizers(deps: CleanupDeps, namespace: string): Promise<Outcome> {
+  const claims = await deps.kube.list(CLAIM_REF.apiVersion, CLAIM_REF.kind, namespace);
+  for (const claim of claims) {
+    if (hasTraceClaimFinalizer((claim.metadata['finalizers'] as string[] | undefined) ?? [])) await reconcileClaim(deps, namespace, claim.metadata.name);
+  }
+  return DONE;
 }
 
 /** A Job event: reconcile the claim of the Run that controls the Job (its pods may have released the file). */
 async function handleJob(event: KubeEvent, deps: CleanupDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
   const job = (await deps.kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace: event.key.namespace, name: event.key.name })) ?? event.object;
+  // A deleted Job known only by reference: its Run (and claim) are unknown, so every claim there with a Run finalizer is decided.
+  if (job === undefined) return reconcileClaimsWithRunFinalizers(deps, event.key.namespace);
   const owner = job === undefined ? undefined : controllerOf(job);
   if (owner?.kind !== RUN_KIND) return DONE;
   const run = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: RUN_KIND, namespace: event.key.namespace, name: owner.name });

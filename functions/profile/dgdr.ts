@@ -42,6 +42,7 @@ import {
   DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE,
   decideDgdr,
   decideDgdRejected,
+  dgdrReadsOf,
   needsHardwareDiscovery,
   needsHardwareMetadataDiscovery,
   outputConfigMapName,
@@ -50,6 +51,7 @@ import {
   hasMetricsExporters,
   readMetricsGpuNodes,
   trackingLabels,
+  withoutUnchangedStatus,
   type ChildFacts,
   type DgdrDesired,
   type DgdrObserved,
@@ -57,7 +59,7 @@ import {
   type PodFacts,
   type ProfilingJobConfig,
 } from '../../shared/domain/index.js';
-import type { Kube, KubeObject } from '../../shared/kube/index.js';
+import type { Kube, KubeObject, KubeReader } from '../../shared/kube/index.js';
 import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import { loadDiscoverySignals, type GpuDiscoveryCache, type ScrapeMetrics } from '../../shared/discovery/index.js';
 
@@ -74,6 +76,8 @@ export interface ProfileDeps extends HandlerDeps {
   readonly scrapeMetrics?: ScrapeMetrics;
   /** This instance's 60 s cache of successful metrics discoveries (absent: every discovery scrapes). */
   readonly discoveryCache?: GpuDiscoveryCache;
+  /** In a resync: its reads, answered from one LIST per kind (shared/kube `createListSnapshot`); a pass's first load reads here, writes and re-reads go to `kube`. */
+  readonly snapshot?: KubeReader;
 }
 
 export const REPORTING_CONTROLLER = 'nvidia.com/dynamo-profile';
@@ -136,22 +140,28 @@ function podFacts(pod: KubeObject): PodFacts {
   return { name: pod.metadata.name, phase: status.phase, profiler: status.containerStatuses?.find((c) => c.name === 'profiler')?.state };
 }
 
-/** Loads the request and what its decision reads; undefined when the request is gone. */
-export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promise<DgdrObserved> {
+/**
+ * Loads what the request's decision reads in its phase (`dgdrReadsOf`: a Ready or Failed request
+ * reads nothing more), the independent reads at once. `read` answers the reads (a resync's
+ * snapshot, else the live client). Failures: the kube client's.
+ */
+export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr, read: KubeReader = deps.kube): Promise<DgdrObserved> {
   const namespace = key.namespace;
   const jobName = profilingJobName(key.name);
   const phase = dgdr.status?.phase ?? 'Pending';
-  const [job, output, dgd] = await Promise.all([
-    deps.kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName }),
-    deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: outputConfigMapName(key.name) }),
-    dgdr.status?.dgdName === undefined ? undefined : deps.kube.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: dgdr.status.dgdName }),
+  const reads = dgdrReadsOf(phase);
+  const [job, output, dgd, configMaps] = await Promise.all([
+    reads.job ? read.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName }) : undefined,
+    reads.output ? read.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: outputConfigMapName(key.name) }) : undefined,
+    !reads.dgd || dgdr.status?.dgdName === undefined ? undefined : read.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: dgdr.status.dgdName }),
+    reads.dgd ? read.list('v1', 'ConfigMap', namespace, { labelSelector: `${LABEL_DGDR_NAME}=${key.name},${LABEL_DGDR_NAMESPACE}=${namespace}` }) : [],
   ]);
-  const isDeploying = phase === 'Deploying' || phase === 'Deployed';
-  const configMaps = isDeploying ? await deps.kube.list('v1', 'ConfigMap', namespace, { labelSelector: `${LABEL_DGDR_NAME}=${key.name},${LABEL_DGDR_NAMESPACE}=${namespace}` }) : [];
   const dgdState = ((dgd?.['status'] ?? {}) as { state?: string }).state;
-  const dgdPods = phase === 'Deploying' && dgd !== undefined && dgdState !== 'successful' ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_GRAPH_DEPLOYMENT_NAME}=${dgd.metadata.name}` }) : [];
   const isJobFailed = ((job?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Failed' && c.status === 'True');
-  const pods = job !== undefined && isJobFailed ? await deps.kube.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [];
+  const [dgdPods, pods] = await Promise.all([
+    phase === 'Deploying' && dgd !== undefined && dgdState !== 'successful' ? read.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_GRAPH_DEPLOYMENT_NAME}=${dgd.metadata.name}` }) : [],
+    reads.jobPods && job !== undefined && isJobFailed ? read.list('v1', 'Pod', namespace, { labelSelector: `${LABEL_JOB_NAME}=${jobName}` }) : [],
+  ]);
   const isDiscovering = phase === 'Pending' && job === undefined;
   const isDiscoveringHardware = isDiscovering && (needsHardwareDiscovery(dgdr.spec.hardware) || needsHardwareMetadataDiscovery(dgdr.spec.hardware));
   const nodes = isDiscoveringHardware ? await deps.kube.list('v1', 'Node') : undefined;
@@ -171,6 +181,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr): Promi
     deps.log.warn({ error: metrics.error }, 'DCGM discovery failed, falling back to node-label discovery');
   }
   const pvcName = dgdr.spec.modelCache?.pvcName;
+  // Read from the API server, not a resync's snapshot: a Pending request is read once (no claims list for it).
   const pvc = isDiscovering && pvcName !== undefined && pvcName !== '' ? await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvcName }) : undefined;
   const dgdStatus = (dgd?.['status'] ?? {}) as { state?: string; components?: Record<string, { replicas?: number; availableReplicas?: number }> };
   return {
@@ -255,9 +266,14 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
   return result;
 }
 
-/** load -> decideDgdr -> write. Never branches on the event type: the event only names the request. */
+/**
+ * load -> decideDgdr (without a status write that changes nothing) -> write. Never branches on
+ * the event type: the event only names the request. In a resync, the request and its children
+ * are read from the resync's snapshot (one LIST per kind for every request).
+ */
 export async function handle(event: KubeEvent, deps: ProfileDeps): Promise<Outcome> {
-  const stored = await deps.kube.get({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace: event.key.namespace, name: event.key.name });
+  const read = deps.snapshot ?? deps.kube;
+  const stored = await read.get({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace: event.key.namespace, name: event.key.name });
   if (stored === undefined) return DONE; // Gone: its Job and output go with it (owner references); the DGD persists by design.
   if (stored.metadata['deletionTimestamp'] !== undefined) return DONE;
   // A native v1beta2 request reads through v1beta1 as its spec.v1beta2 view: not a v1beta1 request to profile.
@@ -269,8 +285,9 @@ export async function handle(event: KubeEvent, deps: ProfileDeps): Promise<Outco
     deps.log.warn({ issues: message }, 'Skipped invalid DynamoGraphDeploymentRequest');
     return { kind: 'Permanent', reason: 'InvalidSpec', message };
   }
-  const observed = await load(deps, event.key, parsed.data);
-  const desired = decideDgdr(observed, deps.profilingJob, deps.now());
+  const observed = await load(deps, event.key, parsed.data, read);
+  // A pass that changes nothing writes nothing: the status is written only when it differs.
+  const desired = withoutUnchangedStatus(decideDgdr(observed, deps.profilingJob, deps.now()), parsed.data.status);
   const result = await write(deps, stored, parsed.data, desired);
   if (result.status?.phase === 'Failed' && parsed.data.status?.phase !== 'Failed') {
     const failure = result.status.conditions?.find((c) => c.type === 'Succeeded');
@@ -281,6 +298,6 @@ export async function handle(event: KubeEvent, deps: ProfileDeps): Promise<Outco
 
 /** Every DGDR in the cluster, for the periodic resync. */
 export async function listKeys(deps: ProfileDeps): Promise<readonly ObjectKey[]> {
-  const requests = await deps.kube.list(DGDR_V1BETA1, DGDR_KIND);
+  const requests = await (deps.snapshot ?? deps.kube).list(DGDR_V1BETA1, DGDR_KIND);
   return requests.map((d) => ({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, namespace: d.metadata.namespace ?? '', name: d.metadata.name }));
 }

@@ -18,9 +18,9 @@
  */
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
-import { FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN } from '../../shared/api/index.js';
+import { DGDR_V1BETA1, FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, isDgdrV1Beta2View, LABEL_DGDR_RUN_UID } from '../../shared/api/index.js';
 import { ENV_DCGM_ENDPOINT_TEMPLATE, ENV_INTEL_XPU_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
-import { createKube, type Kube } from '../../shared/kube/index.js';
+import { createKube, createListSnapshot, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import { GpuDiscoveryCache } from '../../shared/discovery/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
@@ -104,12 +104,20 @@ const anyJobRoute: Route<ProfileFunctionDeps> = {
 /**
  * A DynamoGraphDeploymentRequest event goes to the v1beta1 lifecycle (./dgdr.ts) and, with the
  * v1beta2 gate on, to the v1beta2 Runs (./request.ts); each ignores the other's requests. The
- * resync lists every request once. The worse outcome answers the broker.
+ * resync lists every request once (and at v1beta2 only if a native v1beta2 request needs it:
+ * one the v1beta1 list shows as a native v1beta1 request is not read again). The worse outcome
+ * answers the broker.
  */
 const anyDgdrRoute: Route<ProfileFunctionDeps> = {
   apiVersion: dgdrRoute.apiVersion,
   kind: dgdrRoute.kind,
-  handle: async (event, deps) => combineResyncOutcomes([await dgdrRoute.handle(event, deps), await onRunKube(requestRoute).handle(event, deps)]),
+  handle: async (event, deps) => {
+    const v1beta1 = await dgdrRoute.handle(event, deps);
+    if (!deps.config.dgdrV1Beta2Enabled) return v1beta1;
+    const listed = await deps.snapshot?.get({ apiVersion: DGDR_V1BETA1, kind: event.key.kind, namespace: event.key.namespace, name: event.key.name });
+    if (listed !== undefined && !isDgdrV1Beta2View(listed)) return v1beta1;
+    return combineResyncOutcomes([v1beta1, await onRunKube(requestRoute).handle(event, deps)]);
+  },
   ...(dgdrRoute.listKeys === undefined ? {} : { listKeys: dgdrRoute.listKeys }),
 };
 
@@ -129,9 +137,18 @@ export async function initProfile(base: HandlerDeps, env: Readonly<Record<string
   };
 }
 
+/**
+ * A resync's reads: one LIST per kind, taken on the first read and shared by every request's and
+ * Run's pass (Pods only those labelled with a Run uid, the only Pods a quiet pass reads).
+ */
+export function resyncDeps<D extends ProfileDeps>(deps: D): D {
+  return { ...deps, snapshot: createListSnapshot(deps.kube, { byLabel: [{ apiVersion: 'v1', kind: 'Pod', label: LABEL_DGDR_RUN_UID }] }) };
+}
+
 const profile: FunctionDefinition<ProfileFunctionDeps> = {
   name: 'profile',
   routes: [anyDgdrRoute, anyJobRoute, configMapRoute, dgdRoute, runAndRequestRoute, onRunKube(podRoute), onRunKube(claimRoute)],
   init: (base) => initProfile(base),
+  resyncDeps,
 };
 export default profile;

@@ -37,6 +37,8 @@ import {
   controllerUidOf,
   decideRequestAccepted,
   decideRequestRuns,
+  decideStatusWrite,
+  REQUEST_STATUS_OWNERSHIP,
   hasConversionView,
   isRunComplete,
   nextCondition,
@@ -45,7 +47,7 @@ import {
   type RequestRun,
   type RequestRunsDesired,
 } from '../../shared/domain/index.js';
-import type { Kube, KubeObject } from '../../shared/kube/index.js';
+import type { Kube, KubeObject, KubeReader } from '../../shared/kube/index.js';
 import { DONE, PermanentError, TransientError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import { handle as handleRun, type RunDeps } from './run.js';
 
@@ -60,10 +62,10 @@ export interface RequestLoaded {
 }
 
 /** The request as served at v1beta2; undefined when not served, gone, being deleted, or a native v1beta1 request. */
-async function getNativeV1Beta2(deps: RunDeps, key: Pick<ObjectKey, 'namespace' | 'name'>): Promise<KubeObject | undefined> {
+async function getNativeV1Beta2(read: KubeReader, key: Pick<ObjectKey, 'namespace' | 'name'>): Promise<KubeObject | undefined> {
   let object: KubeObject | undefined;
   try {
-    object = await deps.kube.get({ ...REQUEST_REF, namespace: key.namespace, name: key.name });
+    object = await read.get({ ...REQUEST_REF, namespace: key.namespace, name: key.name });
   } catch (error) {
     // The request API is not served at v1beta2 (its CRD lacks the version): no v1beta2 request exists.
     if (error instanceof PermanentError && error.reason === 'UnknownKind') return undefined;
@@ -95,16 +97,16 @@ export interface InvalidRequest {
  * Loads the request and its Runs. Out: undefined when there is no native v1beta2 request;
  * InvalidRequest when its spec does not parse (paths as `spec.<field>`).
  */
-export async function load(deps: RunDeps, key: Pick<ObjectKey, 'namespace' | 'name'>): Promise<RequestLoaded | InvalidRequest | undefined> {
-  const object = await getNativeV1Beta2(deps, key);
+export async function load(deps: RunDeps, key: Pick<ObjectKey, 'namespace' | 'name'>, read: KubeReader = deps.kube): Promise<RequestLoaded | InvalidRequest | undefined> {
+  const object = await getNativeV1Beta2(read, key);
   if (object === undefined) return undefined;
   const parsed = DgdrV1Beta2SpecSchema.safeParse(object['spec']);
   if (!parsed.success) return { invalid: formatIssues(fromZodIssues(parsed.error.issues, ['spec'])) };
   const uid = object.metadata.uid ?? '';
   const generation = object.metadata.generation ?? 1;
-  const runs = (await deps.kube.list(DGDR_V1BETA2, RUN_KIND, key.namespace)).filter((run) => controllerUidOf(run) === uid);
+  const runs = (await read.list(DGDR_V1BETA2, RUN_KIND, key.namespace)).filter((run) => controllerUidOf(run) === uid);
   const runName = runNameFor(key.name, generation);
-  const named = runs.some((run) => run.metadata.name === runName) ? undefined : await deps.kube.get({ ...RUN_REF, namespace: key.namespace, name: runName });
+  const named = runs.some((run) => run.metadata.name === runName) ? undefined : await read.get({ ...RUN_REF, namespace: key.namespace, name: runName });
   return {
     object,
     observed: {
@@ -127,14 +129,11 @@ export async function write(deps: RunDeps, loaded: RequestLoaded, desired: Reque
   }
   const previous = (loaded.object['status'] as { conditions?: Condition[] } | undefined)?.conditions;
   const accepted = nextCondition(previous, decideRequestAccepted(loaded.observed, desired), deps.now());
-  await deps.kube.applyStatus(
-    {
-      ...REQUEST_REF,
-      metadata: { name: request.name, namespace: request.namespace },
-      status: { observedGeneration: request.generation, ...(activeRunRef === undefined ? {} : { activeRunRef }), recentRunRefs: desired.recentRunRefs, conditions: [accepted] },
-    },
-    { force: true },
-  );
+  const status = { observedGeneration: request.generation, ...(activeRunRef === undefined ? {} : { activeRunRef }), recentRunRefs: desired.recentRunRefs, conditions: [accepted] };
+  // A pass that changes nothing writes nothing: the status only when a field this logic owns differs.
+  if (decideStatusWrite(loaded.object['status'], status, REQUEST_STATUS_OWNERSHIP).kind === 'Changed') {
+    await deps.kube.applyStatus({ ...REQUEST_REF, metadata: { name: request.name, namespace: request.namespace }, status }, { force: true });
+  }
   if (desired.createRun !== undefined && activeRunRef !== undefined) {
     await deps.kube.createEvent({
       regarding: { ...REQUEST_REF, namespace: request.namespace, name: request.name, uid: request.uid },
@@ -154,7 +153,7 @@ export async function write(deps: RunDeps, loaded: RequestLoaded, desired: Reque
  */
 export async function handle(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  let loaded = await load(deps, event.key);
+  let loaded = await load(deps, event.key, deps.snapshot);
   if (loaded === undefined) return DONE;
   if ('invalid' in loaded) {
     deps.log.warn({ issues: loaded.invalid }, 'Skipped invalid DynamoGraphDeploymentRequest');
@@ -177,7 +176,7 @@ export async function handle(event: KubeEvent, deps: RunDeps): Promise<Outcome> 
  */
 export async function handleRunEvent(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  const run = (await deps.kube.get({ ...RUN_REF, namespace: event.key.namespace, name: event.key.name })) ?? event.object;
+  const run = (await (deps.snapshot ?? deps.kube).get({ ...RUN_REF, namespace: event.key.namespace, name: event.key.name })) ?? event.object;
   const owner = run === undefined ? undefined : controllerOf(run);
   if (owner === undefined || owner.kind !== DGDR_V1BETA2_KIND) return DONE;
   return handle({ ...event, key: { ...REQUEST_REF, namespace: event.key.namespace, name: owner.name }, object: undefined }, deps);

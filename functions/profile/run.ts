@@ -35,6 +35,8 @@ import {
   controllerOf,
   controllerUidOf,
   decideRun,
+  decideStatusWrite,
+  RUN_STATUS_OWNERSHIP,
   isRunComplete,
   jobStateOf,
   profilingJobRbac,
@@ -45,7 +47,7 @@ import {
   type RunDesired,
   type RunObserved,
 } from '../../shared/domain/index.js';
-import type { Kube, KubeObject } from '../../shared/kube/index.js';
+import type { Kube, KubeObject, KubeReader } from '../../shared/kube/index.js';
 import { publishCandidates, type PublisherDeps } from './publisher.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
@@ -53,6 +55,8 @@ export interface RunDeps extends PublisherDeps {
   readonly kube: Kube;
   /** Events' `reportingInstance` (the pod or revision name). */
   readonly instance: string;
+  /** In a resync: its reads, answered from one LIST per kind (shared/kube `createListSnapshot`); a pass's first load reads here, writes and re-reads go to `kube`. */
+  readonly snapshot?: KubeReader;
 }
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-profile';
@@ -74,12 +78,12 @@ function conditionOf(conditions: readonly Condition[] | undefined, type: string)
  * superseded. Source: reference "Trace claim lifecycle" ("The request starts one Run per
  * metadata.generation"; a spec change fails the old Run with Superseded).
  */
-async function isSuperseded(deps: RunDeps, run: Run, object: KubeObject): Promise<boolean> {
+async function isSuperseded(read: KubeReader, run: Run, object: KubeObject): Promise<boolean> {
   const owner = controllerOf(object);
   if (owner === undefined || owner.kind !== DGDR_V1BETA2_KIND) return false;
   let request: KubeObject | undefined;
   try {
-    request = await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, namespace: run.metadata.namespace ?? '', name: owner.name });
+    request = await read.get({ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, namespace: run.metadata.namespace ?? '', name: owner.name });
   } catch (error) {
     // The request API is not served (its CRD lacks v1beta2): no newer spec can exist.
     if (error instanceof PermanentError && error.reason === 'UnknownKind') return false;
@@ -89,22 +93,30 @@ async function isSuperseded(deps: RunDeps, run: Run, object: KubeObject): Promis
   return String(request.metadata.generation ?? '') !== (run.metadata.labels?.[LABEL_DGDR_GENERATION] ?? String(request.metadata.generation ?? ''));
 }
 
-/** Loads the Run and everything the decision reads; undefined when the Run is gone or being deleted. */
-export async function load(deps: RunDeps, key: ObjectKey): Promise<RunLoaded | undefined> {
-  const object = await deps.kube.get({ ...RUN_REF, namespace: key.namespace, name: key.name });
+/**
+ * Loads the Run and everything the decision reads, the independent reads at once; undefined
+ * when the Run is gone, being deleted, or finished (a finished Run never changes: decideRun, and
+ * the publisher skips it). `read` answers the reads (a resync's snapshot, else the live client).
+ */
+export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = deps.kube): Promise<RunLoaded | undefined> {
+  const object = await read.get({ ...RUN_REF, namespace: key.namespace, name: key.name });
   if (object === undefined || object.metadata['deletionTimestamp'] !== undefined) return undefined;
   const run = RunSchema.parse(object);
+  if (isRunComplete(run)) return undefined;
   const namespace = key.namespace;
   const uid = run.metadata.uid ?? '';
   const claimName = traceClaimNameOf(run);
-  const claimObject = claimName === undefined ? undefined : await deps.kube.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName });
   const jobName = run.status?.jobRef?.name ?? runJobName(key.name);
-  const jobObject = await deps.kube.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName });
+  const selector = { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` };
+  const [claimObject, jobObject, candidates, superseded] = await Promise.all([
+    claimName === undefined ? undefined : read.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName }),
+    read.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName }),
+    read.list(DGDR_V1BETA2, CANDIDATE_KIND, namespace, selector),
+    isSuperseded(read, run, object),
+  ]);
   const isOurs = jobObject !== undefined && controllerUidOf(jobObject) === uid;
   const job = isOurs ? jobStateOf(jobObject) : undefined;
-  const selector = { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` };
-  const pods = job !== undefined && job.outcome === 'Active' ? await deps.kube.list('v1', 'Pod', namespace, selector) : [];
-  const candidates = await deps.kube.list(DGDR_V1BETA2, CANDIDATE_KIND, namespace, selector);
+  const pods = job !== undefined && job.outcome === 'Active' ? await read.list('v1', 'Pod', namespace, selector) : [];
   const validCandidates = candidates.filter((c) => {
     const conditions = (c['status'] as { conditions?: Condition[] } | undefined)?.conditions;
     return conditionOf(conditions, CONDITION_VALID)?.status === 'True';
@@ -114,7 +126,7 @@ export async function load(deps: RunDeps, key: ObjectKey): Promise<RunLoaded | u
     claim: claimObject === undefined ? undefined : claimStateOf(claimObject),
     job,
     waiting: waitingContainersOf(pods),
-    isSuperseded: await isSuperseded(deps, run, object),
+    isSuperseded: superseded,
     publication: { isPublished: conditionOf(run.status?.conditions, CONDITION_PUBLISHED)?.status === 'True', candidates: candidates.length, validCandidates },
     ...(jobObject !== undefined && !isOurs ? { foreignJobName: jobName } : {}),
   };
@@ -161,7 +173,10 @@ export async function write(deps: RunDeps, loaded: RunLoaded, desired: RunDesire
     }
   }
   const status = { ...desired.status, ...(jobRef === undefined ? {} : { jobRef }) };
-  await deps.kube.applyStatus({ ...RUN_REF, metadata: { name: run.metadata.name ?? '', namespace }, status }, { force: true });
+  // A pass that changes nothing writes nothing: the status only when an owned field differs.
+  if (decideStatusWrite(run.status, status, RUN_STATUS_OWNERSHIP).kind === 'Changed') {
+    await deps.kube.applyStatus({ ...RUN_REF, metadata: { name: run.metadata.name ?? '', namespace }, status }, { force: true });
+  }
   const before = conditionOf(run.status?.conditions, CONDITION_COMPLETED);
   const after = desired.status.conditions[0];
   if (after !== undefined && (before?.reason !== after.reason || before.status !== after.status)) {
@@ -187,8 +202,8 @@ function shouldPublish(observed: RunObserved): boolean {
 /** load -> (publish Candidates) -> decideRun -> write. Does nothing while the `dgdrV1Beta2.enabled` gate is off. */
 export async function handle(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  let loaded = await load(deps, event.key);
-  if (loaded === undefined) return DONE; // Gone: its Job and Candidates go with it (owner references).
+  let loaded = await load(deps, event.key, deps.snapshot);
+  if (loaded === undefined) return DONE; // Gone (its Job and Candidates go with it, by owner references), or finished.
   if (shouldPublish(loaded.observed) && (await publishCandidates(deps, loaded.observed.run))) {
     loaded = await load(deps, event.key);
     if (loaded === undefined) return DONE;
@@ -202,7 +217,7 @@ export async function handle(event: KubeEvent, deps: RunDeps): Promise<Outcome> 
 /** Every Run in the cluster, for the periodic resync (empty while the gate is off). */
 export async function listKeys(deps: RunDeps): Promise<readonly ObjectKey[]> {
   if (!deps.config.dgdrV1Beta2Enabled) return [];
-  const runs = await deps.kube.list(DGDR_V1BETA2, RUN_KIND);
+  const runs = await (deps.snapshot ?? deps.kube).list(DGDR_V1BETA2, RUN_KIND);
   return runs.map((r) => ({ ...RUN_REF, namespace: r.metadata.namespace ?? '', name: r.metadata.name }));
 }
 

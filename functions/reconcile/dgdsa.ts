@@ -29,8 +29,8 @@ import {
   type Dgd,
   type Dgdsa,
 } from '../../shared/api/index.js';
-import { REASON_UPDATE_FAILED, decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter, type ScalingAdapterDesired } from '../../shared/domain/index.js';
-import { snapshotKube, type KubeObject } from '../../shared/kube/index.js';
+import { REASON_UPDATE_FAILED, controllerRefOf, decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter, type ScalingAdapterDesired } from '../../shared/domain/index.js';
+import { passKube, type KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { ReconcileDeps } from './dgd.js';
 
@@ -126,8 +126,7 @@ export async function listKeys(deps: ReconcileDeps): Promise<readonly ObjectKey[
 }
 
 function controllerUidOf(object: KubeObject): string | undefined {
-  const owners = (object.metadata['ownerReferences'] ?? []) as { controller?: boolean; uid?: string }[];
-  return owners.find((o) => o.controller === true)?.uid;
+  return controllerRefOf(object)?.uid;
 }
 
 /**
@@ -178,7 +177,7 @@ export function withScalingAdapters(dgdRoute: Route<ReconcileDeps>): Route<Recon
     ...dgdRoute,
     handle: async (event, deps) => {
       // One pass: the adapters' reads of the DGD are the DGD pass's, unless that pass wrote it.
-      const pass = { ...deps, kube: snapshotKube(deps.kube) };
+      const pass = { ...deps, kube: passKube(deps.kube) };
       const outcome = await dgdRoute.handle(event, pass);
       const adapters = await reconcileDgdAdapters(event, pass);
       return outcome.kind === 'Done' ? adapters : outcome;

@@ -4,15 +4,19 @@
 #   - the runtime libraries Node.js links against (libc6, libgcc-s1, libstdc++6) as Debian
 #     packages (apt-get download; unpacked with dpkg-deb, no maintainer scripts run);
 #   - the Node.js binary of the `node` npm package (the devDependency every npm script uses);
-#   - the app and its production dependencies (npm ci --omit=dev, from the npm cache);
-#   - umoci (Debian package) to write the OCI image layout;
-#   - /dgd-apply-overrides, the override tool a profiling Job's init container installs
-#     (esbuild of the repository's node_modules bundles it).
-# The image: entrypoint `node /app/bin/dynamo-fn.js`, user 65532:65532 (non-root), nothing
-# written outside /tmp (mount an emptyDir there: the chart does), so a read-only root
+#   - the app as prebuilt JavaScript, no TypeScript sources and no transpiler: `npm run build`'s
+#     bundles (scripts/build.mjs, esbuild from the repository's node_modules; the bundles carry
+#     the dependencies they use) in /app/dist: dist/bundles/<function>.mjs for each function
+#     (the chart runs these), dist/bundles/dynamo-fn.mjs (the CLI, the entrypoint) and
+#     dist/dgd-apply-overrides.mjs, the override tool /dgd-apply-overrides runs (what a
+#     profiling Job's init container installs);
+#   - umoci (Debian package) to write the OCI image layout.
+# The image: entrypoint `node /app/dist/bundles/dynamo-fn.mjs`, user 65532:65532 (non-root),
+# nothing written outside /tmp (mount an emptyDir there: the chart does), so a read-only root
 # filesystem works. Its config (OCI field names: User, WorkingDir, Entrypoint, Cmd, Env,
-# ExposedPorts, Labels), the repository files copied into /app (appFiles) and the npm ci flags
-# come from infra/image/image.json, which the Dockerfile must match (test/unit/dockerfile.test.ts).
+# ExposedPorts, Labels), the repository files copied into /app (appFiles) and the build's
+# arguments (buildArgs) come from infra/image/image.json, which the Dockerfile must match
+# (test/unit/dockerfile.test.ts).
 #
 # Usage: infra/image/build.sh OUT_DIR [TAG]
 #   OUT_DIR/oci        the OCI image layout (push with: skopeo copy oci:OUT_DIR/oci:TAG docker://REGISTRY/dynamo-fn:TAG)
@@ -26,14 +30,14 @@ tag=${2:-$(node -p "require('$repo/package.json').version" 2>/dev/null || sed -n
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-fn/image
 node_bin=$(readlink -f "$repo/node_modules/node/bin/node")
 
-for tool in umoci dpkg-deb apt-get npm; do
+for tool in umoci dpkg-deb apt-get; do
   command -v "$tool" >/dev/null || { echo "build.sh: $tool not found (apt-get install umoci)" >&2; exit 1; }
 done
 [ -x "$node_bin" ] || { echo "build.sh: $repo/node_modules/node/bin/node not found: run npm ci first" >&2; exit 1; }
 
 # image.json, field by field, one value a line (arrays element by element, Labels as key=value).
 spec=$repo/infra/image/image.json
-keys='User WorkingDir Entrypoint Cmd Env ExposedPorts Labels appFiles npmCiFlags'
+keys='User WorkingDir Entrypoint Cmd Env ExposedPorts Labels appFiles buildArgs'
 "$node_bin" -e 'const s = require(process.argv[1]); const missing = process.argv.slice(2).filter((k) => s[k] === undefined); if (missing.length > 0) throw new Error(`missing ${missing.join(", ")}`)' "$spec" $keys \
   || { echo "build.sh: $spec is not a valid image spec" >&2; exit 1; }
 field() { "$node_bin" -e 'const v = require(process.argv[1])[process.argv[2]]; for (const x of Array.isArray(v) ? v : typeof v === "object" ? Object.entries(v).map(([k, e]) => `${k}=${e}`) : [v]) console.log(x)' "$spec" "$1"; }
@@ -65,18 +69,13 @@ echo "hosts: files dns" > "$root"/etc/nsswitch.conf
 echo "build.sh: Node.js $("$node_bin" --version) from the node npm package"
 cp "$node_bin" "$root"/usr/local/bin/node
 
-echo "build.sh: the app and its production dependencies"
+echo "build.sh: the app (npm run build's bundles) and the override tool (/dgd-apply-overrides)"
 # The chart (infra/chart) comes along for `dynamo-fn install` run from the image.
 mapfile -t app_files < <(field appFiles)
 (cd "$repo" && cp -r --parents "${app_files[@]}" "$root"/app/)
-find "$root"/app -name '*.test.ts' -delete
-mapfile -t npm_ci_flags < <(field npmCiFlags)
-(cd "$root"/app && npm ci "${npm_ci_flags[@]}" --loglevel=error)
-
-echo "build.sh: the override tool (/dgd-apply-overrides, /app/dist/dgd-apply-overrides.mjs)"
-# What a profiling Job's init container runs to install our spec.overrides.dgd merge for the
-# profiler (shared/profiler/override-tool.ts); its shebang names the distroless image's node path.
-(cd "$repo" && "$node_bin" scripts/build.mjs --only dgd-apply-overrides --outdir "$root/app/dist" >/dev/null)
+mapfile -t build_args < <(field buildArgs)
+# The override tool's shebang names the distroless image's node path (linked below).
+(cd "$repo" && "$node_bin" scripts/build.mjs "${build_args[@]}" --outdir "$root/app/dist" >/dev/null)
 install -m 0755 "$repo"/infra/image/dgd-apply-overrides "$root"/dgd-apply-overrides
 mkdir -p "$root"/nodejs/bin && ln -s /usr/local/bin/node "$root"/nodejs/bin/node
 

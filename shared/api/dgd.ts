@@ -86,11 +86,34 @@ export const KvTransferPolicySchema = z
     preferredWeight: z.number().min(0).max(1).optional(),
   })
   .superRefine((policy, ctx) => {
-    if ((policy.clusterTopologyName === undefined) === (policy.labelKey === undefined)) {
+    if (!hasOneKvTopologySource(policy)) {
       ctx.addIssue({ code: 'custom', path: [], message: 'exactly one of clusterTopologyName or labelKey must be set', input: 'object' });
     }
   });
 export type KvTransferPolicy = z.infer<typeof KvTransferPolicySchema>;
+
+/** `spec.experimental.kvTransferPolicy` names exactly one topology source. Pure. */
+export function hasOneKvTopologySource(policy: { readonly clusterTopologyName?: unknown; readonly labelKey?: unknown }): boolean {
+  return (policy.clusterTopologyName === undefined) !== (policy.labelKey === undefined);
+}
+
+/** The CRD's CEL rule `at most one component may have type epp`, in JS. Pure. */
+export function hasAtMostOneEpp(components: readonly { readonly type?: unknown }[]): boolean {
+  let epps = 0;
+  for (const component of components) if (component.type === 'epp') epps += 1;
+  return epps <= 1;
+}
+
+/** The CRD's CEL rule `component names must be unique case-insensitively`, in JS. Pure. */
+export function hasUniqueComponentNames(components: readonly { readonly name: string }[]): boolean {
+  const seen = new Set<string>();
+  for (const component of components) {
+    const key = component.name.toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+  }
+  return true;
+}
 
 export const DgdSpecSchema = z
   .object({
@@ -123,18 +146,9 @@ export const DgdSpecSchema = z
   .superRefine((spec, ctx) => {
     // The CRD's CEL rules (upstream-notes/dgd.md §2.2), repeated here so that `render` of a
     // file that never passed an API server reports them too.
-    const epps = spec.components.filter((c) => c.type === 'epp').length;
     // `input: 'array'`: the API server prints a CEL failure with the schema type as the value.
-    if (epps > 1) ctx.addIssue({ code: 'custom', path: ['components'], message: 'at most one component may have type epp', input: 'array' });
-    const seen = new Set<string>();
-    for (const component of spec.components) {
-      const key = component.name.toLowerCase();
-      if (seen.has(key)) {
-        ctx.addIssue({ code: 'custom', path: ['components'], message: 'component names must be unique case-insensitively', input: 'array' });
-        break;
-      }
-      seen.add(key);
-    }
+    if (!hasAtMostOneEpp(spec.components)) ctx.addIssue({ code: 'custom', path: ['components'], message: 'at most one component may have type epp', input: 'array' });
+    if (!hasUniqueComponentNames(spec.components)) ctx.addIssue({ code: 'custom', path: ['components'], message: 'component names must be unique case-insensitively', input: 'array' });
   });
 export type DgdSpec = z.infer<typeof DgdSpecSchema>;
 

@@ -1,19 +1,21 @@
 /**
- * The entry of the bundled `dynamo-fn` (`npm run build` -> dist/dynamo-fn.mjs): the same CLI as
- * bin/dynamo-fn.js, compiled ahead of time into one ES module with its dependencies, so a
- * function starts without transpiling TypeScript (scale from zero pays that on every cold
- * start: bench/cold-start.ts). The functions are imported statically here because `serve`
- * otherwise imports them by path from functions/, which a bundle does not have.
- * Commands that need the repository (dev, kube-build, and the harness behind them) are for the
- * sources, not the bundle.
+ * The entry of the bundled `dynamo-fn` CLI (`npm run build` -> dist/bundles/dynamo-fn.mjs, the
+ * image's entrypoint): the same CLI as bin/dynamo-fn.js, compiled ahead of time into ES modules
+ * with their dependencies, so it starts without transpiling TypeScript. `serve` otherwise
+ * imports a function by path from functions/, which a bundle does not have: here each function
+ * is a dynamic import, which the build splits into chunks, so `serve reconcile` loads
+ * reconcile's code only. (The chart runs each function's own bundle instead,
+ * ./function-entries/.) Commands that need the repository (dev, kube-build, and the harness
+ * behind them) are for the sources, not the bundle.
  * @module
  */
-import * as admission from '../../functions/admission/index.js';
-import * as cleanup from '../../functions/cleanup/index.js';
-import * as profile from '../../functions/profile/index.js';
-import * as reconcile from '../../functions/reconcile/index.js';
 import { main } from './main.js';
 import { useBundledFunctions } from './serve.js';
 
-useBundledFunctions({ admission, cleanup, profile, reconcile });
+useBundledFunctions({
+  admission: () => import('../../functions/admission/index.js'),
+  cleanup: () => import('../../functions/cleanup/index.js'),
+  profile: () => import('../../functions/profile/index.js'),
+  reconcile: () => import('../../functions/reconcile/index.js'),
+});
 process.exitCode = await main(process.argv.slice(2));

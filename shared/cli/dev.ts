@@ -5,19 +5,38 @@
  * @module
  */
 import { appendFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { KubeConfig } from '@kubernetes/client-node';
+import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { pino } from 'pino';
-import { DGD_KIND, DGD_V1BETA1, formatIssue, parseDgd, type Dgd } from '../api/index.js';
-import { reconcileLpxSubscriptions, reconcileSubscriptions, startEventBridge } from '../dev/bridge.js';
+import {
+  CHART_RELEASE_NAMESPACE,
+  chartAdmissionSettings,
+  chartFunctions,
+  DGD_KIND,
+  DGD_V1BETA1,
+  formatIssue,
+  functionServiceAccount,
+  gateCrd,
+  parseDgd,
+  type ChartFunction,
+  type ChartGates,
+  type Dgd,
+} from '../api/index.js';
+import type { AdmissionConfig } from '../domain/index.js';
+import { chartSubscriptions, startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
-import { defaultConfig, startFunctionServer } from '../runtime/index.js';
+import { defaultConfig, startFunctionServer, type FunctionDefinition } from '../runtime/index.js';
+import cleanup from '../../functions/cleanup/index.js';
+import profile from '../../functions/profile/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { createExporterLoader, DEFAULT_WEBHOOK_TIMEOUT_SECONDS, discoveryBudgetSeconds, nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
+import { answerAdmissionReview, createExporterLoader, discoveryBudgetSeconds, nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
 import { GpuDiscoveryCache } from '../discovery/index.js';
-import { startControlPlane } from '../../test/harness/apiserver.js';
-import { ensureKubeBinaries } from '../../test/harness/binaries.js';
+import { DEFAULT_CONTROLLERS, startControlPlane } from '../../test/harness/apiserver.js';
+import { ensureKubeBinaries, REPO_ROOT } from '../../test/harness/binaries.js';
 import { defaultCrdFiles } from '../../test/harness/crds.js';
 import { applyDevRequests, DEV_PROFILERS, readDevRequests, startDevProfiler, waitForDevRequests } from '../profiler/dev-profiler.js';
 import { lpxCrdFiles } from '../../test/harness/lpx-crds.js';
@@ -25,42 +44,54 @@ import { createGpuNodes, DEFAULT_GPU_FLEET, GpuFleetError, parseGpuFleet, type G
 import { createLineLog } from '../../test/harness/log.js';
 import { formatUnknownField, unknownDgdFields } from './strict-fields.js';
 import { readKubeObjects } from './yaml-input.js';
-import { DEV_CHART_NAMESPACE, installDevChart } from './dev-chart.js';
-import { REPO_ROOT } from '../../test/harness/binaries.js';
-import path from 'node:path';
-import { readdir } from 'node:fs/promises';
-import { startDevProfile } from './dev-profile.js';
+import { DEV_CHART_NAMESPACE, installDevChart, serviceAccountKubeconfig } from './dev-chart.js';
+import { registerDevWebhooks } from './dev-profile.js';
+
+const { applyPatch } = fastJsonPatch;
+
+/** The CloudEvents functions dev can run, by the chart's name for them. */
+const FUNCTION_DEFINITIONS = { reconcile, profile, cleanup } as unknown as Readonly<Record<ChartFunction['name'], FunctionDefinition<never>>>;
 
 export const summary = 'Run the whole control plane locally: API server, functions and event bridge';
 
 export const usage = `Usage: dynamo-fn dev [options]
 
-Starts everything the product needs on this machine, on 127.0.0.1 only:
+Starts everything the product needs on this machine, on 127.0.0.1 only, wired as the Helm
+chart (infra/chart) wires it for the same feature gates:
   1. builds or reuses kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
      (npm run kube:build);
   2. starts them with a temporary admin kubeconfig (the API server runs the
      OwnerReferencesPermissionEnforcement admission plugin, as OpenShift does) and installs
-     the CRDs: ours (infra/chart/files/crds, v1alpha1 converted by the admission function's
-     /convert, served on 127.0.0.1 over TLS), Grove's and Knative's (../shared/crds); creates
-     simulated GPU nodes (kwok keeps them Ready; pods scheduled on them run as kwok's Stages
-     say, Job pods complete);
-  3. starts the reconcile and profile functions' CloudEvents hosts, and registers the same
-     admission server's webhooks for DynamoGraphDeployments and DynamoGraphDeploymentRequests;
-  4. starts the event bridge, which delivers API events (DGDs and DGDSAs among them) to them as
-     Knative's ApiServerSource would, with a resync every --resync-seconds.
-Then prints the kubeconfig path and a kubectl line to try, and logs each reconcile.
-Ctrl-C stops all of it and removes the temporary files.
+     the CRDs: ours (infra/chart/files/crds, with the versions the chart serves for the gates:
+     DGDR v1beta2, Runs and Candidates only with --dgdr-v1beta2-enabled, LPXGraphDeployments
+     only with --lpx-enabled; v1alpha1 converted by the admission function's /convert, served
+     on 127.0.0.1 over TLS), Grove's and Knative's (../shared/crds); creates simulated GPU
+     nodes (kwok keeps them Ready; pods scheduled on them run as kwok's Stages say, Job pods
+     complete);
+  3. starts the admission server (its webhooks registered for DGDs, DGDRs and, with v1beta2,
+     Runs; given the chart's settings, the reconcile function's identity among the replica
+     modifiers) and each CloudEvents function the chart deploys, on its own host: reconcile,
+     profile and, with either gate, cleanup; each runs as its own ServiceAccount
+     (dynamo-system/dynamo-<function>);
+  4. starts the event bridge, which delivers API events to each function as the chart's
+     ApiServerSources would (the same kinds, label selectors and Resource/Reference modes), and
+     every --resync-seconds the chart's PingSources (resyncs and ticks).
+Then prints the functions and gates that run, the kubeconfig path and kubectl lines to try, and
+logs each reconcile. Ctrl-C stops all of it and removes the temporary files.
 
 Options:
   --apply FILE        apply the DynamoGraphDeployments in FILE once the functions run
-                      (repeatable; v1alpha1 objects are converted to v1beta1 first)
+                      (repeatable; v1alpha1 objects are converted to v1beta1 first); each is
+                      checked first, by the schema and by our admission (defaults and rules),
+                      before anything starts; they are applied with field manager "kubectl", so
+                      \`kubectl apply --server-side -f FILE\` of an edited FILE works
   --wait              with --apply: exit 0 once every applied DGD has its PodCliqueSet and a
                       Ready condition, instead of running on; exit 1 when one cannot be
                       reconciled (Ready=False InvalidSpec) or after --timeout-seconds
   --lenient           with --apply: report unknown or misspelled fields as warnings (by default
                       they stop dev before anything starts, as strict field validation would)
   --timeout-seconds N for --wait (default 120)
-  --resync-seconds N  resync interval of the bridge (default 30; 0 disables)
+  --resync-seconds N  interval of the bridge's resyncs and ticks (default 30; 0 disables)
   --capture FILE      append every event the bridge emits to FILE (structured CloudEvents,
                       one JSON per line) for \`dynamo-fn replay\`
   --gpu-nodes FLEET   the simulated GPU nodes, <nodes>x<gpu.product>:<gpus per node>[:<MiB>],
@@ -72,21 +103,54 @@ Options:
                       --wait waits until each is Deploying or Failed
   --lpx-enabled       run with the feature gate lpx.enabled=true (installs a test-only
                       LpuPipelineRequest CRD in place of the LPX scheduler's)
+  --dgdr-v1beta2-enabled
+                      run with the feature gate dgdrV1Beta2.enabled=true: DGDR v1beta2, Runs
+                      and Candidates served, trace replay, trace-claim protection and release
+                      (the cleanup function), Run retention
   --chart             install through the Helm chart (infra/chart) as on a cluster: its
-                      RBAC, Knative objects and webhook configurations; the admission
-                      webhooks call an admission server on loopback, and the reconcile
-                      function runs with the chart ServiceAccount's token
-  --verbose           debug logs (every event delivery)
+                      RBAC, Knative objects and webhook configurations (the only ones: dev
+                      registers none of its own); the admission webhooks call the admission
+                      server on loopback, and each function runs with its chart
+                      ServiceAccount's token. Knative's controllers do not run, so
+                      \`dynamo-fn status\` shows the functions' Knative Services Unknown
+  --verbose           debug logs (every event delivery, every ConversionReview)
   -h, --help          show this help`;
+
+/** A DGD from an --apply file, as dev applies it (v1beta1, namespace set, no status). */
+interface DevDgd {
+  readonly where: string;
+  readonly object: ApplyObject;
+}
 
 interface Applied {
   readonly namespace: string;
   readonly name: string;
 }
 
+/**
+ * Stand-ins dev may run for controllers that cannot run here (DESIGN.md "Real parts": named as a
+ * simulation, following upstream's semantics, off with a flag, never in the chart). Each is
+ * started after the functions and the bridge, with the admin client, and stopped first.
+ * None yet: a Grove simulation (issue 18 item 6) is one entry here.
+ */
+export interface DevSimulation {
+  /** What dev prints, e.g. "Grove (PodCliques, scaling groups and their status)". */
+  readonly name: string;
+  start(context: { readonly kube: Kube; readonly kubeConfig: KubeConfig; readonly log: ReturnType<typeof createLineLog>; readonly gates: ChartGates }): Promise<{ close(): Promise<void> }>;
+}
+
+/** The simulations dev runs (see DevSimulation). */
+export const DEV_SIMULATIONS: readonly DevSimulation[] = [];
+
+/** The field manager `kubectl apply --server-side` uses, so dev's --apply and the user's own apply are one owner. */
+const KUBECTL_FIELD_MANAGER = 'kubectl';
+
+/** The identity dev's admission check answers as (an admin, as kubectl on the admin kubeconfig). */
+const DEV_APPLY_USER = 'kubernetes-admin';
+
 /** DGDs to apply, read and checked before anything starts (a cold build takes minutes). */
-async function readDgdFiles(files: readonly string[], lenient: boolean): Promise<{ dgds: Dgd[]; errors: string[]; warnings: string[] }> {
-  const dgds: Dgd[] = [];
+async function readDgdFiles(files: readonly string[], lenient: boolean): Promise<{ dgds: DevDgd[]; errors: string[]; warnings: string[] }> {
+  const dgds: DevDgd[] = [];
   const errors: string[] = [];
   const warnings: string[] = [];
   for (const file of files) {
@@ -105,33 +169,99 @@ async function readDgdFiles(files: readonly string[], lenient: boolean): Promise
       (lenient ? warnings : errors).push(...unknown);
       if (!lenient && unknown.length > 0) continue;
       const parsed = parseDgd(object);
-      if (parsed.ok) dgds.push(parsed.dgd);
+      if (parsed.ok) dgds.push({ where, object: applyObjectOf(parsed.dgd) });
       else errors.push(...parsed.issues.map((issue) => `${where}: ${formatIssue(issue)}`));
     }
   }
   return { dgds, errors, warnings };
 }
 
-async function applyDgds(dgds: readonly Dgd[], kube: Kube, log: ReturnType<typeof createLineLog>): Promise<Applied[]> {
+/** The object dev applies for a DGD: v1beta1, its namespace (default "default"), labels and annotations, no status. */
+function applyObjectOf(dgd: Dgd): ApplyObject {
+  const { status: _status, ...object } = dgd;
+  const metadata = {
+    name: object.metadata.name ?? '',
+    namespace: dgd.metadata.namespace ?? 'default',
+    ...(object.metadata.annotations === undefined ? {} : { annotations: object.metadata.annotations }),
+    ...(object.metadata.labels === undefined ? {} : { labels: object.metadata.labels }),
+  };
+  return { ...object, apiVersion: DGD_V1BETA1, metadata } as ApplyObject;
+}
+
+/**
+ * Our admission's answer to creating `dgd`, as the API server would get it from the webhooks:
+ * the defaulting patch, then validation of the defaulted object. Out: the denial message
+ * (undefined when allowed) and the warnings. Pure.
+ */
+export function admitForApply(dgd: ApplyObject, config: AdmissionConfig): { readonly denial: string | undefined; readonly warnings: readonly string[] } {
+  const review = (object: unknown) =>
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'dynamo-fn-dev-apply',
+        kind: { group: 'nvidia.com', version: 'v1beta1', kind: DGD_KIND },
+        operation: 'CREATE',
+        name: dgd.metadata.name,
+        namespace: dgd.metadata.namespace,
+        object,
+        userInfo: { username: DEV_APPLY_USER },
+      },
+    });
+  const mutated = answerAdmissionReview({ kind: 'mutate', version: 'v1beta1' }, review(dgd), config);
+  if (mutated.status !== 200) return { denial: mutated.message, warnings: [] };
+  const patch = mutated.review.response.patch;
+  const defaulted = patch === undefined ? dgd : (applyPatch(structuredClone(dgd), JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as Operation[], false, false).newDocument as ApplyObject);
+  const validated = answerAdmissionReview({ kind: 'validate', version: 'v1beta1' }, review(defaulted), config);
+  if (validated.status !== 200) return { denial: validated.message, warnings: [] };
+  const warnings = [...(mutated.review.response.warnings ?? []), ...(validated.review.response.warnings ?? [])];
+  const denial = !mutated.review.response.allowed ? mutated.review.response.status?.message : !validated.review.response.allowed ? validated.review.response.status?.message : undefined;
+  return { denial: denial ?? (mutated.review.response.allowed && validated.review.response.allowed ? undefined : 'denied'), warnings };
+}
+
+async function applyDgds(dgds: readonly DevDgd[], kube: Kube, log: ReturnType<typeof createLineLog>): Promise<Applied[]> {
   const applied: Applied[] = [];
-  for (const dgd of dgds) {
-    const namespace = dgd.metadata.namespace ?? 'default';
+  for (const { object } of dgds) {
+    const namespace = object.metadata.namespace ?? 'default';
     if (namespace !== 'default' && (await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: namespace })) === undefined) {
       await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     }
-    const { status: _status, ...object } = dgd;
-    const name = object.metadata.name ?? '';
-    const metadata = {
-      name,
-      namespace,
-      ...(object.metadata.annotations === undefined ? {} : { annotations: object.metadata.annotations }),
-      ...(object.metadata.labels === undefined ? {} : { labels: object.metadata.labels }),
-    };
-    await kube.apply({ ...object, apiVersion: DGD_V1BETA1, metadata } as ApplyObject, { force: true });
+    const name = object.metadata.name;
+    await kube.apply(object, { force: true });
     log.info({ namespace, name }, 'Applied DynamoGraphDeployment');
     applied.push({ namespace, name });
   }
   return applied;
+}
+
+/** How each function authenticates: its own ServiceAccount's token (with --chart the chart's, else one dev binds to cluster-admin). */
+async function functionKubeconfigs(
+  names: readonly ChartFunction['name'][],
+  options: { readonly kube: Kube; readonly kubeConfig: KubeConfig; readonly dir: string; readonly isChart: boolean; readonly log: ReturnType<typeof createLineLog> },
+): Promise<Map<ChartFunction['name'], string>> {
+  const { kube } = options;
+  const namespace = CHART_RELEASE_NAMESPACE;
+  const paths = new Map<ChartFunction['name'], string>();
+  if (!options.isChart && (await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: namespace })) === undefined) {
+    await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  }
+  for (const name of names) {
+    const account = functionServiceAccount(name);
+    if (!options.isChart) {
+      // Without the chart there is no RBAC to mirror: the function's own identity, with every right.
+      await kube.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account, namespace } });
+      await kube.apply({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: `dynamo-fn-dev-${name}` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
+      });
+    }
+    paths.set(name, await serviceAccountKubeconfig(options.kubeConfig, namespace, account, options.dir));
+    options.log.info({ serviceAccount: `${namespace}/${account}` }, options.isChart ? `The ${name} function runs with the chart ServiceAccount token` : `The ${name} function runs as its own ServiceAccount, bound to cluster-admin`);
+  }
+  return paths;
 }
 
 export async function run(argv: readonly string[]): Promise<number> {
@@ -146,6 +276,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         'timeout-seconds': { type: 'string', default: '120' },
         'resync-seconds': { type: 'string', default: '30' },
         'lpx-enabled': { type: 'boolean', default: false },
+        'dgdr-v1beta2-enabled': { type: 'boolean', default: false },
         chart: { type: 'boolean', default: false },
         'gpu-nodes': { type: 'string', default: DEFAULT_GPU_FLEET },
         capture: { type: 'string' },
@@ -163,6 +294,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write('dynamo-fn dev: --resync-seconds must be a whole number >= 0 and --timeout-seconds > 0\n');
     return 1;
   }
+  const gates: ChartGates = { lpxEnabled: values['lpx-enabled'], dgdrV1Beta2Enabled: values['dgdr-v1beta2-enabled'] };
 
   let gpuFleet: GpuNodeGroup[];
   try {
@@ -177,9 +309,17 @@ export async function run(argv: readonly string[]): Promise<number> {
     process.stderr.write(`dynamo-fn dev: --profiler: unsupported value "${values.profiler}": supported values: ${DEV_PROFILERS.map((p) => `"${p}"`).join(', ')}\n`);
     return 1;
   }
+  // Admission as the chart configures it (templates/admission/deployment.yaml, shared/api chart-wiring).
+  const admissionConfig: AdmissionConfig = { lpxEnabled: gates.lpxEnabled, replicasModifiers: chartAdmissionSettings().replicasModifiers };
   const requests = values.profiler === 'local' ? await readDevRequests(values.apply) : { requests: [], warnings: [], errors: [] };
   for (const warning of requests.warnings) process.stderr.write(`Warning: ${warning}\n`);
   const input = await readDgdFiles(values.apply, values.lenient);
+  // Our admission too, before anything starts: a DGD it would deny fails here, not after the boot.
+  for (const dgd of input.dgds) {
+    const admitted = admitForApply(dgd.object, admissionConfig);
+    if (admitted.denial !== undefined) input.errors.push(`${dgd.where}: admission webhook denied the request: ${admitted.denial}`);
+    input.warnings.push(...admitted.warnings.map((w) => `${dgd.where}: ${w}`));
+  }
   process.stderr.write(input.warnings.map((w) => `warning: ${w}\n`).join(''));
   input.errors.push(...requests.errors);
   if (input.errors.length > 0) {
@@ -193,6 +333,7 @@ export async function run(argv: readonly string[]): Promise<number> {
 
   const log = createLineLog({ verbose: values.verbose });
   const functionLog = pino({ level: values.verbose ? 'debug' : 'info', base: undefined, timestamp: false }, humanLines(log));
+  const functions = chartFunctions(gates);
   const binaries = await ensureKubeBinaries({ log });
   // One admission server (TLS, loopback) for the whole session: v1alpha1 objects convert through
   // its /convert, as the API server in a cluster calls it through the admission Service, and the
@@ -209,20 +350,34 @@ export async function run(argv: readonly string[]): Promise<number> {
   const exporterCache = new GpuDiscoveryCache(() => new Date());
   const loadExporters = async (gpuSku: string | undefined) => {
     if (nodesClient === undefined) throw new Error('cannot list exporter pods: the API server is not started yet');
-    return createExporterLoader(nodesClient, { budgetSeconds: discoveryBudgetSeconds(DEFAULT_WEBHOOK_TIMEOUT_SECONDS), cache: exporterCache })(gpuSku);
+    return createExporterLoader(nodesClient, { budgetSeconds: discoveryBudgetSeconds(chartAdmissionSettings().webhookTimeoutSeconds), cache: exporterCache })(gpuSku);
   };
-  const admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: values['lpx-enabled'] }, log: functionLog, shutdownDelaySeconds: 0, listNodes, loadExporters });
+  const admission = await startAdmissionServer({
+    port: 0,
+    host: '127.0.0.1',
+    tls: { cert: certs.certPem, key: certs.keyPem },
+    config: admissionConfig,
+    log: functionLog,
+    shutdownDelaySeconds: 0,
+    // v1beta2 hardware discovery, as `serve admission` wires it with DGDR_V1BETA2_ENABLED.
+    ...(gates.dgdrV1Beta2Enabled ? { listNodes, loadExporters } : {}),
+  });
   const plane = await startControlPlane({
     binaries,
-    // With --chart our CRDs come from the chart, as on a cluster; with --lpx-enabled, the
-    // test-only LpuPipelineRequest CRD stands in for the LPX scheduler's.
+    // With --chart our CRDs come from the chart, as on a cluster; without, the versions the chart
+    // serves for the gates (gateCrd); with --lpx-enabled, the test-only LpuPipelineRequest CRD
+    // stands in for the LPX scheduler's.
     crdFiles: [
       ...(await defaultCrdFiles()).filter((file) => !values.chart || !file.startsWith(path.join(REPO_ROOT, 'infra', 'chart', 'files', 'crds'))),
-      ...(values['lpx-enabled'] ? await lpxCrdFiles() : []),
+      ...(gates.lpxEnabled ? await lpxCrdFiles() : []),
     ],
+    selectCrd: (crd) => gateCrd(crd, gates),
     conversionWebhook: { url: `https://127.0.0.1:${admission.port}/convert`, caBundle: Buffer.from(certs.caPem).toString('base64') },
     log,
     withControllerManager: binaries.kubeControllerManager !== undefined,
+    // kubernetes.io/pvc-protection is released as on a cluster: a deleted trace claim goes away
+    // once no pod mounts it and every Run released it (dgdr-reference "Trace claim lifecycle").
+    controllers: [...DEFAULT_CONTROLLERS, 'persistentvolumeclaim-protection-controller'],
     withScheduler: binaries.kubeScheduler !== undefined,
     withKwok: binaries.kwok !== undefined,
   }).catch(async (error: unknown) => {
@@ -242,44 +397,58 @@ export async function run(argv: readonly string[]): Promise<number> {
   try {
     // One client for what dev itself writes and reads, on the control plane's loaded config.
     const kube = createKube(plane.kubeConfig, { fieldManager: 'dynamo-fn-dev' });
+    // What --apply applies is the user's, as if they had run `kubectl apply --server-side`.
+    const userKube = createKube(plane.kubeConfig, { fieldManager: KUBECTL_FIELD_MANAGER });
     nodesClient = kube;
     // The namespaces of the examples, so the kubectl lines below work as printed.
     await ensureNamespaces(kube, await exampleNamespaces(), log);
     const devAdmission = { url: `https://127.0.0.1:${admission.port}`, caPem: certs.caPem };
-    let reconcileKubeconfigPath = plane.kubeconfigPath;
     if (values.chart) {
-      const chart = await installDevChart({ kubeconfigPath: plane.kubeconfigPath, kubeConfig: plane.kubeConfig, kube, dir: plane.dir, lpxEnabled: values['lpx-enabled'], admission: devAdmission, log });
-      reconcileKubeconfigPath = chart.reconcileKubeconfigPath;
+      await installDevChart({ kubeconfigPath: plane.kubeconfigPath, kube, gates, admission: devAdmission, log });
+    } else {
+      parts.push(await registerDevWebhooks(kube, devAdmission, gates));
     }
-    const server = await startFunctionServer(reconcile, {
-      config: defaultConfig({ port: 0, kubeconfigPath: reconcileKubeconfigPath, lpxEnabled: values['lpx-enabled'] }),
-      log: functionLog,
-      host: '127.0.0.1',
-    });
-    parts.push(server);
-    log.info({ url: server.url }, 'Started function reconcile');
+    const kubeconfigs = await functionKubeconfigs(
+      functions.map((f) => f.name),
+      { kube, kubeConfig: plane.kubeConfig, dir: plane.dir, isChart: values.chart, log },
+    );
     // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
     const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
     if (profiler !== undefined) parts.push(profiler);
-    const devProfile = await startDevProfile(kube, plane.kubeconfigPath, functionLog, values['lpx-enabled'], devAdmission);
-    parts.push(devProfile);
-    log.info({ url: devProfile.profileUrl, admission: devProfile.admissionUrl }, 'Started function profile and the admission webhooks');
+    const urls: Partial<Record<ChartFunction['name'], string>> = {};
+    for (const fn of functions) {
+      const server = await startFunctionServer(FUNCTION_DEFINITIONS[fn.name], {
+        config: defaultConfig({ port: 0, kubeconfigPath: kubeconfigs.get(fn.name), lpxEnabled: gates.lpxEnabled, dgdrV1Beta2Enabled: gates.dgdrV1Beta2Enabled }),
+        log: functionLog,
+        host: '127.0.0.1',
+      });
+      parts.push(server);
+      urls[fn.name] = server.url;
+      log.info({ url: server.url }, `Started function ${fn.name}`);
+    }
     const bridge = await startEventBridge({
       kubeConfig: plane.kubeConfig,
       log: functionLog,
       resyncIntervalSeconds: resyncSeconds,
-      subscriptions: [
-        ...reconcileSubscriptions(server.url),
-        // LPX (the chart's lpx.enabled sources): the LPXGD, the scheduler's receipts and the runtime ConfigMaps.
-        ...(values['lpx-enabled'] ? reconcileLpxSubscriptions(server.url) : []),
-        devProfile.subscription,
-      ],
+      // Exactly the chart's ApiServerSources and PingSources for these gates.
+      subscriptions: chartSubscriptions(gates, urls),
       ...(values.capture === undefined ? {} : { onEmit: captureTo(values.capture) }),
     });
     parts.push({ close: () => bridge.stop() });
+    for (const simulation of DEV_SIMULATIONS) {
+      parts.push(await simulation.start({ kube, kubeConfig: plane.kubeConfig, log, gates }));
+      log.info({ name: simulation.name }, 'Started simulation');
+    }
 
     process.stderr.write(
-      `\nThe control plane is running.\n  export KUBECONFIG=${plane.kubeconfigPath}\n` +
+      `\nThe control plane is running.\n` +
+        `  Functions: admission (webhooks, /convert), ${functions.map((f) => f.name).join(', ')}; each on its own host, fed by the event bridge as the chart's sources would\n` +
+        `  Gates: lpx.enabled=${gates.lpxEnabled} dgdrV1Beta2.enabled=${gates.dgdrV1Beta2Enabled}\n` +
+        `  Simulations: ${DEV_SIMULATIONS.length === 0 ? 'none' : DEV_SIMULATIONS.map((s) => s.name).join(', ')}\n` +
+        (values.chart
+          ? `  Installed through the chart: its webhooks admit each request once; Knative's controllers do not run here, so \`dynamo-fn status\` shows each function's Knative Service Ready=Unknown (nothing writes its status); the functions run on loopback instead\n`
+          : '') +
+        `  export KUBECONFIG=${plane.kubeconfigPath}\n` +
         `  kubectl apply --server-side -f ${path.join(REPO_ROOT, 'examples', 'vllm-aggregated.yaml')}\n` +
         `  kubectl get dgd,podcliquesets,services -A\n` +
         (values.chart ? `  npx dynamo-fn status -n ${DEV_CHART_NAMESPACE}\n` : '') +
@@ -290,8 +459,8 @@ export async function run(argv: readonly string[]): Promise<number> {
       const nodes = await createGpuNodes(kube, gpuFleet);
       log.info({ nodes: nodes.length, fleet: values['gpu-nodes'] }, 'Created simulated GPU nodes');
     }
-    const applied = await applyDgds(input.dgds, kube, log);
-    const appliedRequests = await applyDevRequests(requests.requests, kube, log);
+    const applied = await applyDgds(input.dgds, userKube, log);
+    const appliedRequests = await applyDevRequests(requests.requests, userKube, log);
     if (values.wait) {
       const ok = (await waitForReconciled(applied, kube, timeoutSeconds, log)) && (await waitForDevRequests(appliedRequests, kube, timeoutSeconds, log));
       await stopAll(parts);
@@ -352,8 +521,11 @@ function humanLines(log: ReturnType<typeof createLineLog>): { write(line: string
         return;
       }
       const fields = Object.fromEntries(Object.entries(record).filter(([key]) => !HIDDEN_LOG_FIELDS.has(key)));
-      const level = typeof record['level'] === 'number' ? record['level'] : 30;
       const message = String(record['msg'] ?? '');
+      // A resync or tick that went through (its summary carries `objects`) is per-request detail,
+      // as the functions log each of its objects: debug, as ConversionReviews are. A failed one stays.
+      const isQuietResync = (message === 'Handled event' && typeof record['objects'] === 'number' && record['outcome'] === 'Done') || (message === 'Skipped event' && record['reason'] === 'NoResyncRoute');
+      const level = isQuietResync ? 20 : typeof record['level'] === 'number' ? record['level'] : 30;
       if (level >= 50) log.error(fields, message);
       else if (level >= 40) log.warn(fields, message);
       else if (level >= 30) log.info(fields, message);

@@ -31,8 +31,8 @@ Options:
       --wait            wait for every function to be Ready
       --timeout SECONDS how long --wait waits (default 300)
       --chart DIR       the chart (default: infra/chart of this package)
-      --helm PATH       the helm binary (default: $DYNAMO_FN_HELM, else the cached build from
-                        \`dynamo-fn helm-build\`, built on first use)
+      --helm PATH       the helm binary (default: $DYNAMO_FN_HELM, else a helm 3 on PATH, else
+                        the cached build from \`dynamo-fn helm-build\`, built on first use: ~2 min)
   -h, --help            show this help
 
 The cluster comes from KUBECONFIG (else ~/.kube/config). Exit status: 0 when installed (and,
@@ -69,7 +69,7 @@ export async function run(argv: readonly string[], write: (text: string) => void
 
   let helm: string;
   try {
-    helm = values.helm ?? (await ensureHelm({ log: createLineLog() }));
+    helm = values.helm ?? (await ensureHelm({ log: createLineLog(), preferPath: true }));
   } catch (error) {
     if (error instanceof HelmToolError) return fail(error.message);
     throw error;

@@ -16,7 +16,9 @@ pinned in test/kube-binaries/go.mod (CGO_ENABLED=0, -trimpath, version-stamped),
 \${XDG_CACHE_HOME:-~/.cache}/dynamo-fn/kube/<kubernetes>-etcd-<etcd>/, and kwok from
 test/kwok-binary/go.mod into \${XDG_CACHE_HOME:-~/.cache}/dynamo-fn/kwok/<kwok>/.
 Binaries already there that answer --version are kept. Needs Go 1.26+ and the Go module proxy;
-a cold build takes several minutes.
+the first build takes tens of minutes on a small machine (about
+6 min on an idle 2-core machine with empty caches, over 30 min on a busy one) and prints
+progress per binary; later runs take seconds.
 
 Options:
   --force     rebuild even when the cached binaries work

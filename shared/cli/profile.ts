@@ -168,6 +168,8 @@ export async function run(argv: readonly string[]): Promise<number> {
     { ...dgd, metadata: { ...dgdMetadata, namespace, labels: { ...((dgdMetadata['labels'] ?? {}) as Record<string, string>), ...labels } } },
   ];
   process.stdout.write(documents.map((d) => stringify(d, { lineWidth: 0 })).join('---\n'));
-  log.info({ dgd: `${namespace}/${dgdName}`, outputDir: result.outputDir }, 'Profiled');
+  // The temporary folder goes once its output is printed; a --work-dir is the user's and stays.
+  await result.removeWorkDir();
+  log.info({ dgd: `${namespace}/${dgdName}`, ...(values['work-dir'] === undefined ? {} : { outputDir: result.outputDir }) }, 'Profiled');
   return 0;
 }

@@ -112,14 +112,21 @@ export function isMissingModule(error: unknown, moduleUrl: URL): boolean {
 }
 
 /**
- * Function modules compiled into a bundle (dist/dynamo-fn.mjs, see ./bundle-entry.ts), which
- * has no functions/ folder to import from. Empty when running from the sources.
+ * Function modules compiled into a bundle, which has no functions/ folder to import from: the
+ * CLI bundle (dist/bundles/dynamo-fn.mjs, see ./bundle-entry.ts) loads each from its own chunk
+ * when `serve` names it; a function's own bundle (./function-entry.ts) carries its one module.
+ * Empty when running from the sources.
  */
-const bundledFunctions = new Map<string, unknown>();
+const bundledFunctions = new Map<string, () => Promise<unknown>>();
 
-/** Called once by the bundle's entry, before `main`: the function modules it carries. */
+/**
+ * Called once by a bundle's entry, before `main`/`run`: the function modules it carries, each
+ * as the module itself or as a loader (a dynamic import the bundler splits into a chunk).
+ */
 export function useBundledFunctions(modules: Readonly<Partial<Record<FunctionName, unknown>>>): void {
-  for (const [name, module] of Object.entries(modules)) bundledFunctions.set(name, module);
+  for (const [name, module] of Object.entries(modules)) {
+    bundledFunctions.set(name, typeof module === 'function' ? (module as () => Promise<unknown>) : () => Promise.resolve(module));
+  }
 }
 
 /**
@@ -131,7 +138,7 @@ export function processServeDeps(functionsUrl: URL = new URL('../../functions/',
     env: process.env,
     importFunction: async (name) => {
       const bundled = bundledFunctions.get(name);
-      if (bundled !== undefined) return bundled;
+      if (bundled !== undefined) return bundled();
       const moduleUrl = new URL(`${name}/index.js`, functionsUrl);
       try {
         return (await import(moduleUrl.href)) as unknown;

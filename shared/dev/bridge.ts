@@ -22,6 +22,10 @@ import { CloudEvent, HTTP } from 'cloudevents';
 import type { Logger } from 'pino';
 import { request } from 'undici';
 import {
+  chartFunctions,
+  labelSelectorText,
+  type ChartFunction,
+  type ChartGates,
   DGDSA_KIND,
   DGDSA_V1BETA1,
   DGD_KIND,
@@ -53,6 +57,12 @@ export interface BridgeSubscription {
   readonly kinds: readonly WatchedKind[];
   /** ApiServerSource `mode`: `Resource` (whole object) or `Reference` (default). */
   readonly mode?: 'Resource' | 'Reference';
+  /**
+   * The PingSources of this subscriber (resyncs of a kind and ticks), each sent every
+   * `resyncIntervalSeconds` as a resync event with its `kind` (and `apiversion`) extension, one
+   * at a time; [] sends none. Absent: one resync event without a kind (every route resyncs).
+   */
+  readonly pings?: readonly { readonly kind: string; readonly apiVersion?: string }[];
 }
 
 export interface EventBridgeOptions {
@@ -67,6 +77,11 @@ export interface EventBridgeOptions {
   readonly timeoutMs?: number;
   /** Called once per event emitted to a subscriber, before delivery (capture for replay). */
   readonly onEmit?: (event: CloudEvent<unknown>, subscriber: string) => void;
+  /**
+   * Backoff of a watch restart after an error: the first delay (default 500 ms), doubled per
+   * consecutive failure up to the cap (default 30 000 ms). A watch is restarted until it runs.
+   */
+  readonly watchBackoff?: { readonly initialMs?: number; readonly maxMs?: number };
 }
 
 export interface EventBridge {
@@ -112,6 +127,27 @@ export function reconcileLpxSubscriptions(url: string): BridgeSubscription[] {
     { name: 'reconcile-lpx', url, kinds: [{ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND }, { apiVersion: LPR_API_VERSION, kind: LPR_KIND }], mode: 'Reference' },
     { name: 'reconcile-lpx-configmaps', url, kinds: [{ apiVersion: 'v1', kind: 'ConfigMap', labelSelector: LABEL_LPX_DEPLOYMENT_UID }], mode: 'Resource' },
   ];
+}
+
+/**
+ * The subscriptions of the functions the chart deploys under `gates` (shared/api chart-wiring,
+ * the one source the chart is checked against): one per ApiServerSource, with its mode, kinds and
+ * label selectors, and the function's PingSources (resyncs and ticks) on its first source.
+ * In: the gates, and the URL of each running function (a function the chart deploys but `urls`
+ * lacks is an error). Pure.
+ */
+export function chartSubscriptions(gates: ChartGates, urls: Readonly<Partial<Record<ChartFunction['name'], string>>>): BridgeSubscription[] {
+  return chartFunctions(gates).flatMap((fn) => {
+    const url = urls[fn.name];
+    if (url === undefined) throw new Error(`cannot subscribe function ${fn.name}: it does not run`);
+    return fn.sources.map((source, index) => ({
+      name: source.name.replace(/^dynamo-/, ''),
+      url,
+      mode: source.mode,
+      kinds: source.resources.map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, ...(r.selector === undefined ? {} : { labelSelector: labelSelectorText(r.selector) }) })),
+      pings: index === 0 ? fn.pings.map((p) => ({ kind: p.kind, ...(p.apiVersion === undefined ? {} : { apiVersion: p.apiVersion }) })) : [],
+    }));
+  });
 }
 
 /** One watch per kind and label selector. */
@@ -161,6 +197,8 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   const retries = options.retry?.retries ?? 10;
   const backoffDelayMs = options.retry?.backoffDelayMs ?? 200;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const initialBackoffMs = options.watchBackoff?.initialMs ?? 500;
+  const maxBackoffMs = options.watchBackoff?.maxMs ?? 30_000;
   const source = kubeConfig.getCurrentCluster()?.server ?? 'https://kubernetes.default.svc';
   const resolver = kubeConfig.makeApiClient(ResourceResolver);
   const watch = new Watch(kubeConfig);
@@ -249,12 +287,19 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     // Set when the server reports an expired version (a watch ERROR event, 410 Gone): the next
     // restart relists instead of resuming.
     let expired = false;
+    // Consecutive failed starts; reset once a watch has delivered an event or stayed up a while.
+    let failures = 0;
     const start = async (): Promise<void> => {
       if (stopped) return;
-      const controller = await watch.watch(
+      const startedAt = Date.now();
+      // Set once watch() returns: a watch that fails at once calls `done` before that.
+      let controller: AbortController | undefined;
+      let isDone = false;
+      controller = await watch.watch(
         path,
         { resourceVersion, allowWatchBookmarks: true, ...(kind.labelSelector === undefined ? {} : { labelSelector: kind.labelSelector }) },
         (type, object: Record<string, unknown>) => {
+          failures = 0;
           if (type === 'ERROR') {
             expired = true;
             return;
@@ -265,26 +310,58 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
           if (phase !== undefined) emit(kind, resource.name, phase, object);
         },
         (error: unknown) => {
-          controllers.delete(controller);
-          if (stopped) return;
-          // A closed watch, or one the client timed out for inactivity, resumes from the last
-          // version seen, as a reflector does. Any other error (e.g. 410 Gone) relists, and what
-          // changed in between is lost, as with the real source; the resync covers it.
-          void (async () => {
-            if (expired || !isQuietClose(error)) {
-              log.info({ kind: kind.kind, err: expired ? 'resourceVersion expired' : describeWatchError(error) }, 'Relisted after watch error');
-              expired = false;
-              resourceVersion = await currentVersion().catch(() => resourceVersion);
-              await new Promise((resolve) => setTimeout(resolve, 500));
-            } else {
-              log.debug({ kind: kind.kind }, 'Resumed watch');
-              await new Promise((resolve) => setTimeout(resolve, 100));
-            }
-            await start().catch((err: unknown) => log.error({ kind: kind.kind, err: describeWatchError(err) }, 'Failed to restart watch'));
-          })();
+          isDone = true;
+          if (controller !== undefined) controllers.delete(controller);
+          if (Date.now() - startedAt > 10_000) failures = 0;
+          restart(error);
         },
       );
+      if (isDone) return;
+      if (stopped) {
+        controller.abort();
+        return;
+      }
       controllers.add(controller);
+    };
+
+    /**
+     * Restarts the watch until it runs (or the bridge stops). A closed watch, or one the client
+     * timed out for inactivity, resumes from the last version seen, as a reflector does. Any other
+     * error (e.g. 410 Gone, a refused connection) relists after a backoff that doubles per
+     * consecutive failure, and what changed in between is lost, as with the real source; the
+     * resync covers it.
+     */
+    const restart = (error: unknown): void => {
+      if (stopped) return;
+      let isRelist = expired || !isQuietClose(error);
+      void (async () => {
+        for (;;) {
+          if (stopped) return;
+          if (isRelist) {
+            const delayMs = Math.min(initialBackoffMs * 2 ** failures, maxBackoffMs);
+            failures += 1;
+            log.info({ kind: kind.kind, err: expired ? 'resourceVersion expired' : describeWatchError(error), retryInMs: delayMs }, 'Relisting after watch error');
+            await new Promise((resolve) => setTimeout(resolve, delayMs));
+          } else {
+            log.debug({ kind: kind.kind }, 'Resumed watch');
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          if (stopped) return;
+          try {
+            if (isRelist) {
+              expired = false;
+              resourceVersion = await currentVersion();
+            }
+            await start();
+            return;
+          } catch (err) {
+            // Never given up: the next attempt relists after a longer backoff.
+            error = err;
+            isRelist = true;
+            log.warn({ kind: kind.kind, err: describeWatchError(err) }, 'Failed to restart watch');
+          }
+        }
+      })();
     };
     await start();
   }
@@ -294,11 +371,24 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   await Promise.all([...kinds.values()].map(watchKind));
   log.info({ kinds: [...kinds.keys()], subscribers: options.subscriptions.map((s) => s.name) }, 'Started event bridge');
 
+  /** One resync event, as a PingSource sends it (`kind`/`apiversion` extensions when given). */
+  const resyncEvent = (ping?: { readonly kind: string; readonly apiVersion?: string }) =>
+    new CloudEvent<unknown>({
+      id: randomUUID(),
+      type: RESYNC_EVENT_TYPE,
+      source: 'dynamo-fn/bridge',
+      datacontenttype: 'application/json',
+      data: {},
+      ...(ping === undefined ? {} : { kind: ping.kind, ...(ping.apiVersion === undefined ? {} : { apiversion: ping.apiVersion }) }),
+    });
+
   async function resync(): Promise<void> {
     await Promise.all(
-      options.subscriptions.map((subscription) =>
-        deliver(subscription, new CloudEvent<unknown>({ id: randomUUID(), type: RESYNC_EVENT_TYPE, source: 'dynamo-fn/bridge', datacontenttype: 'application/json', data: {} })),
-      ),
+      options.subscriptions.map(async (subscription) => {
+        if (subscription.pings === undefined) return deliver(subscription, resyncEvent());
+        // One at a time: a function coalesces a resync that arrives while one runs.
+        for (const ping of subscription.pings) await deliver(subscription, resyncEvent(ping));
+      }),
     );
   }
   const intervalSeconds = options.resyncIntervalSeconds ?? 60;

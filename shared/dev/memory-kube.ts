@@ -1,6 +1,6 @@
 /**
  * An in-memory `Kube` for replay: objects from a starting state, every write recorded in
- * order. It is what `dynamo-fn replay` runs a function against to print the writes it would
+ * order. It is what `dynamo-fn replay` runs the functions against to print the writes they would
  * make; tests of behaviour use the real API server instead (STYLE.md §15).
  *
  * Semantics kept deliberately simple and stated: `apply` stores the applied object over the
@@ -9,9 +9,14 @@
  * namespace and equality label selectors (`a=b,c=d`); `get` of a missing object is undefined
  * (Gone); a status or scale write to a missing object, and a second Event of one name, fail as
  * the API server answers them (PermanentError `NotFound`, `AlreadyExists`).
+ *
+ * One store can be written under several field managers (`as`), as the functions of one install
+ * write one API server. Besides the `Kube` calls, replay tells the store what the captured
+ * events say the API server did (`observe`, `remove`), and asks what a handler read (`trace`) and
+ * whether any of it changed since (`isUnchangedSince`).
  * @module
  */
-import { isDeepStrictEqual } from 'node:util';
+import { cloneJson } from '../domain/index.js';
 import type { ApplyObject, EventIntent, Kube, KubeObject, ObjectRef } from '../kube/index.js';
 import { PermanentError } from '../runtime/index.js';
 
@@ -21,15 +26,39 @@ export type RecordedWrite =
   | { readonly verb: 'delete'; readonly ref: ObjectRef }
   | { readonly verb: 'createEvent'; readonly event: EventIntent };
 
+/** What a handler read: objects by key, and lists by kind (and namespace). Opaque to callers. */
+export interface ReadSet {
+  readonly keys: ReadonlySet<string>;
+}
+
 export interface MemoryKube extends Kube {
-  /** Writes since the last `takeWrites()`, in order. */
+  /** Writes since the last `takeWrites()`, in order (every field manager's). */
   takeWrites(): RecordedWrite[];
   /** Every stored object. */
   objects(): KubeObject[];
+  /** A client on the same store and write log that writes as `fieldManager`. */
+  as(fieldManager: string): MemoryKube;
+  /** Whether the store holds the object. */
+  has(ref: ObjectRef): boolean;
+  /** Stores an object as the API server reported it (a captured Resource-mode event): not a write. */
+  observe(object: KubeObject): void;
+  /** Drops an object the API server deleted (a captured delete event): not a write. Returns whether it was held. */
+  remove(ref: ObjectRef): boolean;
+  /** Runs `body` and returns what it read, besides its result. */
+  trace<T>(body: () => Promise<T>): Promise<{ readonly result: T; readonly reads: ReadSet }>;
+  /** A counter that moves on every change to the store. */
+  version(): number;
+  /** Whether nothing `reads` names changed after `version` (an object, or any object of a listed kind). */
+  isUnchangedSince(reads: ReadSet, version: number): boolean;
 }
 
 function keyOf(ref: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): string {
   return `${ref.apiVersion}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
+}
+
+/** The read-set keys a list depends on: its kind in every namespace, or in one. */
+function listKeyOf(apiVersion: string, kind: string, namespace: string | undefined): string {
+  return namespace === undefined || namespace === '' ? `list:${apiVersion}/${kind}` : `list:${apiVersion}/${kind}/${namespace}`;
 }
 
 function matchesSelector(labels: Record<string, string> | undefined, selector: string | undefined): boolean {
@@ -40,99 +69,236 @@ function matchesSelector(labels: Record<string, string> | undefined, selector: s
   });
 }
 
+/**
+ * `isDeepStrictEqual` for JSON data (plain objects, arrays, primitives), without its generic
+ * machinery: replay compares every applied object with the stored one. Keys in any order; a key
+ * holding `undefined` differs from an absent key, as there.
+ */
+function isSameJson(a: unknown, b: unknown, skip?: ReadonlySet<string>): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index += 1) if (!isSameJson(a[index], b[index])) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in left) {
+    if (!Object.prototype.hasOwnProperty.call(left, key) || skip?.has(key) === true) continue;
+    if (!Object.prototype.hasOwnProperty.call(right, key) || !isSameJson(left[key], right[key])) return false;
+    count += 1;
+  }
+  for (const key in right) if (Object.prototype.hasOwnProperty.call(right, key) && skip?.has(key) !== true) count -= 1;
+  return count === 0;
+}
+
+const SERVER_SET_METADATA: ReadonlySet<string> = new Set(['resourceVersion', 'generation']);
+const METADATA: ReadonlySet<string> = new Set(['metadata']);
+
+/** Whether two stored objects are the same but for the versions the store sets. */
+function isSameStored(before: KubeObject | undefined, next: KubeObject): boolean {
+  return before !== undefined && isSameJson(before, next, METADATA) && isSameJson(before.metadata, next.metadata, SERVER_SET_METADATA);
+}
+
+/** The store every client of one `createMemoryKube` shares. Stored objects are never changed in place. */
+interface Store {
+  readonly objects: Map<string, KubeObject>;
+  /** The store version at each key's (and each list key's) last change. */
+  readonly changedAt: Map<string, number>;
+  readonly eventNames: Set<string>;
+  writes: RecordedWrite[];
+  resourceVersion: number;
+  version: number;
+  /** The keys read while a `trace` runs. */
+  reads: Set<string> | undefined;
+}
+
 /** Creates the store from starting objects (each needs apiVersion, kind, metadata.name). */
 export function createMemoryKube(initial: readonly KubeObject[], fieldManager: string): MemoryKube {
-  const store = new Map<string, KubeObject>();
-  let version = 1;
-  let writes: RecordedWrite[] = [];
-  const eventNames = new Set<string>();
+  const store: Store = { objects: new Map(), changedAt: new Map(), eventNames: new Set(), writes: [], resourceVersion: 1, version: 0, reads: undefined };
   for (const object of initial) {
-    const copy = structuredClone(object);
-    copy.metadata.resourceVersion ??= String(version++);
+    const copy = cloneJson(object);
+    copy.metadata.resourceVersion ??= String(store.resourceVersion++);
     copy.metadata.generation ??= 1;
     copy.metadata.uid ??= `uid-${copy.metadata.namespace ?? ''}-${copy.metadata.name}`;
-    store.set(keyOf({ ...copy, name: copy.metadata.name, namespace: copy.metadata.namespace }), copy);
+    store.objects.set(keyOf({ ...copy, name: copy.metadata.name, namespace: copy.metadata.namespace }), copy);
+  }
+  return clientOf(store, fieldManager);
+}
+
+/** The API group of an apiVersion (`v1` for the core group). */
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
+/**
+ * The stored key of `ref`: its own, else that of a stored object of the same group, kind,
+ * namespace and name in another version (the API server serves one object in every version:
+ * an event may name a v1alpha1 DGD the state holds as v1beta1).
+ */
+function storedKeyOf(store: Store, ref: ObjectRef): string | undefined {
+  const exact = keyOf(ref);
+  if (store.objects.has(exact)) return exact;
+  const group = groupOf(ref.apiVersion);
+  for (const [key, object] of store.objects) {
+    if (object.kind === ref.kind && object.metadata.name === ref.name && (object.metadata.namespace ?? '') === (ref.namespace ?? '') && groupOf(object.apiVersion) === group) return key;
+  }
+  return undefined;
+}
+
+function clientOf(store: Store, fieldManager: string): MemoryKube {
+  /** Marks a key (and the lists that hold it) changed. */
+  function touch(object: { apiVersion: string; kind: string; metadata: { namespace?: string | undefined; name: string } }): void {
+    store.version += 1;
+    store.changedAt.set(keyOf({ apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }), store.version);
+    store.changedAt.set(listKeyOf(object.apiVersion, object.kind, undefined), store.version);
+    store.changedAt.set(listKeyOf(object.apiVersion, object.kind, object.metadata.namespace), store.version);
+  }
+  function read(key: string): void {
+    store.reads?.add(key);
   }
 
-  function put(key: string, next: KubeObject, verb: 'apply' | 'applyStatus' | 'replace' | 'scale'): KubeObject {
-    const before = store.get(key);
-    const comparable = (o: KubeObject | undefined) => (o === undefined ? undefined : { ...o, metadata: { ...o.metadata, resourceVersion: undefined, generation: undefined } });
-    const changed = !isDeepStrictEqual(comparable(before), comparable(next));
+  /**
+   * Stores `next` when it differs from the stored object; returns a copy of what is stored.
+   * `isOwned`: `next` shares nothing with the store, so when nothing changed it can be handed
+   * out itself (with the stored versions) instead of a copy of the stored object.
+   */
+  function put(key: string, next: KubeObject, verb: 'apply' | 'applyStatus' | 'replace' | 'scale', isOwned = false): KubeObject {
+    const before = store.objects.get(key);
+    const changed = !isSameStored(before, next);
     if (changed) {
-      next.metadata.resourceVersion = String(version++);
-      const specChanged = verb !== 'applyStatus' && !isDeepStrictEqual(before?.['spec'], next['spec']);
+      next.metadata.resourceVersion = String(store.resourceVersion++);
+      const specChanged = verb !== 'applyStatus' && !isSameJson(before?.['spec'], next['spec']);
       next.metadata.generation = (before?.metadata.generation ?? 0) + (before === undefined || specChanged ? 1 : 0);
-      store.set(key, next);
+      store.objects.set(key, next);
+      touch(next);
     }
-    writes.push({ verb, object: structuredClone(changed ? next : (before ?? next)), changed });
-    return structuredClone(changed ? next : (before ?? next));
+    const stored = changed ? next : (before ?? next);
+    // The record may share the stored object: stored objects are replaced, never changed.
+    store.writes.push({ verb, object: stored, changed });
+    if (changed || !isOwned || before === undefined) return cloneJson(stored);
+    next.metadata.resourceVersion = before.metadata.resourceVersion;
+    next.metadata.generation = before.metadata.generation;
+    return next;
   }
 
-  return {
+  const client: MemoryKube = {
     fieldManager,
     async get(ref) {
-      const found = store.get(keyOf(ref));
-      return found === undefined ? undefined : structuredClone(found);
+      const key = keyOf(ref);
+      read(key);
+      const found = store.objects.get(key);
+      return found === undefined ? undefined : cloneJson(found);
     },
     async list(apiVersion, kind, namespace, options = {}) {
-      return [...store.values()]
-        .filter((o) => o.apiVersion === apiVersion && o.kind === kind)
-        .filter((o) => namespace === undefined || namespace === '' || o.metadata.namespace === namespace)
-        .filter((o) => matchesSelector(o.metadata.labels, options.labelSelector))
-        .map((o) => structuredClone(o));
+      read(listKeyOf(apiVersion, kind, namespace));
+      const out: KubeObject[] = [];
+      for (const o of store.objects.values()) {
+        if (o.apiVersion !== apiVersion || o.kind !== kind) continue;
+        if (namespace !== undefined && namespace !== '' && o.metadata.namespace !== namespace) continue;
+        if (matchesSelector(o.metadata.labels, options.labelSelector)) out.push(cloneJson(o));
+      }
+      return out;
     },
     async apply(obj: ApplyObject) {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
-      const before = store.get(key);
-      const next = structuredClone(obj) as KubeObject;
-      next.metadata = { ...(before?.metadata ?? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` }), ...next.metadata };
-      if (before?.['status'] !== undefined) next['status'] = structuredClone(before['status']);
-      return put(key, next, 'apply');
+      const before = store.objects.get(key);
+      const next = cloneJson(obj) as KubeObject;
+      next.metadata = { ...(before === undefined ? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` } : cloneJson(before.metadata)), ...next.metadata };
+      if (before?.['status'] !== undefined) next['status'] = cloneJson(before['status']);
+      return put(key, next, 'apply', true);
     },
     async applyStatus(obj: ApplyObject) {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
-      const before = store.get(key);
+      const before = store.objects.get(key);
       if (before === undefined) throw new PermanentError(`cannot apply status of ${obj.kind} ${obj.metadata.name}: 404 NotFound`, { reason: 'NotFound' });
-      return put(key, { ...structuredClone(before), status: structuredClone(obj['status']) }, 'applyStatus');
+      return put(key, { ...before, metadata: { ...before.metadata }, status: cloneJson(obj['status']) }, 'applyStatus');
     },
     async create(obj: ApplyObject) {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
-      if (store.has(key)) return undefined;
-      const next = structuredClone(obj) as KubeObject;
+      if (store.objects.has(key)) return undefined;
+      const next = cloneJson(obj) as KubeObject;
       next.metadata = { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}`, ...next.metadata };
       return put(key, next, 'apply');
     },
     async replace(obj) {
-      return put(keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }), structuredClone(obj), 'replace');
+      return put(keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }), cloneJson(obj), 'replace');
     },
     async delete(ref) {
-      store.delete(keyOf(ref));
-      writes.push({ verb: 'delete', ref });
+      const key = keyOf(ref);
+      if (store.objects.delete(key)) touch({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name } });
+      store.writes.push({ verb: 'delete', ref });
     },
     async createEvent(event) {
       if (event.name !== undefined) {
-        if (eventNames.has(event.name)) throw new PermanentError(`cannot create Event ${event.name}: 409 AlreadyExists`, { reason: 'AlreadyExists' });
-        eventNames.add(event.name);
+        if (store.eventNames.has(event.name)) throw new PermanentError(`cannot create Event ${event.name}: 409 AlreadyExists`, { reason: 'AlreadyExists' });
+        store.eventNames.add(event.name);
       }
-      writes.push({ verb: 'createEvent', event: structuredClone(event) });
+      store.version += 1;
+      store.writes.push({ verb: 'createEvent', event: cloneJson(event) });
       return { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: `${event.regarding.name}.event`, namespace: event.regarding.namespace ?? 'default' } };
     },
     async scale(ref, replicas) {
       const key = keyOf(ref);
-      const before = store.get(key);
+      read(key);
+      const before = store.objects.get(key);
       if (before === undefined) throw new PermanentError(`cannot scale ${ref.kind} ${ref.name}: 404 NotFound`, { reason: 'NotFound' });
-      const next = structuredClone(before);
-      next['spec'] = { ...(next['spec'] as Record<string, unknown>), replicas };
+      const next = { ...before, metadata: { ...before.metadata }, spec: { ...(before['spec'] as Record<string, unknown>), replicas } };
       const stored = put(key, next, 'scale');
       return { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: ref.name, namespace: ref.namespace ?? '' }, spec: { replicas }, status: { replicas: ((stored['status'] as { replicas?: number } | undefined)?.replicas ?? 0) } };
     },
     takeWrites() {
-      const taken = writes;
-      writes = [];
+      const taken = store.writes;
+      store.writes = [];
       return taken;
     },
     objects() {
-      return [...store.values()].map((o) => structuredClone(o));
+      return [...store.objects.values()].map((o) => cloneJson(o));
+    },
+    as(name) {
+      return clientOf(store, name);
+    },
+    has(ref) {
+      return storedKeyOf(store, ref) !== undefined;
+    },
+    observe(object) {
+      const copy = cloneJson(object);
+      const key = keyOf({ apiVersion: copy.apiVersion, kind: copy.kind, namespace: copy.metadata.namespace, name: copy.metadata.name });
+      if (isSameJson(store.objects.get(key), copy)) return;
+      store.objects.set(key, copy);
+      touch(copy);
+    },
+    remove(ref) {
+      const key = storedKeyOf(store, ref);
+      const held = key === undefined ? undefined : store.objects.get(key);
+      if (key === undefined || held === undefined) return false;
+      store.objects.delete(key);
+      touch(held);
+      return true;
+    },
+    async trace(body) {
+      const outer = store.reads;
+      const reads = new Set<string>();
+      store.reads = reads;
+      try {
+        return { result: await body(), reads: { keys: reads } };
+      } finally {
+        if (outer !== undefined) for (const key of reads) outer.add(key);
+        store.reads = outer;
+      }
+    },
+    version() {
+      return store.version;
+    },
+    isUnchangedSince(reads, version) {
+      for (const key of reads.keys) if ((store.changedAt.get(key) ?? 0) > version) return false;
+      return true;
     },
   };
+  return client;
 }

@@ -12,6 +12,7 @@
 import type { Component, Container, EnvVar } from '../api/index.js';
 import { MAIN_CONTAINER_NAME } from '../api/index.js';
 import { GATE_CANARY_HEALTH_CHECKS, GATE_INCREASED_WORKER_FAILURE_THRESHOLD, GATE_STRICT_NAMESPACE_PREFIX, isRuntimeGateEnabled, type Version } from './runtime-version.js';
+import { cloneJson } from './clone.js';
 
 /** Ports and names of `internal/consts/consts.go`. */
 export const DYNAMO_SYSTEM_PORT = 9090;
@@ -127,7 +128,7 @@ export function eppBaseContainer(ctx: DefaultsContext, dynamoNamespace: string):
     name: MAIN_CONTAINER_NAME,
     ports: [tcp('grpc', EPP_GRPC_PORT_NUMBER), tcp('grpc-health', EPP_GRPC_HEALTH_PORT), tcp('metrics', DYNAMO_SYSTEM_PORT)],
     livenessProbe: grpcProbe,
-    readinessProbe: structuredClone(grpcProbe),
+    readinessProbe: cloneJson(grpcProbe),
     env: [
       ...ctx.commonEnv,
       { name: 'DYNAMO_KV_BLOCK_SIZE', value: '16' },
@@ -190,12 +191,20 @@ function isGoEmpty(value: unknown): boolean {
  * Pure: returns a new object.
  */
 export function mergeOverride(base: Json, user: Json): Json {
-  const out: Json = structuredClone(base);
-  for (const [key, value] of Object.entries(user)) {
+  return overlayInto(cloneJson(base), user, true);
+}
+
+/**
+ * {@link mergeOverride} into `out` itself (which the caller owns), copying `user`'s values
+ * when `isCopying`, else moving them in (when the caller owns `user` too). Returns `out`.
+ */
+function overlayInto(out: Json, user: Json, isCopying: boolean): Json {
+  for (const key of Object.keys(user)) {
+    const value = user[key];
     if (isGoEmpty(value)) continue;
     const current = out[key];
-    if (isPlainObject(current) && isPlainObject(value)) out[key] = mergeOverride(current, value);
-    else out[key] = structuredClone(value);
+    if (isPlainObject(current) && isPlainObject(value)) out[key] = overlayInto(current, value, isCopying);
+    else out[key] = isCopying ? cloneJson(value) : value;
   }
   return out;
 }
@@ -208,9 +217,41 @@ function isPlainObject(value: unknown): value is Json {
  * Merges env lists by name, later lists winning, sorted by name (upstream `MergeEnvs`). Pure.
  */
 export function mergeEnvByName(...lists: readonly (readonly EnvVar[] | undefined)[]): EnvVar[] {
-  const byName = new Map<string, EnvVar>();
-  for (const list of lists) for (const item of list ?? []) byName.set(item.name, structuredClone(item));
-  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const out = mergeEnvByNameShared(...lists);
+  // Only the winners are copied (the result never shares an item with its inputs).
+  for (let index = 0; index < out.length; index += 1) out[index] = cloneJson(out[index] as EnvVar);
+  return out;
+}
+
+/**
+ * {@link mergeEnvByName} without copying the items: the result is a new list that shares its
+ * items with the inputs. For the intermediate merges of one pod spec, whose env is copied once
+ * at the end (pod-template.ts `buildPodSpec`); env items are never changed in place. Pure.
+ */
+export function mergeEnvByNameShared(...lists: readonly (readonly EnvVar[] | undefined)[]): EnvVar[] {
+  const all: EnvVar[] = [];
+  // An insertion sort by name (stable, and linear on the mostly sorted lists merged here, with
+  // no comparator calls): same-named items keep their input order, so the last of each run is
+  // the one a later list (or a later item) set.
+  for (const list of lists) {
+    if (list === undefined) continue;
+    for (let from = 0; from < list.length; from += 1) {
+      const item = list[from] as EnvVar;
+      let index = all.length;
+      all.push(item);
+      while (index > 0 && (all[index - 1] as EnvVar).name > item.name) {
+        all[index] = all[index - 1] as EnvVar;
+        index -= 1;
+      }
+      all[index] = item;
+    }
+  }
+  const out: EnvVar[] = [];
+  for (let index = 0; index < all.length; index += 1) {
+    const item = all[index] as EnvVar;
+    if (index + 1 === all.length || (all[index + 1] as EnvVar).name !== item.name) out.push(item);
+  }
+  return out;
 }
 
 /**
@@ -220,12 +261,23 @@ export function mergeEnvByName(...lists: readonly (readonly EnvVar[] | undefined
  * name stays `main`. Pure.
  */
 export function mergeMainContainer(base: Container, user: Container | undefined): Container {
-  if (user === undefined) return structuredClone(base);
-  const merged = mergeOverride(base as Json, user as Json) as Container;
-  merged.env = mergeEnvByName(base.env, user.env);
+  if (user === undefined) return cloneJson(base);
+  return mergeMainContainerOwned(cloneJson(base), cloneJson(user), mergeEnvByName);
+}
+
+/**
+ * {@link mergeMainContainer} for a caller that owns both containers (fresh copies nothing else
+ * holds): `base` becomes the result and `user`'s values move into it, with the env merged by
+ * `mergeEnv`. Saves the copies `buildPodSpec` would otherwise make of what it just built.
+ */
+export function mergeMainContainerOwned(base: Container, user: Container | undefined, mergeEnv: (...lists: readonly (readonly EnvVar[] | undefined)[]) => EnvVar[]): Container {
+  if (user === undefined) return base;
+  const baseEnv = base.env;
+  const merged = overlayInto(base as Json, user as Json, false) as Container;
+  merged.env = mergeEnv(baseEnv, user.env);
   for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
     const authored = (user as Json)[probe];
-    if (authored !== undefined && authored !== null) (merged as Json)[probe] = structuredClone(authored);
+    if (authored !== undefined && authored !== null) (merged as Json)[probe] = authored;
   }
   merged.name = MAIN_CONTAINER_NAME;
   return merged;
@@ -238,12 +290,17 @@ export function mergeMainContainer(base: Container, user: Container | undefined)
  * control", upstream `GenerateBasePodSpec`). Pure.
  */
 export function mergePodSpec(component: Component, authored: Json | undefined): Json {
+  return mergePodSpecOwned(component, cloneJson(authored));
+}
+
+/** {@link mergePodSpec} for a caller that owns `authored`: its values move into the result. */
+export function mergePodSpecOwned(component: Component, authored: Json | undefined): Json {
   const { containers: _containers, ...rest } = authored ?? {};
-  const merged = mergeOverride(basePodSpec(component), rest);
+  const merged = overlayInto(basePodSpec(component), rest, false);
   if (authored?.['securityContext'] === undefined || authored['securityContext'] === null) {
     merged['securityContext'] = { ...((merged['securityContext'] as Json | undefined) ?? {}), fsGroup: DEFAULT_SECURITY_CONTEXT_FS_GROUP };
   } else {
-    merged['securityContext'] = structuredClone(authored['securityContext']);
+    merged['securityContext'] = authored['securityContext'];
   }
   return merged;
 }

@@ -28,6 +28,7 @@ import {
   type GmsPodSpec,
 } from './gms.js';
 import { MPI_RUN_SSH_PORT } from './multinode.js';
+import { cloneJson } from './clone.js';
 
 /** Engines per intra-pod failover pod (upstream `failoverEngineCount`). */
 export const FAILOVER_ENGINE_COUNT = 2;
@@ -64,7 +65,7 @@ const ENGINE_REPLACED_ENV = new Set(['DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS', 'D
  * Source: upstream `buildEngineContainer`. Pure: `base` is cloned.
  */
 export function failoverEngineContainer(base: Container, engineId: number): Container {
-  const engine = structuredClone(base);
+  const engine = cloneJson(base);
   engine.name = `engine-${engineId}`;
   const portName = `system-${engineId}`;
   const systemPort = DYNAMO_SYSTEM_PORT + engineId;

@@ -13,6 +13,7 @@
  */
 import type { Component, Container, EnvVar, FieldIssue } from '../api/index.js';
 import { MAIN_CONTAINER_NAME } from '../api/index.js';
+import { cloneJson } from './clone.js';
 
 /** The pod-level DRA claim every GMS process and engine references (upstream `dra.ClaimName`). */
 export const GMS_DRA_CLAIM_NAME = 'intrapod-shared-gpu';
@@ -402,7 +403,7 @@ export function gmsWeightServerScript(): string {
  * returns a new pod spec.
  */
 export function gmsWeightServerPodSpec(base: GmsPodSpec, rank: number, gpuCount: number): GmsPodSpec {
-  const podSpec = structuredClone(base);
+  const podSpec = cloneJson(base);
   const main = podSpec.containers?.[0];
   if (main === undefined) return podSpec;
   main.command = ['bash', '-c'];
@@ -424,7 +425,7 @@ export function gmsWeightServerPodSpec(base: GmsPodSpec, rank: number, gpuCount:
  * whole). Source: upstream `augmentEngineForGMS`, `gmsEngineEnvVars`. Pure: returns a new pod spec.
  */
 export function gmsEnginePodSpec(base: GmsPodSpec, rank: number, isFailover: boolean): GmsPodSpec {
-  const podSpec = structuredClone(base);
+  const podSpec = cloneJson(base);
   const main = podSpec.containers?.[0];
   if (main === undefined) return podSpec;
   main.env = [

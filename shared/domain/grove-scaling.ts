@@ -144,8 +144,13 @@ export function pendingScaleIntents(
  */
 export function keepSeededReplicas(rendered: RenderedObject, observed: PodCliqueSet | undefined): RenderedObject {
   if (observed === undefined) return rendered;
-  const copy = structuredClone(rendered) as RenderedObject & { spec: { template: { cliques: { name: string; spec: { replicas: number } }[]; podCliqueScalingGroups?: { name: string; cliqueNames: string[]; replicas?: number }[] } } };
-  const template = copy.spec.template;
+  type Seedable = RenderedObject & { spec: { template: { cliques: { name: string; spec: { replicas: number } }[]; podCliqueScalingGroups?: { name: string; cliqueNames: string[]; replicas?: number }[] } } };
+  // Copies only the path to the replicas it sets (the pod specs stay shared with `rendered`,
+  // as the whole object is when nothing is observed): a PodCliqueSet copy costs a render.
+  const spec = (rendered as Seedable).spec;
+  const template: Seedable['spec']['template'] = { ...spec.template, cliques: spec.template.cliques.map((clique) => ({ ...clique, spec: { ...clique.spec } })) };
+  if (spec.template.podCliqueScalingGroups !== undefined) template.podCliqueScalingGroups = spec.template.podCliqueScalingGroups.map((group) => ({ ...group }));
+  const copy = { ...rendered, spec: { ...spec, template } } as Seedable;
   const grouped = new Set((template.podCliqueScalingGroups ?? []).flatMap((g) => g.cliqueNames));
   const observedCliques = new Map(observed.spec.template.cliques.map((c) => [c.name, c.spec.replicas]));
   const observedGroups = new Map((observed.spec.template.podCliqueScalingGroups ?? []).map((g) => [g.name, g.replicas]));

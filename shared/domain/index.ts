@@ -21,3 +21,5 @@ export { toKubeTime } from './time.js';
 export * from './k8s-discovery.js';
 export { RESOURCE_API_VERSION, RESOURCE_CLAIM_TEMPLATE_KIND, gmsResourceClaimTemplate, gmsResourceClaimTemplateName, gpuMemoryServiceMode } from './gms.js';
 export * from './alpha-pvcs.js';
+export { cloneJson } from './clone.js';
+export * from './status-write.js';

@@ -43,7 +43,10 @@ export interface OwnershipConflict {
  * undefined when it has none. Pure.
  */
 export function controllerRefOf(object: OwnedObject): ControllerRef | undefined {
-  const ref = (object.metadata?.ownerReferences ?? []).find((r) => r['controller'] === true);
+  // The API server only stores a list of objects here; anything else (a forged event) controls nothing.
+  const owners: unknown = object.metadata?.ownerReferences;
+  if (!Array.isArray(owners)) return undefined;
+  const ref = (owners as unknown[]).find((r): r is Readonly<Record<string, unknown>> => typeof r === 'object' && r !== null && (r as Record<string, unknown>)['controller'] === true);
   if (ref === undefined) return undefined;
   const text = (key: string): string => (typeof ref[key] === 'string' ? (ref[key] as string) : '');
   return { apiVersion: text('apiVersion'), kind: text('kind'), name: text('name'), uid: text('uid') };

@@ -38,7 +38,7 @@ import {
   type EnvVar,
   type PodTemplateSpec,
 } from '../api/index.js';
-import { baseContainer, frontendBaseContainer, mergeEnvByName, mergeMainContainer, mergeOverride, mergePodSpec } from './component-defaults.js';
+import { baseContainer, frontendBaseContainer, mergeEnvByName, mergeEnvByNameShared, mergeMainContainerOwned, mergeOverride, mergePodSpecOwned } from './component-defaults.js';
 import { applySglangMultinode, applyTrtllmMultinode, applyVllmMultinode, multinodeTopologyEnv, type MultinodeContext, type MultinodeRole } from './multinode.js';
 import { componentRuntimeVersion, parseImageVersion, GATE_CANARY_HEALTH_CHECKS, GATE_MULTINODE_TOPOLOGY_ALIASES, GATE_VLLM_MULTIPROCESSING, isOriginGateEnabled, isRuntimeGateEnabled } from './runtime-version.js';
 import {
@@ -55,6 +55,7 @@ import { isMultinode, shortenName } from './names.js';
 import { applyIntraPodGpuMemoryService, gmsResourceClaimTemplateName, gpuMemoryServiceMode } from './gms.js';
 import { buildFailoverPod, failoverBackendFramework, isIntraPodFailover } from './failover.js';
 import { withK8sDiscoveryServiceAccount } from './k8s-discovery.js';
+import { cloneJson } from './clone.js';
 
 /** The default `/dev/shm` size when `sharedMemorySize` is omitted (upstream-notes/dgd.md §2.3). */
 export const DEFAULT_SHARED_MEMORY_SIZE = '8Gi';
@@ -284,28 +285,31 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
   const { component, dgd } = ctx;
   const settings = ctx.settings ?? DEFAULT_POD_SETTINGS;
   const backend = dgd.spec.backendFramework;
-  const authored = structuredClone(template?.spec ?? {}) as PodSpecJson;
+  const authored = cloneJson(template?.spec ?? {}) as PodSpecJson;
   const authoredContainers = authored.containers ?? [];
   const runtimeVersion = componentRuntimeVersion(component);
   const ns = dynamoNamespace(dgd, ctx.namespace, component);
 
   const base = baseContainer({ component, runtimeVersion, commonEnv: injectedEnv(ctx) }, ns);
   const user = authoredContainers.find((c) => c.name === MAIN_CONTAINER_NAME);
-  const userWithGraphEnv = user === undefined ? (dgd.spec.env === undefined ? undefined : { name: MAIN_CONTAINER_NAME, env: dgd.spec.env }) : { ...user, env: mergeEnvByName(dgd.spec.env, user.env) };
-  const main = mergeMainContainer(base, userWithGraphEnv);
+  // The graph env is the one input the env below takes items from (the rest is this call's own).
+  const graphEnv = cloneJson(dgd.spec.env);
+  const userWithGraphEnv = user === undefined ? (graphEnv === undefined ? undefined : { name: MAIN_CONTAINER_NAME, env: graphEnv }) : { ...user, env: mergeEnvByNameShared(graphEnv, user.env) };
+  // `base` and `authored` are this call's own: the merges move their values instead of copying them.
+  const main = mergeMainContainerOwned(base, userWithGraphEnv, mergeEnvByNameShared);
 
-  const podSpec = withK8sDiscoveryServiceAccount(mergePodSpec(component, authored as Record<string, unknown>), dgd.metadata.name ?? '', discoveryBackend(ctx) === 'kubernetes') as PodSpecJson;
+  const podSpec = withK8sDiscoveryServiceAccount(mergePodSpecOwned(component, authored as Record<string, unknown>), dgd.metadata.name ?? '', discoveryBackend(ctx) === 'kubernetes') as PodSpecJson;
   const policy = activeKvTransferPolicy(dgd.spec.experimental);
-  if (policy !== undefined && isWorkerClass(component)) applyKvTransferPolicy(main, podSpec, policy, mergeEnvByName);
+  if (policy !== undefined && isWorkerClass(component)) applyKvTransferPolicy(main, podSpec, policy, mergeEnvByNameShared);
   // Authored (pod template or graph `spec.env`, which upstream folds into it first) wins.
   if (isWorkerClass(component) && !(userWithGraphEnv?.env ?? []).some((e) => e.name === 'DYN_HEALTH_CHECK_ENABLED')) {
     const enabled = isRuntimeGateEnabled(GATE_CANARY_HEALTH_CHECKS, runtimeVersion) && !keepsCanaryOff(component, main, backend);
-    main.env = mergeEnvByName(main.env, [{ name: 'DYN_HEALTH_CHECK_ENABLED', value: String(enabled) }]);
+    main.env = mergeEnvByNameShared(main.env, [{ name: 'DYN_HEALTH_CHECK_ENABLED', value: String(enabled) }]);
   }
 
   if (ctx.role !== undefined) {
     const topologyAliases = isOriginGateEnabled(GATE_MULTINODE_TOPOLOGY_ALIASES, dgd, settings.defaultOriginVersion);
-    if (topologyAliases) main.env = mergeEnvByName(main.env, multinodeTopologyEnv(component));
+    if (topologyAliases) main.env = mergeEnvByNameShared(main.env, multinodeTopologyEnv(component));
     const mctx: MultinodeContext = {
       component,
       role: ctx.role,
@@ -320,7 +324,9 @@ export function buildPodSpec(ctx: CliqueContext, template: PodTemplateSpec | und
   }
 
   applyCompilationCache(component.compilationCache, backend, podSpec, main);
-  main.env = mergeEnvByName(main.env);
+  // Every env item is this call's own (built here, or copied from the template or graph env),
+  // so the merges share items instead of copying them; no item is ever changed in place.
+  main.env = mergeEnvByNameShared(main.env);
   const size = component.sharedMemorySize === undefined ? DEFAULT_SHARED_MEMORY_SIZE : String(component.sharedMemorySize);
   applySharedMemory(size, podSpec, main);
   const sidecars = authoredContainers.filter((c) => c.name !== MAIN_CONTAINER_NAME);
@@ -353,5 +359,6 @@ export function frontendSidecarContainer(ctx: CliqueContext, sidecar: Container)
 }
 
 function sortKeys(record: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  // The default sort orders by UTF-16 code units, as `<` does, without a comparator call.
+  return Object.fromEntries(Object.keys(record).sort().map((key) => [key, record[key] as string]));
 }

@@ -304,3 +304,54 @@ describe('renderDgd: determinism and failures', () => {
     expect(result).toEqual({ ok: false, issues: [{ path: 'spec.components[0].podTemplate.spec.containers', type: 'Required', detail: 'must contain a container named "main" with a non-empty image' }] });
   });
 });
+
+describe('renderDgd: a pure decision renders fresh objects (STYLE.md "Pure decisions": outputs are built fresh)', () => {
+  /** Every object and array reachable from `value`. */
+  function objectsIn(value: unknown, into = new Set<object>()): Set<object> {
+    if (typeof value !== 'object' || value === null || into.has(value)) return into;
+    into.add(value);
+    for (const item of Object.values(value)) objectsIn(item, into);
+    return into;
+  }
+  const probe = { httpGet: { path: '/healthz', port: 9090 }, periodSeconds: 7 };
+  const rich = aDgd({
+    spec: {
+      env: [{ name: 'GRAPH_ENV', value: 'g' }, { name: 'SECRET_REF', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
+      labels: { team: 'a' },
+      annotations: { note: 'b' },
+      components: [
+        aComponent('frontend', 'frontend'),
+        aComponent('worker', 'worker', {
+          frontendSidecar: 'sidecar',
+          podTemplate: {
+            metadata: { labels: { extra: 'x' }, annotations: { why: 'y' } },
+            spec: {
+              nodeSelector: { pool: 'gpu' },
+              tolerations: [{ key: 'gpu', operator: 'Exists' }],
+              securityContext: { runAsUser: 1000 },
+              volumes: [{ name: 'cache', emptyDir: {} }],
+              containers: [
+                { name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1', args: ['--model', 'm'], env: [{ name: 'USER_ENV', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }], resources: { limits: { 'nvidia.com/gpu': '1' } }, livenessProbe: probe, volumeMounts: [{ name: 'cache', mountPath: '/cache' }] },
+                { name: 'sidecar', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1', env: [{ name: 'SIDE', value: 's' }] },
+              ],
+            },
+          },
+        }),
+        aComponent('decode', 'decode', { multinode: { nodeCount: 2 }, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1', readinessProbe: probe }] } } }),
+      ],
+    },
+  });
+
+  it('shares no object or list with the input DGD, so changing one can never change the other', () => {
+    const input = objectsIn(rich);
+    const shared = [...objectsIn(render(rich).objects)].filter((object) => input.has(object));
+    expect(shared).toEqual([]);
+  });
+
+  it('renders the same objects again after its previous output is changed in place', () => {
+    const first = render(rich).objects;
+    const before = JSON.stringify(first);
+    for (const object of objectsIn(first)) if (!Array.isArray(object)) (object as Record<string, unknown>)['changed'] = true;
+    expect(JSON.stringify(render(rich).objects)).toBe(before);
+  });
+});

@@ -55,6 +55,7 @@ import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplate, gmsReso
 import { failoverComponentIssues, failoverWarnings, interPodGmsLayout } from './failover.js';
 import { renderAlphaPvcs } from './alpha-pvcs.js';
 import { isK8sDiscoveryEnabled, k8sDiscoveryServiceAccountName, MAX_SERVICE_ACCOUNT_NAME_LENGTH, renderK8sDiscoveryObjects } from './k8s-discovery.js';
+import { cloneJson } from './clone.js';
 
 /** Settings rendering depends on, from the operator configuration. */
 export interface RenderConfig {
@@ -315,7 +316,7 @@ function overrideValue(value: Record<string, unknown> | undefined, ...path: stri
     if (typeof node !== 'object' || node === null) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
-  return node === undefined ? undefined : structuredClone(node);
+  return node === undefined ? undefined : cloneJson(node);
 }
 
 /** The budget and topology a component's providerOverride puts on its owning clique or scaling group. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { aComponent, aDgd, deepFreeze } from '../../test/support/builders.js';
-import { canonicalJson, computeWorkerHash, withGraphDefaults, workerHashInput } from './worker-hash.js';
+import fc from 'fast-check';
+import { canonicalJson, computeWorkerHash, STRUCTS, withGraphDefaults, workerHashInput, type GoStruct, type GoType } from './worker-hash.js';
 
 const golden = aDgd({
   spec: {
@@ -60,5 +61,51 @@ describe('worker-generation hash (upstream-notes/dgd.md §4.3)', () => {
 
   it('orders map keys and unknown struct fields by name, as Go does for maps', () => {
     expect(canonicalJson({ b: 1, a: { d: 'x', c: true } })).toBe('{"a":{"c":true,"d":"x"},"b":1}');
+  });
+});
+
+/**
+ * The serializer as first written (one `Object.keys`, `filter` and `join` per object), kept as
+ * the reference: the fast one must give exactly its output, since the hash it feeds is stamped
+ * on running workloads and must never change (issue 17 item 4).
+ */
+function referenceCanonicalJson(value: unknown, type?: GoType): string {
+  if (Array.isArray(value)) return `[${value.map((item) => referenceCanonicalJson(item, type)).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  const record = value as Record<string, unknown>;
+  const struct: GoStruct | undefined = type === undefined ? undefined : STRUCTS[type];
+  const known: readonly string[] = struct?.fields ?? [];
+  const unknown = struct?.closed === true ? [] : Object.keys(record).filter((k) => !known.includes(k)).sort();
+  const isEmpty = (v: unknown) => v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.keys(v).length === 0);
+  const parts: string[] = [];
+  for (const key of [...known, ...unknown]) {
+    const nested = struct?.types?.[key];
+    const field = record[key];
+    if (isEmpty(field)) {
+      if (struct?.alwaysObject?.includes(key) === true) parts.push(`${JSON.stringify(key)}:${referenceCanonicalJson({}, nested)}`);
+      continue;
+    }
+    parts.push(`${JSON.stringify(key)}:${referenceCanonicalJson(field, nested)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+describe('canonicalJson: the hash input never changes (issue 17 item 4: "Worker hash values must not change")', () => {
+  // Keys from the Go structs' own fields, so typed paths are taken, plus map-like keys that need escaping.
+  const fieldNames = [...new Set(Object.values(STRUCTS).flatMap((s) => s.fields))];
+  const key = fc.oneof(fc.constantFrom(...fieldNames), fc.string({ maxLength: 6 }), fc.constantFrom('a"b', 'tab\there', '\ud800lone', 'emoji\ud83d\ude00', 'z', 'A'));
+  const leaf = fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('', 'x"y', 'back\\slash', 'nl\n', '\ud83d\ude00', '\udfff'), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(undefined));
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, leaf, tie('object'), tie('array')),
+    object: fc.dictionary(key, tie('value'), { maxKeys: 6 }),
+    array: fc.array(tie('value'), { maxLength: 3 }),
+  })).value;
+
+  it.each(Object.keys(STRUCTS) as GoType[])('gives the reference serializer\'s exact output for random values typed %s', (type) => {
+    fc.assert(fc.property(json, (value) => canonicalJson(value, type) === referenceCanonicalJson(value, type)), { numRuns: 300 });
+  });
+
+  it('gives the reference serializer\'s exact output for untyped random values', () => {
+    fc.assert(fc.property(json, (value) => canonicalJson(value) === referenceCanonicalJson(value)), { numRuns: 500 });
   });
 });

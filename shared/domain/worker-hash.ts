@@ -19,13 +19,14 @@
  * metadata that reaches the worker pods rolls them.
  * @module
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LABEL_COMPONENT_CLASS, MAIN_CONTAINER_NAME, WORKER_CLASS_TYPES, type Component, type Dgd, type EnvVar, type PodTemplateSpec } from '../api/index.js';
+import { cloneJson } from './clone.js';
 
 export const WORKER_HASH_VERSION = 'dgd-worker-rollout-v2';
 
 /** A Go struct's JSON field order, and which fields Go emits even when empty. */
-interface GoStruct {
+export interface GoStruct {
   readonly fields: readonly string[];
   /** Nested struct types by field (for objects), or element struct types (for lists). */
   readonly types?: Readonly<Record<string, GoType>>;
@@ -34,11 +35,12 @@ interface GoStruct {
   /** Only the listed fields are serialized (the hash's own selection of component fields). */
   readonly closed?: boolean;
 }
-type GoType =
+export type GoType =
   | 'PodTemplateSpec' | 'ObjectMeta' | 'PodSpec' | 'Container' | 'ContainerPort' | 'EnvFromSource' | 'EnvVar'
   | 'EnvVarSource' | 'ResourceRequirements' | 'VolumeMount' | 'Probe' | 'Toleration' | 'Volume' | 'WorkerComponent';
 
-const STRUCTS: Readonly<Record<GoType, GoStruct>> = {
+/** The Go types the canonical JSON knows, by name (exported for the serializer's reference test). */
+export const STRUCTS: Readonly<Record<GoType, GoStruct>> = {
   PodTemplateSpec: { fields: ['metadata', 'spec'], types: { metadata: 'ObjectMeta', spec: 'PodSpec' }, alwaysObject: ['metadata', 'spec'] },
   ObjectMeta: {
     fields: ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'],
@@ -70,37 +72,106 @@ const STRUCTS: Readonly<Record<GoType, GoStruct>> = {
   },
 };
 
+/** A struct's layout prepared once for the serializer: quoted keys, and lookups as Sets. */
+interface CompiledStruct {
+  readonly fields: readonly string[];
+  readonly quotedFields: readonly string[];
+  /** Each field's position in `fields`. */
+  readonly position: ReadonlyMap<string, number>;
+  /** The type of the field at each position. */
+  readonly types: readonly (GoType | undefined)[];
+  /** Positions of the fields emitted as `{}` when empty. */
+  readonly alwaysObject: readonly number[];
+  readonly closed: boolean;
+}
+
+const COMPILED: ReadonlyMap<GoType, CompiledStruct> = new Map(
+  (Object.entries(STRUCTS) as [GoType, GoStruct][]).map(([type, struct]) => [
+    type,
+    {
+      fields: struct.fields,
+      quotedFields: struct.fields.map((field) => JSON.stringify(field)),
+      position: new Map(struct.fields.map((field, index) => [field, index])),
+      types: struct.fields.map((field) => struct.types?.[field]),
+      alwaysObject: (struct.alwaysObject ?? []).map((field) => struct.fields.indexOf(field)),
+      closed: struct.closed === true,
+    },
+  ]),
+);
+
 /**
  * Serializes `value` as Go's encoding/json would for the given struct type: known fields in
  * declaration order then any unknown fields sorted, empty values omitted except the
  * always-emitted structs, map keys sorted. Pure.
+ *
+ * Built as one string with no intermediate arrays: it runs over every worker pod template on
+ * every render (issue 17 item 4), and its output, hence the hash, must never change.
  */
 export function canonicalJson(value: unknown, type?: GoType): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, type)).join(',')}]`;
+  if (typeof value === 'string') return quote(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let index = 0; index < value.length; index += 1) out += (index === 0 ? '' : ',') + canonicalJson(value[index], type);
+    return `${out}]`;
+  }
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   const record = value as Record<string, unknown>;
-  const struct: GoStruct | undefined = type === undefined ? undefined : STRUCTS[type];
-  const known: readonly string[] = struct?.fields ?? [];
-  const unknown = struct?.closed === true ? [] : Object.keys(record).filter((k) => !known.includes(k)).sort();
-  const order = [...known, ...unknown];
-  const parts: string[] = [];
-  for (const key of order) {
-    const nested = struct?.types?.[key];
-    const field = record[key];
-    if (isEmpty(field)) {
-      if (struct?.alwaysObject?.includes(key) === true) parts.push(`${JSON.stringify(key)}:${canonicalJson({}, nested)}`);
-      continue;
-    }
-    parts.push(`${JSON.stringify(key)}:${canonicalJson(field, nested)}`);
+  const struct = type === undefined ? undefined : COMPILED.get(type);
+  // Walk the keys the object has (a few), not every field its Go type declares (up to 41).
+  const known: number[] = [];
+  const unknown: string[] = [];
+  for (const key in record) {
+    if (!Object.prototype.hasOwnProperty.call(record, key)) continue;
+    const position = struct?.position.get(key);
+    if (position !== undefined) insertSorted(known, position);
+    else if (struct?.closed !== true) unknown.push(key);
   }
-  return `{${parts.join(',')}}`;
+  // No `slice` or `join` of the pieces: either would flatten the string at every level.
+  let out = '{';
+  let separator = '';
+  if (struct !== undefined) {
+    for (const position of struct.alwaysObject) if (!known.includes(position)) insertSorted(known, position);
+    for (const position of known) {
+      const field = record[struct.fields[position] ?? ''];
+      const nested = struct.types[position];
+      if (!isEmpty(field)) out += `${separator}${struct.quotedFields[position] ?? ''}:${canonicalJson(field, nested)}`;
+      else if (struct.alwaysObject.includes(position)) out += `${separator}${struct.quotedFields[position] ?? ''}:${canonicalJson({}, nested)}`;
+      else continue;
+      separator = ',';
+    }
+  }
+  if (unknown.length > 1) unknown.sort();
+  for (const key of unknown) {
+    const field = record[key];
+    if (isEmpty(field)) continue;
+    out += `${separator}${quote(key)}:${canonicalJson(field)}`;
+    separator = ',';
+  }
+  return `${out}}`;
+}
+
+/** Characters JSON.stringify escapes (controls, quote, backslash) or checks (surrogates). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify` of a string, without its call for the common string that needs no escape. */
+function quote(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/** Inserts `value` into an ascending list (a few items: cheaper than a sort). */
+function insertSorted(list: number[], value: number): void {
+  let index = list.length;
+  while (index > 0 && (list[index - 1] ?? 0) > value) index -= 1;
+  list.splice(index, 0, value);
 }
 
 /** Go's omitempty: absent, null, false, 0, "", and empty lists or maps. */
 function isEmpty(value: unknown): boolean {
   if (value === undefined || value === null || value === false || value === 0 || value === '') return true;
   if (Array.isArray(value)) return value.length === 0;
-  return typeof value === 'object' && Object.keys(value).length === 0;
+  if (typeof value !== 'object') return false;
+  for (const key in value) if (Object.prototype.hasOwnProperty.call(value, key)) return false;
+  return true;
 }
 
 /** The worker-class components of a DGD, by name. */
@@ -129,7 +200,7 @@ export function withGraphDefaults(component: Component, dgd: Pick<Dgd, 'spec'>):
   const { annotations, labels, env } = dgd.spec;
   const hasEpp = dgd.spec.components.some((c) => c.type === 'epp');
   if (Object.keys(annotations ?? {}).length === 0 && Object.keys(labels ?? {}).length === 0 && (env ?? []).length === 0 && !hasEpp) return component;
-  const template: PodTemplateSpec = structuredClone(component.podTemplate ?? {});
+  const template: PodTemplateSpec = cloneJson(component.podTemplate ?? {});
   const metadata = { ...(template.metadata ?? {}) };
   if (Object.keys(annotations ?? {}).length > 0) metadata.annotations = { ...annotations, ...(metadata.annotations ?? {}) };
   if (Object.keys(labels ?? {}).length > 0) metadata.labels = { ...labels, ...(metadata.labels ?? {}) };
@@ -158,5 +229,5 @@ export function withGraphDefaults(component: Component, dgd: Pick<Dgd, 'spec'>):
  * {@link workerHashInput}. Same workers -> same hash. Pure.
  */
 export function computeWorkerHash(dgd: Pick<Dgd, 'spec'>): string {
-  return createHash('sha256').update(workerHashInput(dgd)).digest('hex').slice(0, 8);
+  return hash('sha256', workerHashInput(dgd), 'hex').slice(0, 8);
 }

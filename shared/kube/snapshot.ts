@@ -1,132 +1,128 @@
 /**
- * Reads answered from memory: a Kube whose get and list of some kinds are served from objects
- * listed once (a resync's bulk read: one paginated LIST per kind, grouped in memory), and whose
- * other gets are remembered for the life of the wrapper (one pass). Writes go to the API server;
- * a get of a written object is answered with what the write stored (an apply's answer) or read
- * again, and lists of its kind in its namespace go to the API server, so a pass sees its writes.
+ * A resync's bulk reads: a reader that answers `get` and `list` from one paginated LIST per kind,
+ * taken the first time the resync reads that kind and kept for the rest of it. Every object's
+ * pass of one resync reads the same snapshot, so a resync costs the API server one LIST (plus its
+ * pages) per kind it reads, however many objects it covers.
  *
- * The wrapper holds nothing beyond one resync or one event: a snapshot may be as old as the
- * resync; what changed since arrives as its own event (DESIGN.md "Events in, answers out").
+ * Only reads go through it: writes, and any re-read after a write, use the live client. A kind
+ * declared `byLabel` is listed with that label's existence selector and answers only lists whose
+ * selector requires that label (a `get` of it, or another list, goes to the API server): for
+ * kinds too many to list whole (Pods). A list with a field selector or a set-based label
+ * selector also goes to the API server.
+ *
+ * Source: issue 17 item 3 ("A resync reads in bulk: one paginated LIST per kind it needs,
+ * grouped by owner in memory and handed to the same pure decisions"); DESIGN.md "Scale".
  * @module
- * @see ../../../shared/DESIGN.md "Scale" (a resync reads each kind with one paginated LIST)
  */
-import type { ApplyObject, Kube, KubeObject, ListOptions, ObjectRef } from './client.js';
+import type { Kube, KubeObject, ListOptions, ObjectRef } from './client.js';
 
-/** The objects of one kind, as one LIST returned them (every namespace). */
-export interface ListedKind {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly objects: readonly KubeObject[];
+/** The read half of {@link Kube}: what a pass's `load` needs. */
+export type KubeReader = Pick<Kube, 'get' | 'list'>;
+
+export interface ListSnapshotOptions {
+  /** Kinds listed only with an existence selector on one label (e.g. Pods by `nvidia.com/dgdr-run-uid`). */
+  readonly byLabel?: readonly { readonly apiVersion: string; readonly kind: string; readonly label: string }[];
 }
 
-/** What a snapshot served and what it passed to the API server, by verb (for benchmarks and logs). */
-export interface SnapshotCounts {
-  servedGets: number;
-  servedLists: number;
-}
+/** One `key=value` / `key!=value` / `key` / `!key` term of an equality-based label selector. */
+type Requirement =
+  | { readonly op: 'eq'; readonly key: string; readonly value: string }
+  | { readonly op: 'ne'; readonly key: string; readonly value: string }
+  | { readonly op: 'exists'; readonly key: string }
+  | { readonly op: 'absent'; readonly key: string };
 
 /**
- * Wraps `kube` so reads of the `listed` kinds are answered from those objects (a get of a name
- * not listed is Gone; a list filters by namespace and an equality label selector, `a=b,c==d`;
- * any other selector goes to the API server), and a get of any other kind is sent once per
- * wrapper. Matching is by apiVersion and kind exactly. Writes pass through and mark their
- * object as written: its reads, and lists of its kind in its namespace, go to the API server
- * from then on. `counts`, when given, is incremented per read served from memory.
+ * Parses an equality-based label selector (`a=b,c!=d,e,!f`; `==` as `=`); undefined for a
+ * set-based one (`in`, `notin`, parentheses), which the caller sends to the API server. Pure.
  */
-export function snapshotKube(kube: Kube, listed: readonly ListedKind[] = [], counts?: SnapshotCounts): Kube {
-  const kinds = new Map<string, Map<string, KubeObject>>();
-  for (const { apiVersion, kind, objects } of listed) {
-    const byKey = new Map<string, KubeObject>();
-    for (const object of objects) byKey.set(keyOf(object.metadata.namespace, object.metadata.name), object);
-    kinds.set(kindOf(apiVersion, kind), byKey);
-  }
-  const remembered = new Map<string, Promise<KubeObject | undefined>>();
-  const written = new Set<string>();
-  const writtenNamespaces = new Set<string>();
-
-  function markWritten(ref: { readonly apiVersion: string; readonly kind: string; readonly namespace?: string | undefined; readonly name: string }): void {
-    const key = `${kindOf(ref.apiVersion, ref.kind)} ${keyOf(ref.namespace, ref.name)}`;
-    written.add(key);
-    remembered.delete(key);
-    writtenNamespaces.add(`${kindOf(ref.apiVersion, ref.kind)} ${ref.namespace ?? ''}`);
-  }
-
-  /**
-   * Sends a write. When the API server answers with the object as now stored (an apply, a status
-   * apply, a replace), a get of it is answered with that; otherwise (a delete, a scale, a
-   * failure) its reads go to the API server again.
-   */
-  async function writing<T>(ref: ObjectRef | ApplyObject, write: () => Promise<T>, answersStored = false): Promise<T> {
-    const target = 'metadata' in ref ? { apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.metadata.namespace, name: ref.metadata.name } : ref;
-    markWritten(target);
-    let stored: T | undefined;
-    try {
-      stored = await write();
-      return stored;
-    } finally {
-      markWritten(target);
-      if (answersStored && stored !== undefined) remembered.set(`${kindOf(target.apiVersion, target.kind)} ${keyOf(target.namespace, target.name)}`, Promise.resolve(stored as KubeObject));
+export function parseLabelSelector(selector: string): readonly Requirement[] | undefined {
+  const out: Requirement[] = [];
+  for (const raw of selector.split(',')) {
+    const term = raw.trim();
+    if (term === '') continue;
+    if (/[()\s]/.test(term)) return undefined;
+    const ne = term.indexOf('!=');
+    if (ne > 0) {
+      out.push({ op: 'ne', key: term.slice(0, ne), value: term.slice(ne + 2) });
+      continue;
     }
-  }
-
-  return {
-    fieldManager: kube.fieldManager,
-    get(ref) {
-      const kind = kindOf(ref.apiVersion, ref.kind);
-      const key = `${kind} ${keyOf(ref.namespace, ref.name)}`;
-      const byKey = kinds.get(kind);
-      const known = remembered.get(key);
-      if (byKey !== undefined && !written.has(key)) {
-        if (counts !== undefined) counts.servedGets += 1;
-        return Promise.resolve(byKey.get(keyOf(ref.namespace, ref.name)));
-      }
-      if (known !== undefined) {
-        if (counts !== undefined) counts.servedGets += 1;
-        return known;
-      }
-      const reading = kube.get(ref);
-      remembered.set(key, reading);
-      // A failed read is not remembered: the next one tries again.
-      reading.catch(() => remembered.delete(key));
-      return reading;
-    },
-    list(apiVersion, kind, namespace, options = {}) {
-      const byKey = kinds.get(kindOf(apiVersion, kind));
-      const selector = parseEqualitySelector(options);
-      const isWritten = namespace === undefined || namespace === '' ? [...writtenNamespaces].some((entry) => entry.startsWith(`${kindOf(apiVersion, kind)} `)) : writtenNamespaces.has(`${kindOf(apiVersion, kind)} ${namespace}`);
-      if (byKey === undefined || selector === undefined || isWritten) return kube.list(apiVersion, kind, namespace, options);
-      if (counts !== undefined) counts.servedLists += 1;
-      const items = [...byKey.values()].filter((object) => (namespace === undefined || namespace === '' || object.metadata.namespace === namespace) && Object.entries(selector).every(([label, value]) => object.metadata.labels?.[label] === value));
-      return Promise.resolve(items);
-    },
-    apply: (obj, options) => writing(obj, () => kube.apply(obj, options), true),
-    applyStatus: (obj, options) => writing(obj, () => kube.applyStatus(obj, options), true),
-    create: (obj, options) => (options?.dryRun === true ? kube.create(obj, options) : writing(obj, () => kube.create(obj, options))),
-    replace: (obj) => writing(obj as ApplyObject, () => kube.replace(obj), true),
-    delete: (ref, options) => writing(ref, () => kube.delete(ref, options)),
-    createEvent: (event) => kube.createEvent(event),
-    scale: (ref, replicas) => writing(ref, () => kube.scale(ref, replicas)),
-  };
-}
-
-/** `a=b,c==d` as a map; undefined for a field selector or any other label selector form. */
-function parseEqualitySelector(options: ListOptions): Record<string, string> | undefined {
-  if (options.fieldSelector !== undefined && options.fieldSelector !== '') return undefined;
-  const text = options.labelSelector ?? '';
-  const out: Record<string, string> = {};
-  if (text.trim() === '') return out;
-  for (const term of text.split(',')) {
-    const match = /^\s*([A-Za-z0-9._/-]+)\s*==?\s*([A-Za-z0-9._-]*)\s*$/.exec(term);
-    if (match?.[1] === undefined || match[2] === undefined) return undefined;
-    out[match[1]] = match[2];
+    const eq = term.indexOf('=');
+    if (eq > 0) {
+      out.push({ op: 'eq', key: term.slice(0, eq), value: term.slice(term[eq + 1] === '=' ? eq + 2 : eq + 1) });
+      continue;
+    }
+    if (eq === 0 || ne === 0) return undefined;
+    if (term.startsWith('!')) out.push({ op: 'absent', key: term.slice(1) });
+    else out.push({ op: 'exists', key: term });
   }
   return out;
 }
 
-function kindOf(apiVersion: string, kind: string): string {
+/** Whether `labels` satisfy every requirement, as the API server matches them. Pure. */
+export function matchesLabels(requirements: readonly Requirement[], labels: Readonly<Record<string, string>> | undefined): boolean {
+  return requirements.every((r) => {
+    const value = labels?.[r.key];
+    switch (r.op) {
+      case 'eq':
+        return value === r.value;
+      case 'ne':
+        return value !== r.value;
+      case 'exists':
+        return value !== undefined;
+      case 'absent':
+        return value === undefined;
+      default: {
+        const unreachable: never = r;
+        return unreachable;
+      }
+    }
+  });
+}
+
+function kindKey(apiVersion: string, kind: string): string {
   return `${apiVersion}/${kind}`;
 }
 
-function keyOf(namespace: string | undefined, name: string): string {
-  return `${namespace ?? ''}/${name}`;
+function inNamespace(object: KubeObject, namespace: string | undefined): boolean {
+  return namespace === undefined || namespace === '' || (object.metadata.namespace ?? '') === namespace;
+}
+
+/**
+ * A reader over `kube` that lists each kind once, cluster-wide, on its first read, and answers
+ * every later read of that kind from memory (namespace and equality label selectors applied
+ * here; the objects are shared, never to be mutated). Failures: those of `kube.list`, on the
+ * first read of the kind (a failed LIST is not kept: the next read tries again).
+ * In a resync only: the snapshot is as old as its first read of a kind.
+ */
+export function createListSnapshot(kube: KubeReader, options: ListSnapshotOptions = {}): KubeReader {
+  const lists = new Map<string, Promise<readonly KubeObject[]>>();
+  const byLabel = new Map((options.byLabel ?? []).map((k) => [kindKey(k.apiVersion, k.kind), k.label]));
+
+  function listed(apiVersion: string, kind: string, label: string | undefined): Promise<readonly KubeObject[]> {
+    const key = kindKey(apiVersion, kind);
+    let list = lists.get(key);
+    if (list === undefined) {
+      list = kube.list(apiVersion, kind, undefined, label === undefined ? {} : { labelSelector: label });
+      lists.set(key, list);
+      list.catch(() => lists.delete(key));
+    }
+    return list;
+  }
+
+  return {
+    async get(ref: ObjectRef) {
+      if (byLabel.has(kindKey(ref.apiVersion, ref.kind))) return kube.get(ref);
+      const objects = await listed(ref.apiVersion, ref.kind, undefined);
+      return objects.find((o) => o.metadata.name === ref.name && (o.metadata.namespace ?? '') === (ref.namespace ?? ''));
+    },
+
+    async list(apiVersion: string, kind: string, namespace?: string, listOptions: ListOptions = {}) {
+      const requirements = parseLabelSelector(listOptions.labelSelector ?? '');
+      const label = byLabel.get(kindKey(apiVersion, kind));
+      const isCovered = requirements !== undefined && listOptions.fieldSelector === undefined && (label === undefined || requirements.some((r) => r.op === 'eq' && r.key === label));
+      if (!isCovered) return kube.list(apiVersion, kind, namespace, listOptions);
+      const objects = await listed(apiVersion, kind, label);
+      return objects.filter((o) => inNamespace(o, namespace) && matchesLabels(requirements, o.metadata.labels));
+    },
+  };
 }

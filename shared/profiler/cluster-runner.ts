@@ -84,6 +84,8 @@ export function startLocalProfilerRunner(options: LocalProfilerRunnerOptions): L
         log.warn({ kind: 'Job', namespace, name, error: run.output.error, log: run.logFile }, 'Output copier failed');
       }
       options.onRun?.(job, run);
+      // A successful run's files are in the ConfigMap now; a failed run keeps its log (named above).
+      if (run.output.ok && run.output.profilerStatus === 'success') await run.removeWorkDir();
     } catch (error) {
       log.warn({ kind: 'Job', namespace, name, err: error }, 'Local profiler run failed');
     }

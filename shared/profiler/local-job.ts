@@ -24,7 +24,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, watch, type FSWatcher } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -94,6 +94,12 @@ export interface LocalJobRun {
   readonly logFile: string;
   /** What the output-copier would write (or its own failure). */
   readonly output: OutputCopierResult;
+  /**
+   * Removes the run's folder (output, HF cache, log) when it is the temporary one this run made;
+   * a `workDir` the caller gave is kept. Callers remove it once they no longer need the files
+   * (a failed run's log is kept for the user to read).
+   */
+  removeWorkDir(): Promise<void>;
 }
 
 /** The profiler's command and environment for one Job, resolved for this machine. */
@@ -245,18 +251,28 @@ async function findSitePackages(venv: string): Promise<string> {
  * in `output`, as `profiler_status: failed` with the whole error).
  */
 export async function runProfilingJobLocally(job: unknown, options: LocalJobOptions = {}): Promise<LocalJobRun> {
+  const isTemporary = options.workDir === undefined;
   const workDir = options.workDir ?? (await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-profile-')));
-  const venv = await venvDir();
-  const command = localProfilerCommand(job, venv, workDir);
-  if (command.overrideToolInstall !== undefined) await runOverrideToolInstaller(command.overrideToolInstall, options.overrideToolBundle ?? findOverrideToolBundle());
-  await mkdir(command.outputDir, { recursive: true });
-  await mkdir(command.cwd, { recursive: true });
-  if (command.model !== undefined) await seedHuggingFaceCache(venv, command.env['HF_HOME'] ?? path.join(workDir, 'hf'), command.model);
-  const logFile = path.join(workDir, 'profiler.log');
-  const exitCode = await runWithStatusPolling(command, logFile, options);
-  const statusText = await readOptional(path.join(command.outputDir, PROFILER_STATUS_FILE));
-  const finalConfigText = await readOptional(path.join(command.outputDir, FINAL_CONFIG_FILE));
-  return { dgdr: command.dgdr, exitCode, outputDir: command.outputDir, logFile, output: finalOutputConfigMap(command.dgdr, statusText, finalConfigText) };
+  const removeWorkDir = async (): Promise<void> => {
+    if (isTemporary) await rm(workDir, { recursive: true, force: true });
+  };
+  try {
+    const venv = await venvDir();
+    const command = localProfilerCommand(job, venv, workDir);
+    if (command.overrideToolInstall !== undefined) await runOverrideToolInstaller(command.overrideToolInstall, options.overrideToolBundle ?? findOverrideToolBundle());
+    await mkdir(command.outputDir, { recursive: true });
+    await mkdir(command.cwd, { recursive: true });
+    if (command.model !== undefined) await seedHuggingFaceCache(venv, command.env['HF_HOME'] ?? path.join(workDir, 'hf'), command.model);
+    const logFile = path.join(workDir, 'profiler.log');
+    const exitCode = await runWithStatusPolling(command, logFile, options);
+    const statusText = await readOptional(path.join(command.outputDir, PROFILER_STATUS_FILE));
+    const finalConfigText = await readOptional(path.join(command.outputDir, FINAL_CONFIG_FILE));
+    return { dgdr: command.dgdr, exitCode, outputDir: command.outputDir, logFile, output: finalOutputConfigMap(command.dgdr, statusText, finalConfigText), removeWorkDir };
+  } catch (error) {
+    // A run that could not start leaves nothing worth reading behind.
+    await removeWorkDir();
+    throw error;
+  }
 }
 
 async function runWithStatusPolling(command: LocalProfilerCommand, logFile: string, options: LocalJobOptions): Promise<number> {

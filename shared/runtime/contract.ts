@@ -80,13 +80,11 @@ export interface FunctionDefinition<D extends HandlerDeps = HandlerDeps> {
    */
   readonly init: (base: HandlerDeps) => Promise<D>;
   /**
-   * Optional bulk read for a resync: given the handler dependencies and the routes the resync
-   * covers, reads what their passes need in bulk (one paginated LIST per kind) and returns
-   * dependencies whose reads are answered from it; the host then calls each route's `listKeys`
-   * and handler with those. Absent: every pass reads for itself. A rejection fails the resync
-   * as a failed listing does (the broker retries).
+   * The dependencies every pass of one resync gets (its `listKeys` included), built once per
+   * resync from the function's: where the function answers a resync's reads from one LIST per
+   * kind (shared/kube `createListSnapshot`). Absent: each pass reads the API server itself.
    */
-  readonly resyncDeps?: (deps: D, routes: readonly Route<D>[]) => Promise<D>;
+  readonly resyncDeps?: (deps: D) => D;
   /** Releases what `init` built (connections, timers), after the last in-flight event. */
   readonly shutdown?: (deps: D) => Promise<void>;
 }

@@ -293,13 +293,58 @@ function isApiServerEventType(type: string): type is ApiServerEventType {
   return (APISERVER_EVENT_TYPES as readonly string[]).includes(type);
 }
 
+const METADATA_STRING_FIELDS = ['name', 'namespace', 'generateName', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'] as const;
+const OWNER_REFERENCE_STRING_FIELDS = ['apiVersion', 'kind', 'name', 'uid'] as const;
+const OWNER_REFERENCE_BOOLEAN_FIELDS = ['controller', 'blockOwnerDeletion'] as const;
+
+/**
+ * Why a Resource-mode event's `metadata` is not shaped as the API server stores ObjectMeta
+ * (k8s.io/apimachinery ObjectMeta: strings, string maps, `ownerReferences` a list of objects
+ * with string apiVersion/kind/name/uid and boolean controller/blockOwnerDeletion, `finalizers`
+ * a list of strings), or undefined when it is. A real ApiServerSource never sends such an
+ * object; a forged or corrupted one is refused with 400 here, once, instead of throwing deep in
+ * a handler (a 500 the broker would retry). Absent fields are fine. Pure.
+ */
+export function malformedMetadataReason(metadata: unknown): string | undefined {
+  if (metadata === undefined) return undefined;
+  if (!isPlainObject(metadata)) return 'apiserver event object metadata is not an object';
+  for (const field of METADATA_STRING_FIELDS) {
+    if (metadata[field] !== undefined && typeof metadata[field] !== 'string') return `apiserver event object metadata.${field} is not a string`;
+  }
+  if (metadata['generation'] !== undefined && typeof metadata['generation'] !== 'number') return 'apiserver event object metadata.generation is not a number';
+  for (const field of ['labels', 'annotations'] as const) {
+    const map = metadata[field];
+    if (map === undefined) continue;
+    if (!isPlainObject(map) || Object.values(map).some((value) => typeof value !== 'string')) return `apiserver event object metadata.${field} is not a map of strings`;
+  }
+  const finalizers = metadata['finalizers'];
+  if (finalizers !== undefined && (!Array.isArray(finalizers) || finalizers.some((entry) => typeof entry !== 'string'))) {
+    return 'apiserver event object metadata.finalizers is not a list of strings';
+  }
+  const owners = metadata['ownerReferences'];
+  if (owners === undefined) return undefined;
+  if (!Array.isArray(owners)) return 'apiserver event object metadata.ownerReferences is not a list';
+  for (const [index, owner] of owners.entries()) {
+    const path = `metadata.ownerReferences[${index}]`;
+    if (!isPlainObject(owner)) return `apiserver event object ${path} is not an object`;
+    for (const field of OWNER_REFERENCE_STRING_FIELDS) {
+      if (typeof owner[field] !== 'string') return `apiserver event object ${path}.${field} is not a string`;
+    }
+    for (const field of OWNER_REFERENCE_BOOLEAN_FIELDS) {
+      if (owner[field] !== undefined && typeof owner[field] !== 'boolean') return `apiserver event object ${path}.${field} is not a boolean`;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Decodes one HTTP request into a {@link DecodedEvent}.
  * In: request headers (any case) and the raw body. Binary mode (`ce-*` headers) and
  * structured mode (`application/cloudevents+json`) are accepted; batch mode is not.
  * Out: `{ok: true, decoded}` or `{ok: false, reason}` for a 400 answer: not a CloudEvent,
  * invalid attributes, specversion other than 1.0, unparseable JSON, an ApiServerSource event
- * whose data is not a JSON object or that names no kind/name/apiVersion.
+ * whose data is not a JSON object or that names no kind/name/apiVersion, a Resource-mode object
+ * whose metadata is not shaped as ObjectMeta ({@link malformedMetadataReason}).
  * Source: knative.md §1.2-1.4, §5.1. Pure.
  */
 export function decodeEvent(message: HttpMessage): DecodeResult {
@@ -355,6 +400,10 @@ export function decodeEvent(message: HttpMessage): DecodeResult {
   if (!derived.ok) return rejected(derived.reason);
 
   const mode = attributes.type.startsWith(`${APISERVER_EVENT_TYPE_PREFIX}resource.`) ? 'Resource' : 'Reference';
+  if (mode === 'Resource') {
+    const malformed = malformedMetadataReason(data['metadata']);
+    if (malformed !== undefined) return rejected(malformed);
+  }
   return {
     ok: true,
     decoded: {

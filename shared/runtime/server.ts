@@ -295,15 +295,6 @@ export async function startFunctionServer<D extends HandlerDeps>(
   ): Promise<{ readonly outcome: Outcome; readonly objects: number; readonly failed: number }> {
     const listFailures: Outcome[] = [];
     const tasks: { readonly route: Route<D>; readonly key: ObjectKey }[] = [];
-    if (def.resyncDeps !== undefined) {
-      try {
-        currentDeps = await def.resyncDeps({ ...currentDeps, log: eventLog }, routes);
-      } catch (error) {
-        metrics.recordError({ kind: routes[0]?.kind ?? '', error: 'ListKeysFailed' });
-        eventLog.error({ err: error }, 'Listing objects failed');
-        return { outcome: combineResyncOutcomes([outcomeForError(error) ?? { kind: 'Transient', cause: toError(error) }]), objects: 0, failed: 1 };
-      }
-    }
     for (const route of routes) {
       const listKeys = route.listKeys;
       if (listKeys === undefined) continue;
@@ -365,7 +356,7 @@ export async function startFunctionServer<D extends HandlerDeps>(
     resyncRunning = true;
     let resync: Awaited<ReturnType<typeof runResync>>;
     try {
-      resync = await runResync(routes, attributes, eventLog, readyDeps);
+      resync = await runResync(routes, attributes, eventLog, def.resyncDeps?.(readyDeps) ?? readyDeps);
     } finally {
       resyncRunning = false;
     }

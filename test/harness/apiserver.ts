@@ -33,7 +33,7 @@ import { stringify as toYaml } from 'yaml';
 import { CONVERSION_WEBHOOK_SERVICE, DYNAMO_GROUP } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { ensureKubeBinaries, REPO_ROOT, type KubeBinaries } from './binaries.js';
-import { loadCrds, yamlFilesIn, type LoadedCrd } from './crds.js';
+import { loadCrds, yamlFilesIn, type CrdDocument, type LoadedCrd } from './crds.js';
 import type { HarnessLog } from './log.js';
 
 /** The field manager the harness installs CRDs with. */
@@ -74,6 +74,11 @@ export interface ControlPlaneOptions {
    * Other CRDs (Knative's PingSource) keep their own clientConfig: /convert would refuse them.
    */
   readonly conversionWebhook?: { readonly url: string; readonly caBundle: string };
+  /**
+   * Applied to each CRD read from the files before it is installed; undefined leaves the CRD
+   * out. `dynamo-fn dev` passes the chart's feature-gate choice (shared/api `gateCrd`).
+   */
+  readonly selectCrd?: (crd: CrdDocument) => CrdDocument | undefined;
   /** Progress lines; default a pino logger on stderr. */
   readonly log?: HarnessLog;
   /** Also run kube-controller-manager: garbage collection, namespace deletion, default ServiceAccounts. */
@@ -165,7 +170,13 @@ async function boot(
     ...(await Promise.all((options.crdDirs ?? []).map((crdDir) => yamlFilesIn(crdDir, true)))).flat(),
   ];
   // Parse first: a broken CRD file should fail before anything is spawned.
-  const crds = (await loadCrds(crdFiles)).map((loaded) => withConversionWebhook(loaded, options.conversionWebhook));
+  const selectCrd = options.selectCrd ?? ((crd: CrdDocument) => crd);
+  const crds = (await loadCrds(crdFiles))
+    .flatMap((loaded) => {
+      const crd = selectCrd(loaded.crd);
+      return crd === undefined ? [] : [{ file: loaded.file, crd }];
+    })
+    .map((loaded) => withConversionWebhook(loaded, options.conversionWebhook));
 
   // etcd
   const [etcdClientPort, etcdPeerPort, apiserverPort] = await freePorts(3);

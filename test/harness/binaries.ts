@@ -240,6 +240,11 @@ export async function ensureKubeBinaries(options: EnsureKubeBinariesOptions): Pr
     { dir, build: missing.map((spec) => spec.name).join(','), go: go.path, goVersion: go.version },
     'Building kube binaries from the Go module proxy',
   );
+  // Said before the first `go build` starts, so nobody takes a long first build for a hang.
+  log.info(
+    { binaries: missing.length },
+    'This first build compiles Kubernetes and kwok from source: it takes tens of minutes on a small machine (about 6 min on an idle 2-core machine with empty caches, over 30 min on a busy one); each binary is cached, so later runs take seconds',
+  );
   const started = Date.now();
   for (const moduleDir of new Set(missing.map((spec) => spec.moduleDir))) {
     await downloadModules(go.path, moduleDir, env, log);

@@ -66,16 +66,30 @@ export async function pinnedHelmVersion(moduleDir: string = HELM_MODULE_DIR): Pr
 }
 
 /**
- * The path of a working helm: `$DYNAMO_FN_HELM` if set, else the cached build for go.mod's pin,
+ * The path of a working helm: `$DYNAMO_FN_HELM` if set, else (with `preferPath`) a helm 3 on
+ * PATH, else the cached build for go.mod's pin,
  * building it first when missing or when it does not report that version.
  * Failures: HelmToolError when go is missing or the build fails (go's stderr in the message).
  */
-export async function ensureHelm(options: { readonly log: HarnessLog; readonly env?: NodeJS.ProcessEnv; readonly force?: boolean }): Promise<string> {
+export async function ensureHelm(options: {
+  readonly log: HarnessLog;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly force?: boolean;
+  /** Use a helm 3 found on PATH before the cached build (`install`, `dev --chart`); the tests pin the build. */
+  readonly preferPath?: boolean;
+}): Promise<string> {
   const env = options.env ?? process.env;
   const override = env[ENV_HELM];
   if (override !== undefined && override !== '') {
     if ((await helmVersion(override)) === undefined) throw new HelmToolError(`${ENV_HELM}=${override} is not a working helm`);
     return override;
+  }
+  if (options.preferPath === true && options.force !== true) {
+    const onPath = await findHelmOnPath(env);
+    if (onPath !== undefined) {
+      options.log.info({ helm: onPath.helm, version: onPath.version }, 'Found helm on PATH');
+      return onPath.helm;
+    }
   }
   const version = await pinnedHelmVersion();
   const dir = path.join(cacheRoot(env), 'helm', version);
@@ -137,6 +151,22 @@ async function exists(file: string): Promise<boolean> {
 }
 
 /** `helm version` output, or undefined when the file is absent or fails. */
+/**
+ * The first `helm` on PATH that is a helm 3 (the chart is an apiVersion v2 chart with a
+ * values.schema.json, which every helm 3 reads), with its version; undefined when there is none.
+ */
+export async function findHelmOnPath(env: NodeJS.ProcessEnv): Promise<{ readonly helm: string; readonly version: string } | undefined> {
+  for (const dir of (env['PATH'] ?? '').split(path.delimiter).filter((entry) => entry !== '')) {
+    const helm = path.join(dir, 'helm');
+    if (!(await exists(helm))) continue;
+    const version = await new Promise<string | undefined>((resolve) => {
+      execFile(helm, ['version', '--template', '{{.Version}}'], { timeout: 30_000 }, (error, stdout) => resolve(error === null ? stdout.trim() : undefined));
+    });
+    if (version !== undefined && /^v3\.\d+\.\d+/.test(version)) return { helm, version };
+  }
+  return undefined;
+}
+
 async function helmVersion(helm: string): Promise<string | undefined> {
   if (!(await exists(helm))) return undefined;
   return new Promise((resolve) => {

@@ -22,7 +22,9 @@ export function createLineLog(
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const emit = (level: string) => (fields: object, msg: string) => {
     const time = new Date().toISOString().slice(11, 19);
+    // An unset field is left out (never `key=undefined`), as pino leaves it out of JSON.
     const pairs = Object.entries(fields)
+      .filter(([, value]) => value !== undefined)
       .map(([key, value]) => `${key}=${formatValue(value)}`)
       .join(' ');
     const prefix = level === 'info' ? '' : `${level.toUpperCase()} `;

@@ -6,12 +6,12 @@
  * every object against their CRD schemas, nothing more (no pods, no certificates are issued).
  */
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, ownCrds } from '../../shared/api/index.js';
+import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, chartAdmissionSettings, chartFunctions, gateCrd, ownCrds } from '../../shared/api/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { parseRenderSettings } from '../../shared/runtime/index.js';
 import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
@@ -108,9 +108,22 @@ const BASE_OBJECTS = [
 
 describe('helm lint and template', () => {
   it.each(MATRIX)('$name: helm lint --strict passes', async (row) => {
-    const result = await runHelm(helm, ['lint', '--strict', CHART_DIR, ...setFlags(row, ['profile.enabled=true', 'cleanup.enabled=true'])]);
+    const result = await runHelm(helm, ['lint', '--strict', CHART_DIR, ...setFlags(row, ['profile.enabled=true'])]);
     expect(result.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
     expect(result.code).toBe(0);
+  });
+
+  // values.schema.json (issue 21 item 4): helm validates values on install, upgrade, lint and
+  // template; a misspelled or out-of-range value is refused with its path.
+  it.each([
+    { name: 'a misspelled gate', set: 'lpx.enabeld=true', want: /lpx.*additional properties 'enabeld' not allowed/i },
+    { name: 'an unknown gang scheduler', set: 'render.gangScheduler=slurm', want: /render\/gangScheduler.*value must be one of 'none', 'kai', 'volcano'/ },
+    { name: "a webhook timeout past the API server's 30 s", set: 'admission.timeoutSeconds=99', want: /admission\/timeoutSeconds.*maximum.*30/ },
+  ])('helm template refuses $name ($set) naming the value', async ({ set, want }) => {
+    const refused = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, '--set', set]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("values don't meet the specifications of the schema");
+    expect(refused.stderr).toMatch(want);
   });
 
   it('renders the admission Deployment, the reconcile and profile functions and their wiring by default, one copy of each', async () => {
@@ -118,12 +131,29 @@ describe('helm lint and template', () => {
   });
 
   it.each(MATRIX)('$name: every function gets the feature gates as LPX_ENABLED and DGDR_V1BETA2_ENABLED', async (row) => {
-    const objects = await template(setFlags(row, ['profile.enabled=true', 'cleanup.enabled=true']));
+    const objects = await template(setFlags(row, ['profile.enabled=true']));
     const containers = workloads(objects).flatMap((w) => w.containers);
     expect(containers.length).toBeGreaterThanOrEqual(3);
     for (const container of containers) {
       const env = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
       expect(env).toEqual(expect.objectContaining({ LPX_ENABLED: String(row.lpx), DGDR_V1BETA2_ENABLED: String(row.v1beta2) }));
+    }
+  });
+
+  it('each function runs its own bundle, prebuilt JavaScript with no transpiler (issue 17: "The chart runs each function\'s own bundle"): node /app/dist/bundles/<function>.mjs, which scripts/build.mjs builds from shared/cli/function-entries/<function>.ts; admission with the arguments of serve admission', async () => {
+    // cleanup renders only with a gate whose kinds it takes (lpx, dgdrV1Beta2).
+    const objects = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true']);
+    const commands = Object.fromEntries(workloads(objects).map((w) => [w.name, { command: w.containers[0]?.command, args: w.containers[0]?.args }]));
+    expect(commands).toEqual({
+      'Deployment dynamo-admission': { command: ['/nodejs/bin/node', '/app/dist/bundles/admission.mjs'], args: ['--port', '8443', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'] },
+      'Service dynamo-reconcile': { command: ['/nodejs/bin/node', '/app/dist/bundles/reconcile.mjs'], args: undefined },
+      'Service dynamo-profile': { command: ['/nodejs/bin/node', '/app/dist/bundles/profile.mjs'], args: undefined },
+      'Service dynamo-cleanup': { command: ['/nodejs/bin/node', '/app/dist/bundles/cleanup.mjs'], args: undefined },
+    });
+    const build = await readFile(path.join(CHART_DIR, '..', '..', 'scripts', 'build.mjs'), 'utf8');
+    expect(build).toContain("const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'];");
+    for (const name of ['admission', 'reconcile', 'profile', 'cleanup']) {
+      expect(await readFile(path.join(CHART_DIR, '..', '..', 'shared', 'cli', 'function-entries', `${name}.ts`), 'utf8')).toContain(`runBundledFunction('${name}', ${name})`);
     }
   });
 
@@ -162,10 +192,12 @@ describe('helm lint and template', () => {
     for (const env of set) expect(env['MODEL_EXPRESS_URL']).toBe('http://model-express.dynamo-system:8001');
   });
 
-  it('profile and cleanup render only when enabled; profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs, Candidates, the Runs\' Jobs and pods (by label) and claims under dgdrV1Beta2; cleanup takes Runs, trace claims and the Runs\' Jobs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
+  it('profile renders only when enabled and cleanup whenever a gate needs it (issue 18 item 5); profile takes DGDRs, its Jobs and ConfigMaps (by label) and DGDs, plus Runs, Candidates, the Runs\' Jobs and pods (by label) and claims under dgdrV1Beta2; cleanup takes Runs, trace claims and the Runs\' Jobs under dgdrV1Beta2 and LPXGraphDeployments under lpx, with ticks', async () => {
     const off = names(await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=false']));
-    expect(off.filter((n) => n.includes('profile') || n.includes('cleanup'))).toEqual([]);
-    const on = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
+    expect(off.filter((n) => n.includes('profile'))).toEqual([]);
+    // The gates that put finalizers and deadlines in place bring their release with them.
+    expect(off).toEqual(expect.arrayContaining(['Service dynamo-cleanup', 'ApiServerSource dynamo-cleanup', 'ClusterRole dynamo-cleanup']));
+    const on = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true']);
     expect(sourceKinds(on, 'dynamo-profile')).toEqual(['ConfigMap', 'DynamoGraphDeployment', 'DynamoGraphDeploymentCandidate', 'DynamoGraphDeploymentRequest', 'DynamoGraphDeploymentRun', 'Job', 'Job', 'PersistentVolumeClaim', 'Pod']);
     const source = on.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-profile');
     const resources = source?.spec?.['resources'] as { kind: string; selector?: unknown }[];
@@ -196,8 +228,107 @@ describe('helm lint and template', () => {
       'PingSource dynamo-profile-dynamographdeploymentrun-resync',
     ]);
     // With neither gate there is nothing for cleanup to do.
-    const bare = names(await template(['--set', 'cleanup.enabled=true']));
+    const bare = names(await template([]));
     expect(bare.filter((n) => n.includes('cleanup'))).toEqual([]);
+  });
+
+  // Issue 18 item 5: "no setting turns on finalizers without their release". dgdr-reference
+  // "Trace claim lifecycle" (Protection): "The operator removes a Run's finalizer once the Run is
+  // complete and none of its Jobs is still running, or once the Run and its Jobs are deleted".
+  it.each(MATRIX)('$name: cleanup (its Knative Service, source, ServiceAccount and RBAC) renders whenever a gate that needs it is on, with no value of its own to turn it off', async (row) => {
+    // No value turns it off: the values schema refuses cleanup.enabled.
+    const refused = await runHelm(helm, ['template', 'dynamo-fn', CHART_DIR, ...setFlags(row, ['cleanup.enabled=false'])]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('cleanup');
+    const objects = await template(setFlags(row));
+    const cleanup = names(objects).filter((n) => n.includes('dynamo-cleanup'));
+    if (!row.lpx && !row.v1beta2) {
+      expect(cleanup).toEqual([]);
+      return;
+    }
+    expect(cleanup).toEqual(
+      expect.arrayContaining([
+        'Service dynamo-cleanup',
+        'ServiceAccount dynamo-cleanup',
+        'ApiServerSource dynamo-cleanup',
+        'ClusterRole dynamo-cleanup',
+        'ClusterRoleBinding dynamo-cleanup',
+        'ClusterRole dynamo-cleanup-source',
+        'ClusterRoleBinding dynamo-cleanup-source',
+      ]),
+    );
+    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'dynamo-cleanup');
+    const rules = (role?.rules ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    const grants = (resource: string) => rules.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs);
+    // The release path: claims updated without the finalizer, Runs and Jobs read.
+    if (row.v1beta2) {
+      expect(grants('persistentvolumeclaims')).toEqual(expect.arrayContaining(['get', 'list', 'update']));
+      expect(grants('dynamographdeploymentruns')).toEqual(expect.arrayContaining(['get', 'list', 'delete']));
+      expect(grants('jobs')).toEqual(expect.arrayContaining(['get', 'list', 'delete']));
+    } else expect(grants('persistentvolumeclaims')).toEqual([]);
+    if (row.lpx) expect(grants('lpupipelinerequests')).toEqual(expect.arrayContaining(['list', 'delete']));
+    else expect(grants('lpupipelinerequests')).toEqual([]);
+    const binding = objects.find((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'dynamo-cleanup') as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
+    expect(binding.roleRef.name).toBe('dynamo-cleanup');
+    expect(binding.subjects).toEqual([expect.objectContaining({ name: 'dynamo-cleanup', namespace: 'dynamo-system' })]);
+  });
+
+  it('values.yaml has no cleanup switch and no "not part of this release"', async () => {
+    const values = await readFile(path.join(CHART_DIR, 'values.yaml'), 'utf8');
+    expect(values).not.toContain('not part of this release');
+    expect((parseAllDocuments(values)[0]?.toJS() as { cleanup: Record<string, unknown> }).cleanup['enabled']).toBeUndefined();
+  });
+
+  // Issue 18 item 1: dev's event bridge subscribes from shared/api chart-wiring; this is what keeps it equal to the chart.
+  it.each(MATRIX)('$name: the ApiServerSources (mode, kinds, selectors) and PingSources (resyncs and ticks) are exactly shared/api chartFunctions, which dev subscribes its functions from', async (row) => {
+    const objects = await template(setFlags(row));
+    const sources = objects
+      .filter((o) => o.kind === 'ApiServerSource')
+      .map((o) => ({
+        name: o.metadata.name,
+        mode: o.spec?.['mode'],
+        resources: (o.spec?.['resources'] as { apiVersion: string; kind: string; selector?: unknown }[]).map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, ...(r.selector === undefined ? {} : { selector: r.selector }) })),
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    const pings = objects
+      .filter((o) => o.kind === 'PingSource')
+      .map((o) => {
+        const extensions = (o.spec?.['ceOverrides'] as { extensions: Record<string, string> }).extensions;
+        return { name: o.metadata.name, kind: extensions['kind'], ...(extensions['apiversion'] === undefined ? {} : { apiVersion: extensions['apiversion'] }) };
+      })
+      .sort((a, b) => a.name.localeCompare(b.name));
+    const wiring = chartFunctions({ lpxEnabled: row.lpx, dgdrV1Beta2Enabled: row.v1beta2 });
+    expect(sources).toEqual(
+      wiring
+        .flatMap((f) => f.sources)
+        .map((source) => ({ name: source.name, mode: source.mode, resources: source.resources.map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, ...(r.selector === undefined ? {} : { selector: r.selector }) })) }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    );
+    expect(pings).toEqual(wiring.flatMap((f) => f.pings).map((p) => ({ ...p })).sort((a, b) => a.name.localeCompare(b.name)));
+    // The Knative Services are the functions dev runs.
+    expect(objects.filter((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1').map((o) => o.metadata.name).sort()).toEqual(wiring.map((f) => `dynamo-${f.name}`).sort());
+  });
+
+  it.each(MATRIX)('$name: our CRDs serve exactly the versions dev installs for the same gates (shared/api gateCrd): DGDR v1beta2, Runs and Candidates only with dgdrV1Beta2', async (row) => {
+    const rendered = (await template(setFlags(row))).filter((o) => o.kind === 'CustomResourceDefinition');
+    const servedOf = (crds: readonly { metadata: { name: string }; spec?: Record<string, unknown> }[]) =>
+      Object.fromEntries(crds.map((crd) => [crd.metadata.name, (crd.spec?.['versions'] as { name: string; served: boolean }[]).filter((v) => v.served).map((v) => v.name)]));
+    const dev = Object.values(ownCrds()).flatMap((crd) => {
+      const gated = gateCrd(crd as unknown as { metadata: Record<string, unknown>; spec: { versions: { name: string }[] } }, { lpxEnabled: row.lpx, dgdrV1Beta2Enabled: row.v1beta2 });
+      return gated === undefined ? [] : [gated as unknown as Rendered];
+    });
+    expect(servedOf(rendered)).toEqual(servedOf(dev));
+    expect(servedOf(rendered)['dynamographdeploymentrequests.nvidia.com']).toEqual(row.v1beta2 ? ['v1beta1', 'v1alpha1', 'v1beta2'] : ['v1beta1', 'v1alpha1']);
+  });
+
+  it('admission gets the replica-modifier identities dev gives its admission server (shared/api chartAdmissionSettings): the reconcile function\'s ServiceAccount', async () => {
+    for (const namespace of ['dynamo-system', 'other']) {
+      const objects = await template([], namespace);
+      const deployment = workloads(objects).find((w) => w.name === 'Deployment dynamo-admission');
+      const env = Object.fromEntries((deployment?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+      expect(env['DGD_REPLICAS_MODIFIERS']).toBe(chartAdmissionSettings(namespace).replicasModifiers.join(','));
+      expect(env['WEBHOOK_TIMEOUT_SECONDS']).toBe(String(chartAdmissionSettings(namespace).webhookTimeoutSeconds));
+    }
   });
 
   it("the reconcile ApiServerSource watches only the kinds the reconcile function's routes take (the LPX ones with lpx.enabled)", async () => {
@@ -247,7 +378,7 @@ describe('helm lint and template', () => {
   });
 
   it('every workload runs non-root, without privilege escalation, on a read-only root filesystem, with seccomp RuntimeDefault and no capabilities', async () => {
-    const objects = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true,cleanup.enabled=true']);
+    const objects = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true']);
     for (const { name, containers } of workloads(objects)) {
       for (const container of containers) {
         expect(container.securityContext, name).toEqual(
@@ -390,7 +521,7 @@ describe('helm install and upgrade on the real API server', () => {
   it.each(MATRIX)('$name: helm upgrade --install applies every object in one step, and each is stored', async (row) => {
     const result = await runHelm(
       helm,
-      ['upgrade', '--install', release, CHART_DIR, '--namespace', namespace, '--create-namespace', ...setFlags(row, ['profile.enabled=true', 'cleanup.enabled=true']), ...externalAdmissionFlags(inject('admissionUrl'), inject('admissionCaBundle')), '--timeout', '90s'],
+      ['upgrade', '--install', release, CHART_DIR, '--namespace', namespace, '--create-namespace', ...setFlags(row, ['profile.enabled=true']), ...externalAdmissionFlags(inject('admissionUrl'), inject('admissionCaBundle')), '--timeout', '90s'],
       { kubeconfig },
     );
     expect(result.stderr).toBe('');
@@ -423,6 +554,8 @@ describe('helm install and upgrade on the real API server', () => {
 
 interface Container {
   readonly name: string;
+  readonly command?: string[];
+  readonly args?: string[];
   readonly env: { name: string; value?: string }[];
   readonly securityContext?: Record<string, unknown>;
 }

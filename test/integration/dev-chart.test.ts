@@ -25,6 +25,9 @@ describe('dynamo-fn dev --chart', () => {
     expect(output).toContain('Installed the chart release=dynamo-fn namespace=dynamo-system');
     expect(output).toContain('The reconcile function runs with the chart ServiceAccount token serviceAccount=dynamo-system/dynamo-reconcile');
     expect(output).toMatch(/Answered AdmissionReview webhook=validate version=v1beta1 kind=DynamoGraphDeployment .* name=qwen3-agg allowed=true/);
+    // The chart's webhook configurations are the only ones: each request is admitted once.
+    expect(output.match(/Answered AdmissionReview webhook=validate version=v1beta1 kind=DynamoGraphDeployment .*name=qwen3-agg /g)).toHaveLength(1);
+    expect(output).toContain("Knative's controllers do not run here, so `dynamo-fn status` shows each function's Knative Service Ready=Unknown (nothing writes its status)");
     expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/qwen3-agg podCliqueSets=qwen3-agg ready=False reason=some_resources_are_not_ready/);
     // Run from `/`: the printed apply line names the example by absolute path.
     const applyLine = /kubectl apply --server-side -f (\S+)/.exec(output)?.[1] ?? '';

@@ -5,7 +5,7 @@
  * why. dev starts its own control plane, so this runs the CLI in its own process.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,9 +15,9 @@ import { ensureVenv } from '../../shared/profiler/venv.js';
 import { createLineLog } from '../harness/log.js';
 import { repoRoot } from '../support/paths.js';
 
-async function dev(args: string[]): Promise<{ code: number; stderr: string }> {
+async function dev(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stderr: string }> {
   try {
-    const { stderr } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'bin', 'dynamo-fn.js'), 'dev', ...args], { maxBuffer: 32 * 1024 * 1024 });
+    const { stderr } = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'bin', 'dynamo-fn.js'), 'dev', ...args], { maxBuffer: 32 * 1024 * 1024, env });
     return { code: 0, stderr };
   } catch (error) {
     const failed = error as { code?: number; stderr?: string };
@@ -30,8 +30,11 @@ describe('dynamo-fn dev --profiler local', () => {
     await ensureVenv({ log: createLineLog() });
   }, 900_000);
 
-  it('a request applied in dev gets its DGD from the real profiler, applied, and stays Deploying without Grove', async () => {
-    const { code, stderr } = await dev(['--profiler', 'local', '--apply', path.join(repoRoot, 'examples', 'dgdr-qwen3-vllm.yaml'), '--wait', '--timeout-seconds', '600']);
+  it('a request applied in dev gets its DGD from the real profiler, applied, and stays Deploying without Grove; no dynamo-fn-profile-* folder is left behind', async () => {
+    // A temporary directory of its own, so other runs on this machine cannot touch what it counts.
+    const tmp = await mkdtemp(path.join(os.tmpdir(), 'dev-profiler-tmp-'));
+    const { code, stderr } = await dev(['--profiler', 'local', '--apply', path.join(repoRoot, 'examples', 'dgdr-qwen3-vllm.yaml'), '--wait', '--timeout-seconds', '600'], { ...process.env, TMPDIR: tmp });
+    expect((await readdir(tmp)).filter((name) => name.startsWith('dynamo-fn-profile-'))).toEqual([]);
     expect(stderr).toContain('Applied DynamoGraphDeploymentRequest namespace=inference name=qwen3-small');
     expect(stderr).toMatch(/DynamoGraphDeploymentRequest phase dgdr=inference\/qwen3-small phase=Profiling/);
     expect(stderr).toMatch(/Profiler reached phase kind=Job namespace=inference name=profile-qwen3-small phase=Done/);

@@ -5,7 +5,7 @@
  * (upstream-notes/profiler.md §3.3).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -19,9 +19,9 @@ import { repoRoot } from '../support/paths.js';
 
 const CLI = path.join(repoRoot, 'bin', 'dynamo-fn.js');
 
-async function profileLocal(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function profileLocal(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, 'profile', '--local', ...args], { maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, 'profile', '--local', ...args], { maxBuffer: 16 * 1024 * 1024, env });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -42,8 +42,11 @@ describe('dynamo-fn profile --local', () => {
     await ensureVenv({ log: createLineLog() });
   }, 900_000);
 
-  it('prints the DGD the example request would deploy on 8 H200s, with a progress line per profiling phase', async () => {
-    const result = await profileLocal(['--gpu-nodes', '1xNVIDIA-H200:8', path.join(repoRoot, 'examples', 'dgdr-qwen3-vllm.yaml')]);
+  it('prints the DGD the example request would deploy on 8 H200s, with a progress line per profiling phase, and leaves no dynamo-fn-profile-* folder in the temporary directory', async () => {
+    // A temporary directory of its own, so other runs on this machine cannot touch what it counts.
+    const tmp = await mkdtemp(path.join(os.tmpdir(), 'profile-local-tmp-'));
+    const result = await profileLocal(['--gpu-nodes', '1xNVIDIA-H200:8', path.join(repoRoot, 'examples', 'dgdr-qwen3-vllm.yaml')], { ...process.env, TMPDIR: tmp });
+    expect((await readdir(tmp)).filter((name) => name.startsWith('dynamo-fn-profile-'))).toEqual([]);
     expect(result.stderr).toContain('Discovered GPU hardware hardware={"gpuSku":"h200_sxm","vramMb":143771,"numGpusPerNode":8,"totalGpus":8,"rdma":false}');
     // One line per phase the status file showed, in the profiler's order (a phase the profiler
     // replaces within milliseconds, such as Initializing, may not be seen).

@@ -1,143 +1,100 @@
 /**
- * A quiet resync costs the API server one LIST per kind and writes nothing (issue 17 item 3: "a
- * resync of those unchanged DGDs makes 0 writes and at most one LIST (plus its pages) per kind
- * read"; "A pass that finds nothing to change writes nothing"), while a hand edit of a field the
- * function set is still put back.
+ * A quiet resync writes nothing and reads in bulk (issue 17 item 3: "The same for profile's DGDR
+ * and Run passes and cleanup's: a quiet resync writes nothing and reads in bulk"; "An integration
+ * test on the real API server that counts the requests of a resync over unchanged DGDs, DGDRs and
+ * Runs ... and asserts zero writes").
  *
- * This file starts its own control plane (no controllers; every CRD the chart ships, Grove's and
- * Knative's) so that a resync, which covers every namespace, meets only this file's DGDs; every
- * request of the function goes through a loopback recorder (test/support/rbac.ts), which notes
- * the verb and resource of each as the API server's authorizer sees it. No Grove runs: the DGDs
- * stay pending, with a status that no longer changes once their children exist.
+ * On a control plane of its own (so a cluster-wide LIST sees only this world; our CRDs, DGDR
+ * conversion through the admission function's `/convert`, no controllers), the world of
+ * test/support/quiet-world.ts: DGDR v1beta1 requests at Deployed, Failed, Ready and Profiling (a
+ * running Job), native v1beta2 requests with their Runs, trace Runs holding their claims, finished
+ * Runs. The profile and cleanup functions run as real hosts behind a recorder of every request;
+ * each resync is the PingSource's CloudEvent. The functions' own passes bring the world to rest;
+ * then one more resync of each kind is counted:
+ *
+ * - no create, update, patch or delete (no apply, no status write, no Event);
+ * - no GET: every object of the resync is read from the resync's LISTs;
+ * - at most one LIST (one page here) per kind and version.
+ *
+ * Grove, the job controller and kwok do not run: a Job stays active and the DGD keeps the
+ * successful status the test writes, as the reconcile function would.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { RESYNC_EVENT_TYPE, defaultConfig, startFunctionServer, type FunctionServer } from '../../shared/runtime/index.js';
-import reconcile from '../../functions/reconcile/index.js';
-import { startControlPlane, type ControlPlane } from '../harness/apiserver.js';
-import { ensureKubeBinaries } from '../harness/binaries.js';
-import { defaultCrdFiles } from '../harness/crds.js';
-import { createLineLog } from '../harness/log.js';
-import { aComponent, aDgd } from '../support/builders.js';
-import { startRequestRecorder, type RecordedRequest, type RequestRecorder } from '../support/rbac.js';
-import { WRITE_VERBS, countByResource, recordedKubeconfig } from '../support/request-count.js';
+import { DGDR_KIND, DGDR_V1BETA1, DGDR_V1BETA2, DGDR_V1BETA2_KIND, RUN_KIND } from '../../shared/api/index.js';
+import type { KubeObject } from '../../shared/kube/index.js';
+import { converge, RESYNCS, seedQuietWorld, startQuietPlane, startRecordedFunctions, summarize, type QuietPlane, type QuietWorld, type RecordedFunctions } from '../support/quiet-world.js';
 
-const NAMESPACE = 'quiet';
-const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
+const N = 3;
 
-let plane: ControlPlane;
-let recorder: RequestRecorder;
-let server: FunctionServer;
-let user: Kube;
-let dir: string;
-
-/** Five DGDs: plain, a scaling adapter on the worker, a prefill rendered as a scaling group, one component, three components. */
-function graphs(): KubeObject[] {
-  const specs = [
-    [aComponent('frontend', 'frontend'), aComponent('worker', 'worker')],
-    [aComponent('frontend', 'frontend'), aComponent('worker', 'worker', { scalingAdapter: {} })],
-    [aComponent('frontend', 'frontend'), aComponent('prefill', 'prefill', { experimental: { grove: { forceScalingGroup: true } } }), aComponent('worker', 'worker')],
-    [aComponent('frontend', 'frontend')],
-    [aComponent('frontend', 'frontend'), aComponent('decode', 'worker', { replicas: 3 }), aComponent('prefill', 'prefill')],
-  ];
-  return specs.map((components, index) => {
-    const { uid: _uid, ...metadata } = aDgd().metadata;
-    const dgd = aDgd({ spec: { components } });
-    return { apiVersion: dgd.apiVersion, kind: dgd.kind, metadata: { ...metadata, name: `quiet-${index}`, namespace: NAMESPACE }, spec: dgd.spec } as unknown as KubeObject;
-  });
-}
-
-/** Sends one resync and returns the requests the function made for it. */
-async function resync(): Promise<RecordedRequest[]> {
-  const from = recorder.requests.length;
-  const answer = await fetch(server.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': `resync-${from}`, 'ce-source': '/test', 'ce-type': RESYNC_EVENT_TYPE },
-    body: '{}',
-  });
-  await answer.arrayBuffer();
-  expect(answer.status).toBe(204);
-  return recorder.requests.slice(from);
-}
-
-const writesOf = (requests: readonly RecordedRequest[]) => requests.filter((r) => WRITE_VERBS.has(r.verb));
+let quiet: QuietPlane;
+let functions: RecordedFunctions;
+let world: QuietWorld;
+let settleWrites: number[] = [];
 
 beforeAll(async () => {
-  const lineLog = createLineLog({ verbose: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' });
-  plane = await startControlPlane({ binaries: await ensureKubeBinaries({ log: lineLog }), crdFiles: await defaultCrdFiles(), log: lineLog, withControllerManager: false });
-  user = createKube(plane.kubeConfig, { fieldManager: 'kubectl' });
-  await user.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  for (const graph of graphs()) await user.apply(graph, { force: true });
-  recorder = await startRequestRecorder(plane.kubeConfig);
-  dir = await mkdtemp(path.join(tmpdir(), 'quiet-resync-'));
-  const kubeconfigPath = await recordedKubeconfig(dir, recorder.url, plane.token);
-  server = await startFunctionServer(reconcile, { config: defaultConfig({ port: 0, kubeconfigPath }), log, host: '127.0.0.1' });
-}, 300_000);
+  quiet = await startQuietPlane();
+  world = await seedQuietWorld(quiet.admin, 'quiet', N);
+  functions = await startRecordedFunctions(quiet);
+  settleWrites = await converge(functions);
+}, 600_000);
 
 afterAll(async () => {
-  await server?.close();
-  await recorder?.close();
-  await plane?.stop();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await functions?.close();
+  await quiet?.stop();
 });
 
-describe('a resync of unchanged DGDs (issue 17 item 3)', () => {
-  it('converges, then a resync of the unchanged DGDs makes 0 writes and one LIST per kind it reads, and no other read', async () => {
-    // The first resync creates the children and reports; the next one sees the children it made
-    // (the status moves from "resource not found" on); then nothing changes any more.
-    const first = await resync();
-    expect(writesOf(first).length).toBeGreaterThan(0);
-    let settled: RecordedRequest[] = [];
-    for (let round = 0; round < 3; round += 1) {
-      settled = await resync();
-      if (writesOf(settled).length === 0) break;
-    }
-    expect(writesOf(settled)).toEqual([]);
+const statusOf = (object: KubeObject | undefined) => (object?.['status'] ?? {}) as { phase?: string; conditions?: { type: string; status: string; reason: string }[] };
 
-    const quiet = await resync();
-    expect(writesOf(quiet)).toEqual([]);
-    // One LIST (one page: fewer than 500 objects) per kind, every namespace; no GET, no per-DGD LIST.
-    // The DGDs render Kubernetes discovery's ServiceAccount, Role and RoleBinding (the default discovery backend).
-    expect(countByResource(quiet)).toEqual({
-      'list core/serviceaccounts': 1,
-      'list core/services': 1,
-      'list grove.io/podcliques': 1,
-      'list grove.io/podcliquescalinggroups': 1,
-      'list grove.io/podcliquesets': 1,
-      'list nvidia.com/dynamographdeployments': 1,
-      'list nvidia.com/dynamographdeploymentscalingadapters': 1,
-      'list rbac.authorization.k8s.io/rolebindings': 1,
-      'list rbac.authorization.k8s.io/roles': 1,
+describe('the world at rest (brought there by the functions\' own passes)', () => {
+  it('the first resyncs wrote (the counting sees writes), a later round wrote nothing', () => {
+    expect(settleWrites[0]).toBeGreaterThan(0);
+    expect(settleWrites.at(-1)).toBe(0);
+  });
+
+  it('each request and Run is in the state the world set up: DGDRs Deployed, Failed, Ready, Profiling; v1beta2 Runs and trace Runs Running; finished Runs Failed', async () => {
+    const phase = async (apiVersion: string, kind: string, name: string) => statusOf(await quiet.admin.get({ apiVersion, kind, namespace: world.namespace, name })).phase;
+    const phases = async (apiVersion: string, kind: string, names: readonly string[]) => Promise.all(names.map((name) => phase(apiVersion, kind, name)));
+    const runsOfRequests = (await quiet.admin.list(DGDR_V1BETA2, RUN_KIND, world.namespace)).filter((r) => world.v1beta2Requests.some((q) => r.metadata.name.startsWith(`${q}-`)));
+    expect({
+      deployed: await phases(DGDR_V1BETA1, DGDR_KIND, world.deployed),
+      failed: await phases(DGDR_V1BETA1, DGDR_KIND, world.failed),
+      ready: await phases(DGDR_V1BETA1, DGDR_KIND, world.ready),
+      profiling: await phases(DGDR_V1BETA1, DGDR_KIND, world.profiling),
+      requestRuns: runsOfRequests.map((r) => statusOf(r).phase),
+      traceRuns: await phases(DGDR_V1BETA2, RUN_KIND, world.traceRuns),
+      finishedRuns: await phases(DGDR_V1BETA2, RUN_KIND, world.finishedRuns),
+      accepted: (await Promise.all(world.v1beta2Requests.map((name) => quiet.admin.get({ apiVersion: DGDR_V1BETA2, kind: DGDR_V1BETA2_KIND, namespace: world.namespace, name })))).map((r) => statusOf(r).conditions?.find((c) => c.type === 'Accepted')?.reason),
+    }).toEqual({
+      deployed: Array(N).fill('Deployed'),
+      failed: Array(N).fill('Failed'),
+      ready: Array(N).fill('Ready'),
+      profiling: Array(N).fill('Profiling'),
+      requestRuns: Array(N).fill('Running'),
+      traceRuns: Array(N).fill('Running'),
+      finishedRuns: Array(N).fill('Failed'),
+      accepted: Array(N).fill('RunCreated'),
     });
-    expect(quiet.every((r) => r.namespace === undefined)).toBe(true);
-    // Each DGD kept the status it had: written once, not again.
-    const stored = await user.list(DGD_V1BETA1, DGD_KIND, NAMESPACE);
-    expect(stored.map((d) => d.metadata.name).sort()).toEqual(['quiet-0', 'quiet-1', 'quiet-2', 'quiet-3', 'quiet-4']);
-    for (const dgd of stored) expect((dgd['status'] as { conditions?: unknown[] } | undefined)?.conditions?.length ?? 0).toBeGreaterThan(0);
-  }, 300_000);
+  });
+});
 
-  it('a hand edit of a field the function set (a Service selector value, by kubectl) is put back by the next resync, with one write: that Service', async () => {
-    const services = (await user.list('v1', 'Service', NAMESPACE)).filter((s) => s.metadata.name.startsWith('quiet-0-'));
-    const service = services[0];
-    if (service === undefined) throw new Error('no Service of quiet-0');
-    const before = (service['spec'] as { selector: Record<string, string> }).selector;
-    const [label] = Object.keys(before);
-    if (label === undefined) throw new Error('the Service has no selector');
-    const edited = structuredClone(service) as KubeObject & { spec: { selector: Record<string, string> } };
-    edited.spec.selector = { ...edited.spec.selector, [label]: 'edited-by-hand' };
-    await user.replace(edited);
+describe('"a quiet resync writes nothing and reads in bulk"', () => {
+  it.each(RESYNCS)('$function resync of $kind: no write, no GET, at most one LIST per kind', async (resync) => {
+    const summary = summarize(await functions.resync(resync));
+    expect(summary.writes).toBe(0);
+    expect(summary.byVerb['get'] ?? 0).toBe(0);
+    expect(Object.entries(summary.listsByKind).filter(([, count]) => count > 1)).toEqual([]);
+    expect(summary.byVerb['list'] ?? 0).toBeGreaterThan(0);
+  });
 
-    const repair = await resync();
-    expect(writesOf(repair).map((r) => `${r.verb} ${r.resource} ${r.namespace ?? ''}`)).toEqual([`patch services ${NAMESPACE}`]);
-    const restored = await user.get({ apiVersion: 'v1', kind: 'Service', namespace: NAMESPACE, name: service.metadata.name });
-    expect((restored?.['spec'] as { selector: Record<string, string> }).selector).toEqual(before);
-
-    // And quiet again.
-    expect(writesOf(await resync())).toEqual([]);
-  }, 300_000);
+  it('the reads a profile DGDR resync makes, by kind: the requests (at v1beta1, and at v1beta2 for the native v1beta2 ones), the DGDs, ConfigMaps and Jobs their phases read, the v1beta2 requests\' Runs', async () => {
+    const summary = summarize(await functions.resync({ function: 'profile', kind: DGDR_KIND, apiVersion: DGDR_V1BETA1 }));
+    expect(summary.listsByKind).toEqual({
+      'nvidia.com/v1beta1/dynamographdeploymentrequests': 1,
+      'nvidia.com/v1beta2/dynamographdeploymentrequests': 1,
+      'nvidia.com/v1beta1/dynamographdeployments': 1,
+      'core/v1/configmaps': 1,
+      'batch/v1/jobs': 1,
+      'nvidia.com/v1beta2/dynamographdeploymentruns': 1,
+    });
+  });
 });

@@ -2,12 +2,12 @@
  * Least privilege, proven for the cleanup function (issue 9 part 4): its handlers run with a
  * TokenRequest token of a ServiceAccount bound to exactly the chart's `dynamo-cleanup`
  * ClusterRole (infra/chart/templates/cleanup/rbac.yaml, rendered by `helm template` with
- * cleanup.enabled, lpx.enabled and dgdrV1Beta2.enabled set to true), through a loopback recorder that notes the
+ * lpx.enabled and dgdrV1Beta2.enabled set to true), through a loopback recorder that notes the
  * verb and resource of every request (test/support/rbac.ts). Representative flows of each
  * concern run: trace claims (a Job event followed to its Run's claim, a Job stopped by
  * foreground deletion, a gone Run's finalizer released), Run retention (a request's sixth
  * finished Run retired) and LPX scheduling deadlines (a status record, a scale-down, expired
- * requests deleted), and the resync's listings. Then:
+ * requests deleted), and the resync's listings and ticks (each read from one LIST per kind). Then:
  *
  * - every flow does what it should and the API server refused nothing: the role is enough;
  * - every verb the role grants was used by some request: no verb is beyond what the function uses.
@@ -31,6 +31,7 @@ import cleanup from '../../functions/cleanup/index.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { lpxGraphWithExpiringRequests, ordinalOf, prepareLpxBuild, removeLpxBuild } from '../support/lpx-world.js';
+import { resyncRoute } from '../support/resync.js';
 import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
 
 const log = pino({ level: 'silent' });
@@ -46,7 +47,7 @@ let rules: PolicyRule[] = [];
 let recorder: RequestRecorder;
 
 beforeAll(async () => {
-  const roles = await chartClusterRoles('templates/cleanup/rbac.yaml', { 'cleanup.enabled': 'true', 'lpx.enabled': 'true', 'dgdrV1Beta2.enabled': 'true' });
+  const roles = await chartClusterRoles('templates/cleanup/rbac.yaml', { 'lpx.enabled': 'true', 'dgdrV1Beta2.enabled': 'true' });
   rules = roles.get('dynamo-cleanup') ?? [];
   namespace = await createTestNamespace(kubeConfig, 'rbac-cleanup');
   tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-cleanup-'));
@@ -96,9 +97,11 @@ interface FlowResult {
   readonly scalingGroupReplicas: number | undefined;
   readonly requestOrdinals: number[];
   readonly listed: { readonly claims: boolean; readonly runs: boolean; readonly lpxGraphDeployments: boolean };
+  /** The resync ticks' outcomes, by object (their reads from one LIST per kind). */
+  readonly ticks: { readonly lpx: Record<string, string> };
 }
 
-describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, cleanup.enabled, lpx.enabled and dgdrV1Beta2.enabled)', () => {
+describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, lpx.enabled and dgdrV1Beta2.enabled)', () => {
   let result: FlowResult;
 
   it('has no wildcard, no watch or deletecollection (a level-triggered function never sends them)', () => {
@@ -186,6 +189,7 @@ describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, cleanup.ena
       scalingGroupReplicas: (group?.['spec'] as { replicas?: number } | undefined)?.replicas,
       requestOrdinals,
       listed: { claims: await lists('PersistentVolumeClaim'), runs: await lists(RUN_KIND), lpxGraphDeployments: await lists(LPXGD_KIND) },
+      ticks: { lpx: await resyncRoute(cleanup, route(LPXGD_KIND), deps, namespace) },
     };
     expect(forbidden(recorder.requests)).toEqual([]);
     expect(result).toEqual({
@@ -200,6 +204,7 @@ describe('cleanup ServiceAccount (chart templates/cleanup/rbac.yaml, cleanup.ena
       scalingGroupReplicas: 1,
       requestOrdinals: [0],
       listed: { claims: true, runs: true, lpxGraphDeployments: true },
+      ticks: { lpx: { deadline: 'Done' } },
     });
   });
 

@@ -9,7 +9,8 @@
  * completion, its Candidate created, dry-run and published); a trace Run whose claim is then
  * deleted (the claim finalizer added, the Job created, then stopped by foreground deletion); a
  * native v1beta2 request (its first Run created, its status written); the Job, Pod and claim
- * events; and the resync's listing. Then:
+ * events; and the resync's listing, and a Run resync read from one LIST per kind (the trace Run's
+ * claim among them). Then:
  *
  * - every flow does what it should and the API server refused nothing: the role is enough;
  * - every verb the v1beta2 rules add was used by some request: none is beyond what the function
@@ -34,6 +35,7 @@ import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { sharedDir } from '../support/paths.js';
+import { resyncRoute } from '../support/resync.js';
 import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
 
 const log = pino({ level: 'silent' });
@@ -152,6 +154,8 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       return (await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'traced-aisimulate' })) === undefined ? undefined : true;
     }, 30_000, 250);
     const protectedBy = ((await admin.get({ ...CLAIM, namespace, name: 'trace' }))?.metadata['finalizers'] as string[] | undefined) ?? [];
+    // A Run resync: the open trace Run's claim is read from the resync's LIST of claims.
+    const resynced = await resyncRoute(profile, route(RUN_KIND), deps, namespace);
     await admin.delete({ ...CLAIM, namespace, name: 'trace' });
     childOutcomes['claim'] = await outcome(route('PersistentVolumeClaim').handle(event('v1', 'PersistentVolumeClaim', 'trace'), deps));
     const stopped = await eventually('the trace Run\'s Job stopped', async () => {
@@ -180,6 +184,7 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       firstRunOwner: (firstRun?.metadata['ownerReferences'] as { kind: string; name: string }[] | undefined)?.[0]?.name,
       activeRun: ((request?.['status'] ?? {}) as { activeRunRef?: { name?: string } }).activeRunRef?.name,
       listed,
+      resynced,
     }).toEqual({
       childOutcomes: { job: 'Done', pod: 'Done', claim: 'Done', request: 'Done' },
       // v1beta2-publisher.test.ts: "PublicationSucceeded and the Run succeeds with a Valid Candidate".
@@ -193,6 +198,7 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       firstRunOwner: 'replay',
       activeRun: 'replay-1',
       listed: true,
+      resynced: { static: 'Done', traced: 'Done' },
     });
     done = true;
   });

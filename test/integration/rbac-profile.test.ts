@@ -10,7 +10,8 @@
  * DGD and a planner ConfigMap created, the ConfigMap adopted by the DGD, the DGD's pods read while
  * it deploys); a request whose Job fails (its pods read); a request whose model cache claim is
  * missing (the claim read, validation failed); the child events of a Job, ConfigMap and
- * DGD; and the resync's listing. Then:
+ * DGD; and the resync's listing, and two resyncs read from one LIST per kind (one while the
+ * request profiles, one once it is deployed and the others failed). Then:
  *
  * - every flow does what it should and the API server refused nothing: the role is enough;
  * - every verb the role grants was used by some request: no verb is beyond what the function uses
@@ -42,6 +43,7 @@ import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { sharedDir } from '../support/paths.js';
+import { resyncRoute } from '../support/resync.js';
 import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
 
 type Obj = Record<string, unknown>;
@@ -148,6 +150,8 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
     // A request whose GPU shape is discovered from the nodes.
     const created = await admin.apply(aDgdr('ok', { hardware: { gpuSku: 'h100_sxm' }, ...podAnnotations({ 'kwok.dynamo-fn.dev/run-duration': '1s' }) }));
     const profiling = await settle('ok', 'Profiling');
+    // A resync while the request profiles: its Job is read from the resync's LIST of Jobs.
+    const resynced: Record<string, Record<string, string>> = { profiling: await resyncRoute(profile, route(DGDR.kind), deps, namespace) };
     const hardware = ((profiling['spec'] as Obj)['hardware'] as Obj | undefined)?.['numGpusPerNode'];
     const job = await admin.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-ok' });
     const binding = await admin.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', namespace, name: 'dgdr-profiling-job' });
@@ -193,6 +197,8 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
     const noCacheMessage = (((noCache['status'] ?? {}) as { conditions?: { type: string; message: string }[] }).conditions ?? []).find((c) => c.type === 'Validation')?.message ?? '';
 
     const listed = await (route(DGDR.kind).listKeys?.(deps).then(() => true, () => false) ?? Promise.resolve(false));
+    // A resync at rest: the Deployed request's DGD and ConfigMaps read from the resync's LISTs.
+    resynced['atRest'] = await resyncRoute(profile, route(DGDR.kind), deps, namespace);
     expect(forbidden(recorder.requests)).toEqual([]);
     expect({
       discoveredGpusPerNode: hardware,
@@ -204,6 +210,7 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
       failedWithPod: /Pod: profile-fails-[a-z0-9]+, Container: profiler, ExitCode: 137, Reason: OOMKilled/.test(failedMessage),
       noCacheMessage,
       listed,
+      resynced,
     }).toEqual({
       // "hardware discovery from the GPU nodes" (profile.test.ts): the H100 nodes' 8 GPUs.
       discoveredGpusPerNode: 8,
@@ -216,6 +223,7 @@ describe('profile ServiceAccount (chart templates/profile/rbac.yaml, dgdrV1Beta2
       failedWithPod: true,
       noCacheMessage: `model cache PVC missing-cache not found in namespace ${namespace}`,
       listed: true,
+      resynced: { profiling: { ok: 'Done' }, atRest: { ok: 'Done', fails: 'Done', 'no-cache': 'Done' } },
     });
     done = true;
   });

@@ -21,6 +21,7 @@ import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
 import { handle as handleRun } from '../../functions/profile/run.js';
 import { depsWithKube as cleanupDeps } from '../../functions/cleanup/index.js';
+import * as cleanupRoutes from '../../functions/cleanup/trace-claim.js';
 import { reconcileClaim } from '../../functions/cleanup/trace-claim.js';
 import { handle as handleRunCleanup } from '../../functions/cleanup/run-retention.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
@@ -185,6 +186,33 @@ describe('Protection: "Before a Run creates its Job, the operator adds the final
       return finalizersOf(await getClaim('deleted-run')).includes(runFinalizer(run)) ? undefined : true;
     });
     expect(await getJob('deleted-run-1')).toBeUndefined();
+  });
+});
+
+describe('Protection with Reference-mode events only (the chart\'s cleanup source): "or once the Run and its Jobs are deleted"', () => {
+  it('a Run deleted before it completed is released on its own delete event without the object (every claim of the namespace with a Run finalizer is decided), once its Job is gone', async () => {
+    await createClaim('ref-deleted');
+    const run = await createRun('ref-deleted-1', 'ref-deleted', { outcome: 'run' });
+    await reconcile('ref-deleted-1', 'ref-deleted');
+    expect(await getJob('ref-deleted-1')).toBeDefined();
+    await user.delete({ ...RUN, namespace, name: 'ref-deleted-1' });
+    await eventually('the finalizer of the deleted Run to be removed', async () => {
+      // Reference mode: the event names the Run, carries no object, and the Run is gone.
+      await handleRunCleanup(event(RUN_KIND, DGDR_V1BETA2, 'ref-deleted-1'), cleanup);
+      return finalizersOf(await getClaim('ref-deleted')).includes(runFinalizer(run)) ? undefined : true;
+    });
+    expect(await getJob('ref-deleted-1')).toBeUndefined();
+  });
+
+  it('the delete event of the deleted Run\'s Job, without the object, releases it too', async () => {
+    await createClaim('ref-job');
+    const run = await createRun('ref-job-1', 'ref-job', { outcome: 'run' });
+    await reconcile('ref-job-1', 'ref-job');
+    await user.delete({ ...RUN, namespace, name: 'ref-job-1' });
+    await eventually('the finalizer of the deleted Run to be removed', async () => {
+      await cleanupRoutes.jobRoute.handle(event('Job', 'batch/v1', 'ref-job-1-aisimulate'), cleanup);
+      return finalizersOf(await getClaim('ref-job')).includes(runFinalizer(run)) ? undefined : true;
+    });
   });
 });
 

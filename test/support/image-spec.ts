@@ -1,7 +1,7 @@
 /**
  * The two descriptions of our OCI image, read for the tests that hold them equal:
  * `infra/image/image.json` (what infra/image/build.sh builds from: OCI image-config field names,
- * plus the repository files copied into /app and the npm ci flags) and the `Dockerfile`, parsed
+ * plus the repository files copied into /app and the arguments of `scripts/build.mjs`) and the `Dockerfile`, parsed
  * with dockerfile-ast (the parser of the VS Code Docker language server).
  * @module
  */
@@ -23,7 +23,8 @@ export interface ImageSpec {
   readonly Labels: Readonly<Record<string, string>>;
   /** Repository paths copied into WorkingDir at the same relative path. */
   readonly appFiles: readonly string[];
-  readonly npmCiFlags: readonly string[];
+  /** The arguments `node scripts/build.mjs` gets besides `--outdir` (the bundles in WorkingDir/dist). */
+  readonly buildArgs: readonly string[];
 }
 
 export async function readImageSpec(): Promise<ImageSpec> {

@@ -1,6 +1,8 @@
 /**
- * Prints one plain closing line, `vitest: N passed, N failed, N skipped`, after the run, so
- * tools that read a test run's last lines (CI) get the counts in a form they know.
+ * Prints, after the run, the slowest test files with their durations (where the suite's time
+ * goes: docs/development.md keeps the table), then one plain closing line,
+ * `vitest: N passed, N failed, N skipped`, so tools that read a test run's last lines (CI) get
+ * the counts in a form they know. DYNAMO_FN_TEST_TIMES=N prints N files instead of 12 (0: none).
  * @module
  */
 import type { Reporter, TestModule } from 'vitest/node';
@@ -10,6 +12,14 @@ export default class SummaryReporter implements Reporter {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
+    const shown = Number(process.env['DYNAMO_FN_TEST_TIMES'] ?? '12');
+    const times = testModules
+      .map((testModule) => ({ file: testModule.moduleId.replace(`${process.cwd()}/`, ''), project: testModule.project.name, seconds: testModule.diagnostic().duration / 1000 }))
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, Number.isInteger(shown) && shown > 0 ? shown : 0);
+    if (times.length > 0) {
+      process.stdout.write(`\nSlowest test files (seconds, project):\n${times.map((t) => `${t.seconds.toFixed(1).padStart(8)}  ${t.project.padEnd(11)} ${t.file}`).join('\n')}\n`);
+    }
     for (const testModule of testModules) {
       for (const test of testModule.children.allTests()) {
         const state = test.result().state;

@@ -31,8 +31,8 @@ const script = (entrypoint: readonly string[]) => entrypoint.slice(1);
 const withoutPath = (env: readonly string[]) => env.filter((e) => !e.startsWith('PATH='));
 
 describe('the Dockerfile and infra/image/image.json (the registry-free build) describe the same image', () => {
-  it('has a build stage, the override tool\'s stage and a final stage', () => {
-    expect(dockerfile.stages.map((stage) => stage.name ?? '')).toEqual(['build', 'override-tool', '']);
+  it('has a build stage (the bundles) and a final stage', () => {
+    expect(dockerfile.stages.map((stage) => stage.name ?? '')).toEqual(['build', '']);
   });
 
   it('runs as the same non-root user, 65532:65532 (the chart\'s runAsUser)', () => {
@@ -44,9 +44,9 @@ describe('the Dockerfile and infra/image/image.json (the registry-free build) de
     expect(dockerfile.workingDir).toBe(spec.WorkingDir);
   });
 
-  it('has the same entrypoint: node running /app/bin/dynamo-fn.js', () => {
+  it('has the same entrypoint: node running the CLI bundle /app/dist/bundles/dynamo-fn.mjs (prebuilt JavaScript, no transpiler)', () => {
     expect(script(dockerfile.entrypoint)).toEqual(script(spec.Entrypoint));
-    expect(script(spec.Entrypoint)).toEqual([path.posix.join(spec.WorkingDir, 'bin', 'dynamo-fn.js')]);
+    expect(script(spec.Entrypoint)).toEqual([path.posix.join(spec.WorkingDir, 'dist', 'bundles', 'dynamo-fn.mjs')]);
     // distroless/nodejs keeps node in /nodejs/bin; build.sh puts the node package's binary in /usr/local/bin.
     expect(dockerfile.entrypoint[0]).toBe('/nodejs/bin/node');
     expect(spec.Entrypoint[0]).toBe('/usr/local/bin/node');
@@ -68,32 +68,32 @@ describe('the Dockerfile and infra/image/image.json (the registry-free build) de
     expect(dockerfile.labels).toEqual(spec.Labels);
   });
 
-  it('copies the same repository files to the same places under the working directory', () => {
-    expect(dockerfile.copies.filter(({ stage }) => stage === 'build')).toEqual(spec.appFiles.map((file) => ({ stage: 'build', source: file, destination: path.posix.join(spec.WorkingDir, file) })));
-    expect(dockerfile.copiesFromStages.filter(({ stage }) => stage === 'build')).toEqual([{ stage: 'build', source: spec.WorkingDir, destination: spec.WorkingDir }]);
+  it('copies the same repository files to the same places under the working directory, and no TypeScript sources', () => {
+    expect(dockerfile.copies.filter(({ stage, destination }) => stage === '' && destination.startsWith(`${spec.WorkingDir}/`))).toEqual(spec.appFiles.map((file) => ({ stage: '', source: file, destination: path.posix.join(spec.WorkingDir, file) })));
     for (const file of spec.appFiles) expect(existsSync(path.join(repoRoot, file)), file).toBe(true);
+    expect(spec.appFiles.filter((file) => ['shared', 'functions', 'bin'].includes(file.split('/')[0] ?? ''))).toEqual([]);
   });
 
-  it('installs the production dependencies with the same npm ci flags', () => {
-    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'build' && words[0] === 'npm').map(({ words }) => words)).toEqual([['npm', 'ci', ...spec.npmCiFlags]]);
+  // build.sh: `scripts/build.mjs <buildArgs> --outdir "$root/app/dist"` with the repository's node_modules.
+  it('builds the bundles with the same arguments of scripts/build.mjs and puts them where build.sh does, in /app/dist', () => {
+    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'build' && words[0] === 'node').map(({ words }) => words)).toEqual([['node', 'scripts/build.mjs', ...spec.buildArgs, '--outdir', '/out']]);
+    expect(dockerfile.copiesFromStages).toEqual([{ stage: 'build', source: '/out', destination: path.posix.join(spec.WorkingDir, 'dist') }]);
   });
 
-  it('deletes the test files, as build.sh does', () => {
-    expect(dockerfile.runs.filter(({ words }) => words[0] === 'find').map(({ words }) => words)).toEqual([['find', '.', '-path', './node_modules', '-prune', '-o', '-name', "'*.test.ts'", '-print', '-delete']]);
+  it('compiles the bundles from the sources esbuild reaches (scripts, shared, functions) after a full npm ci (esbuild is a devDependency)', () => {
+    expect(dockerfile.copies.filter(({ stage }) => stage === 'build').map(({ source }) => source)).toEqual(['package.json', 'package-lock.json', 'scripts', 'shared', 'functions']);
+    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'build' && words[0] === 'npm').map(({ words }) => words)).toEqual([['npm', 'ci', '--ignore-scripts', '--no-audit', '--no-fund']]);
   });
 
-  // build.sh: `scripts/build.mjs --only dgd-apply-overrides --outdir "$root/app/dist"` and
-  // `install -m 0755 infra/image/dgd-apply-overrides "$root"/dgd-apply-overrides`.
-  it('installs the override tool where build.sh does: the bundle at /app/dist/dgd-apply-overrides.mjs, infra/image/dgd-apply-overrides at /dgd-apply-overrides', () => {
-    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'override-tool' && words[0] === 'node').map(({ words }) => words)).toEqual([['node', 'scripts/build.mjs', '--only', 'dgd-apply-overrides', '--outdir', '/out']]);
-    expect(dockerfile.copiesFromStages.filter(({ stage }) => stage === 'override-tool')).toEqual([{ stage: 'override-tool', source: '/out/dgd-apply-overrides.mjs', destination: '/app/dist/dgd-apply-overrides.mjs' }]);
-    expect(dockerfile.copies.filter(({ stage }) => stage === '')).toEqual([{ stage: '', source: 'infra/image/dgd-apply-overrides', destination: '/dgd-apply-overrides' }]);
+  it('installs /dgd-apply-overrides where build.sh does (the override tool\'s bundle, /app/dist/dgd-apply-overrides.mjs, comes with the other bundles)', () => {
+    expect(dockerfile.copies.filter(({ stage, destination }) => stage === '' && !destination.startsWith(`${spec.WorkingDir}/`))).toEqual([{ stage: '', source: 'infra/image/dgd-apply-overrides', destination: '/dgd-apply-overrides' }]);
+    expect(readFileSync(path.join(repoRoot, 'infra', 'image', 'dgd-apply-overrides'), 'utf8')).toContain("import('/app/dist/dgd-apply-overrides.mjs')");
   });
 
   it('bases every stage on the Node.js major version every npm script runs on (the node devDependency)', () => {
     const devDependencies = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
     const major = /(\d+)\./.exec(devDependencies['node'] ?? '')?.[1];
     expect(major).toBe('24');
-    expect(dockerfile.stages.map((stage) => /node(?:js)?:?(\d+)/.exec(stage.image)?.[1])).toEqual([major, major, major]);
+    expect(dockerfile.stages.map((stage) => /node(?:js)?:?(\d+)/.exec(stage.image)?.[1])).toEqual([major, major]);
   });
 });

@@ -1,4 +1,4 @@
-/** The examples the README walks through render, and their PodCliqueSets satisfy the Grove CRD schema. */
+/** The examples the quick start (docs/quick-start.md) walks through render, and their PodCliqueSets satisfy the Grove CRD schema. */
 import { readFileSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,15 +26,15 @@ describe('examples/', () => {
   });
 });
 
-describe('README worked example', () => {
+describe('docs/quick-start.md worked example', () => {
   it('shows the worker hash and the worker defaults that render prints for vllm-disaggregated-coherent.yaml', () => {
-    const readme = readFileSync(resolve(repoRoot, 'README.md'), 'utf8');
+    const page = readFileSync(resolve(repoRoot, 'docs', 'quick-start.md'), 'utf8');
     const out = renderYaml(readFileSync(resolve(dir, 'vllm-disaggregated-coherent.yaml'), 'utf8'), 'f', { namespace: 'default', lpxEnabled: false, terminationDelay: '15m' });
     const pcs = out.objects.find((o) => o.kind === 'PodCliqueSet') as unknown as { spec: { template: { cliques: { name: string; labels: Record<string, string>; spec: { podSpec: { containers: { livenessProbe?: unknown }[] } } }[] } } };
     const decode = pcs.spec.template.cliques.find((c) => c.name === 'decode');
     const hash = decode?.labels['nvidia.com/dynamo-worker-hash'] ?? 'missing';
-    expect(readme).toContain(`nvidia.com/dynamo-worker-hash: ${hash}`);
+    expect(page).toContain(`nvidia.com/dynamo-worker-hash: ${hash}`);
     expect(decode?.spec.podSpec.containers[0]?.livenessProbe).toEqual({ httpGet: { path: '/live', port: 'system' }, periodSeconds: 5, timeoutSeconds: 4, failureThreshold: 1 });
-    expect(readme).toContain('livenessProbe:  {httpGet: {path: /live, port: system}, periodSeconds: 5, timeoutSeconds: 4, failureThreshold: 1}');
+    expect(page).toContain('livenessProbe:  {httpGet: {path: /live, port: system}, periodSeconds: 5, timeoutSeconds: 4, failureThreshold: 1}');
   });
 });

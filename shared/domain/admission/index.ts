@@ -13,3 +13,4 @@ export * from './rollout-budget.js';
 export * from './lpx.js';
 export * from './scaling-adapter.js';
 export * from './validate.js';
+export * from './storable-size.js';

@@ -11,7 +11,7 @@
  * upstream-notes/lpx.md §1.2-§1.3.
  * @module
  */
-import { ANNOTATION_GROVE_UPDATE_STRATEGY, DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, DgdSchema, parseDgd, type Component, type Dgd, type FieldIssue } from '../../api/index.js';
+import { ANNOTATION_GROVE_UPDATE_STRATEGY, DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, DgdSchema, hasPrototypeKeys, isExactDgd, parseDgd, type Component, type Dgd, type FieldIssue } from '../../api/index.js';
 import { resolveUpdateStrategy } from '../availability.js';
 import { isObject, type AdmissionConfig, type AdmissionContext, type ValidationResult } from './common.js';
 import { validateComponentImmutableFields, validateComponentTypeImmutable, validateMainContainer, validateMultinode, validateTypeSpecificFields } from './components.js';
@@ -30,6 +30,8 @@ import { minAvailableDeprecationWarnings, validateMinAvailableFitsReplicas, vali
 import { validateProviderOverrides } from './provider-override.js';
 import { validateScalingAdapterReplicas } from './scaling-adapter.js';
 import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.js';
+import { validateStorableSize } from './storable-size.js';
+import { DEFAULT_RENDER_CONFIG } from '../render.js';
 
 /**
  * Validates a DynamoGraphDeployment of either served version.
@@ -45,21 +47,30 @@ import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.
  * ./min-available.ts, ./rollout-budget.ts and ./lpx.ts. Never throws.
  * Source: dgd-reference; upstream-notes/dgd.md §3. Pure.
  */
-export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig, request: { readonly username?: string | undefined } = {}): ValidationResult {
+export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig, request: { readonly username?: string | undefined; readonly objectBytes?: number | undefined } = {}): ValidationResult {
   const isUpdate = oldObject !== undefined && oldObject !== null;
-  const dgd = parseKeepingPodTemplates(object);
+  // A key JavaScript takes as a prototype goes straight to parseDgd, which refuses it exactly as
+  // reconcile does (one rule for reserved keys; a fast path that skipped it stored a DGD reconcile
+  // then reported InvalidSpec, issue 20). Otherwise the common case, an object already in the
+  // schema's output form, is read as it is (isExactDgd), and the rest is parsed.
+  const dgd = hasPrototypeKeys(object) ? undefined : isExactDgd(object) ? object : parseKeepingPodTemplates(object);
   if (dgd !== undefined) {
-    const stored = isUpdate ? (parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
+    const stored = isUpdate ? (readStored(oldObject) ?? parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
     try {
-      return validateParsedDgd(dgd, stored, isUpdate, config, request.username);
+      return validateParsedDgd(dgd, stored, isUpdate, config, request.username, request.objectBytes);
     } catch {
       // A pod template the rules could not read: parse everything, so its schema issue is reported.
     }
   }
   const parsed = parseDgd(object);
   if (!parsed.ok) return { issues: parsed.issues, warnings: [] };
-  const result = validateParsedDgd(parsed.dgd, isUpdate ? parsedOrUndefined(oldObject) : undefined, isUpdate, config, request.username);
+  const result = validateParsedDgd(parsed.dgd, isUpdate ? parsedOrUndefined(oldObject) : undefined, isUpdate, config, request.username, request.objectBytes);
   return parsed.sourceVersion === DGD_V1ALPHA1 ? toV1Alpha1Paths(result, parsed.dgd) : result;
+}
+
+/** The stored object as it is, when it is already in the schema's output form. Pure. */
+function readStored(object: unknown): Dgd | undefined {
+  return !hasPrototypeKeys(object) && isExactDgd(object) ? object : undefined;
 }
 
 function parsedOrUndefined(object: unknown): Dgd | undefined {
@@ -115,7 +126,7 @@ function dgdOutline(value: unknown): { object: Record<string, unknown>; spec: Re
  * the stored object no longer parses: create-only rules are skipped, comparisons are not made.
  * Out and failures as {@link validateDgd}. Pure.
  */
-export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: boolean, config: AdmissionConfig, username?: string): ValidationResult {
+export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: boolean, config: AdmissionConfig, username?: string, objectBytes?: number): ValidationResult {
   if (isUpdate && dgd.metadata.deletionTimestamp !== undefined) {
     const isAnnotationChanged = old?.metadata.annotations?.[ANNOTATION_GROVE_UPDATE_STRATEGY] !== dgd.metadata.annotations?.[ANNOTATION_GROVE_UPDATE_STRATEGY];
     return { issues: isAnnotationChanged ? validateUpdateStrategyAnnotation({ dgd }) : [], warnings: [] };
@@ -167,6 +178,8 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
     ...validateMinAvailableImmutable(ctx),
     ...validateRolloutBudget(ctx),
   );
+  // Last, and only for an otherwise valid DGD: it may render (./storable-size.ts).
+  if (issues.length === 0) issues.push(...validateStorableSize(dgd, { config: { ...DEFAULT_RENDER_CONFIG, lpxEnabled: config.lpxEnabled }, ...(objectBytes === undefined ? {} : { objectBytes }) }));
   const warnings = [...backend.warnings, ...minAvailableDeprecationWarnings(ctx), ...legacyLocalPartitionsWarnings(ctx), ...completeOutageWarnings(ctx, issues)];
   return { issues, warnings };
 }

@@ -12,3 +12,4 @@ export * from './output-copier.js';
 export * from './profiling-job.js';
 export * from './profiler-output.js';
 export * from './lifecycle.js';
+export * from './quiet.js';

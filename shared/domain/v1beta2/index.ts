@@ -15,3 +15,4 @@ export * from './recommendation.js';
 export * from './request-runs.js';
 export * from './admission.js';
 export * from './request-admission.js';
+export * from './quiet.js';

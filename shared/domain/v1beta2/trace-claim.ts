@@ -54,6 +54,15 @@ export function decideClaimReader(claim: ClaimState, reader: ClaimReader, finali
 }
 
 /**
+ * True when `finalizers` holds a Run's `nvidia.com/dgdr-run-<uid>` finalizer: the claims the
+ * cleanup function resyncs and decides when a Run or Job is gone and its claim is unknown.
+ * Source: reference "Trace claim lifecycle" (Protection). Pure.
+ */
+export function hasTraceClaimFinalizer(finalizers: readonly string[]): boolean {
+  return finalizers.some((finalizer) => runUidOfFinalizer(finalizer) !== undefined);
+}
+
+/**
  * Decides one trace claim: every `nvidia.com/dgdr-run-<uid>` finalizer is matched with its
  * reader (readers missing from `readers` count as gone Runs with no Jobs); other finalizers
  * (kubernetes.io/pvc-protection, anyone's) are never touched.

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../kube/index.js';
+import { createMemoryKube } from './memory-kube.js';
+
+const service = (name: string, extra: Record<string, unknown> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'inference' }, spec: { ports: [{ port: 80 }] }, ...extra });
+
+describe('memory-kube: the in-memory API server replay runs against (shared/dev/memory-kube.ts)', () => {
+  it('records a no-op apply as unchanged (same resourceVersion), a changed one as changed (bumped resourceVersion and generation)', async () => {
+    const kube = createMemoryKube([service('a')], 'm');
+    const before = await kube.get({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' });
+    await kube.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'inference' }, spec: { ports: [{ port: 80 }] } });
+    await kube.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'inference' }, spec: { ports: [{ port: 81 }] } });
+    const writes = kube.takeWrites();
+    expect(writes.map((w) => ('changed' in w ? w.changed : undefined))).toEqual([false, true]);
+    const after = await kube.get({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' });
+    expect([before?.metadata.generation, after?.metadata.generation]).toEqual([1, 2]);
+    expect(after?.metadata.resourceVersion).not.toBe(before?.metadata.resourceVersion);
+  });
+
+  it('hands out copies: changing what get returned changes nothing stored', async () => {
+    const kube = createMemoryKube([service('a')], 'm');
+    const got = await kube.get({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' });
+    (got?.['spec'] as { ports: { port: number }[] }).ports[0] = { port: 1 };
+    expect((await kube.get({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' }))?.['spec']).toEqual({ ports: [{ port: 80 }] });
+  });
+
+  it('hands out copies from apply too, changed or not: changing the returned object changes nothing stored', async () => {
+    const labelled = service('a', { metadata: { name: 'a', namespace: 'inference', labels: { app: 'x' } }, status: { loadBalancer: {} } });
+    const kube = createMemoryKube([labelled], 'm');
+    const ref = { apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' };
+    const stored = await kube.get(ref);
+    for (const spec of [{ ports: [{ port: 80 }] }, { ports: [{ port: 81 }] }]) {
+      const returned = await kube.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'inference' }, spec });
+      const before = JSON.stringify(await kube.get(ref));
+      (returned.metadata.labels as Record<string, string>)['app'] = 'changed';
+      (returned['status'] as Record<string, unknown>)['changed'] = true;
+      (returned['spec'] as { ports: unknown[] }).ports.push({ port: 1 });
+      expect(JSON.stringify(await kube.get(ref))).toBe(before);
+    }
+    expect(stored?.metadata.labels).toEqual({ app: 'x' });
+  });
+
+  it('removes an object a captured delete names (in any served version of its group), and says whether it held it', () => {
+    const kube = createMemoryKube([{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'g', namespace: 'inference' } }], 'm');
+    expect(kube.has({ apiVersion: 'nvidia.com/v1alpha1', kind: 'DynamoGraphDeployment', namespace: 'inference', name: 'g' })).toBe(true);
+    expect(kube.remove({ apiVersion: 'nvidia.com/v1alpha1', kind: 'DynamoGraphDeployment', namespace: 'inference', name: 'g' })).toBe(true);
+    expect(kube.remove({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'inference', name: 'g' })).toBe(false);
+    expect(kube.objects()).toEqual([]);
+    expect(kube.takeWrites()).toEqual([]);
+  });
+
+  it('shares one store and one write log between field managers (as one API server), each client naming its own', async () => {
+    const kube = createMemoryKube([], 'first');
+    const other = kube.as('second');
+    await other.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'b', namespace: 'inference' }, spec: {} });
+    expect([kube.fieldManager, other.fieldManager]).toEqual(['first', 'second']);
+    expect(kube.has({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'b' })).toBe(true);
+    expect(kube.takeWrites().map((w) => w.verb)).toEqual(['apply']);
+  });
+
+  it('tells whether anything a traced pass read changed since: the object, or any object of a kind it listed', async () => {
+    const kube = createMemoryKube([service('a'), service('b')], 'm');
+    const { reads } = await kube.trace(async () => {
+      await kube.get({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' });
+      return kube.list('v1', 'ConfigMap', 'inference');
+    });
+    const at = kube.version();
+    await kube.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'b', namespace: 'inference' }, spec: { ports: [] } });
+    expect(kube.isUnchangedSince(reads, at)).toBe(true);
+    await kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'inference' }, data: {} });
+    expect(kube.isUnchangedSince(reads, at)).toBe(false);
+    const { reads: readA } = await kube.trace(() => kube.get({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' }));
+    const at2 = kube.version();
+    kube.remove({ apiVersion: 'v1', kind: 'Service', namespace: 'inference', name: 'a' });
+    expect(kube.isUnchangedSince(readA, at2)).toBe(false);
+  });
+
+  it('stores what a Resource-mode event carries as the API server reported it (not a write)', () => {
+    const kube = createMemoryKube([], 'm');
+    kube.observe(service('a', { metadata: { name: 'a', namespace: 'inference', resourceVersion: '42' } }));
+    expect(kube.objects()).toEqual([service('a', { metadata: { name: 'a', namespace: 'inference', resourceVersion: '42' } })]);
+    expect(kube.takeWrites()).toEqual([]);
+  });
+});
