@@ -20,8 +20,8 @@ import { eventually } from '../support/eventually.js';
 import { repoRoot } from '../support/paths.js';
 
 /**
- * The reconcile Knative Service's memory limit (256Mi, infra/chart values `reconcile.resources`:
- * issue 17 item 3's bound, once a quiet pass writes nothing and reads only what it needs) and its
+ * The reconcile Knative Service's memory limit (320Mi, infra/chart values `reconcile.resources`:
+ * 284 MiB peak measured here through tsx; issue 17 item 3 aims at 256 MiB) and its
  * V8 heap, pinned as admission's is (values `functionNodeOptions`, `admission.nodeOptions`).
  */
 const MEMORY_LIMIT_BYTES = ((): number => {
