@@ -1,33 +1,43 @@
 /**
- * Reconcile memory benchmark (not a test): the peak RSS of `dynamo-fn serve reconcile`, the
- * process the chart runs in each Knative revision, against a real API server: idle, during a
- * resync of N DGDs (RESYNC_CONCURRENCY at once), and under bursts of containerConcurrency
- * concurrent events. The chart's memory request and limit for reconcile
- * (infra/chart/values.yaml) come from this run.
+ * Reconcile event benchmark (not a test): one `dynamo-fn serve reconcile` process, started as
+ * the chart runs it (its V8 heap pinned by the chart's `functionNodeOptions`), handles events for
+ * unchanged DGDs on a real API server, beside bare GETs of the same DGDs at the same concurrency
+ * measured in the same run. Prints the event rate against the GETs', the function's CPU per
+ * event (from /proc/<pid>/stat), its peak RSS through the events against the chart's reconcile
+ * memory limit (infra/chart/values.yaml `reconcile.resources.limits.memory`), its RSS growth
+ * after a warm-up, and the API calls per event by verb (every request of both sides goes
+ * through one loopback recorder).
+ * Aims (issue 17 item 3): at least 0.5x the bare GETs' rate; under 256 MiB RSS through 10,000 events.
  *
- * Usage: npx tsx bench/reconcile-memory.ts [--dgds N] [--concurrency N] [--rounds N]
+ * Usage: npm run bench:reconcile-memory [-- --dgds N --events N --concurrency N]
  * @module
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { DGD_KIND, DGD_V1BETA1, parseDgd } from '../shared/api/index.js';
-import { readKubeObjects } from '../shared/cli/yaml-input.js';
-import { createKube, type KubeObject } from '../shared/kube/index.js';
+import { parse as parseYaml } from 'yaml';
+import { DGD_KIND, DGD_V1BETA1 } from '../shared/api/index.js';
+import { KubeConfig, createKube } from '../shared/kube/index.js';
+import { RESYNC_EVENT_TYPE } from '../shared/runtime/index.js';
 import { startControlPlane } from '../test/harness/apiserver.js';
 import { defaultCrdFiles } from '../test/harness/crds.js';
 import { createLineLog } from '../test/harness/log.js';
+import { startRequestRecorder, type RecordedRequest } from '../test/support/rbac.js';
+import { countByVerb, recordedKubeconfig } from '../test/support/request-count.js';
+import { renderTable } from './table.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { dgds: { type: 'string', default: '200' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '8' } } });
+const { values } = parseArgs({ options: { dgds: { type: 'string', default: '20' }, events: { type: 'string', default: '10000' }, concurrency: { type: 'string', default: '16' } } });
 const dgdCount = Number(values.dgds);
+const eventCount = Number(values.events);
 const concurrency = Number(values.concurrency);
-const rounds = Number(values.rounds);
+const WARMUP_EVENTS = 300;
+const RSS_AIM_MIB = 256;
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -38,80 +48,129 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** VmRSS and VmHWM (peak) of a process, in MB. */
-async function rssMb(pid: number): Promise<{ rss: number; peak: number }> {
+/** VmRSS of a process, in MiB. */
+async function rssMib(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-  return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** User + system CPU of a process, in seconds (clock ticks of 1/100 s). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Runs `task(i)` for i in [0, count) with `workers` at once; resolves to the seconds taken. */
+async function timed(count: number, workers: number, task: (index: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < count) {
+        const index = next;
+        next += 1;
+        await task(index);
+      }
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+const chartValues = parseYaml(await readFile(path.join(root, 'infra', 'chart', 'values.yaml'), 'utf8')) as { functionNodeOptions: string; reconcile: { resources: { limits: { memory: string } } } };
 const log = createLineLog();
-const plane = await startControlPlane({ log, crdFiles: await defaultCrdFiles() });
-const admin = createKube(plane.kubeConfig, { fieldManager: 'bench' });
+const plane = await startControlPlane({ log, crdFiles: await defaultCrdFiles(), withControllerManager: false });
+const recorder = await startRequestRecorder(plane.kubeConfig);
+const dir = await mkdtemp(path.join(tmpdir(), 'bench-reconcile-memory-'));
 let child: ReturnType<typeof spawn> | undefined;
 try {
-  // The disaggregated example: the largest of the examples (prefill and decode, a rollout budget).
-  const text = await readFile(path.join(root, 'examples', 'vllm-disaggregated-coherent.yaml'), 'utf8');
-  const parsed = readKubeObjects(text, 'example').objects.map(({ object }) => parseDgd(object)).find((r) => r.ok);
-  if (parsed === undefined || !parsed.ok) throw new Error('cannot read the example DGD');
+  const kubeconfigPath = await recordedKubeconfig(dir, recorder.url, plane.token);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  const admin = createKube(kubeConfig, { fieldManager: 'kubectl' });
   const namespace = 'bench';
   await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  for (let i = 0; i < dgdCount; i++) {
-    const { status: _status, ...dgd } = parsed.dgd;
-    await admin.apply({ ...dgd, metadata: { name: `bench-${i}`, namespace, ...(dgd.metadata.annotations === undefined ? {} : { annotations: dgd.metadata.annotations }) } } as unknown as KubeObject, { force: true });
+  const names = Array.from({ length: dgdCount }, (_, index) => `load-${index}`);
+  for (const name of names) {
+    await admin.apply({
+      apiVersion: DGD_V1BETA1,
+      kind: DGD_KIND,
+      metadata: { name, namespace },
+      spec: {
+        backendFramework: 'vllm',
+        components: [
+          { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
+          { name: 'worker', type: 'worker', replicas: 2, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
+        ],
+      },
+    });
   }
-  log.info({ dgds: dgdCount }, 'Applied DGDs');
 
   const port = await freePort();
-  child = spawn(process.execPath, [path.join(root, 'bin', 'dynamo-fn.js'), 'serve', 'reconcile', '--port', String(port)], {
-    env: { ...process.env, KUBECONFIG: plane.kubeconfigPath, LOG_LEVEL: 'warn', RESYNC_CONCURRENCY: '8' },
+  child = spawn(process.execPath, [path.join(root, 'bin', 'dynamo-fn.js'), 'serve', 'reconcile'], {
+    cwd: root,
+    env: { ...process.env, NODE_OPTIONS: chartValues.functionNodeOptions, PORT: String(port), KUBECONFIG: kubeconfigPath, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const pid = child.pid ?? 0;
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    const ready = await request(`${url}/readyz`).then((r) => (r.body.dump(), r.statusCode === 200)).catch(() => false);
+  for (let i = 0; i < 600; i++) {
+    const ready = await request(`${url}/readyz`).then(async (r) => (await r.body.dump(), r.statusCode === 200)).catch(() => false);
     if (ready) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const idle = await rssMb(pid);
+  const idle = await rssMib(pid);
 
-  const send = (type: string, ext: Record<string, string>, data: unknown) =>
-    request(url, {
+  const send = async (type: string, ext: Record<string, string>, data: unknown): Promise<void> => {
+    const answer = await request(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': randomBytes(8).toString('hex'), 'ce-source': 'bench', 'ce-type': type, ...Object.fromEntries(Object.entries(ext).map(([k, v]) => [`ce-${k}`, v])) },
+      headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': `${type}-${Math.random().toString(16).slice(2)}`, 'ce-source': 'bench', 'ce-type': type, ...Object.fromEntries(Object.entries(ext).map(([k, v]) => [`ce-${k}`, v])) },
       body: JSON.stringify(data),
-      headersTimeout: 300_000,
-      bodyTimeout: 300_000,
-    }).then((r) => r.body.dump());
+      headersTimeout: 600_000,
+      bodyTimeout: 600_000,
+    });
+    await answer.body.dump();
+    if (answer.statusCode !== 204) throw new Error(`event answered ${answer.statusCode}`);
+  };
+  const dgdEvent = (index: number) => {
+    const name = names[index % names.length] ?? '';
+    return send('dev.knative.apiserver.ref.update', { kind: DGD_KIND, apiversion: DGD_V1BETA1, name, namespace }, { apiVersion: DGD_V1BETA1, kind: DGD_KIND, name, namespace });
+  };
+  // Converge, then settle (statuses move on once the children exist): the DGDs are unchanged from here.
+  for (let i = 0; i < 3; i++) await send(RESYNC_EVENT_TYPE, {}, {});
+  await timed(WARMUP_EVENTS, concurrency, dgdEvent);
+  const afterWarmup = await rssMib(pid);
 
-  let started = Date.now();
-  await send('dev.dynamo-fn.resync', { kind: DGD_KIND, apiversion: DGD_V1BETA1 }, {});
-  const resyncSeconds = (Date.now() - started) / 1000;
-  const afterResync = await rssMb(pid);
+  // Baseline: bare GETs of the same DGDs at the same concurrency, through the same recorder.
+  const getSeconds = await timed(eventCount, concurrency, async (index) => {
+    await admin.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: names[index % names.length] ?? '' });
+  });
 
-  started = Date.now();
-  for (let round = 0; round < rounds; round++) {
-    await Promise.all(
-      Array.from({ length: concurrency }, (_, i) => {
-        const name = `bench-${(round * concurrency + i) % dgdCount}`;
-        return send('dev.knative.apiserver.ref.update', { kind: DGD_KIND, apiversion: DGD_V1BETA1, name, namespace }, { apiVersion: DGD_V1BETA1, kind: DGD_KIND, name, namespace });
-      }),
-    );
-  }
-  const burstSeconds = (Date.now() - started) / 1000;
-  const afterBursts = await rssMb(pid);
+  let peak = afterWarmup;
+  const sampler = setInterval(() => {
+    void rssMib(pid).then((rss) => (peak = Math.max(peak, rss)), () => undefined);
+  }, 100);
+  const from = recorder.requests.length;
+  const cpuBefore = await cpuSeconds(pid);
+  const eventSeconds = await timed(eventCount, concurrency, dgdEvent);
+  const cpuUsed = (await cpuSeconds(pid)) - cpuBefore;
+  clearInterval(sampler);
+  const end = await rssMib(pid);
+  peak = Math.max(peak, end);
+  const calls: RecordedRequest[] = recorder.requests.slice(from);
+  const perEvent = Object.entries(countByVerb(calls)).map(([verb, count]) => `${verb} ${(count / eventCount).toFixed(2)}`).join(', ');
+
   process.stdout.write(
-    [
-      `serve reconcile, ${dgdCount} DGDs (examples/vllm-disaggregated-coherent.yaml), RESYNC_CONCURRENCY=8, ${rounds} bursts of ${concurrency} events`,
-      `idle:                RSS ${idle.rss} MB`,
-      `after resync (${resyncSeconds.toFixed(1)} s): RSS ${afterResync.rss} MB, peak ${afterResync.peak} MB`,
-      `after bursts (${burstSeconds.toFixed(1)} s): RSS ${afterBursts.rss} MB, peak ${afterBursts.peak} MB`,
-      '',
-    ].join('\n'),
+    renderTable(`serve reconcile: ${eventCount} events for ${dgdCount} unchanged DGDs, concurrency ${concurrency}, NODE_OPTIONS "${chartValues.functionNodeOptions}" (real API server on loopback, every request through one recorder)`, [
+      { name: 'events for unchanged DGDs', value: eventCount / eventSeconds, unit: '/s', baseline: { name: 'bare GETs of the same DGDs', value: eventCount / getSeconds }, aim: { text: '>= 0.5x', isMet: eventCount / eventSeconds >= 0.5 * (eventCount / getSeconds) } },
+      { name: 'CPU per event (function process)', value: (cpuUsed / eventCount) * 1000, unit: 'ms' },
+      { name: `peak RSS through ${eventCount} events`, value: peak, unit: 'MiB', baseline: { name: `chart limit (${chartValues.reconcile.resources.limits.memory})`, value: Number(/^(\d+)Mi$/.exec(chartValues.reconcile.resources.limits.memory)?.[1] ?? 0) }, aim: { text: `< ${RSS_AIM_MIB} MiB`, isMet: peak < RSS_AIM_MIB } },
+      { name: 'RSS growth after warm-up', value: end - afterWarmup, unit: 'MiB', baseline: { name: `RSS after ${WARMUP_EVENTS} warm-up events`, value: afterWarmup } },
+    ]) + `idle RSS ${idle.toFixed(0)} MiB; API calls per event: ${perEvent || 'none'}\n`,
   );
 } finally {
   child?.kill('SIGTERM');
+  await recorder.close();
   await plane.stop();
+  await rm(dir, { recursive: true, force: true });
 }

@@ -1,26 +1,39 @@
 /**
  * Reconcile benchmark (not a test): 500 DGDs on the real API server (etcd + kube-apiserver on
  * loopback, as the integration tests run them) converged by the reconcile function in one
- * resync, repeated until all converge (`RESYNC_CONCURRENCY` 8: list, then per DGD get, list children, apply PodCliqueSet and
- * Services, status, Event), beside 500 bare server-side applies of the same rendered objects at
- * the same concurrency, measured in one run.
- * Aim (issue 12): at most 1.3x the bare applies' time.
+ * resync (`RESYNC_CONCURRENCY` 8: one LIST per kind, then per DGD the applies of the children
+ * that differ, status, Event), beside 500 bare server-side applies of the same rendered objects
+ * at the same concurrency, measured in one run; then a resync of the same, now unchanged, DGDs.
+ * Every request of both sides goes through one loopback recorder, which counts them by verb.
+ * Aims (issue 17 item 3): converge in one pass in at most 1.3x the bare applies' time; a quiet
+ * resync makes 0 writes and at most one LIST (plus its pages) per kind read.
  *
  * Usage: npm run bench:reconcile [-- --dgds N]
  * @module
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { request } from 'undici';
 import reconcile from '../functions/reconcile/index.js';
 import { DGD_KIND, DGD_V1BETA1, parseDgd } from '../shared/api/index.js';
 import { renderDgd } from '../shared/domain/index.js';
-import { createKube, type ApplyObject } from '../shared/kube/index.js';
+import { KubeConfig, createKube, type ApplyObject } from '../shared/kube/index.js';
 import { defaultConfig, mapWithConcurrency, RESYNC_EVENT_TYPE, startFunctionServer } from '../shared/runtime/index.js';
 import { startControlPlane } from '../test/harness/apiserver.js';
 import { defaultCrdFiles } from '../test/harness/crds.js';
 import { createLineLog } from '../test/harness/log.js';
+import { startRequestRecorder, type RecordedRequest } from '../test/support/rbac.js';
+import { WRITE_VERBS, countByResource, countByVerb, recordedKubeconfig } from '../test/support/request-count.js';
 import { renderTable } from './table.js';
+
+function loadKubeConfig(file: string): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromFile(file);
+  return config;
+}
 
 const CONCURRENCY = 8;
 
@@ -39,12 +52,32 @@ function aGraph(namespace: string, index: number): ApplyObject {
   };
 }
 
+/** Sends one resync to the function and waits for its answer. */
+async function sendResync(url: string, id: string): Promise<void> {
+  const answer = await request(`${url}/`, {
+    method: 'POST',
+    headers: { 'ce-id': id, 'ce-specversion': '1.0', 'ce-type': RESYNC_EVENT_TYPE, 'ce-source': '/bench', 'content-type': 'application/json' },
+    body: '{}',
+    headersTimeout: 600_000,
+    bodyTimeout: 600_000,
+  });
+  await answer.body.text();
+  if (answer.statusCode !== 204) throw new Error(`resync answered ${answer.statusCode}`);
+}
+
+const verbs = (requests: readonly RecordedRequest[]) => Object.entries(countByVerb(requests)).map(([verb, count]) => `${verb} ${count}`).join(', ') || 'none';
+
 export async function runReconcileBench(dgds: number): Promise<string> {
   const log = createLineLog({ verbose: false });
   // 500 DGDs with two Services each, twice (bare and ours): more than a /24 holds.
   const plane = await startControlPlane({ crdFiles: await defaultCrdFiles(), log, withControllerManager: false, serviceClusterIpRange: '10.0.0.0/16' });
+  const dir = await mkdtemp(path.join(tmpdir(), 'bench-reconcile-'));
+  // Every request of both sides goes through one loopback recorder (verb and resource as the
+  // API server's authorizer sees them), so the calls are counted and both pay the same hop.
+  const recorder = await startRequestRecorder(plane.kubeConfig);
   try {
-    const kube = createKube(plane.kubeConfig, { fieldManager: 'bench' });
+    const kubeconfigPath = await recordedKubeconfig(dir, recorder.url, plane.token);
+    const kube = createKube(loadKubeConfig(kubeconfigPath), { fieldManager: 'bench' });
     for (const namespace of ['bare', 'ours']) await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
 
     // Baseline: the rendered PodCliqueSets and Services, applied directly.
@@ -55,16 +88,19 @@ export async function runReconcileBench(dgds: number): Promise<string> {
       if (!rendered.ok) throw new Error('bench DGD does not render');
       return rendered.objects as unknown as ApplyObject[];
     });
+    let from = recorder.requests.length;
     const bareStarted = performance.now();
     await mapWithConcurrency(bareObjects, CONCURRENCY, async (objects) => {
       for (const object of objects) await kube.apply(object, { force: true });
     });
     const bareSeconds = (performance.now() - bareStarted) / 1000;
+    const bareRequests = recorder.requests.slice(from);
+    const bareCalls = bareRequests.length;
 
     // Ours: the DGDs exist; one resync event converges them all.
     await mapWithConcurrency(Array.from({ length: dgds }, (_, index) => index), CONCURRENCY, (index) => kube.apply(aGraph('ours', index), { force: true }));
     const server = await startFunctionServer(reconcile, {
-      config: defaultConfig({ port: 0, kubeconfigPath: plane.kubeconfigPath, resyncConcurrency: CONCURRENCY }),
+      config: defaultConfig({ port: 0, kubeconfigPath, resyncConcurrency: CONCURRENCY }),
       log: pino({ level: 'silent' }),
       host: '127.0.0.1',
     });
@@ -72,32 +108,81 @@ export async function runReconcileBench(dgds: number): Promise<string> {
       // A resync reconciles and reports each DGD on its own (a failure goes on that DGD's status
       // and waits for the next resync), so converging may take more than one: send resyncs, as
       // the PingSource would, until every DGD has its PodCliqueSet (at most 5).
+      from = recorder.requests.length;
       const started = performance.now();
       let resyncs = 0;
       for (let pcsCount = 0; pcsCount < dgds; ) {
         if (resyncs === 5) throw new Error(`after 5 resyncs ${pcsCount} PodCliqueSets of ${dgds}`);
         resyncs += 1;
-        const answer = await request(`${server.url}/`, {
-          method: 'POST',
-          headers: { 'ce-id': `bench-resync-${resyncs}`, 'ce-specversion': '1.0', 'ce-type': RESYNC_EVENT_TYPE, 'ce-source': '/bench', 'content-type': 'application/json' },
-          body: '{}',
-          headersTimeout: 600_000,
-          bodyTimeout: 600_000,
-        });
-        await answer.body.text();
-        if (answer.statusCode !== 204) throw new Error(`resync answered ${answer.statusCode}`);
+        await sendResync(server.url, `bench-resync-${resyncs}`);
         pcsCount = (await kube.list('grove.io/v1alpha1', 'PodCliqueSet', 'ours')).length;
       }
       const oursSeconds = (performance.now() - started) / 1000;
-      return renderTable(`Reconcile (${dgds} DGDs by resync, concurrency ${CONCURRENCY}, real API server on loopback)`, [
-        { name: `converge ${dgds} DGDs (${resyncs} resync${resyncs === 1 ? '' : 's'})`, value: oursSeconds, unit: 's', baseline: { name: `${dgds} bare applies of the rendered objects`, value: bareSeconds }, aim: { text: '<= 1.3x', isMet: oursSeconds <= 1.3 * bareSeconds } },
-      ]);
+      // The PodCliqueSet count is read through the recorder too: not the function's.
+      const convergeRequests = recorder.requests.slice(from).filter((r) => !(r.verb === 'list' && r.namespace === 'ours'));
+
+      // The DGDs' statuses settle on the pass after their children appear (resource not found ->
+      // pods not ready): resync until a resync writes nothing (at most 3), then time a quiet one.
+      for (let settle = 0; settle < 3; settle += 1) {
+        from = recorder.requests.length;
+        await sendResync(server.url, `bench-settle-${settle}`);
+        if (recorder.requests.slice(from).every((r) => !WRITE_VERBS.has(r.verb))) break;
+      }
+      from = recorder.requests.length;
+      const quietStarted = performance.now();
+      await sendResync(server.url, 'bench-quiet');
+      const quietSeconds = (performance.now() - quietStarted) / 1000;
+      const quiet = recorder.requests.slice(from);
+      const quietWrites = quiet.filter((r) => WRITE_VERBS.has(r.verb)).length;
+      const quietLists = quiet.filter((r) => r.verb === 'list');
+      const quietGets = quiet.filter((r) => r.verb === 'get').length;
+      // One LIST per kind read, with its pages (500 objects a page), every namespace.
+      const listedKinds = [...new Set(quietLists.map((r) => `${r.group}/${r.resource}`))];
+      const pages = (await Promise.all(listedKinds.map(async (resource) => {
+        const [group, plural] = resource.split('/') as [string, string];
+        const counted = await countObjects(kube, group, plural);
+        return Math.max(1, Math.ceil(counted / 500));
+      }))).reduce((sum, n) => sum + n, 0);
+
+      return [
+        renderTable(`Reconcile (${dgds} DGDs by resync, concurrency ${CONCURRENCY}, real API server on loopback, every request through one recorder)`, [
+          { name: `converge ${dgds} DGDs (${resyncs} resync${resyncs === 1 ? '' : 's'})`, value: oursSeconds, unit: 's', baseline: { name: `${dgds} bare applies of the rendered objects`, value: bareSeconds }, aim: { text: '<= 1.3x', isMet: oursSeconds <= 1.3 * bareSeconds && resyncs === 1 } },
+          { name: 'converge: API calls per DGD', value: convergeRequests.length / dgds, unit: 'calls', baseline: { name: 'bare applies per DGD', value: bareCalls / dgds } },
+          { name: `quiet resync of ${dgds} unchanged DGDs: writes`, value: quietWrites, unit: 'writes', aim: { text: '0', isMet: quietWrites === 0 } },
+          { name: 'quiet resync: LIST and GET requests', value: quietLists.length + quietGets, unit: 'reads', baseline: { name: `one LIST per kind read (${listedKinds.length}), with its pages`, value: pages }, aim: { text: '<= 1.0x', isMet: quietGets === 0 && quietLists.length <= pages } },
+          { name: 'quiet resync: time', value: quietSeconds, unit: 's', baseline: { name: `converge ${dgds} DGDs`, value: oursSeconds } },
+        ]),
+        `calls by verb: bare applies: ${verbs(bareRequests)}; converge: ${verbs(convergeRequests)}; quiet resync: ${verbs(quiet)}\n`,
+        `quiet resync by resource: ${Object.entries(countByResource(quiet)).map(([k, v]) => `${k} ${v}`).join(', ')}\n`,
+      ].join('');
     } finally {
       await server.close();
     }
   } finally {
+    await recorder.close();
     await plane.stop();
+    await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** How many objects of a resource the cluster holds (every namespace), by discovery's plural. */
+async function countObjects(kube: ReturnType<typeof createKube>, group: string, plural: string): Promise<number> {
+  const kinds: Record<string, [string, string]> = {
+    '/services': ['v1', 'Service'],
+    '/serviceaccounts': ['v1', 'ServiceAccount'],
+    '/persistentvolumeclaims': ['v1', 'PersistentVolumeClaim'],
+    'rbac.authorization.k8s.io/roles': ['rbac.authorization.k8s.io/v1', 'Role'],
+    'rbac.authorization.k8s.io/rolebindings': ['rbac.authorization.k8s.io/v1', 'RoleBinding'],
+    'resource.k8s.io/resourceclaimtemplates': ['resource.k8s.io/v1', 'ResourceClaimTemplate'],
+    'grove.io/podcliquesets': ['grove.io/v1alpha1', 'PodCliqueSet'],
+    'grove.io/podcliques': ['grove.io/v1alpha1', 'PodClique'],
+    'grove.io/podcliquescalinggroups': ['grove.io/v1alpha1', 'PodCliqueScalingGroup'],
+    'nvidia.com/dynamographdeployments': [DGD_V1BETA1, DGD_KIND],
+    'nvidia.com/dynamographdeploymentscalingadapters': ['nvidia.com/v1beta1', 'DynamoGraphDeploymentScalingAdapter'],
+  };
+  const kind = kinds[`${group}/${plural}`];
+  if (kind === undefined) throw new Error(`bench: no kind for ${group}/${plural}`);
+  return (await kube.list(kind[0], kind[1])).length;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

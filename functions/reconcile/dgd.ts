@@ -16,7 +16,12 @@
  * ServiceAccount/Role/RoleBinding and GMS ResourceClaimTemplates this DGD controls (never an object it does not), a create of
  * each v1alpha1 PVC (`create: true`) that does not exist (never an apply over one), then replica changes through the children's `scale` subresources
  * (unless the Coherent gate holds them back), then the DGD status through the status
- * subresource, then one Event per Ready transition; field manager `dynamo-reconcile`. Nothing
+ * subresource, then one Event per Ready transition; field manager `dynamo-reconcile`. Only what
+ * differs from the stored objects is written (`decideDgdWrites`: a child whose fields we own
+ * are as rendered is not applied, an unchanged status is not written, and has no Event), so a
+ * pass that finds nothing to change writes nothing; reads, applies, creates and scales that do
+ * not depend on each other go out together. On a resync the reads are answered from one LIST per
+ * kind (./resync.ts). Nothing
  * is written for a DGD that is gone or under deletion; a pass that finds the DGD gone at its
  * status write removes what it created itself.
  * Answers: Done; Permanent when the spec is invalid, a rendered name is taken by an object we do
@@ -53,6 +58,8 @@ import {
   componentServiceName,
   decideDgd,
   decideDgdFailure,
+  decideDgdWrites,
+  dgdStatusApply,
   gmsResourceClaimTemplateName,
   gpuMemoryServiceMode,
   k8sDiscoveryServiceAccountName,
@@ -63,9 +70,11 @@ import {
   renderAlphaPvcs,
   usesK8sDiscoveryServiceAccount,
   type DgdDesired,
+  type DgdEventIntent,
   type DgdObserved,
   type ObservedObject,
   type RenderConfig,
+  type RenderedObject,
 } from '../../shared/domain/index.js';
 import type { Kube, KubeObject, ObjectRef } from '../../shared/kube/index.js';
 import type { ModelExpressClient } from './model-express.js';
@@ -109,27 +118,29 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
   };
   const parsed = parseDgd(parent);
   if (!parsed.ok) return { parent, children };
-  // LPX (issue 11): read the LPXGraphDeployment only while lpx.enabled; disabled, nothing LPX is read or written.
-  if (deps.config.lpxEnabled && parsed.dgd.spec.components.some((c) => c.type === 'lpx')) {
-    children.LPXGraphDeployment = await deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name });
-  }
-  // The Coherent capability check reads the Grove PodCliqueSet CRD, only for a DGD selecting Coherent.
-  const strategy = resolveUpdateStrategy(parsed.dgd);
-  const groveCoherentSupported =
-    strategy.ok && strategy.strategy === 'Coherent' ? isGroveCoherentSupported(await deps.kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: GROVE_PODCLIQUESET_CRD_NAME })) : undefined;
   const ordinary = parsed.dgd.spec.components.filter((c) => c.type !== 'lpx');
   const pcsName = podCliqueSetName(key.name, ordinary);
   const selector = { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` };
   const serviceNames = ordinary.map((c) => componentServiceName(parsed.dgd, c));
-  const [pcs, services, cliques, groups] = await Promise.all([
+  // Every read after the DGD's depends only on the DGD: they go out together.
+  // The Coherent capability check reads the Grove PodCliqueSet CRD, only for a DGD selecting Coherent.
+  const strategy = resolveUpdateStrategy(parsed.dgd);
+  const [lpxgd, pcs, services, cliques, groups, identityAndClaims, groveCoherentSupported] = await Promise.all([
+    // LPX (issue 11): read the LPXGraphDeployment only while lpx.enabled; disabled, nothing LPX is read or written.
+    deps.config.lpxEnabled && parsed.dgd.spec.components.some((c) => c.type === 'lpx') ? deps.kube.get({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace: key.namespace, name: key.name }).then((object) => ({ object })) : Promise.resolve(undefined),
     deps.kube.get({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace: key.namespace, name: pcsName }),
     Promise.all(serviceNames.map((name) => deps.kube.get({ apiVersion: 'v1', kind: 'Service', namespace: key.namespace, name }))),
     deps.kube.list(GROVE_API_VERSION, PODCLIQUE_KIND, key.namespace, selector),
     deps.kube.list(GROVE_API_VERSION, PODCLIQUESCALINGGROUP_KIND, key.namespace, selector),
+    loadIdentityAndClaims(deps, key.namespace, parsed.dgd, ordinary),
+    strategy.ok && strategy.strategy === 'Coherent'
+      ? deps.kube.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: GROVE_PODCLIQUESET_CRD_NAME }).then(isGroveCoherentSupported)
+      : Promise.resolve(undefined),
   ]);
+  if (lpxgd !== undefined) children.LPXGraphDeployment = lpxgd.object;
   if (pcs !== undefined) children.PodCliqueSet.set(pcsName, pcs);
   for (const service of services) if (service !== undefined) children.Service.set(service.metadata.name, service);
-  Object.assign(children, await loadIdentityAndClaims(deps, key.namespace, parsed.dgd, ordinary));
+  Object.assign(children, identityAndClaims);
   for (const object of cliques) {
     const child = PodCliqueSchema.safeParse(object);
     if (child.success) children.PodClique.set(object.metadata.name, child.data);
@@ -147,6 +158,23 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
  * kind and name, whoever controls them (ownership: never adopt; an existing claim is used as it is).
  */
 async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd: Dgd, ordinary: readonly Component[]): Promise<Record<string, Map<string, ObservedObject>>> {
+  const refs = identityAndClaimRefs(deps, namespace, dgd, ordinary);
+  const found = await Promise.all(refs.map((ref) => deps.kube.get(ref)));
+  const byKind: Record<string, Map<string, ObservedObject>> = {};
+  refs.forEach((ref, index) => {
+    const object = found[index];
+    const map = (byKind[ref.kind] ??= new Map<string, ObservedObject>());
+    if (object !== undefined) map.set(ref.name, object);
+  });
+  return byKind;
+}
+
+/**
+ * The names a DGD pass reads besides its PodCliqueSet and Services: the Kubernetes discovery
+ * ServiceAccount, Role and RoleBinding (when the DGD renders them), each intra-pod GMS
+ * ResourceClaimTemplate, and the v1alpha1 claims it creates or names for the user to provide.
+ */
+export function identityAndClaimRefs(deps: Pick<ReconcileDeps, 'render'>, namespace: string, dgd: Dgd, ordinary: readonly Component[]): ObjectRef[] {
   const refs: ObjectRef[] = [];
   if (usesK8sDiscoveryServiceAccount(dgd, ordinary, deps.render)) {
     const account = k8sDiscoveryServiceAccountName(dgd.metadata.name ?? '');
@@ -161,14 +189,7 @@ async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd
   }
   const claimNames = [...renderAlphaPvcs(dgd, (name) => ({ name })).objects.map((claim) => (claim['metadata'] as { name: string }).name), ...providedAlphaPvcNames(dgd)];
   for (const name of new Set(claimNames)) refs.push({ apiVersion: 'v1', kind: PERSISTENT_VOLUME_CLAIM_KIND, namespace, name });
-  const found = await Promise.all(refs.map((ref) => deps.kube.get(ref)));
-  const byKind: Record<string, Map<string, ObservedObject>> = {};
-  refs.forEach((ref, index) => {
-    const object = found[index];
-    const map = (byKind[ref.kind] ??= new Map<string, ObservedObject>());
-    if (object !== undefined) map.set(ref.name, object);
-  });
-  return byKind;
+  return refs;
 }
 
 /**
@@ -176,48 +197,54 @@ async function loadIdentityAndClaims(deps: ReconcileDeps, namespace: string, dgd
  * its own; one that appeared meanwhile (409 AlreadyExists) is left as it is.
  */
 async function createAll(deps: ReconcileDeps, desired: DgdDesired): Promise<Error[]> {
-  const failures: Error[] = [];
-  for (const object of desired.create) {
-    try {
-      const stored = await deps.kube.create(object);
-      if (stored !== undefined) deps.log.info({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, `Created ${object.kind}`);
-    } catch (error) {
-      failures.push(asShellError(error));
-    }
-  }
-  return failures;
+  const results = await Promise.all(
+    desired.create.map(async (object) => {
+      try {
+        const stored = await deps.kube.create(object);
+        if (stored !== undefined) deps.log.info({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, `Created ${object.kind}`);
+        return undefined;
+      } catch (error) {
+        return asShellError(error);
+      }
+    }),
+  );
+  return results.filter((failure) => failure !== undefined);
 }
 
 /**
- * Applies the decision's objects, each on its own (one refused Service does not keep the
- * PodCliqueSet from being written). Out: whether the PodCliqueSet changed (created, or a new
+ * Applies the objects that differ from the stored ones (`decideDgdWrites`), each on its own and
+ * all at once (one refused Service does not keep the PodCliqueSet from being written; none
+ * depends on another's write). Out: whether the PodCliqueSet changed (created, or a new
  * resourceVersion), and the failures.
  */
-async function applyAll(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDesired): Promise<{ podCliqueSetWritten: boolean; failures: Error[]; created: CreatedObject[] }> {
+async function applyAll(deps: ReconcileDeps, observed: DgdObserved, objects: readonly RenderedObject[]): Promise<{ podCliqueSetWritten: boolean; failures: Error[]; created: CreatedObject[] }> {
   let podCliqueSetWritten = false;
-  const failures: Error[] = [];
+  // By the intent's position, so the reported message does not depend on which answer came first.
+  const failuresAt: (Error | undefined)[] = [];
   const created: CreatedObject[] = [];
-  for (const object of desired.apply) {
-    try {
-      // Only objects this DGD controls are in the decision: force takes back a field someone
-      // changed by hand, as a controller's apply does.
-      const stored = await deps.kube.apply(object, { force: true });
-      // Only the PodCliqueSet and Services are undone by hand; the discovery identity is left to
-      // the garbage collector (the DGD is its controller), so the role needs no delete on it.
-      const seen = object.kind === PODCLIQUESET_KIND ? observed.children.PodCliqueSet : object.kind === 'Service' ? observed.children.Service : undefined;
-      if (seen !== undefined && !seen.has(object.metadata.name)) {
-        created.push({ ref: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, resourceVersion: stored.metadata.resourceVersion });
+  await Promise.all(
+    objects.map(async (object, index) => {
+      try {
+        // Only objects this DGD controls are in the decision: force takes back a field someone
+        // changed by hand, as a controller's apply does.
+        const stored = await deps.kube.apply(object, { force: true });
+        // Only the PodCliqueSet and Services are undone by hand; the discovery identity is left to
+        // the garbage collector (the DGD is its controller), so the role needs no delete on it.
+        const seen = object.kind === PODCLIQUESET_KIND ? observed.children.PodCliqueSet : object.kind === 'Service' ? observed.children.Service : undefined;
+        if (seen !== undefined && !seen.has(object.metadata.name)) {
+          created.push({ ref: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name }, resourceVersion: stored.metadata.resourceVersion });
+        }
+        if (object.kind === PODCLIQUESET_KIND) {
+          const before = observed.children.PodCliqueSet.get(object.metadata.name)?.['metadata'] as { resourceVersion?: string } | undefined;
+          podCliqueSetWritten = before?.resourceVersion !== stored.metadata.resourceVersion;
+        }
+        deps.log.debug({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name, resourceVersion: stored.metadata.resourceVersion }, `Applied ${object.kind}`);
+      } catch (error) {
+        failuresAt[index] = asShellError(error);
       }
-      if (object.kind === PODCLIQUESET_KIND) {
-        const before = observed.children.PodCliqueSet.get(object.metadata.name)?.['metadata'] as { resourceVersion?: string } | undefined;
-        podCliqueSetWritten = before?.resourceVersion !== stored.metadata.resourceVersion;
-      }
-      deps.log.debug({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name, resourceVersion: stored.metadata.resourceVersion }, `Applied ${object.kind}`);
-    } catch (error) {
-      failures.push(asShellError(error));
-    }
-  }
-  return { podCliqueSetWritten, failures, created };
+    }),
+  );
+  return { podCliqueSetWritten, failures: failuresAt.filter((failure) => failure !== undefined), created };
 }
 
 /** An object this pass created (it did not exist when loaded), at the version the create stored. */
@@ -243,57 +270,57 @@ async function undoCreations(deps: ReconcileDeps, created: readonly CreatedObjec
 
 /** Writes replica changes through the children's scale subresources, each on its own. */
 async function scaleAll(deps: ReconcileDeps, desired: DgdDesired): Promise<Error[]> {
-  const failures: Error[] = [];
-  for (const intent of desired.scale) {
-    try {
-      await deps.kube.scale({ apiVersion: intent.apiVersion, kind: intent.kind, namespace: intent.namespace, name: intent.name }, intent.replicas);
-      deps.log.info({ kind: intent.kind, namespace: intent.namespace, name: intent.name, component: intent.component, replicas: intent.replicas }, `Scaled ${intent.kind}`);
-    } catch (error) {
-      failures.push(asShellError(error));
-    }
-  }
-  return failures;
+  const results = await Promise.all(
+    desired.scale.map(async (intent) => {
+      try {
+        await deps.kube.scale({ apiVersion: intent.apiVersion, kind: intent.kind, namespace: intent.namespace, name: intent.name }, intent.replicas);
+        deps.log.info({ kind: intent.kind, namespace: intent.namespace, name: intent.name, component: intent.component, replicas: intent.replicas }, `Scaled ${intent.kind}`);
+        return undefined;
+      } catch (error) {
+        return asShellError(error);
+      }
+    }),
+  );
+  return results.filter((failure) => failure !== undefined);
 }
 
 /**
- * Writes the status, then the Events. Out: false when the DGD is gone (the status write was
- * answered 404), so nothing more is written.
+ * Writes the status, then the Events, when the status differs from the stored one
+ * (`decideDgdWrites`: an unchanged status is not written, and has no Event). Out: false when
+ * the DGD is gone (the status write was answered 404), so nothing more is written.
  */
-async function report(deps: ReconcileDeps, parent: KubeObject, desired: DgdDesired): Promise<boolean> {
+async function report(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDesired): Promise<boolean> {
+  const writes = decideDgdWrites(observed, desired);
+  if (writes.status === undefined) return true;
+  const parent = observed.parent as KubeObject;
   try {
-    await deps.kube.applyStatus(
-      {
-        apiVersion: DGD_V1BETA1,
-        kind: DGD_KIND,
-        metadata: { name: parent.metadata.name, namespace: parent.metadata.namespace ?? '' },
-        status: Object.fromEntries(Object.entries(desired.status).filter(([, v]) => v !== undefined)),
-      },
-      { force: true },
-    );
+    await deps.kube.applyStatus(dgdStatusApply(parent, writes.status), { force: true });
   } catch (error) {
     if (error instanceof PermanentError && error.reason === 'NotFound') return false;
     throw error;
   }
-  for (const event of desired.events) {
-    try {
-      await deps.kube.createEvent({
-        name: event.name,
-        regarding: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: parent.metadata.namespace ?? '', name: parent.metadata.name, ...(parent.metadata.uid === undefined ? {} : { uid: parent.metadata.uid }) },
-        type: event.type,
-        reason: event.reason,
-        note: event.note,
-        action: 'Reconcile',
-        reportingController: REPORTING_CONTROLLER,
-        reportingInstance: deps.instance,
-      });
-    } catch (error) {
-      // One Event per transition: another reconcile already recorded this one.
-      if (error instanceof PermanentError && error.reason === 'AlreadyExists') continue;
-      // The status already carries the transition; a lost Event is not worth failing the pass.
-      deps.log.warn({ err: error, reason: event.reason }, 'Failed to create Event');
-    }
-  }
+  await Promise.all(writes.events.map((event) => createEvent(deps, parent, event)));
   return true;
+}
+
+async function createEvent(deps: ReconcileDeps, parent: KubeObject, event: DgdEventIntent): Promise<void> {
+  try {
+    await deps.kube.createEvent({
+      name: event.name,
+      regarding: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: parent.metadata.namespace ?? '', name: parent.metadata.name, ...(parent.metadata.uid === undefined ? {} : { uid: parent.metadata.uid }) },
+      type: event.type,
+      reason: event.reason,
+      note: event.note,
+      action: 'Reconcile',
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: deps.instance,
+    });
+  } catch (error) {
+    // One Event per transition: another reconcile already recorded this one.
+    if (error instanceof PermanentError && error.reason === 'AlreadyExists') return;
+    // The status already carries the transition; a lost Event is not worth failing the pass.
+    deps.log.warn({ err: error, reason: event.reason }, 'Failed to create Event');
+  }
 }
 
 /**
@@ -302,10 +329,10 @@ async function report(deps: ReconcileDeps, parent: KubeObject, desired: DgdDesir
  * (it persists: left to the resync, so retries stay bounded); else Transient when any failure
  * may pass or `retry` is set (the broker retries with bounded backoff), else Permanent.
  */
-async function reportFailure(deps: ReconcileDeps, observed: DgdObserved, parent: KubeObject, failures: readonly Error[], retry: boolean): Promise<Outcome> {
+async function reportFailure(deps: ReconcileDeps, observed: DgdObserved, failures: readonly Error[], retry: boolean): Promise<Outcome> {
   const message = failures.map((f) => f.message).join('; ');
   const failed = decideDgdFailure(observed, deps.now(), message);
-  if (!(await report(deps, parent, failed))) return goneDuringReconcile(deps);
+  if (!(await report(deps, observed, failed))) return goneDuringReconcile(deps);
   if (isAlreadyReported(observed, message)) {
     // The same failure was already on the DGD's status before this attempt: it persists (a
     // full Service IP range, a quota, a webhook denial). The broker stops here; the resync
@@ -347,17 +374,19 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
     return DONE;
   }
   let desired = decideDgd(observed, deps.render, deps.now());
-  const applied = await applyAll(deps, observed, desired);
-  const createFailures = await createAll(deps, desired);
-  if (applied.failures.length > 0 || createFailures.length > 0) return reportFailure(deps, observed, parent, [...applied.failures, ...createFailures], false);
+  // Only what differs from the stored objects is written: a quiet pass writes nothing.
+  const writes = decideDgdWrites(observed, desired);
+  if (writes.reasons.length > 0) deps.log.debug({ writes: writes.reasons }, 'Decided writes');
+  const [applied, createFailures] = await Promise.all([applyAll(deps, observed, writes.apply), createAll(deps, desired)]);
+  if (applied.failures.length > 0 || createFailures.length > 0) return reportFailure(deps, observed, [...applied.failures, ...createFailures], false);
   // "after a write, waits for its cache to observe that configuration" (dgd-reference): the
   // PodCliqueSet event this write causes resumes scaling.
   if (applied.podCliqueSetWritten) desired = decideDgd({ ...observed, podCliqueSetWritten: true }, deps.render, deps.now());
   const scaleFailures = await scaleAll(deps, desired);
   // "Unexpected API or admission failures use the normal reconciliation retry path and report
   // Failed with Ready=False while the failure persists" (dgd-reference).
-  if (scaleFailures.length > 0) return reportFailure(deps, observed, parent, scaleFailures, true);
-  if (!(await report(deps, parent, desired))) {
+  if (scaleFailures.length > 0) return reportFailure(deps, observed, scaleFailures, true);
+  if (!(await report(deps, observed, desired))) {
     await undoCreations(deps, applied.created);
     return goneDuringReconcile(deps);
   }

@@ -30,7 +30,7 @@ import {
   type Dgdsa,
 } from '../../shared/api/index.js';
 import { REASON_UPDATE_FAILED, controllerRefOf, decideScalingAdapter, decideScalingAdapters, type AdapterEvent, type ObservedAdapter, type ScalingAdapterDesired } from '../../shared/domain/index.js';
-import type { KubeObject } from '../../shared/kube/index.js';
+import { passKube, type KubeObject } from '../../shared/kube/index.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { ReconcileDeps } from './dgd.js';
 
@@ -176,8 +176,10 @@ export function withScalingAdapters(dgdRoute: Route<ReconcileDeps>): Route<Recon
   return {
     ...dgdRoute,
     handle: async (event, deps) => {
-      const outcome = await dgdRoute.handle(event, deps);
-      const adapters = await reconcileDgdAdapters(event, deps);
+      // One pass: the adapters' reads of the DGD are the DGD pass's, unless that pass wrote it.
+      const pass = { ...deps, kube: passKube(deps.kube) };
+      const outcome = await dgdRoute.handle(event, pass);
+      const adapters = await reconcileDgdAdapters(event, pass);
       return outcome.kind === 'Done' ? adapters : outcome;
     },
   };

@@ -15,6 +15,7 @@ import { childRoutes, route as dgdRoute, type ReconcileDeps } from './dgd.js';
 import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
 import { lpuPipelineRequestRoute, lpxConfigMapRoute, lpxGraphDeploymentRoute } from './lpx.js';
 import { checkLpxStartup } from './lpx-startup.js';
+import { resyncDeps } from './resync.js';
 
 /**
  * The function's dependencies around a given client (the real one, or replay's in-memory one):
@@ -64,5 +65,7 @@ const reconcile: FunctionDefinition<ReconcileDeps> = {
   name: 'reconcile',
   routes: [withScalingAdapters(dgdRoute), ...childRoutes, dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute, lpxConfigMapRoute],
   init: (base) => init(base),
+  // A resync reads each kind once, in bulk, and decides every DGD from that (./resync.ts).
+  resyncDeps,
 };
 export default reconcile;

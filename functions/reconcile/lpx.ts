@@ -56,6 +56,7 @@ import {
   type PodCliqueScalingGroup,
 } from '../../shared/api/index.js';
 import {
+  describeApplyDrift,
   BUILD_SNAPSHOT_TIMEOUT_MS,
   decideLpxGraphDeployment,
   isLpxInputCurrent,
@@ -100,6 +101,8 @@ export const lpxConfigMapRoute: Route<ReconcileDeps> = { apiVersion: 'v1', kind:
 interface Loaded {
   readonly observed: LpxObserved;
   readonly rawGroups: ReadonlyMap<string, KubeObject>;
+  /** The LPXGD as read (its managedFields: a status that is already stored is not written again). */
+  readonly raw?: KubeObject;
 }
 
 /**
@@ -152,7 +155,7 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
     modelDownloadChecks,
     configMaps,
   };
-  return { observed, rawGroups };
+  return { observed, rawGroups, raw };
 }
 
 /**
@@ -228,7 +231,8 @@ export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded,
     const created = await deps.kube.create(configMap);
     deps.log.info({ kind: 'ConfigMap', namespace, name: configMap.metadata.name }, created === undefined ? 'Found existing ConfigMap; waiting' : 'Created ConfigMap');
   }
-  if (desired.applyPodCliqueSet !== undefined) await deps.kube.apply(desired.applyPodCliqueSet, { force: true });
+  // Only a PodCliqueSet that differs from the stored one is applied (issue 17 item 3: a pass that finds nothing to change writes nothing).
+  if (desired.applyPodCliqueSet !== undefined && describeApplyDrift(desired.applyPodCliqueSet, loaded.observed.podCliqueSet as unknown as Record<string, unknown> | undefined, deps.kube.fieldManager) !== undefined) await deps.kube.apply(desired.applyPodCliqueSet, { force: true });
   for (const service of desired.applyServices) await deps.kube.apply(service, { force: true });
   for (const scale of desired.scale) {
     const group = loaded.rawGroups.get(scale.name);
@@ -246,7 +250,8 @@ export async function write(deps: ReconcileDeps, key: ObjectKey, loaded: Loaded,
     await deps.kube.delete({ apiVersion: LPR_API_VERSION, kind: LPR_KIND, namespace, name: request.name }, request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion });
     deps.log.info({ kind: LPR_KIND, namespace, name: request.name }, `Deleted ${LPR_KIND}`);
   }
-  await deps.kube.applyStatus({ apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, metadata: { name: key.name, namespace }, status: desired.status }, { force: true });
+  const status = { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, metadata: { name: key.name, namespace }, status: desired.status };
+  if (describeApplyDrift(status, loaded.raw, deps.kube.fieldManager, 'status') !== undefined) await deps.kube.applyStatus(status, { force: true });
   for (const configMap of desired.deleteConfigMaps) {
     await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: configMap.name }, configMap.resourceVersion === undefined ? {} : { resourceVersion: configMap.resourceVersion });
     deps.log.info({ kind: 'ConfigMap', namespace, name: configMap.name }, 'Deleted obsolete ConfigMap');

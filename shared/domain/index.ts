@@ -8,6 +8,8 @@ export * from './worker-hash.js';
 export * from './pod-template.js';
 export * from './render.js';
 export * from './reconcile-dgd.js';
+export * from './apply-drift.js';
+export * from './reconcile-writes.js';
 export * from './admission/index.js';
 export * from './grove-scaling.js';
 export * from './grove-coherent.js';

@@ -18,6 +18,7 @@ export {
   type ObjectMeta,
   type ObjectRef,
 } from './client.js';
+export { passKube } from './pass-kube.js';
 export { createListSnapshot, matchesLabels, parseLabelSelector, type KubeReader, type ListSnapshotOptions } from './snapshot.js';
 export { classifyKubeError, kubeStatusOf, type KubeStatus } from './errors.js';
 export { KubeConfig } from '@kubernetes/client-node';

@@ -31,6 +31,7 @@ import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.
 import { defaultConfig, startFunctionServer } from '../../shared/runtime/index.js';
 import { podCliqueSetName } from '../../shared/domain/index.js';
 import reconcile from '../../functions/reconcile/index.js';
+import { load as loadDgd } from '../../functions/reconcile/dgd.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { aComponent, aDgd } from '../support/builders.js';
 import { eventually } from '../support/eventually.js';
@@ -193,7 +194,7 @@ function aGmsDgd(dgdName: string): KubeObject {
  * adapter asking for 3 replicas and its event (the DGD component set to 3, the adapter status);
  * the DGD's event (the worker PodClique scaled to 3 through `podcliques/scale`); the worker
  * opting out and prefill asking for 2 (the adapter deleted, the scaling group scaled through
- * `podcliquescalinggroups/scale`); the resync listing of DGDs and of adapters; and a second
+ * `podcliquescalinggroups/scale`); the resync's bulk read and listing of DGDs and of adapters; and a second
  * DGD deleted by its user while its first pass runs (just before the status write), whose
  * PodCliqueSet and Services the pass then deletes itself. Reads the outcome counters, the
  * stored objects and the pass's log.
@@ -289,9 +290,22 @@ async function runReconcileAs(serviceAccount: string): Promise<RunResult> {
     // the route's listKeys, then reconciles each as above: run the listKeys of the DGD and DGDSA
     // routes with the same token, which is the part of a resync the role must allow.
     const deps = await reconcile.init({ log, now: () => new Date(), config: defaultConfig({ port: 0, kubeconfigPath }) });
+    // A resync's reads go through its list snapshot (functions/reconcile/resync.ts: one LIST per
+    // kind, every namespace), the keys included.
     const lists = async (kind: string) => {
       const route = reconcile.routes.find((r) => r.kind === kind);
-      return route?.listKeys === undefined ? false : route.listKeys(deps).then(() => true, () => false);
+      if (route?.listKeys === undefined) return false;
+      const bulk = reconcile.resyncDeps?.(deps) ?? deps;
+      try {
+        const keys = await route.listKeys(bulk);
+        // Each DGD's pass of the resync reads its children from the same snapshot (one LIST of each
+        // kind it reads: PodCliqueSets, Services, PodCliques, scaling groups, the discovery
+        // identity, claims, ResourceClaimTemplates): read this run's DGDs as a resync pass does.
+        if (kind === DGD_KIND) for (const key of keys.filter((k) => k.namespace === namespace && [name, alphaName, gmsName].includes(k.name))) await loadDgd(bulk, key);
+        return true;
+      } catch {
+        return false;
+      }
     };
     const resyncListed = { dgd: await lists(DGD_KIND), dgdsa: await lists(DGDSA_KIND) };
     const leftToGarbageCollector = await runDeletedDuringPass(kubeconfigPath, deletedName, () => applyDgd(false, {}, deletedName));

@@ -1,0 +1,18 @@
+/**
+ * The reconcile function's reads for a resync: one paginated LIST per kind its passes read (every
+ * namespace, taken on the first read of the kind: shared/kube `createListSnapshot`), shared by
+ * every DGD's, adapter's and LPXGraphDeployment's pass of the resync, instead of GETs and LISTs
+ * per DGD; a pass's own writes are read back as written (shared/kube `passKube`). The API cost
+ * of a quiet resync grows with the number of kinds, not of DGDs: DGDs, DGDSAs, PodCliqueSets,
+ * Services, PodCliques, PodCliqueScalingGroups, and the discovery ServiceAccounts, Roles and
+ * RoleBindings, GMS ResourceClaimTemplates, v1alpha1 claims and LPXGraphDeployments when some
+ * DGD renders them. Source: issue 17 item 3; DESIGN.md "Scale".
+ * @module
+ */
+import { createListSnapshot, passKube } from '../../shared/kube/index.js';
+import type { ReconcileDeps } from './dgd.js';
+
+/** The dependencies of every pass of one resync: reads from one LIST per kind, writes to the API server. */
+export function resyncDeps(deps: ReconcileDeps): ReconcileDeps {
+  return { ...deps, kube: passKube(deps.kube, createListSnapshot(deps.kube)) };
+}
