@@ -222,8 +222,7 @@ async function applyAll(deps: ReconcileDeps, observed: DgdObserved, objects: rea
   // By the intent's position, so the reported message does not depend on which answer came first.
   const failuresAt: (Error | undefined)[] = [];
   const created: CreatedObject[] = [];
-  await Promise.all(
-    objects.map(async (object, index) => {
+  const applyOne = async (object: RenderedObject, index: number): Promise<void> => {
       try {
         // Only objects this DGD controls are in the decision: force takes back a field someone
         // changed by hand, as a controller's apply does.
@@ -242,8 +241,12 @@ async function applyAll(deps: ReconcileDeps, observed: DgdObserved, objects: rea
       } catch (error) {
         failuresAt[index] = asShellError(error);
       }
-    }),
-  );
+  };
+  // Two waves: a RoleBinding goes out after the Roles. Without `bind`, the API server's RBAC
+  // escalation check resolves the referenced Role, so it must exist first (404 otherwise).
+  const isRoleBinding = (object: RenderedObject) => object.kind === 'RoleBinding';
+  await Promise.all(objects.map((object, index) => (isRoleBinding(object) ? undefined : applyOne(object, index))));
+  await Promise.all(objects.map((object, index) => (isRoleBinding(object) ? applyOne(object, index) : undefined)));
   return { podCliqueSetWritten, failures: failuresAt.filter((failure) => failure !== undefined), created };
 }
 

@@ -40,6 +40,8 @@ export interface LocalProfilerRunnerOptions {
   readonly onRun?: (job: KubeObject, run: LocalJobRun) => void;
   /** The override tool bundle a Job's `dgd-override-installer` runs, as our image does (LocalJobOptions). */
   readonly overrideToolBundle?: string;
+  /** Keep a successful run's work folder too (tests that read what the Job's volumes held); default false. */
+  readonly keepWorkDir?: boolean;
 }
 
 export interface LocalProfilerRunner {
@@ -91,7 +93,7 @@ export function startLocalProfilerRunner(options: LocalProfilerRunnerOptions): L
       }
       options.onRun?.(job, run);
       // A successful run's files are in the ConfigMap now; a failed run keeps its log (named above).
-      if (run.output.ok && run.output.profilerStatus === 'success') await run.removeWorkDir();
+      if (run.output.ok && run.output.profilerStatus === 'success' && options.keepWorkDir !== true) await run.removeWorkDir();
     } catch (error) {
       log.warn({ kind: 'Job', namespace, name, err: error }, 'Local profiler run failed');
     }

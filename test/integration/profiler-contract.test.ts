@@ -87,7 +87,7 @@ beforeAll(async () => {
     ],
   });
   const overrideToolBundle = await buildOverrideToolBundle(await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-image-dist-')));
-  runner = startLocalProfilerRunner({ kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_OUTPUT_COPIER }), log, namespace, overrideToolBundle, onRun: (job, run) => runs.set(job.metadata.name, run) });
+  runner = startLocalProfilerRunner({ kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_OUTPUT_COPIER }), log, namespace, overrideToolBundle, keepWorkDir: true, onRun: (job, run) => runs.set(job.metadata.name, run) });
 }, 900_000);
 
 afterAll(async () => {
