@@ -37,7 +37,7 @@ const GRAPHS = 20;
 /** Events before the RSS the growth is measured from: the process has loaded and warmed up everything a DGD event reaches. */
 const WARMUP_EVENTS = 100;
 /** RSS growth allowed after the warm-up (young generation, allocator slack); a leak of 100 KB an event over 500 events passes it. */
-const GROWTH_BOUND_BYTES = 40 * 1024 * 1024;
+const GROWTH_BOUND_BYTES = 64 * 1024 * 1024;
 const CONCURRENCY = 16;
 
 function freePort(): Promise<number> {
