@@ -216,11 +216,19 @@ export async function groveSyncPodCliqueSet(kube: Kube, pcs: KubeObject, stamp: 
 
 /** Runs {@link groveSimulationPass} every `intervalMs` until closed; a failed pass is logged and retried. */
 export function startGroveSimulation(kube: Kube, options: { readonly intervalMs?: number; readonly onError?: (error: unknown) => void } = {}): { close(): Promise<void> } {
+  return startSimulationLoop(() => groveSimulationPass(kube), options);
+}
+
+/**
+ * Runs `pass` now and again `intervalMs` (default 1000) after each pass ends, until closed; a
+ * failed pass goes to `onError` and the next runs as usual. `close` waits for a running pass.
+ */
+export function startSimulationLoop(pass: () => Promise<unknown>, options: { readonly intervalMs?: number; readonly onError?: (error: unknown) => void } = {}): { close(): Promise<void> } {
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const tick = () => {
-    running = groveSimulationPass(kube)
+    running = pass()
       .then(() => undefined)
       .catch((error: unknown) => options.onError?.(error))
       .finally(() => {

@@ -10,6 +10,7 @@
  */
 import { DGD_KIND, DGD_V1BETA1, LABEL_GRAPH_DEPLOYMENT_NAME, LPR_API_VERSION, LPR_KIND } from '../api/index.js';
 import type { Kube, KubeObject } from '../kube/index.js';
+import { startSimulationLoop } from './grove-simulation.js';
 
 /** The field manager the simulation writes with, as the LPX scheduler would. */
 export const LPX_SCHEDULER_SIMULATION_FIELD_MANAGER = 'lpx-scheduler';
@@ -51,23 +52,5 @@ export async function lpxSchedulerSimulationPass(kube: Kube): Promise<number> {
 
 /** Runs {@link lpxSchedulerSimulationPass} every `intervalMs` until closed; a failed pass is reported and retried. */
 export function startLpxSchedulerSimulation(kube: Kube, options: { readonly intervalMs?: number; readonly onError?: (error: unknown) => void } = {}): { close(): Promise<void> } {
-  let stopped = false;
-  let running: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const tick = () => {
-    running = lpxSchedulerSimulationPass(kube)
-      .then(() => undefined)
-      .catch((error: unknown) => options.onError?.(error))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(tick, options.intervalMs ?? 1000);
-      });
-  };
-  tick();
-  return {
-    async close() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      await running;
-    },
-  };
+  return startSimulationLoop(() => lpxSchedulerSimulationPass(kube), options);
 }
