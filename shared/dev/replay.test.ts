@@ -39,10 +39,11 @@ describe('replay of captured events (DESIGN.md "Capture and replay")', () => {
       'apply PodCliqueSet/qwen3-agg',
       // The Kubernetes discovery identity (default backend kubernetes; upstream reconcileK8sDiscoveryResources).
       'apply Role/qwen3-agg-k8s-service-discovery-role',
-      'apply RoleBinding/qwen3-agg-k8s-service-discovery-binding',
       'apply Service/qwen3-agg-frontend',
       'apply Service/qwen3-agg-worker',
       'apply ServiceAccount/qwen3-agg-k8s-service-discovery',
+      // Applied after its Role: the RBAC escalation check resolves the Role a RoleBinding names.
+      'apply RoleBinding/qwen3-agg-k8s-service-discovery-binding',
       'applyStatus DynamoGraphDeployment/qwen3-agg',
       'createEvent some_resources_are_not_ready',
     ]);
@@ -108,7 +109,6 @@ describe('replay covers every function and follows the capture (issue 18 item 4)
     // A DGDR with its hardware found starts profiling: the profiling Job, its identity, Pending status (upstream DGDR controller).
     expect(steps[0]?.writes).toEqual([
       'replace DynamoGraphDeploymentRequest/qwen3-rapid',
-      'delete ConfigMap/dgdr-output-qwen3-rapid',
       'apply ServiceAccount/dgdr-profiling-job',
       'apply RoleBinding/dgdr-profiling-job',
       'apply Job/profile-qwen3-rapid',
