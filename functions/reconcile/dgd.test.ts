@@ -134,10 +134,10 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(writes()).toEqual([
       'PATCH /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
       'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/roles/my-graph-k8s-service-discovery-role',
-      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'PATCH /api/v1/namespaces/inference/services/my-graph-frontend',
       'PATCH /api/v1/namespaces/inference/services/my-graph-worker',
       'PATCH /api/v1/namespaces/inference/serviceaccounts/my-graph-k8s-service-discovery',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status',
       'POST /apis/events.k8s.io/v1/namespaces/inference/events',
     ]);
@@ -210,10 +210,10 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect(writes()).toEqual([
       'PATCH /apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/my-graph',
       'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/roles/my-graph-k8s-service-discovery-role',
-      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'PATCH /api/v1/namespaces/inference/services/my-graph-frontend',
       'PATCH /api/v1/namespaces/inference/services/my-graph-worker',
       'PATCH /api/v1/namespaces/inference/serviceaccounts/my-graph-k8s-service-discovery',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/inference/rolebindings/my-graph-k8s-service-discovery-binding',
       'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status',
       'POST /apis/events.k8s.io/v1/namespaces/inference/events',
     ]);
