@@ -7,7 +7,7 @@
  * route, every DGD event.
  * Reads: the adapter and the DGD it names (`spec.dgdRef.name`, same namespace); for a DGD event,
  * the adapters in the DGD's namespace.
- * Decides: `decideScalingAdapter` and `decideScalingAdapters` (shared/domain/dgdsa.ts, pure).
+ * Decides: `decideScalingAdapter` and `decideScalingAdapters` (shared/domain/dgd/dgdsa.ts, pure).
  * Writes: the DGD component's `replicas` (PUT with the read resourceVersion as precondition, as
  * upstream's `r.Update(dgd)`; a 409 is transient and retried), the adapter status through the
  * status subresource (server-side apply, forced: the status is ours), adapters created by

@@ -1,26 +1,27 @@
 /**
- * Public entry of `shared/domain`: pure decisions (render, hash, names, availability).
+ * Public entry of `shared/domain`: pure decisions, one folder per family (`dgd/`: the DGD and
+ * DGDSA; `dgdr/`, `v1beta2/`, `lpx/`, `admission/`), and what they share (ownership, status writes).
  * @module
  */
-export * from './names.js';
-export * from './availability.js';
-export * from './worker-hash.js';
-export * from './pod-template.js';
-export * from './render.js';
-export * from './reconcile-dgd.js';
-export * from './apply-drift.js';
-export * from './reconcile-writes.js';
+export * from './dgd/names.js';
+export * from './dgd/availability.js';
+export * from './dgd/worker-hash.js';
+export * from './dgd/pod-template.js';
+export * from './dgd/render.js';
+export * from './dgd/reconcile-dgd.js';
+export * from './dgd/apply-drift.js';
+export * from './dgd/reconcile-writes.js';
 export * from './admission/index.js';
-export * from './grove-scaling.js';
-export * from './grove-coherent.js';
+export * from './dgd/grove-scaling.js';
+export * from './dgd/grove-coherent.js';
 export * from './ownership.js';
 export * from './lpx/index.js';
 export * from './v1beta2/index.js';
-export * from './dgdsa.js';
+export * from './dgd/dgdsa.js';
 export * from './dgdr/index.js';
 export { toKubeTime } from './time.js';
-export * from './k8s-discovery.js';
-export { RESOURCE_API_VERSION, RESOURCE_CLAIM_TEMPLATE_KIND, gmsResourceClaimTemplate, gmsResourceClaimTemplateName, gpuMemoryServiceMode } from './gms.js';
-export * from './alpha-pvcs.js';
+export * from './dgd/k8s-discovery.js';
+export { RESOURCE_API_VERSION, RESOURCE_CLAIM_TEMPLATE_KIND, gmsResourceClaimTemplate, gmsResourceClaimTemplateName, gpuMemoryServiceMode } from './dgd/gms.js';
+export * from './dgd/alpha-pvcs.js';
 export { cloneJson } from './clone.js';
 export * from './status-write.js';

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDgd } from '../../shared/api/index.js';
 import { defaultDgd, validateDgd } from '../../shared/domain/admission/index.js';
-import { keepSeededReplicas, readPodCliqueSet } from '../../shared/domain/grove-scaling.js';
+import { keepSeededReplicas, readPodCliqueSet } from '../../shared/domain/dgd/grove-scaling.js';
 import { renderDgd, type RenderedObject } from '../../shared/domain/index.js';
 import { groveCreateIssues, groveDefault, groveUpdateIssues } from '../support/grove-validation.js';
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { MAIN_CONTAINER_NAME, type Component, type FieldIssue } from '../../api/index.js';
-import { isWorkerClass } from '../pod-template.js';
+import { isWorkerClass } from '../dgd/pod-template.js';
 import { componentPath, isDeepEqual, type AdmissionContext } from './common.js';
 
 /**

@@ -21,7 +21,7 @@
  * @module
  */
 import { ComponentSchema, DGD_V1ALPHA1, convertDgdV1Alpha1, type Component } from '../../api/index.js';
-import { componentOverrideTarget } from '../availability.js';
+import { componentOverrideTarget } from '../dgd/availability.js';
 import { isObject } from './common.js';
 
 /** Target of a root-scope providerOverride (upstream-notes/dgd.md §2.2). */

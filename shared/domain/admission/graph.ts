@@ -15,8 +15,8 @@ import {
   renderPath,
   type FieldIssue,
 } from '../../api/index.js';
-import { resolveUpdateStrategy } from '../availability.js';
-import { componentNameBudget, podCliqueSetName } from '../names.js';
+import { resolveUpdateStrategy } from '../dgd/availability.js';
+import { componentNameBudget, podCliqueSetName } from '../dgd/names.js';
 import { componentPath, isDeepEqual, quoteList, type AdmissionContext } from './common.js';
 
 /** Length of the random suffix the API server appends to `metadata.generateName`. */

@@ -25,8 +25,8 @@ import {
   type Component,
   type FieldIssue,
 } from '../../api/index.js';
-import { isIntraPodFailover } from '../failover.js';
-import { parseImageVersion, parseOriginVersion } from '../runtime-version.js';
+import { isIntraPodFailover } from '../dgd/failover.js';
+import { parseImageVersion, parseOriginVersion } from '../dgd/runtime-version.js';
 import { componentPath, isObject, quoteList, type AdmissionContext } from './common.js';
 
 /** `metadata.annotations[<key>]`. Pure. */

@@ -9,7 +9,7 @@
  * @module
  */
 import { type Component, type FieldIssue } from '../../api/index.js';
-import { nativeMinAvailable, nativeMinAvailablePath } from '../availability.js';
+import { nativeMinAvailable, nativeMinAvailablePath } from '../dgd/availability.js';
 import { componentPath, desiredReplicas, isPositiveInt32, isSharedDraft, type AdmissionContext } from './common.js';
 
 export const MIXED_MIN_AVAILABLE_DETAIL = 'cannot mix provider-native minAvailable with deprecated component minAvailable; migrate all components together';

@@ -18,8 +18,8 @@
  * @module
  */
 import { GROVE_API_VERSION, TopologyConstraintSchema, type Component, type FieldIssue, type ProviderOverride } from '../../api/index.js';
-import { componentOverrideTarget, type ProviderOverrideTarget } from '../availability.js';
-import { isMultinode } from '../names.js';
+import { componentOverrideTarget, type ProviderOverrideTarget } from '../dgd/availability.js';
+import { isMultinode } from '../dgd/names.js';
 import { componentPath, isDeepEqual, isObject, isPositiveInt32, isSharedDraft, quoteList, type AdmissionContext } from './common.js';
 import { ROLE_OVERRIDE_TARGET, ROOT_OVERRIDE_TARGET } from './defaulting.js';
 

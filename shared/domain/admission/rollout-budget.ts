@@ -7,9 +7,9 @@
  * @module
  */
 import { type Component, type Dgd, type FieldIssue, type GroveUpdateStrategy } from '../../api/index.js';
-import { maxUnavailable } from '../availability.js';
-import { computeWorkerHash } from '../worker-hash.js';
-import { isWorkerClass } from '../pod-template.js';
+import { maxUnavailable } from '../dgd/availability.js';
+import { computeWorkerHash } from '../dgd/worker-hash.js';
+import { isWorkerClass } from '../dgd/pod-template.js';
 import { componentPath, desiredReplicas, effectiveStrategy, hasExternalCapacity, isDeepEqual, isPathUnder, isPositiveInt32, isSharedDraft, type AdmissionContext } from './common.js';
 import { effectiveMinimum } from './min-available.js';
 

@@ -14,7 +14,7 @@
  * @module
  */
 import type { Component, Dgd, FieldIssue } from '../../api/index.js';
-import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderConfig } from '../render.js';
+import { DEFAULT_RENDER_CONFIG, renderDgd, type RenderConfig } from '../dgd/render.js';
 
 /** etcd's default `--max-request-bytes`: 1.5 MiB (see the module docs). */
 export const ETCD_MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;

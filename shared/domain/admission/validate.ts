@@ -12,7 +12,7 @@
  * @module
  */
 import { ANNOTATION_GROVE_UPDATE_STRATEGY, DGD_KIND, DGD_V1ALPHA1, DGD_V1BETA1, DgdSchema, hasPrototypeKeys, isExactDgd, parseDgd, type Component, type Dgd, type FieldIssue } from '../../api/index.js';
-import { resolveUpdateStrategy } from '../availability.js';
+import { resolveUpdateStrategy } from '../dgd/availability.js';
 import { isObject, type AdmissionConfig, type AdmissionContext, type ValidationResult } from './common.js';
 import { validateComponentImmutableFields, validateComponentTypeImmutable, validateMainContainer, validateMultinode, validateTypeSpecificFields } from './components.js';
 import {
@@ -32,7 +32,7 @@ import { validateProviderOverrides } from './provider-override.js';
 import { validateScalingAdapterReplicas } from './scaling-adapter.js';
 import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.js';
 import { validateStorableSize } from './storable-size.js';
-import { DEFAULT_RENDER_CONFIG } from '../render.js';
+import { DEFAULT_RENDER_CONFIG } from '../dgd/render.js';
 
 /**
  * Validates a DynamoGraphDeployment of either served version.

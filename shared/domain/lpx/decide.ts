@@ -38,7 +38,7 @@ import {
   type PodClique,
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
-import type { RenderConfig, RenderedObject } from '../render.js';
+import type { RenderConfig, RenderedObject } from '../dgd/render.js';
 import type { LpxBuild } from './build.js';
 import { buildSnapshotAcquisitionError, type BuildSnapshotReading } from './build-snapshot.js';
 import { decideModelDownloads, lpxRemoteBuildUrls, planModelDownloads, type DownloadCheck, type ModelDownloadStatus } from './model-download.js';

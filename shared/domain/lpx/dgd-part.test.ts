@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decideDgd } from '../reconcile-dgd.js';
-import { DEFAULT_RENDER_CONFIG } from '../render.js';
+import { decideDgd } from '../dgd/reconcile-dgd.js';
+import { DEFAULT_RENDER_CONFIG } from '../dgd/render.js';
 import { decideLpxHandoff } from './handoff.js';
 import { parseDgd } from '../../api/index.js';
 

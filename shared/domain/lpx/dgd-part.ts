@@ -7,7 +7,7 @@
  * @module
  */
 import { CONDITION_SCALING_DEFERRED, LpxGraphDeploymentSchema, LPX_REASON_FAILED, type Dgd } from '../../api/index.js';
-import type { RenderedObject } from '../render.js';
+import type { RenderedObject } from '../dgd/render.js';
 import { decideLpxHandoff } from './handoff.js';
 import { mergeLpxChildStatus, type LpxVerdict } from './readiness.js';
 import { resolveLpxWorkloads } from './workloads.js';

@@ -17,8 +17,8 @@ import {
   LPXGD_KIND,
   type Dgd,
 } from '../../api/index.js';
-import { labelValue } from '../pod-template.js';
-import type { RenderedObject } from '../render.js';
+import { labelValue } from '../dgd/pod-template.js';
+import type { RenderedObject } from '../dgd/render.js';
 import { lpxInputRevision, lpxRestartToken } from './input-revision.js';
 
 /** The LPXGD as the DGD reconcile observes it: enough to check ownership and the current token. */

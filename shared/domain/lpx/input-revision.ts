@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ANNOTATION_GROVE_UPDATE_STRATEGY, type Component, type Dgd } from '../../api/index.js';
-import { computeWorkerHash } from '../worker-hash.js';
+import { computeWorkerHash } from '../dgd/worker-hash.js';
 
 /** DGD metadata annotations (and labels) that reach the LPX workload (lpx.md §2.1 `PropagatedAnnotations`). */
 function isPropagatedKey(key: string): boolean {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Dgd } from '../../api/index.js';
 import { deepFreeze } from '../../../test/support/builders.js';
-import { dns1123LabelProblems } from '../names.js';
+import { dns1123LabelProblems } from '../dgd/names.js';
 import type { LpxBuild } from './build.js';
 import { validateLpxMaterialization, validateLpxReplicaCount, validateMaterializedPodHostname, validateModelAnnotation } from './materialization.js';
 import { deriveLpxWorkloads, resolveLpxWorkloads } from './workloads.js';

@@ -17,7 +17,7 @@
  * @module
  */
 import { LPX_ROLE_AGENT, LPX_ROLE_CONDUCTOR, MAX_LPX_REPLICAS, formatIssue, type Component, type Dgd } from '../../api/index.js';
-import { dns1123LabelProblems } from '../names.js';
+import { dns1123LabelProblems } from '../dgd/names.js';
 import { scalingGroupCliqueName } from './render-pcs.js';
 import type { LpxWorkload } from './workloads.js';
 

@@ -24,8 +24,8 @@ import {
   type PodClique,
   type PodCliqueScalingGroup,
 } from '../../api/index.js';
-import { labelValue } from '../pod-template.js';
-import type { RenderedObject } from '../render.js';
+import { labelValue } from '../dgd/pod-template.js';
+import type { RenderedObject } from '../dgd/render.js';
 import { snapshotAnnotation } from './build-snapshot.js';
 import { sortedKeysJson } from './input-revision.js';
 import { pipelineRequestName, type LpxIdentity } from './names.js';

@@ -40,10 +40,10 @@ import {
   type PodCliqueTemplateSpec,
   type PodTemplateSpec,
 } from '../../api/index.js';
-import { maxUnavailable, resolveUpdateStrategy } from '../availability.js';
-import { componentServiceName } from '../names.js';
-import { buildPodSpec, cliqueAnnotations, cliqueLabels, dynamoNamespace, labelValue, type CliqueContext } from '../pod-template.js';
-import type { RenderConfig, RenderedObject } from '../render.js';
+import { maxUnavailable, resolveUpdateStrategy } from '../dgd/availability.js';
+import { componentServiceName } from '../dgd/names.js';
+import { buildPodSpec, cliqueAnnotations, cliqueLabels, dynamoNamespace, labelValue, type CliqueContext } from '../dgd/pod-template.js';
+import type { RenderConfig, RenderedObject } from '../dgd/render.js';
 import { snapshotAnnotation } from './build-snapshot.js';
 import type { LpxBuild } from './build.js';
 import { applyLocalPartitionIds } from './derive.js';

@@ -38,7 +38,7 @@ import {
   MAIN_CONTAINER_NAME,
   type PodCliqueTemplateSpec,
 } from '../../api/index.js';
-import type { RenderedObject } from '../render.js';
+import type { RenderedObject } from '../dgd/render.js';
 import type { LpxBuild, LpxBuildPartition } from './build.js';
 import { effectiveNodeCount, lpxRuntimePartitions, selectLpxPipeline, type LpxPipeline } from './derive.js';
 import { sortedKeysJson } from './input-revision.js';

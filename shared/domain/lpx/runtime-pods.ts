@@ -24,7 +24,7 @@
  * @module
  */
 import { MAIN_CONTAINER_NAME, type Component, type Container, type EnvVar } from '../../api/index.js';
-import { MPI_RUN_SSH_PORT } from '../multinode.js';
+import { MPI_RUN_SSH_PORT } from '../dgd/multinode.js';
 import { LPU_CHIPS_PER_NODE, type LpxBuild } from './build.js';
 import { GBUILD_MANIFEST_V2_FILE } from './build-snapshot.js';
 import type { LpxPipeline } from './derive.js';

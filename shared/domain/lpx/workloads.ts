@@ -12,7 +12,7 @@
  */
 import { LPX_ROLE_AGENT, LPX_ROLE_CONDUCTOR, LpxConfigSchema, type Component, type Dgd, type Role } from '../../api/index.js';
 import { findLpxPair } from '../admission/lpx.js';
-import { effectiveMinAvailable } from '../availability.js';
+import { effectiveMinAvailable } from '../dgd/availability.js';
 import type { LpxBuild } from './build.js';
 import { validateHybridConductorDevices } from './cyborg-gpu.js';
 import { deriveLpxComponent, selectLpxPipeline, validateAgentReplicas, validateHybridPair, validateSelectedConductor, type Derived, type LpxModelDerivation } from './derive.js';

@@ -24,7 +24,7 @@ import {
   RUN_KIND,
 } from '../../api/index.js';
 import { applyDgdOverride } from '../dgdr/overrides.js';
-import { fnv32a } from '../names.js';
+import { fnv32a } from '../dgd/names.js';
 
 /** A generated DGD as the search produced it (apiVersion/kind nvidia.com/v1beta1). */
 export interface GeneratedDgd {

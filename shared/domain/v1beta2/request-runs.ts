@@ -21,7 +21,7 @@ import {
   type Condition,
   type DgdrV1Beta2Spec,
 } from '../../api/index.js';
-import { shortenName } from '../names.js';
+import { shortenName } from '../dgd/names.js';
 
 /** One Run of the request, as observed. */
 export interface RequestRun {

@@ -29,7 +29,7 @@ import {
   type Run,
   type RunPhase,
 } from '../../api/index.js';
-import { shortenName } from '../names.js';
+import { shortenName } from '../dgd/names.js';
 import { containerWaitingMessage, traceClaimFinalizer, type ClaimState, type JobState, type WaitingContainer } from './observed.js';
 
 /** What the publisher reported: its `Published` condition and the Candidates it wrote. */

@@ -19,7 +19,7 @@
  * @module
  */
 import { LABEL_DGDR_RUN_UID, RUN_OUTPUT_CONFIGMAP_SUFFIX, RUN_OUTPUT_RECOMMENDATION_KEY } from '../../api/index.js';
-import { shortenName } from '../names.js';
+import { shortenName } from '../dgd/names.js';
 import { controllerUidOf } from './observed.js';
 
 /** The env vars the output step reads (set on the AISimulate container by renderRunJob). */
