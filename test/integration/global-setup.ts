@@ -18,6 +18,7 @@ import { generateServingCertificates } from '../../functions/admission/dev-certs
 import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../harness/apiserver.js';
 import { ensureKubeBinaries } from '../harness/binaries.js';
+import { startClusterLockServer } from '../harness/cluster-lock.js';
 import { defaultCrdFiles } from '../harness/crds.js';
 import { createLineLog } from '../harness/log.js';
 import { lpxCrdFiles } from '../harness/lpx-crds.js';
@@ -30,10 +31,41 @@ declare module 'vitest' {
     admissionUrl: string;
     /** Base64 of the CA PEM that signed its certificate (a webhook caBundle). */
     admissionCaBundle: string;
+    /** The run's cluster lock (test/harness/cluster-lock.ts), e.g. `http://127.0.0.1:PORT`. */
+    clusterLockUrl: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The files run in parallel; what each may share of the plane, and the lock that enforces it:
+  // test/integration/cluster-access.ts and test/harness/cluster-lock.ts.
+  const lock = await startClusterLockServer();
+  let shared: SharedPlane;
+  try {
+    shared = await startSharedPlane();
+  } catch (error) {
+    await lock.close();
+    throw error;
+  }
+  project.provide('kubeconfigPath', shared.kubeconfigPath);
+  project.provide('admissionUrl', shared.admissionUrl);
+  project.provide('admissionCaBundle', shared.admissionCaBundle);
+  project.provide('clusterLockUrl', lock.url);
+  process.env['KUBECONFIG'] = shared.kubeconfigPath;
+  return async () => {
+    await lock.close();
+    await shared.stop();
+  };
+}
+
+interface SharedPlane {
+  readonly kubeconfigPath: string;
+  readonly admissionUrl: string;
+  readonly admissionCaBundle: string;
+  stop(): Promise<void>;
+}
+
+async function startSharedPlane(): Promise<SharedPlane> {
   const lineLog = createLineLog({ verbose: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' });
   // Start-up progress is worth seeing; the teardown runs after the run's closing line, so it
   // stays quiet unless something goes wrong.
@@ -57,13 +89,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await conversion.close();
     throw error;
   }
-  project.provide('kubeconfigPath', plane.kubeconfigPath);
-  project.provide('admissionUrl', `https://127.0.0.1:${conversion.port}`);
-  project.provide('admissionCaBundle', Buffer.from(certs.caPem).toString('base64'));
-  process.env['KUBECONFIG'] = plane.kubeconfigPath;
-  return async () => {
-    tearingDown = true;
-    await plane.stop();
-    await conversion.close();
+  return {
+    kubeconfigPath: plane.kubeconfigPath,
+    admissionUrl: `https://127.0.0.1:${conversion.port}`,
+    admissionCaBundle: Buffer.from(certs.caPem).toString('base64'),
+    stop: async () => {
+      tearingDown = true;
+      await plane.stop();
+      await conversion.close();
+    },
   };
 }
