@@ -20,7 +20,7 @@ declare module 'vitest' {
 let release: (() => void) | undefined;
 
 // Waiting is bounded by the other files' run times, not by this file's work: an hour at most.
-// eslint-disable-next-line no-empty-pattern -- vitest reads the first argument as fixtures
+// (vitest reads a hook's first argument as fixtures: it must be a destructuring pattern)
 beforeAll(async ({}, suite) => {
   const mode = clusterLockModeOf(suite.file.filepath);
   if (mode === undefined) return;

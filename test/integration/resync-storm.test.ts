@@ -25,6 +25,7 @@ import { eventually } from '../support/eventually.js';
 import { repoRoot } from '../support/paths.js';
 
 const DGD_COUNT = 200;
+const APPLIES_AT_ONCE = 8;
 const RESYNC_SECONDS = 15;
 /** The window the event rate is measured over: a few resync periods (a resync of 200 DGDs can take longer than one on a loaded machine; the next is coalesced). */
 const WINDOW_SECONDS = 30;
@@ -79,20 +80,25 @@ function readyOf(dgd: KubeObject): { status: string; reason: string; message: st
 
 describe('200 DGDs exhausting a small Service range (issue 8 part 7: "a resync that cannot storm")', () => {
   it('settles: every DGD shows its status, the stuck ones with the API server\'s message, and the event rate falls back to the resync\'s', async () => {
-    for (let index = 0; index < DGD_COUNT; index += 1) {
-      await user.apply({
-        apiVersion: DGD_V1BETA1,
-        kind: DGD_KIND,
-        metadata: { name: `graph-${index}`, namespace: NAMESPACE },
-        spec: {
-          backendFramework: 'vllm',
-          components: [
-            { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
-            { name: 'worker', type: 'worker', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
-          ],
-        },
-      });
-    }
+    // Applied APPLIES_AT_ONCE at a time (the storm is what follows, not the applies).
+    const pending = Array.from({ length: DGD_COUNT }, (_, index) => index);
+    const applyNext = async (): Promise<void> => {
+      for (let index = pending.shift(); index !== undefined; index = pending.shift()) {
+        await user.apply({
+          apiVersion: DGD_V1BETA1,
+          kind: DGD_KIND,
+          metadata: { name: `graph-${index}`, namespace: NAMESPACE },
+          spec: {
+            backendFramework: 'vllm',
+            components: [
+              { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
+              { name: 'worker', type: 'worker', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0' }] } } },
+            ],
+          },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: APPLIES_AT_ONCE }, applyNext));
 
     const settled = await eventually(
       'every DGD with a Ready condition',
