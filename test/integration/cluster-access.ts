@@ -1,15 +1,19 @@
 /**
  * How each integration file uses the run's shared control plane, which decides what runs beside
- * it (test/harness/cluster-lock.ts; docs/development.md "Where the suite's time goes"):
+ * it (vitest.config.ts; docs/development.md "Where the suite's time goes"):
  *
- * - `none`: starts its own control plane (`dynamo-fn dev`, or startControlPlane) or uses none;
- *   runs beside anything.
  * - `shared`: keeps to namespaces of its own on the shared plane and calls its functions
- *   directly (no event bridge, no resync beyond its namespace); runs beside other `shared` files.
+ *   directly (no event bridge, no resync beyond its namespace). Project `integration`: these
+ *   files run in parallel with each other and with the unit files.
+ * - `none`: starts its own control plane (`dynamo-fn dev`, or startControlPlane) or uses none.
  * - `exclusive` (every file not listed): writes or reads something cluster-scoped another file
  *   would see (Nodes, whose GPUs DGDR discovery counts; a chart install's ClusterRoles and
  *   webhook configurations; CRDs), or runs a function behind the event bridge or a resync, which
- *   watch and list every namespace; runs with the shared plane to itself.
+ *   watch and list every namespace.
+ *
+ * `none` and `exclusive` files are project `integration-cluster`, run after the others on two
+ * workers: an `exclusive` file holds the cluster lock (test/harness/cluster-lock.ts), so it has
+ * the shared plane to itself, while a `none` file runs beside it.
  *
  * A new file is `exclusive` until shown to be otherwise.
  * @module
@@ -47,8 +51,19 @@ const ACCESS: Readonly<Record<string, 'none' | 'shared'>> = {
   'rbac-lpx': 'shared',
 };
 
-/** The lock a test file takes on the shared plane, from its path; undefined: none. */
-export function clusterLockModeOf(file: string): ClusterLockMode | undefined {
-  const access = ACCESS[path.basename(file).replace(/\.test\.ts$/, '')];
-  return access === 'none' ? undefined : (access ?? 'exclusive');
+export type ClusterAccess = 'none' | 'shared' | 'exclusive';
+
+/** A test file's access, from its path. */
+export function clusterAccessOf(file: string): ClusterAccess {
+  return ACCESS[path.basename(file).replace(/\.test\.ts$/, '')] ?? 'exclusive';
 }
+
+/** The lock a test file of `integration-cluster` takes, from its path; undefined: none. */
+export function clusterLockModeOf(file: string): ClusterLockMode | undefined {
+  return clusterAccessOf(file) === 'exclusive' ? 'exclusive' : undefined;
+}
+
+/** The `shared` files, as paths from the repository root (project `integration`). */
+export const SHARED_FILES: readonly string[] = Object.entries(ACCESS)
+  .filter(([, access]) => access === 'shared')
+  .map(([name]) => `test/integration/${name}.test.ts`);

@@ -1,5 +1,5 @@
 /**
- * Setup file of the `integration` project: before a file's own hooks, takes the cluster lock its
+ * Setup file of the `integration-cluster` project: before a file's own hooks, takes the cluster lock its
  * access calls for (cluster-access.ts), and releases it after the file's last hook. The time
  * spent waiting is kept in the file's meta (`clusterLockWaitMs`), so the run's summary
  * (test/support/summary-reporter.ts) reports each file's time without it.

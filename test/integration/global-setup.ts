@@ -18,7 +18,7 @@ import { generateServingCertificates } from '../../functions/admission/dev-certs
 import { startAdmissionServer } from '../../functions/admission/index.js';
 import { startControlPlane } from '../harness/apiserver.js';
 import { ensureKubeBinaries } from '../harness/binaries.js';
-import { startClusterLockServer } from '../harness/cluster-lock.js';
+import { startClusterLockServer, type ClusterLockServer } from '../harness/cluster-lock.js';
 import { defaultCrdFiles } from '../harness/crds.js';
 import { createLineLog } from '../harness/log.js';
 import { lpxCrdFiles } from '../harness/lpx-crds.js';
@@ -36,23 +36,48 @@ declare module 'vitest' {
   }
 }
 
+/**
+ * Both integration projects (vitest.config.ts) name this global setup, and vitest runs it once
+ * per project, in its main process: the plane and the cluster lock are kept on globalThis,
+ * started by the first call and stopped by the last project's teardown.
+ */
+const SHARED = Symbol.for('dynamo-fn.integration.plane');
+interface Holder {
+  started?: Promise<{ plane: SharedPlane; lock: ClusterLockServer }>;
+  users: number;
+}
+const holder: Holder = ((globalThis as Record<symbol, Holder | undefined>)[SHARED] ??= { users: 0 });
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // The files run in parallel; what each may share of the plane, and the lock that enforces it:
+  holder.users += 1;
+  // What each file may share of the plane, and the lock that enforces it:
   // test/integration/cluster-access.ts and test/harness/cluster-lock.ts.
-  const lock = await startClusterLockServer();
-  let shared: SharedPlane;
+  holder.started ??= (async () => {
+    const lock = await startClusterLockServer();
+    try {
+      return { plane: await startSharedPlane(), lock };
+    } catch (error) {
+      await lock.close();
+      throw error;
+    }
+  })();
+  let started: { plane: SharedPlane; lock: ClusterLockServer };
   try {
-    shared = await startSharedPlane();
+    started = await holder.started;
   } catch (error) {
-    await lock.close();
+    holder.users -= 1;
     throw error;
   }
+  const { plane: shared, lock } = started;
   project.provide('kubeconfigPath', shared.kubeconfigPath);
   project.provide('admissionUrl', shared.admissionUrl);
   project.provide('admissionCaBundle', shared.admissionCaBundle);
   project.provide('clusterLockUrl', lock.url);
   process.env['KUBECONFIG'] = shared.kubeconfigPath;
   return async () => {
+    holder.users -= 1;
+    if (holder.users > 0) return;
+    holder.started = undefined;
     await lock.close();
     await shared.stop();
   };

@@ -24,7 +24,7 @@ export default class SummaryReporter implements Reporter {
       .slice(0, Number.isInteger(shown) && shown > 0 ? shown : 0);
     if (times.length > 0) {
       const waitedFor = (t: { waited: number }) => (t.waited >= 0.05 ? `  (waited ${t.waited.toFixed(1)} s for the cluster lock)` : '');
-      process.stdout.write(`\nSlowest test files (seconds, project):\n${times.map((t) => `${t.seconds.toFixed(1).padStart(8)}  ${t.project.padEnd(11)} ${t.file}${waitedFor(t)}`).join('\n')}\n`);
+      process.stdout.write(`\nSlowest test files (seconds, project):\n${times.map((t) => `${t.seconds.toFixed(1).padStart(8)}  ${t.project.padEnd(19)} ${t.file}${waitedFor(t)}`).join('\n')}\n`);
     }
     for (const testModule of testModules) {
       let failedHere = 0;
