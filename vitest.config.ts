@@ -6,13 +6,13 @@ import ClusterSequencer from './test/integration/cluster-sequencer.js';
 
 /**
  * Test files run at once in the first group (the unit files and the integration files that keep
- * to their own namespaces): DYNAMO_FN_TEST_WORKERS, else 4. Vitest's default on 2 cores is 1,
+ * to their own namespaces): DYNAMO_FN_TEST_WORKERS, else 3. Vitest's default on 2 cores is 1,
  * which ran every file one after the other; most integration time is waiting on the API server,
  * a child process or a poll. Then `integration-cluster` runs on 2 workers: files that need the
  * shared plane to themselves, one at a time under the cluster lock, beside files that do not use
  * it (test/integration/cluster-access.ts says which file is which, and why).
  */
-const workers = Number(process.env['DYNAMO_FN_TEST_WORKERS'] ?? Math.max(4, availableParallelism()));
+const workers = Number(process.env['DYNAMO_FN_TEST_WORKERS'] ?? Math.max(3, availableParallelism()));
 
 const integration = {
   globalSetup: ['test/integration/global-setup.ts'],

@@ -287,7 +287,10 @@ describe('dynamo-fn serve: start failures', () => {
     expect(isMissingModule(error, moduleUrl)).toBe(want);
   });
 
-  /** Runs `serve <name>` in a real Node process (tsx, as bin/dynamo-fn.js does) over `functionsDir`. */
+  /**
+   * Runs `serve <name>` in a real Node process (tsx, as bin/dynamo-fn.js does) over `functionsDir`.
+   * The kill timer only guards against a hang, inside the test's own 40 s.
+   */
   async function serveInChild(functionsDir: string, name: string): Promise<{ code: number; stderr: string }> {
     const serveUrl = pathToFileURL(fileURLToPath(new URL('../cli/serve.ts', import.meta.url))).href;
     const script = `
@@ -296,7 +299,7 @@ describe('dynamo-fn serve: start failures', () => {
     `;
     const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
     return new Promise((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, timeout: 20_000 }, (error, _stdout, stderr) => {
+      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoRoot, timeout: 35_000 }, (error, _stdout, stderr) => {
         resolve({ code: typeof error?.code === 'number' ? error.code : error === null ? 0 : -1, stderr });
       });
     });

@@ -327,8 +327,9 @@ describe('GPU memory service and failover in the rendered pod (upstream Generate
     ]);
   });
 
+  // Compiling Grove's CRD schema is set-up (seconds of CPU), done once when the file is collected.
+  const validate = crdValidator(GROVE_PCS_CRD);
   it('the inter-pod and intra-pod GMS PodCliqueSets pass Grove\'s Coherent CRD schema (../shared/crds/grove)', () => {
-    const validate = crdValidator(GROVE_PCS_CRD);
     for (const experimental of [{ gpuMemoryService: { mode: 'InterPod' }, failover: { mode: 'InterPod' } }, { gpuMemoryService: {}, failover: {} }]) {
       const result = renderDgd(deepFreeze(gmsDgd({ spec: { components: [gpuWorker(experimental)] } })));
       const pcs = result.ok ? result.objects.find((o) => o.kind === 'PodCliqueSet') : undefined;
