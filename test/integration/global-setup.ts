@@ -109,6 +109,10 @@ async function startSharedPlane(): Promise<SharedPlane> {
       withControllerManager: binaries.kubeControllerManager !== undefined,
       withScheduler: binaries.kubeScheduler !== undefined,
       withKwok: binaries.kwok !== undefined,
+      // Services are left behind by every file (its namespace is not deleted), and files run in
+      // any order: the default /24 (254 addresses) ran out before reconcile.test.ts's corpus
+      // when it ran last. A /16 holds every file's Services.
+      serviceClusterIpRange: '10.0.0.0/16',
     });
   } catch (error) {
     await conversion.close();
