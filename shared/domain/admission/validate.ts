@@ -46,17 +46,21 @@ import { DEFAULT_RENDER_CONFIG } from '../dgd/render.js';
  * only, so finalizers can always be removed.
  * Failures: see the rules in ./graph.ts, ./components.ts, ./provider-override.ts,
  * ./min-available.ts, ./rollout-budget.ts and ./lpx.ts. Never throws.
+ * `request.isFreeOfPrototypeKeys` true says the caller has already walked `object` and
+ * `oldObject` and found no `__proto__` key (the webhook learns it in the walk that bounds the
+ * body's depth), so that walk is not repeated here; absent, it is done here.
  * Source: dgd-reference; upstream-notes/dgd.md §3. Pure.
  */
-export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig, request: { readonly username?: string | undefined; readonly objectBytes?: number | undefined } = {}): ValidationResult {
+export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig, request: { readonly username?: string | undefined; readonly objectBytes?: number | undefined; readonly isFreeOfPrototypeKeys?: boolean } = {}): ValidationResult {
   const isUpdate = oldObject !== undefined && oldObject !== null;
   // A key JavaScript takes as a prototype goes straight to parseDgd, which refuses it exactly as
   // reconcile does (one rule for reserved keys; a fast path that skipped it stored a DGD reconcile
   // then reported InvalidSpec, issue 20). Otherwise the common case, an object already in the
   // schema's output form, is read as it is (isExactDgd), and the rest is parsed.
-  const dgd = hasPrototypeKeys(object) ? undefined : isExactDgd(object) ? object : parseKeepingPodTemplates(object);
+  const hasReservedKeys = request.isFreeOfPrototypeKeys === true ? () => false : hasPrototypeKeys;
+  const dgd = hasReservedKeys(object) ? undefined : isExactDgd(object) ? object : parseKeepingPodTemplates(object);
   if (dgd !== undefined) {
-    const stored = isUpdate ? (readStored(oldObject) ?? parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
+    const stored = isUpdate ? (readStored(oldObject, hasReservedKeys) ?? parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
     try {
       return validateParsedDgd(dgd, stored, isUpdate, config, request.username, request.objectBytes);
     } catch {
@@ -70,8 +74,8 @@ export function validateDgd(object: unknown, oldObject: unknown, config: Admissi
 }
 
 /** The stored object as it is, when it is already in the schema's output form. Pure. */
-function readStored(object: unknown): Dgd | undefined {
-  return !hasPrototypeKeys(object) && isExactDgd(object) ? object : undefined;
+function readStored(object: unknown, hasReservedKeys: (value: unknown) => boolean): Dgd | undefined {
+  return !hasReservedKeys(object) && isExactDgd(object) ? object : undefined;
 }
 
 function parsedOrUndefined(object: unknown): Dgd | undefined {
