@@ -73,6 +73,7 @@ import {
   type DgdEventIntent,
   type DgdObserved,
   type ObservedObject,
+  type QuietPassRecords,
   type RenderConfig,
   type RenderedObject,
 } from '../../shared/domain/index.js';
@@ -87,6 +88,12 @@ export interface ReconcileDeps extends HandlerDeps {
   readonly instance: string;
   /** The Model Express client `gs://` LPX builds go through (`MODEL_EXPRESS_URL`); undefined: none configured. */
   readonly modelExpress?: ModelExpressClient | undefined;
+  /**
+   * This process's records of quiet DGDs (./quiet.ts): an event for a DGD its last full pass
+   * here found converged costs one read. Undefined (a resync's passes, replay): every event is
+   * the full pass.
+   */
+  readonly quietPasses?: QuietPassRecords | undefined;
 }
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
@@ -419,7 +426,8 @@ async function annotateParent(deps: ReconcileDeps, parent: KubeObject, annotatio
  * that controls a PodClique or PodCliqueScalingGroup) and reconciles that DGD, so a deleted or
  * hand-edited child is restored now and Grove's progress reaches the DGD's status. The event's
  * copy is used when it carries one (Resource mode: a deleted child still names its owner);
- * else the child is read. A child no DGD controls is skipped.
+ * else the child is read. A child no DGD controls is skipped. The DGD's quiet record, if this
+ * process holds one, is dropped first (./quiet.ts), so its next event is a full pass too.
  */
 export async function handleChild(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
   const object = event.object ?? (await deps.kube.get(event.key));
@@ -433,6 +441,8 @@ export async function handleChild(event: KubeEvent, deps: ReconcileDeps): Promis
     deps.log.debug({}, 'Skipped object no DynamoGraphDeployment controls');
     return DONE;
   }
+  // A child changed: the DGD is no longer known quiet here (./quiet.ts); this pass is the full one.
+  deps.quietPasses?.invalidate(owner.namespace, owner.name);
   return handle({ ...event, key: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: owner.namespace, name: owner.name }, object: undefined }, deps);
 }
 
