@@ -76,7 +76,11 @@ export interface QuietPassRecords {
   record(namespace: string, name: string, ticket: QuietPassTicket, record: QuietPassRecord): boolean;
   /** Drops a DGD's record (an event for one of its children). */
   invalidate(namespace: string, name: string): void;
-  /** Drops the records of every DGD in a namespace (an event for a scaling adapter there). */
+  /**
+   * Drops the records of every DGD in a namespace (an event for a scaling adapter there), and
+   * refuses the records of every pass begun before it, in any namespace (simpler than tracking
+   * which DGDs the namespace held; adapter events are rare).
+   */
   invalidateNamespace(namespace: string): void;
   /** Drops every record (a resync tick). */
   invalidateAll(): void;
