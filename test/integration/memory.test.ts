@@ -5,7 +5,8 @@
  * other event a child's, which is always a full pass) on the real API server (600 here;
  * the 10,000-event run is `npm run bench:reconcile-memory`), and its resident memory, sampled
  * throughout, stays under the Service's memory limit (read from the chart's values, so the test
- * and the install cannot drift apart) and does not keep growing after a warm-up (a leak would).
+ * and the install cannot drift apart; plus what starting through tsx adds, TSX_OVERHEAD_BYTES)
+ * and does not keep growing after a warm-up (a leak would).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -21,8 +22,9 @@ import { eventually } from '../support/eventually.js';
 import { repoRoot } from '../support/paths.js';
 
 /**
- * The reconcile Knative Service's memory limit (320Mi, infra/chart values `reconcile.resources`:
- * 284 MiB peak measured here through tsx; issue 17 item 3 aims at 256 MiB) and its
+ * The reconcile Knative Service's memory limit (256Mi, infra/chart values `reconcile.resources`:
+ * issue 17 item 3's aim; `npm run bench:reconcile-memory` measures the chart's bundle,
+ * dist/bundles/reconcile.mjs, against it: 172-181 MiB peak through 10,000 events) and its
  * V8 heap, pinned as admission's is (values `functionNodeOptions`, `admission.nodeOptions`).
  */
 const MEMORY_LIMIT_BYTES = ((): number => {
@@ -32,6 +34,15 @@ const MEMORY_LIMIT_BYTES = ((): number => {
   return Number(match[1]) * 1024 * 1024;
 })();
 const NODE_OPTIONS = '--max-old-space-size=192 --max-semi-space-size=8';
+/**
+ * What this test's process carries beyond the chart's: it starts from the sources through tsx
+ * (bin/dynamo-fn.js; building the bundle here would take minutes), whose transpiler and
+ * unbundled modules add resident memory the bundle does not have (idle: 172-187 MiB through tsx,
+ * 98-107 MiB for the bundle, `npm run bench:cold-start`; here 242 MiB peak through tsx where the
+ * bundle peaked at 172-181 MiB). The peak is held under the chart's limit plus this: 352 MiB,
+ * below the 384 MiB this test held before the chart's limit came down.
+ */
+const TSX_OVERHEAD_BYTES = 96 * 1024 * 1024;
 // The suite's short run (issue 17 item 5): the 10,000-event run is `npm run bench:reconcile-memory`.
 const EVENTS = Number(process.env['DYNAMO_FN_MEMORY_TEST_EVENTS'] ?? '600');
 const GRAPHS = 20;
@@ -98,7 +109,7 @@ describe('serve reconcile memory under sustained load (issue 12)', () => {
     child.kill('SIGKILL');
   });
 
-  it(`stays under the Knative Service's memory limit (${MEMORY_LIMIT_BYTES / 1024 / 1024}Mi) over ${EVENTS} events, answering every one, and its RSS grows by less than ${GROWTH_BOUND_BYTES / 1024 / 1024} MiB after ${WARMUP_EVENTS} warm-up events (a leak shows as growth)`, async () => {
+  it(`stays under the Knative Service's memory limit (${MEMORY_LIMIT_BYTES / 1024 / 1024}Mi, plus ${TSX_OVERHEAD_BYTES / 1024 / 1024} MiB for starting through tsx) over ${EVENTS} events, answering every one, and its RSS grows by less than ${GROWTH_BOUND_BYTES / 1024 / 1024} MiB after ${WARMUP_EVENTS} warm-up events (a leak shows as growth)`, async () => {
     let peak = 0;
     let afterWarmup = 0;
     const sampler = setInterval(() => {
@@ -146,7 +157,7 @@ describe('serve reconcile memory under sustained load (issue 12)', () => {
     if (child.pid !== undefined) peak = Math.max(peak, rssBytes(child.pid));
     expect(Object.fromEntries(statuses)).toEqual({ 204: EVENTS });
     expect(peak).toBeGreaterThan(0);
-    expect(peak, `peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB`).toBeLessThan(MEMORY_LIMIT_BYTES);
+    expect(peak, `peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB`).toBeLessThan(MEMORY_LIMIT_BYTES + TSX_OVERHEAD_BYTES);
     expect(afterWarmup).toBeGreaterThan(0);
     const end = child.pid === undefined ? 0 : rssBytes(child.pid);
     expect(Math.max(end, peak) - afterWarmup, `RSS ${(afterWarmup / 1024 / 1024).toFixed(0)} MiB after warm-up, peak ${(peak / 1024 / 1024).toFixed(0)} MiB, end ${(end / 1024 / 1024).toFixed(0)} MiB`).toBeLessThan(GROWTH_BOUND_BYTES);
