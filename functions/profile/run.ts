@@ -2,8 +2,9 @@
  * Reconciles one DynamoGraphDeploymentRun (nvidia.com/v1beta2), behind `dgdrV1Beta2.enabled`.
  *
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for kind
- * `DynamoGraphDeploymentRun`, and `dev.dynamo-fn.resync`; the Job, Pod and
- * PersistentVolumeClaim routes below map their object to the Runs it concerns.
+ * `DynamoGraphDeploymentRun`, and `dev.dynamo-fn.resync`; the Job, Pod, Candidate and
+ * PersistentVolumeClaim routes below map their object to the Runs it concerns (they have no
+ * resync of their own: the Runs' resync reads them).
  * Reads: the Run; its trace claim; its Job (`<run>-aisimulate`) and the Job's pods (label
  * `nvidia.com/dgdr-run-uid`); its Candidates (same label); the owning request, when the Run has one.
  * Decides: `decideRun` (shared/domain, pure): the Run decision table.
@@ -270,8 +271,24 @@ async function handleClaim(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
   return handleRuns(deps, event, readers.map((r) => r.metadata.name));
 }
 
-/** The bindings: Runs (with resync), and the Jobs, Pods and claims that wake a Run. */
+/**
+ * A Candidate event reconciles the Run that controls it (the Run counts its Valid Candidates
+ * for `Completed`). A Candidate already gone names its Run through the event's copy (Resource
+ * mode) or its `nvidia.com/dgdr-run-uid` label; otherwise the Runs' resync covers it.
+ */
+async function handleCandidate(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const candidate = (await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, namespace: event.key.namespace, name: event.key.name })) ?? event.object;
+  if (candidate === undefined) return DONE;
+  const owner = controllerOf(candidate);
+  if (owner?.kind === RUN_KIND) return handleRuns(deps, event, [owner.name]);
+  const labels = (candidate['metadata'] as { labels?: Record<string, string> } | undefined)?.labels;
+  return handleRuns(deps, event, await runsWithUid(deps, event.key.namespace, labels?.[LABEL_DGDR_RUN_UID]));
+}
+
+/** The bindings: Runs (with resync), and the Jobs, Pods, Candidates and claims that wake a Run. */
 export const route: Route<RunDeps> = { ...RUN_REF, handle, listKeys };
+export const candidateRoute: Route<RunDeps> = { apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, handle: handleCandidate };
 export const jobRoute: Route<RunDeps> = { apiVersion: 'batch/v1', kind: 'Job', handle: handleJob };
 export const podRoute: Route<RunDeps> = { apiVersion: 'v1', kind: 'Pod', handle: handlePod };
 export const claimRoute: Route<RunDeps> = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', handle: handleClaim };
