@@ -8,11 +8,12 @@
  * Reads: the Run; its trace claim; its Job (`<run>-aisimulate`) and the Job's pods (label
  * `nvidia.com/dgdr-run-uid`); its Candidates (same label); the owning request, when the Run has one.
  * Decides: `decideRun` (shared/domain, pure): the Run decision table.
+ * Reads the Job before the claim (see `load`).
  * Writes, in order: the claim finalizer `nvidia.com/dgdr-run-<uid>` (replace with a
  * resourceVersion precondition), then the Job's ServiceAccount `dgdr-profiling-job` and its
  * RoleBinding when missing (as for v1beta1 profiling Jobs), then the Job (create by server-side
  * apply, never over a Job the Run does not control), or a Job stop (foreground deletion); then the Run status through
- * the status subresource (phase, jobRef, times, the `Completed` condition); then Events on
+ * the status subresource (with the Run's resourceVersion read as precondition) (phase, jobRef, times, the `Completed` condition); then Events on
  * Completed transitions. Field manager `dynamo-profile-run` (the profile function gives Runs their own client).
  * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
  * @module
@@ -109,12 +110,17 @@ export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = dep
   const claimName = traceClaimNameOf(run);
   const jobName = run.status?.jobRef?.name ?? runJobName(key.name);
   const selector = { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` };
-  const [claimObject, jobObject, candidates, superseded] = await Promise.all([
-    claimName === undefined ? undefined : read.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName }),
+  const [jobObject, candidates, superseded] = await Promise.all([
     read.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName }),
     read.list(DGDR_V1BETA2, CANDIDATE_KIND, namespace, selector),
     isSuperseded(read, run, object),
   ]);
+  // The claim is read after the Job, never beside it: a Job seen stopped (or gone) because its
+  // claim is being deleted then always comes with the claim seen being deleted. Read in
+  // parallel (or from a resync snapshot listing claims first), a claim read just before its
+  // deletion and a Job read just after its stop ended the Run JobDeleted instead of
+  // TraceSourceDeleted (issue 18: "1 of 2 runs" in dev).
+  const claimObject = claimName === undefined ? undefined : await read.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName });
   const isOurs = jobObject !== undefined && controllerUidOf(jobObject) === uid;
   const job = isOurs ? jobStateOf(jobObject) : undefined;
   const pods = job !== undefined && job.outcome === 'Active' ? await read.list('v1', 'Pod', namespace, selector) : [];
@@ -176,7 +182,11 @@ export async function write(deps: RunDeps, loaded: RunLoaded, desired: RunDesire
   const status = { ...desired.status, ...(jobRef === undefined ? {} : { jobRef }) };
   // A pass that changes nothing writes nothing: the status only when an owned field differs.
   if (decideStatusWrite(run.status, status, RUN_STATUS_OWNERSHIP).kind === 'Changed') {
-    await deps.kube.applyStatus({ ...RUN_REF, metadata: { name: run.metadata.name ?? '', namespace }, status }, { force: true });
+    // With the Run's resourceVersion as precondition: a pass that read the Run before another
+    // pass wrote it (a final Completed=True among them) gets a 409 (Transient, re-read and
+    // retried) instead of writing its older verdict over the newer one.
+    const resourceVersion = loaded.object.metadata['resourceVersion'];
+    await deps.kube.applyStatus({ ...RUN_REF, metadata: { name: run.metadata.name ?? '', namespace, ...(typeof resourceVersion === 'string' ? { resourceVersion } : {}) }, status }, { force: true });
   }
   const before = conditionOf(run.status?.conditions, CONDITION_COMPLETED);
   const after = desired.status.conditions[0];
