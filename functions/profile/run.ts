@@ -49,7 +49,7 @@ import {
   type RunDesired,
   type RunObserved,
 } from '../../shared/domain/index.js';
-import type { Kube, KubeObject, KubeReader } from '../../shared/kube/index.js';
+import { kubeStatusOf, type Kube, type KubeObject, type KubeReader } from '../../shared/kube/index.js';
 import { publishCandidates, type PublisherDeps } from './publisher.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
@@ -183,8 +183,8 @@ export async function write(deps: RunDeps, loaded: RunLoaded, desired: RunDesire
   // A pass that changes nothing writes nothing: the status only when an owned field differs.
   if (decideStatusWrite(run.status, status, RUN_STATUS_OWNERSHIP).kind === 'Changed') {
     // With the Run's resourceVersion as precondition: a pass that read the Run before another
-    // pass wrote it (a final Completed=True among them) gets a 409 (Transient, re-read and
-    // retried) instead of writing its older verdict over the newer one.
+    // pass wrote it (a final Completed=True among them) gets a 409 and decides again (`handle`)
+    // instead of writing its older verdict over the newer one.
     const resourceVersion = loaded.object.metadata['resourceVersion'];
     await deps.kube.applyStatus({ ...RUN_REF, metadata: { name: run.metadata.name ?? '', namespace, ...(typeof resourceVersion === 'string' ? { resourceVersion } : {}) }, status }, { force: true });
   }
@@ -213,7 +213,25 @@ function shouldPublish(observed: RunObserved): boolean {
 /** load -> (publish Candidates) -> decideRun -> write. Does nothing while the `dgdrV1Beta2.enabled` gate is off. */
 export async function handle(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  let loaded = await load(deps, event.key, deps.snapshot);
+  try {
+    return await reconcileRun(event, deps, deps.snapshot);
+  } catch (error) {
+    if (!isStaleRunWrite(error)) throw error;
+  }
+  // Another pass wrote the Run after this one read it (its status write was refused, see
+  // `write`): decide once more from what is stored now; a second conflict goes to the broker.
+  return reconcileRun(event, deps, deps.kube);
+}
+
+/** A status write refused because the Run changed since it was read (409 Conflict on the resourceVersion precondition). */
+function isStaleRunWrite(error: unknown): boolean {
+  const status = kubeStatusOf(error);
+  return status?.code === 409 && status.reason === 'Conflict' && !status.causeReasons.includes('FieldManagerConflict');
+}
+
+/** One pass: load (from `read`) -> (publish Candidates) -> decideRun -> write. */
+async function reconcileRun(event: KubeEvent, deps: RunDeps, read: KubeReader | undefined): Promise<Outcome> {
+  let loaded = await load(deps, event.key, read);
   if (loaded === undefined) return DONE; // Gone (its Job and Candidates go with it, by owner references), or finished.
   if (shouldPublish(loaded.observed) && (await publishCandidates(deps, loaded.observed.run))) {
     loaded = await load(deps, event.key);
