@@ -114,7 +114,7 @@ describe('frontend, planner and EPP defaults (upstream component_frontend.go, co
   // the `metrics` port 9085 only, no probes, PLANNER_PROMETHEUS_PORT=9085 and
   // NVIDIA_VISIBLE_DEVICES=void. Neither is gated by origin or runtime version, so every DGD,
   // whichever operator version created it (or none: a legacy DGD), renders the current one.
-  it.each([
+  it.each<{ name: string; annotations: Record<string, string>; image?: string }>([
     { name: 'a legacy DGD (no origin annotation)', annotations: {} },
     { name: 'origin 0.9.0', annotations: { 'nvidia.com/dynamo-operator-origin-version': '0.9.0' } },
     { name: 'origin 1.0.0 (VLLMMultiprocessing)', annotations: { 'nvidia.com/dynamo-operator-origin-version': '1.0.0' } },
