@@ -8,7 +8,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatIssue } from '../../api/index.js';
 import { clusterTopologyNamesToRead, validateDgd, type ClusterTopologies, type ClusterTopologyObservation } from './index.js';
-import { parseDgd } from '../../api/index.js';
 
 type Obj = Record<string, unknown>;
 
@@ -84,14 +83,18 @@ describe('typed topology (upstream validateDynamoGraphDeploymentSpec, topology b
 
   it('reads the bindings only on a create (generation <= 1), as upstream does: a later generation is not checked against them', () => {
     const spec = { topologyConstraint: { clusterTopologyName: 'gb200', packDomain: 'rack' }, components: [worker({ topologyConstraint: { packDomain: 'zone' } })] };
-    const parse = (object: Obj) => {
-      const parsed = parseDgd(object);
-      if (!parsed.ok) throw new Error('fixture does not parse');
-      return parsed.dgd;
-    };
-    expect(clusterTopologyNamesToRead(parse(aDgd(spec, 1)))).toEqual(['gb200']);
-    expect(clusterTopologyNamesToRead(parse(aDgd(spec, 2)))).toEqual([]);
+    expect(clusterTopologyNamesToRead(aDgd(spec, 1))).toEqual(['gb200']);
+    expect(clusterTopologyNamesToRead(aDgd(spec, 2))).toEqual([]);
+    expect(clusterTopologyNamesToRead(aDgd({ ...spec, experimental: { kvTransferPolicy: { clusterTopologyName: 'nvl72', domain: 'rack' } } }, 1))).toEqual(['gb200', 'nvl72']);
+    // v1alpha1: components are spec.services.
+    expect(clusterTopologyNamesToRead({ metadata: {}, spec: { topologyConstraint: { clusterTopologyName: 'gb200' }, services: { Worker: { topologyConstraint: { packDomain: 'rack' } } } } })).toEqual(['gb200']);
+    expect(clusterTopologyNamesToRead(aDgd({}, 1))).toEqual([]);
     expect(issuesOf(aDgd(spec, 2), topologies({ gb200: GB200 }))).toEqual([]);
+  });
+
+  it('runs on create only: upstream\'s update path skips the stateless traversal (the constraints are immutable there)', () => {
+    const stored = aDgd({ components: [worker({ topologyConstraint: { packDomain: 'rack' } })] });
+    expect(validateDgd(stored, stored, config).issues).toEqual([]);
   });
 });
 

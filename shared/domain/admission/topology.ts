@@ -50,19 +50,33 @@ function kvTransferClusterTopologyName(dgd: Dgd): string | undefined {
 }
 
 /**
- * The ClusterTopologyBinding names admission reads for `dgd`: on a create (`generation <= 1`),
- * the graph constraint's `clusterTopologyName` when any typed constraint is set, and the
- * kvTransferPolicy's `clusterTopologyName` when it is a valid DNS-1123 subdomain. Sorted,
- * unique. Pure.
+ * The ClusterTopologyBinding names admission reads for a DGD under review, of either served
+ * version (v1alpha1 `spec.services` or v1beta1 `spec.components`), read defensively from the raw
+ * request object (the shell calls it before validation parses anything): on a create
+ * (`generation <= 1`), the graph constraint's `clusterTopologyName` when any typed constraint is
+ * set, and the kvTransferPolicy's `clusterTopologyName` when it is a valid DNS-1123 subdomain.
+ * Sorted, unique; empty for anything else. Pure.
  */
-export function clusterTopologyNamesToRead(dgd: Dgd): string[] {
-  if (!isCreateGeneration(dgd)) return [];
+export function clusterTopologyNamesToRead(object: unknown): string[] {
+  const dgd = asRecord(object);
+  const metadata = asRecord(dgd?.['metadata']);
+  const spec = asRecord(dgd?.['spec']);
+  if (spec === undefined) return [];
+  const generation = metadata?.['generation'];
+  if (typeof generation === 'number' && generation > 1) return [];
   const names = new Set<string>();
-  const graphName = dgd.spec.topologyConstraint?.clusterTopologyName;
-  if (hasTypedTopology(dgd) && graphName !== undefined && graphName !== '') names.add(graphName);
-  const kvName = kvTransferClusterTopologyName(dgd);
-  if (kvName !== undefined && isDns1123Subdomain(kvName)) names.add(kvName);
+  const graph = asRecord(spec['topologyConstraint']);
+  const components = Array.isArray(spec['components']) ? (spec['components'] as unknown[]) : Object.values(asRecord(spec['services']) ?? {});
+  const hasAny = graph !== undefined || components.some((c) => asRecord(c)?.['topologyConstraint'] != null);
+  const graphName = graph?.['clusterTopologyName'];
+  if (hasAny && typeof graphName === 'string' && graphName !== '') names.add(graphName);
+  const kvName = asRecord(asRecord(asRecord(spec['experimental'])?.['kvTransferPolicy']))?.['clusterTopologyName'];
+  if (typeof kvName === 'string' && kvName !== '' && isDns1123Subdomain(kvName)) names.add(kvName);
   return [...names].sort();
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /** Go's `%v` of a `[]string`: `[a b c]`. */
@@ -101,11 +115,13 @@ function readFailure(path: string, name: string, observation: ClusterTopologyObs
  *   ClusterTopology "<name>"; available domains: [<sorted>]`, or, when the graph names a pack
  *   domain, `must be equal to or narrower than the deployment-level domain "<graph domain>"`
  *   when the component's level is wider (earlier in the binding's levels) than the graph's.
- * Texts are upstream's word for word (its component text says "ClusterTopology"). Pure.
+ * Texts are upstream's word for word (its component text says "ClusterTopology"). Create only:
+ * upstream's update path does not run this stateless traversal (and the constraints are
+ * immutable, ./graph.ts `validateGraphImmutableFields`). Pure.
  */
-export function validateTopologyConstraints(ctx: Pick<AdmissionContext, 'dgd' | 'clusterTopologies'>): FieldIssue[] {
+export function validateTopologyConstraints(ctx: Pick<AdmissionContext, 'dgd' | 'isUpdate' | 'clusterTopologies'>): FieldIssue[] {
   const { dgd } = ctx;
-  if (!hasTypedTopology(dgd)) return [];
+  if (ctx.isUpdate || !hasTypedTopology(dgd)) return [];
   const graph = dgd.spec.topologyConstraint;
   if (graph === undefined) return [{ path: 'spec.topologyConstraint', type: 'Required', detail: 'is required when any component topology constraint is set' }];
   const issues: FieldIssue[] = [];
@@ -160,11 +176,11 @@ function dns1123SubdomainErrors(value: string): string[] {
  * Invalid `spec.experimental.kvTransferPolicy.clusterTopologyName` with the DNS-1123 subdomain
  * messages; on a create whose binding was read, the not-found / read-failure text there, and
  * Invalid `spec.experimental.kvTransferPolicy.domain` `does not exist in ClusterTopologyBinding
- * "<name>"; available domains: [<sorted>]`. Pure.
+ * "<name>"; available domains: [<sorted>]`. Create only, as above. Pure.
  */
-export function validateKvTransferPolicyTopology(ctx: Pick<AdmissionContext, 'dgd' | 'clusterTopologies'>): FieldIssue[] {
+export function validateKvTransferPolicyTopology(ctx: Pick<AdmissionContext, 'dgd' | 'isUpdate' | 'clusterTopologies'>): FieldIssue[] {
   const name = kvTransferClusterTopologyName(ctx.dgd);
-  if (name === undefined) return [];
+  if (ctx.isUpdate || name === undefined) return [];
   const path = 'spec.experimental.kvTransferPolicy';
   const nameErrors = dns1123SubdomainErrors(name);
   if (nameErrors.length > 0) return [{ path: `${path}.clusterTopologyName`, type: 'Invalid', value: name, detail: nameErrors.join('; ') }];
