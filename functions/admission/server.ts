@@ -45,13 +45,13 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
+import { clusterTopologyNamesToRead, hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type ClusterTopologyObservation, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
 import { DGDR_PLURAL } from '../../shared/api/index.js';
 import { hardwareDiscoveryFilter, type V1Beta2Observed } from './dgdr-v1beta2.js';
 import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, registerBuildInfo } from '../../shared/runtime/index.js';
 import { readBodyWithinBudget } from './body-budget.js';
 import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
-import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
+import { answerAdmissionReview, findWebhookRoute, type AdmissionObserved, type WebhookRoute } from './review.js';
 import { createReviewQueue } from './review-queue.js';
 
 /**
@@ -146,6 +146,12 @@ export interface AdmissionServerOptions {
    * sku filter; called beside `listNodes`. Absent: discovery reads the Nodes' labels only.
    */
   readonly loadExporters?: (gpuSku: string | undefined) => Promise<DcgmFacts>;
+  /**
+   * Reads one Grove ClusterTopologyBinding by name (its level domains in order, or not found), for
+   * the typed topology rules of DGD creation (shared/domain/admission/topology.ts); called once per
+   * name a DGD CREATE review names. Absent: those live checks are skipped.
+   */
+  readonly readClusterTopology?: (name: string) => Promise<ClusterTopologyObservation>;
   /** Converters behind `POST /convert`; default every registered kind (./convert.ts `CONVERTERS`). */
   readonly converters?: ConverterRegistry;
   /** Registry for `/metrics`; default a fresh one. */
@@ -292,9 +298,44 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     return { nodes, ...(exporters === undefined ? {} : { exporters }) };
   }
 
+  /**
+   * The ClusterTopologyBindings a DGD CREATE validation names (upstream reads them on create only).
+   * A read failure is recorded, never thrown: the rule reports "failed to read
+   * ClusterTopologyBinding: <error>" as upstream does. Nothing for any other review, and the body
+   * is parsed again only when it names a clusterTopologyName at all.
+   */
+  async function observeDgd(route: WebhookRoute, text: string): Promise<AdmissionObserved> {
+    const read = options.readClusterTopology;
+    // A route without a resource admits DynamoGraphDeployments.
+    if (read === undefined || route.kind !== 'validate' || route.version === 'v1beta2' || route.resource !== undefined) return {};
+    if (!text.includes('clusterTopologyName')) return {};
+    let review: unknown;
+    try {
+      review = JSON.parse(text);
+    } catch {
+      return {};
+    }
+    const request = typeof review === 'object' && review !== null ? (review as { request?: { operation?: unknown; object?: unknown } }).request : undefined;
+    if (request?.operation !== 'CREATE') return {};
+    const names = clusterTopologyNamesToRead(request.object);
+    if (names.length === 0) return {};
+    const observations = await Promise.all(
+      names.map(async (name): Promise<[string, ClusterTopologyObservation]> => {
+        try {
+          return [name, await read(name)];
+        } catch (error) {
+          log.warn({ err: error, name }, 'Failed to read ClusterTopologyBinding');
+          return [name, { error: error instanceof Error ? error.message : String(error) }];
+        }
+      }),
+    );
+    return { clusterTopologies: new Map(observations) };
+  }
+
   async function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, text: string): Promise<void> {
     const url = request.url ?? '/';
-    const answer = answerAdmissionReview(route, text, options.config, await observeV1Beta2(route, text));
+    const [v1beta2, dgd] = await Promise.all([observeV1Beta2(route, text), observeDgd(route, text)]);
+    const answer = answerAdmissionReview(route, text, options.config, { ...v1beta2, ...dgd });
     const durationMs = performance.now() - started;
     if (answer.status === 400) {
       rejected.inc({ code: '400' });

@@ -438,7 +438,11 @@ describe('helm lint and template', () => {
   it('v1beta2 hardware discovery from exporters (upstream-notes/dgdr.md §3.2): the admission role lists Nodes and pods, its scrapes get the webhooks\' timeoutSeconds as WEBHOOK_TIMEOUT_SECONDS, and its NetworkPolicy restricts ingress only, so the DCGM (9400) and Intel XPU (8080) exporters stay reachable', async () => {
     const objects = await template(['--set', 'dgdrV1Beta2.enabled=true,admission.timeoutSeconds=12']);
     const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'dynamo-admission');
-    expect(role?.rules).toEqual([{ apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list'] }]);
+    expect(role?.rules).toEqual([
+      { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list'] },
+      // The DGD validating webhook reads the ClusterTopologyBinding a creation names (upstream readGroveClusterTopology).
+      { apiGroups: ['grove.io'], resources: ['clustertopologybindings'], verbs: ['get'] },
+    ]);
     const timeouts = objects.filter((o) => o.kind.endsWith('WebhookConfiguration')).flatMap((c) => (c.webhooks as unknown as { timeoutSeconds: number }[]).map((w) => w.timeoutSeconds));
     expect(new Set(timeouts)).toEqual(new Set([12]));
     const admission = workloads(objects).find((w) => w.name === 'Deployment dynamo-admission');
