@@ -139,7 +139,8 @@ if (only !== 'dgd-apply-overrides') {
         sourcemap: values['no-sourcemap'] ? false : 'linked',
         legalComments: 'linked',
       });
-      return [name, entrySizes(result.metafile, path.join(bundles, `${name}.mjs`))];
+      // The metafile names outputs relative to the working directory, whatever --outdir is.
+      return [name, entrySizes(result.metafile, path.relative(process.cwd(), path.join(bundles, `${name}.mjs`)))];
     }),
   );
   const sizes = Object.fromEntries(results);

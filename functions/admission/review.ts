@@ -23,9 +23,18 @@ import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
 import { DGDR_KIND, DGDR_PLURAL, RUN_PLURAL, isDgdrV1Beta2View } from '../../shared/api/index.js';
 import { validateConversionView } from '../../shared/domain/index.js';
-import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
+import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type ClusterTopologies, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
 import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
 import { V1BETA2, V1BETA2_ROUTES, admitV1Beta2, type V1Beta2Observed } from './dgdr-v1beta2.js';
+
+/**
+ * What the server read from the API server for one review: the v1beta2 hardware-discovery facts,
+ * and for a DGD validation the ClusterTopologyBindings its typed topology names (./server.ts;
+ * shared/domain/admission/topology.ts `clusterTopologyNamesToRead`).
+ */
+export interface AdmissionObserved extends V1Beta2Observed {
+  readonly clusterTopologies?: ClusterTopologies;
+}
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
@@ -252,7 +261,7 @@ function readWellFormedRequest(body: unknown): AdmissionRequest | undefined {
  * AdmissionReview. Never throws for any input.
  * Source: knative.md §4.1; DESIGN.md "Admission". Pure.
  */
-export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig, observed: V1Beta2Observed = {}, bodyBytes?: number): AdmissionAnswer {
+export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig, observed: AdmissionObserved = {}, bodyBytes?: number): AdmissionAnswer {
   let parsedBody: unknown;
   try {
     parsedBody = JSON.parse(body);
@@ -294,7 +303,7 @@ interface BodyFacts {
   readonly hasPrototypeKeys: boolean;
 }
 
-function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: V1Beta2Observed, body: BodyFacts): { response: AdmissionResponse; patchOperations: number } {
+function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: AdmissionObserved, body: BodyFacts): { response: AdmissionResponse; patchOperations: number } {
   const { uid } = request;
   if (request.operation === 'DELETE' || request.operation === 'CONNECT') return only({ uid, allowed: true });
   if (route.version === V1BETA2) return respondV1Beta2(route, request, observed);
@@ -322,7 +331,7 @@ function respond(route: WebhookRoute, request: AdmissionRequest, config: Admissi
       return only(reject(uid, 400, `request.oldObject must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(oldApiVersion)} ${JSON.stringify(oldKind)}`));
     }
   }
-  return route.kind === 'mutate' ? mutate(uid, object, request.operation, (config.dgdr ?? DEFAULT_DGDR_ADMISSION_CONFIG).operatorVersion) : only(validate(uid, object, oldObject, request, config, body));
+  return route.kind === 'mutate' ? mutate(uid, object, request.operation, (config.dgdr ?? DEFAULT_DGDR_ADMISSION_CONFIG).operatorVersion) : only(validate(uid, object, oldObject, request, config, body, observed.clusterTopologies));
 }
 
 function only(response: AdmissionResponse): { response: AdmissionResponse; patchOperations: number } {
@@ -353,12 +362,12 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
   return typeof metadata === 'object' && metadata !== null && (metadata as Record<string, unknown>)['deletionTimestamp'] != null;
 }
 
-function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, body: BodyFacts): AdmissionResponse {
+function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, body: BodyFacts, clusterTopologies: ClusterTopologies | undefined): AdmissionResponse {
   // The body's length, less what the stored object's JSON takes at least, bounds the object's
   // JSON bytes (validation's storable-size rule uses it to skip rendering without serialising).
   const objectBytes = (body.bytes ?? Buffer.byteLength(body.text)) - (oldObject === undefined ? 0 : jsonBytesLowerBound(oldObject));
   // The body walk already looked for `__proto__` keys in object and oldObject; the rules skip that walk when it found none.
-  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username, objectBytes, ...(body.hasPrototypeKeys ? {} : { isFreeOfPrototypeKeys: true }) });
+  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username, objectBytes, clusterTopologies, ...(body.hasPrototypeKeys ? {} : { isFreeOfPrototypeKeys: true }) });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
   if (result.issues.length === 0) return { uid, allowed: true, ...warnings };
   return { uid, allowed: false, status: invalidStatus(result.issues, objectName(object) ?? request.name ?? ''), ...warnings };

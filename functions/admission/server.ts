@@ -45,13 +45,13 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
+import { clusterTopologyNamesToRead, hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type ClusterTopologyObservation, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
 import { DGDR_PLURAL } from '../../shared/api/index.js';
 import { hardwareDiscoveryFilter, type V1Beta2Observed } from './dgdr-v1beta2.js';
 import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, registerBuildInfo } from '../../shared/runtime/index.js';
 import { readBodyWithinBudget } from './body-budget.js';
 import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
-import { answerAdmissionReview, findWebhookRoute, type AdmissionAnswer, type WebhookRoute } from './review.js';
+import { answerAdmissionReview, findWebhookRoute, type AdmissionAnswer, type AdmissionObserved, type WebhookRoute } from './review.js';
 import { createReviewQueue } from './review-queue.js';
 
 /**
@@ -146,6 +146,12 @@ export interface AdmissionServerOptions {
    * sku filter; called beside `listNodes`. Absent: discovery reads the Nodes' labels only.
    */
   readonly loadExporters?: (gpuSku: string | undefined) => Promise<DcgmFacts>;
+  /**
+   * Reads one Grove ClusterTopologyBinding by name (its level domains in order, or not found), for
+   * the typed topology rules of DGD creation (shared/domain/admission/topology.ts); called once per
+   * name a DGD CREATE review names. Absent: those live checks are skipped.
+   */
+  readonly readClusterTopology?: (name: string) => Promise<ClusterTopologyObservation>;
   /** Converters behind `POST /convert`; default every registered kind (./convert.ts `CONVERTERS`). */
   readonly converters?: ConverterRegistry;
   /** Registry for `/metrics`; default a fresh one. */
@@ -303,12 +309,58 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     return child;
   }
 
-  /** Answers an AdmissionReview: at once, unless a v1beta2 mutation must first observe the cluster. */
+  /**
+   * Whether a review is a DGD validation that may name a ClusterTopologyBinding to read (the body
+   * mentions a clusterTopologyName at all, and a reader is configured); {@link observeDgd} decides.
+   */
+  function mayNameClusterTopologies(route: WebhookRoute, text: string): boolean {
+    // A route without a resource admits DynamoGraphDeployments.
+    return options.readClusterTopology !== undefined && route.kind === 'validate' && route.version !== 'v1beta2' && route.resource === undefined && text.includes('clusterTopologyName');
+  }
+
+  /**
+   * The ClusterTopologyBindings a DGD CREATE validation names (upstream reads them on create only).
+   * A read failure is recorded, never thrown: the rule reports "failed to read
+   * ClusterTopologyBinding: <error>" as upstream does. Called only when
+   * {@link mayNameClusterTopologies}, so the body is parsed again only when it names a
+   * clusterTopologyName at all.
+   */
+  async function observeDgd(text: string): Promise<AdmissionObserved> {
+    const read = options.readClusterTopology;
+    if (read === undefined) return {};
+    let review: unknown;
+    try {
+      review = JSON.parse(text);
+    } catch {
+      return {};
+    }
+    const request = typeof review === 'object' && review !== null ? (review as { request?: { operation?: unknown; object?: unknown } }).request : undefined;
+    if (request?.operation !== 'CREATE') return {};
+    const names = clusterTopologyNamesToRead(request.object);
+    if (names.length === 0) return {};
+    const observations = await Promise.all(
+      names.map(async (name): Promise<[string, ClusterTopologyObservation]> => {
+        try {
+          return [name, await read(name)];
+        } catch (error) {
+          log.warn({ err: error, name }, 'Failed to read ClusterTopologyBinding');
+          return [name, { error: error instanceof Error ? error.message : String(error) }];
+        }
+      }),
+    );
+    return { clusterTopologies: new Map(observations) };
+  }
+
+  /** Answers an AdmissionReview: at once, unless it must first observe the cluster (v1beta2 hardware discovery, a DGD's ClusterTopologyBindings). */
   function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, body: Buffer): void | Promise<void> {
     const text = body.toString('utf8');
-    const filter = hardwareDiscoveryFilter(route, text);
-    if (filter === undefined || options.listNodes === undefined) return writeAdmissionAnswer(route, request, response, started, answerAdmissionReview(route, text, options.config, {}, body.length));
-    return observeV1Beta2(filter, options.listNodes).then((observed) => writeAdmissionAnswer(route, request, response, started, answerAdmissionReview(route, text, options.config, observed, body.length)));
+    const filter = options.listNodes === undefined ? undefined : hardwareDiscoveryFilter(route, text);
+    const isTopologyRead = mayNameClusterTopologies(route, text);
+    if (filter === undefined && !isTopologyRead) return writeAdmissionAnswer(route, request, response, started, answerAdmissionReview(route, text, options.config, {}, body.length));
+    const listNodes = options.listNodes;
+    return Promise.all([filter === undefined || listNodes === undefined ? {} : observeV1Beta2(filter, listNodes), isTopologyRead ? observeDgd(text) : {}]).then(([v1beta2, dgd]) =>
+      writeAdmissionAnswer(route, request, response, started, answerAdmissionReview(route, text, options.config, { ...v1beta2, ...dgd }, body.length)),
+    );
   }
 
   function writeAdmissionAnswer(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, answer: AdmissionAnswer): void {
