@@ -22,7 +22,9 @@
 // not serialized: ... HTTPParser"), and every function's start path loads node:http (the
 // CloudEvents host, undici, @kubernetes/client-node).
 //
-//   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap]
+//   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap] [--metafile]
+//   (--metafile writes dist/bundles/<entry>.meta.json, esbuild's record of what each output holds:
+//   open it in https://esbuild.github.io/analyze/ to see what a function loads at start)
 //   (default: both, into dist/; --only dynamo-fn is the old name of --only bundles)
 // Run from the repository root.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,7 +33,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false }, metafile: { type: 'boolean', default: false } } });
 const only = values.only === 'dynamo-fn' ? 'bundles' : values.only;
 if (only !== undefined && only !== 'bundles' && only !== 'dgd-apply-overrides') {
   process.stderr.write(`build.mjs: --only must be bundles or dgd-apply-overrides, not ${values.only}\n`);
@@ -139,6 +141,7 @@ if (only !== 'dgd-apply-overrides') {
         sourcemap: values['no-sourcemap'] ? false : 'linked',
         legalComments: 'linked',
       });
+      if (values.metafile) writeFileSync(path.join(bundles, `${name}.meta.json`), JSON.stringify(result.metafile));
       return [name, entrySizes(result.metafile, path.join(bundles, `${name}.mjs`))];
     }),
   );
