@@ -23,7 +23,8 @@
 // CloudEvents host, undici, @kubernetes/client-node).
 //
 //   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap] [--metafile]
-//   (--metafile writes dist/bundles/<entry>.meta.json, esbuild's record of what each output holds:
+//   (--entries admission,reconcile builds only those bundles, for a quicker look;
+//   --metafile writes dist/bundles/<entry>.meta.json, esbuild's record of what each output holds:
 //   open it in https://esbuild.github.io/analyze/ to see what a function loads at start)
 //   (default: both, into dist/; --only dynamo-fn is the old name of --only bundles)
 // Run from the repository root.
@@ -33,7 +34,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false }, metafile: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false }, metafile: { type: 'boolean', default: false }, entries: { type: 'string' } } });
 const only = values.only === 'dynamo-fn' ? 'bundles' : values.only;
 if (only !== undefined && only !== 'bundles' && only !== 'dgd-apply-overrides') {
   process.stderr.write(`build.mjs: --only must be bundles or dgd-apply-overrides, not ${values.only}\n`);
@@ -125,7 +126,8 @@ function entrySizes(metafile, file) {
 if (only !== 'dgd-apply-overrides') {
   const bundles = path.join(outdir, 'bundles');
   rmSync(bundles, { recursive: true, force: true });
-  const entries = { 'dynamo-fn': 'shared/cli/bundle-entry.ts', ...Object.fromEntries(FUNCTIONS.map((name) => [name, `shared/cli/function-entries/${name}.ts`])) };
+  const allEntries = { 'dynamo-fn': 'shared/cli/bundle-entry.ts', ...Object.fromEntries(FUNCTIONS.map((name) => [name, `shared/cli/function-entries/${name}.ts`])) };
+  const entries = values.entries === undefined ? allEntries : Object.fromEntries(Object.entries(allEntries).filter(([name]) => values.entries.split(',').includes(name)));
   // One build per entry: esbuild's tree shaking keeps what any entry of a build uses, so in one
   // build with the CLI (which reaches all of @kubernetes/client-node) every function would load it.
   const started = Date.now();

@@ -86,10 +86,8 @@ export function inClusterConfig(env: Readonly<Record<string, string | undefined>
  * or invalid file).
  */
 export async function loadKubeconfigFile(path: string): Promise<KubeConfig> {
-  const { KubeConfig: KubeConfigClass } = await import('@kubernetes/client-node');
-  const kubeConfig = new KubeConfigClass();
-  kubeConfig.loadFromFile(path);
-  return kubeConfig;
+  const { readKubeconfigFile } = await import('./kubeconfig-file.js');
+  return readKubeconfigFile(path);
 }
 
 /**
