@@ -1,7 +1,8 @@
 /**
  * Cold-start benchmark (not a test), per function, as the chart starts it: `node
  * dist/bundles/<function>.mjs` (the function's own bundle, `npm run build`) with the chart's
- * NODE_OPTIONS (infra/chart/values.yaml `functionNodeOptions`, `admission.nodeOptions`): from
+ * NODE_OPTIONS (infra/chart/values.yaml `functionNodeOptions`, `admission.nodeOptions`) and the
+ * image's environment (infra/image/image.json: NODE_ENV, Node's compile cache in dist/compile-cache): from
  * spawning the process to its first answered event, and its resident memory once idle, beside
  * a bare `node` HTTP server answering "hello" to the same POST, all measured in one run, each
  * process started fresh `--runs` times (the median is printed). Scale from zero costs exactly
@@ -221,7 +222,16 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
       isAnswered: (statusCode, body) => statusCode === 200 && (JSON.parse(body) as { response?: { allowed?: boolean } }).response?.allowed === true,
     });
 
-    const env = { KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String((stub.address() as AddressInfo).port), [ENV_SERVICE_ACCOUNT_DIR]: serviceAccount, LOG_LEVEL: 'warn' };
+    // The image's environment (infra/image/image.json), its /app paths in this checkout: Node's
+    // compile cache of the bundles (NODE_COMPILE_CACHE, written by npm run build).
+    const imageSpec = JSON.parse(readFileSync(join(REPO, 'infra', 'image', 'image.json'), 'utf8')) as { readonly WorkingDir: string; readonly Env: readonly string[] };
+    const imageEnv = Object.fromEntries(
+      imageSpec.Env.filter((entry) => entry.startsWith('NODE_')).map((entry) => {
+        const [name = '', ...value] = entry.split('=');
+        return [name, value.join('=').replace(new RegExp(`^${imageSpec.WorkingDir}/`), REPO)];
+      }),
+    );
+    const env = { ...imageEnv, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String((stub.address() as AddressInfo).port), [ENV_SERVICE_ACCOUNT_DIR]: serviceAccount, LOG_LEVEL: 'warn' };
     const variants = [
       ...FUNCTIONS.filter((name) => options.functions === undefined || options.functions.includes(name)).map((name) => ({
         name,
