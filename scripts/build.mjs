@@ -88,6 +88,26 @@ const withoutSideEffects = {
   },
 };
 
+/**
+ * prom-client's process CPU metric (collectDefaultMetrics) requires @opentelemetry/api at load,
+ * for exemplars we never enable (`enableExemplars`); evaluating it was about a sixth of a
+ * function's module evaluation at start. prom-client gets a stand-in whose `trace` and `context`
+ * load the real API on first use: the same behaviour, paid only with exemplars on.
+ */
+const lazyOpenTelemetryInPromClient = {
+  name: 'lazy-opentelemetry-in-prom-client',
+  setup(build) {
+    build.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
+      args.namespace === 'file' && args.importer.includes('/node_modules/prom-client/') ? { path: args.importer, namespace: 'lazy-otel' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-otel' }, (args) => ({
+      contents: "let api; const load = () => (api ??= require('@opentelemetry/api'));\nmodule.exports = { get trace() { return load().trace; }, get context() { return load().context; } };\n",
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -97,7 +117,7 @@ const common = {
   // The version the sources read from package.json (shared/runtime/build-info.ts).
   define: { __DYNAMO_FN_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
-  plugins: [builtinsThroughRequire, withoutSideEffects],
+  plugins: [builtinsThroughRequire, withoutSideEffects, lazyOpenTelemetryInPromClient],
   banner: { js: "import { createRequire as __dynamoFnCreateRequire } from 'node:module'; const require = __dynamoFnCreateRequire(import.meta.url);" },
 };
 
