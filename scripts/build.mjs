@@ -19,10 +19,19 @@
 // (shared/cli/, shared/runtime/) do, so a path a module derives from its own location
 // (install's default chart, ../../infra/chart) is the same in the checkout and the image.
 // CommonJS dependencies need `require`, so the banner makes one in every output file.
+// What a function loads at start (measure with --metafile, and `node --cpu-prof` on a bundle):
+// its handlers, zod and the API schemas, pino, prom-client, cloudevents, and node:http(s) for the
+// host and the Kubernetes transport (shared/kube/transport.ts). Kept off it: @kubernetes/client-node
+// and undici (imported only to read a kubeconfig file: a pod uses its service account directly),
+// @opentelemetry/api (prom-client's exemplars; lazyOpenTelemetryInPromClient below), and gated code.
+// The start chunks are also precompiled: Node's compile cache in dist/compile-cache
+// (writeCompileCache below), which the image reads.
 // No V8 startup snapshot (node --build-snapshot): Node 24's user-land snapshot cannot hold
 // node:http's native handles (building one from a function's bundle fails with "global handle
 // not serialized: ... HTTPParser"), and every function's start path loads node:http (the
-// CloudEvents host, undici, @kubernetes/client-node).
+// CloudEvents host and the Kubernetes transport); a snapshot would need the code that does not
+// touch node:http split from the code that does, with node:http loaded in the deserialized main
+// (not tried).
 //
 //   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap] [--metafile]
 //   (--entries admission,reconcile builds only those bundles, for a quicker look;
