@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { TransientError } from '../runtime/index.js';
 import { classifyKubeError, kubeStatusOf } from './errors.js';
-import { ENV_SERVICE_ACCOUNT_DIR, inClusterConfig, KubeTransport } from './transport.js';
+import { ENV_SERVICE_ACCOUNT_DIR, inClusterConfig, KubeTransport, loadKubeConnection } from './transport.js';
 
 describe('inClusterConfig (client-go rest.InClusterConfig)', () => {
   let dir: string;
@@ -42,6 +42,25 @@ describe('inClusterConfig (client-go rest.InClusterConfig)', () => {
     const later: RequestOptions = {};
     await config.applyToHTTPSOptions(later);
     expect(later.headers).toEqual({ Authorization: 'Bearer second' });
+  });
+});
+
+describe('loadKubeConnection', () => {
+  it('KUBECONFIG wins (read by client-node, its current context), else in-cluster when KUBERNETES_SERVICE_HOST is set, else nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-'));
+    try {
+      const file = join(dir, 'config');
+      writeFileSync(file, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://kube.example:6443"}}]\nusers: [{name: u, user: {token: abc}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n');
+      const fromFile = await loadKubeConnection(file, { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' });
+      expect(fromFile?.getCurrentCluster()?.server).toBe('https://kube.example:6443');
+      const options: RequestOptions = {};
+      await fromFile?.applyToHTTPSOptions(options);
+      expect(options.headers).toMatchObject({ Authorization: 'Bearer abc' });
+      expect((await loadKubeConnection(undefined, { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' }))?.getCurrentCluster()?.server).toBe('https://10.0.0.1:443');
+      expect(await loadKubeConnection(undefined, {})).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
