@@ -214,7 +214,8 @@ if (only !== 'dgd-apply-overrides') {
         legalComments: 'linked',
       });
       if (values.metafile) writeFileSync(path.join(bundles, `${name}.meta.json`), JSON.stringify(result.metafile));
-      return [name, entrySizes(result.metafile, path.join(bundles, `${name}.mjs`))];
+      // The metafile names outputs relative to the working directory, whatever --outdir is.
+      return [name, entrySizes(result.metafile, path.relative(process.cwd(), path.join(bundles, `${name}.mjs`)))];
     }),
   );
   const sizes = Object.fromEntries(results);

@@ -24,7 +24,7 @@ import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type Handl
 import { GpuDiscoveryCache } from '../../shared/discovery/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
 import { route as requestRoute, runRoute as requestOfRunRoute } from './request.js';
-import { claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';
+import { candidateRoute, claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';
 
 /** The profile function's dependencies: the DGDR ones, and the Runs' client (its own field manager). */
 export interface ProfileFunctionDeps extends ProfileDeps {
@@ -145,7 +145,7 @@ export function resyncDeps<D extends ProfileDeps>(deps: D): D {
 
 const profile: FunctionDefinition<ProfileFunctionDeps> = {
   name: 'profile',
-  routes: [anyDgdrRoute, anyJobRoute, configMapRoute, dgdRoute, runAndRequestRoute, onRunKube(podRoute), onRunKube(claimRoute)],
+  routes: [anyDgdrRoute, anyJobRoute, configMapRoute, dgdRoute, runAndRequestRoute, onRunKube(podRoute), onRunKube(candidateRoute), onRunKube(claimRoute)],
   init: (base) => initProfile(base),
   resyncDeps,
 };

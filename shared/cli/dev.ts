@@ -480,7 +480,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       { kube, kubeConfig: plane.kubeConfig, dir: plane.dir, isChart: values.chart, log },
     );
     // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
-    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log, isGroveSimulated: activeSimulations.some((s) => s.flag === 'grove') }) : undefined;
     if (profiler !== undefined) parts.push(profiler);
     const urls: Partial<Record<ChartFunction['name'], string>> = {};
     for (const fn of functions) {
