@@ -39,8 +39,7 @@ import {
   type NodeFacts,
 } from '../../shared/domain/index.js';
 import { GpuDiscoveryCache, discoveryBudget, loadMetricsFacts, type MetricsEndpointTemplates, type ScrapeMetrics } from '../../shared/discovery/index.js';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { createKube, loadKubeConnection, type Kube, type KubeConnectionConfig, type KubeObject } from '../../shared/kube/index.js';
 
 /** The admission function only reads (Nodes and exporter pods, for v1beta2 hardware discovery); the field manager names it in any audit. */
 const FIELD_MANAGER_ADMISSION = 'dynamo-admission';
@@ -308,14 +307,13 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
     const isTimeoutValid = timeoutText === '' || (/^\d+$/.test(timeoutText.trim()) && Number(timeoutText) >= 1 && Number(timeoutText) <= 30);
     if (!isTimeoutValid) return fail(`WEBHOOK_TIMEOUT_SECONDS must be an integer from 1 to 30 (the webhooks' timeoutSeconds), got ${JSON.stringify(timeoutText)}`);
     const webhookTimeoutSeconds = timeoutText === '' ? DEFAULT_WEBHOOK_TIMEOUT_SECONDS : Number(timeoutText);
-    const kubeConfig = new KubeConfig();
+    let kubeConfig: KubeConnectionConfig | undefined;
     try {
-      if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
-      else if ((deps.env['KUBERNETES_SERVICE_HOST'] ?? '') === '') return fail('DGDR_V1BETA2_ENABLED needs KUBECONFIG (a kubeconfig file path) when not running in a Kubernetes pod, to list Nodes for hardware discovery');
-      else kubeConfig.loadFromCluster();
+      kubeConfig = await loadKubeConnection(config.kubeconfigPath, deps.env);
     } catch (error) {
       return fail(`cannot load KUBECONFIG: ${(error as Error).message}`);
     }
+    if (kubeConfig === undefined) return fail('DGDR_V1BETA2_ENABLED needs KUBECONFIG (a kubeconfig file path) when not running in a Kubernetes pod, to list Nodes for hardware discovery');
     const kube = createKube(kubeConfig, { fieldManager: FIELD_MANAGER_ADMISSION });
     listNodes = async () => (await kube.list('v1', 'Node')).map(nodeFacts);
     // The same client reads the ClusterTopologyBindings a DGD creation names (the chart grants

@@ -6,10 +6,9 @@
  * @module
  */
 import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
 import { DEFAULT_RENDER_CONFIG, createQuietPassRecords } from '../../shared/domain/index.js';
-import { createKube, type Kube } from '../../shared/kube/index.js';
+import { createKube, loadKubeConnection, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, parseRenderSettings, type FunctionDefinition, type HandlerDeps, type RenderSettings } from '../../shared/runtime/index.js';
 import { childRoutes, route as dgdRoute, type ReconcileDeps } from './dgd.js';
 import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
@@ -45,11 +44,10 @@ export function depsWithKube(base: HandlerDeps, kube: Kube, settings: RenderSett
  */
 export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ReconcileDeps> {
   const settings = parseRenderSettings(env);
-  const kubeConfig = new KubeConfig();
-  if (base.config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(base.config.kubeconfigPath);
-  else if ((env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
+  const kubeConfig = await loadKubeConnection(base.config.kubeconfigPath, env);
+  if (kubeConfig === undefined) {
     throw new ConfigError([{ key: 'KUBECONFIG', expected: 'a kubeconfig file path when not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)', received: undefined }]);
-  } else kubeConfig.loadFromCluster();
+  }
   // The process's quiet-DGD records (./quiet.ts): held for the life of this instance only.
   const deps = { ...depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }), settings), quietPasses: createQuietPassRecords() };
   await checkLpxStartup(deps);
