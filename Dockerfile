@@ -30,7 +30,9 @@ WORKDIR /app
 COPY infra/chart ./infra/chart
 COPY --from=build /out /app/dist
 COPY infra/image/dgd-apply-overrides /dgd-apply-overrides
-ENV NODE_ENV=production
+# Node's compile cache of the bundles, written by scripts/build.mjs into /app/dist/compile-cache
+# (read-only here): used when this image's Node.js is the build stage's version, skipped otherwise.
+ENV NODE_ENV=production NODE_COMPILE_CACHE=/app/dist/compile-cache NODE_COMPILE_CACHE_PORTABLE=1
 LABEL org.opencontainers.image.title="dynamo-fn" org.opencontainers.image.licenses="Apache-2.0"
 USER 65532:65532
 EXPOSE 8080

@@ -1,7 +1,8 @@
 /**
  * Cold-start benchmark (not a test), per function, as the chart starts it: `node
  * dist/bundles/<function>.mjs` (the function's own bundle, `npm run build`) with the chart's
- * NODE_OPTIONS (infra/chart/values.yaml `functionNodeOptions`, `admission.nodeOptions`): from
+ * NODE_OPTIONS (infra/chart/values.yaml `functionNodeOptions`, `admission.nodeOptions`) and the
+ * image's environment (infra/image/image.json: NODE_ENV, Node's compile cache in dist/compile-cache): from
  * spawning the process to its first answered event, and its resident memory once idle, beside
  * a bare `node` HTTP server answering "hello" to the same POST, all measured in one run, each
  * process started fresh `--runs` times (the median is printed). Scale from zero costs exactly
@@ -10,7 +11,9 @@
  * The events are real work for the host: reconcile, profile and cleanup each get an
  * ApiServerSource event (Reference mode) for an object of a kind they take, answered after the
  * function loaded it from a stub API server in this process (discovery, then a 404: the object
- * is gone, so the answer is an empty 2xx). Admission gets a validating AdmissionReview for a
+ * is gone, so the answer is an empty 2xx). The functions find the stub as the chart's pods find
+ * the API server: in-cluster (KUBERNETES_SERVICE_HOST/PORT, over TLS, with a service account
+ * token and CA file; DYNAMO_FN_SERVICE_ACCOUNT_DIR names the bench's own directory for them). Admission gets a validating AdmissionReview for a
  * DynamoGraphDeployment over TLS (a throwaway certificate) and answers it `allowed`.
  * Aims (issue 17 item 2): start to the first answered event at most 2x the bare server's; idle
  * RSS at most 60 MiB. The CPU time each process used to its first answer is printed beside the
@@ -24,8 +27,9 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +39,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { generateServingCertificates } from '../functions/admission/dev-certs.js';
+import { ENV_SERVICE_ACCOUNT_DIR } from '../shared/kube/transport.js';
 import { median, renderTable, type BenchRow } from './table.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -67,8 +72,8 @@ const EVENTS: Readonly<Record<'reconcile' | 'profile' | 'cleanup', { readonly ap
   cleanup: { apiVersion: 'v1', kind: 'PersistentVolumeClaim' },
 };
 
-function startStubApiServer(): Promise<Server> {
-  const server = createServer((req, res) => {
+function startStubApiServer(tls: { readonly cert: string; readonly key: string }): Promise<Server> {
+  const server = createServer(tls, (req, res) => {
     req.resume();
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const resources = DISCOVERY[path];
@@ -171,13 +176,18 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
   const sizes = JSON.parse(readFileSync(join(BUNDLES, 'sizes.json'), 'utf8')) as Record<string, BundleSize>;
   const values = parseYaml(readFileSync(join(REPO, 'infra', 'chart', 'values.yaml'), 'utf8')) as { functionNodeOptions: string; admission: { nodeOptions: string } };
   const dir = mkdtempSync(join(tmpdir(), 'cold-start-'));
-  const stub = await startStubApiServer();
+  const certs = await generateServingCertificates();
+  const stub = await startStubApiServer({ cert: certs.certPem, key: certs.keyPem });
   try {
-    const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${(stub.address() as AddressInfo).port}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u, namespace: default}}]\ncurrent-context: x\n`);
+    // In-cluster, as the chart runs them: the stub API server over TLS as
+    // KUBERNETES_SERVICE_HOST/PORT, a service account token and CA in a directory of our own.
+    const serviceAccount = join(dir, 'serviceaccount');
+    mkdirSync(serviceAccount);
+    writeFileSync(join(serviceAccount, 'token'), 'cold-start-token');
+    writeFileSync(join(serviceAccount, 'ca.crt'), certs.caPem);
+    writeFileSync(join(serviceAccount, 'namespace'), 'default');
     const bareFile = join(dir, 'bare.cjs');
     writeFileSync(bareFile, BARE_SERVER);
-    const certs = await generateServingCertificates();
     writeFileSync(join(dir, 'tls.crt'), certs.certPem);
     writeFileSync(join(dir, 'tls.key'), certs.keyPem);
     const tls = new Agent({ connect: { ca: certs.caPem } });
@@ -212,7 +222,16 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
       isAnswered: (statusCode, body) => statusCode === 200 && (JSON.parse(body) as { response?: { allowed?: boolean } }).response?.allowed === true,
     });
 
-    const env = { KUBECONFIG: kubeconfig, LOG_LEVEL: 'warn' };
+    // The image's environment (infra/image/image.json), its /app paths in this checkout: Node's
+    // compile cache of the bundles (NODE_COMPILE_CACHE, written by npm run build).
+    const imageSpec = JSON.parse(readFileSync(join(REPO, 'infra', 'image', 'image.json'), 'utf8')) as { readonly WorkingDir: string; readonly Env: readonly string[] };
+    const imageEnv = Object.fromEntries(
+      imageSpec.Env.filter((entry) => entry.startsWith('NODE_')).map((entry) => {
+        const [name = '', ...value] = entry.split('=');
+        return [name, value.join('=').replace(new RegExp(`^${imageSpec.WorkingDir}/`), REPO)];
+      }),
+    );
+    const env = { ...imageEnv, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String((stub.address() as AddressInfo).port), [ENV_SERVICE_ACCOUNT_DIR]: serviceAccount, LOG_LEVEL: 'warn' };
     const variants = [
       ...FUNCTIONS.filter((name) => options.functions === undefined || options.functions.includes(name)).map((name) => ({
         name,

@@ -1,18 +1,23 @@
 /**
- * Reconcile event benchmark (not a test): one `dynamo-fn serve reconcile` process, started as
- * the chart runs it (its V8 heap pinned by the chart's `functionNodeOptions`), handles events for
+ * Reconcile event benchmark (not a test): one reconcile process, started as the chart runs it
+ * (`node dist/bundles/reconcile.mjs`, the function's own bundle from `npm run build`, which
+ * `npm run bench:reconcile-memory` runs first; its V8 heap pinned by the chart's
+ * `functionNodeOptions`), handles events for
  * unchanged DGDs on a real API server, beside bare GETs of the same DGDs at the same concurrency
  * measured in the same run. Prints the event rate against the GETs', the function's CPU per
  * event (from /proc/<pid>/stat), its peak RSS through the events against the chart's reconcile
  * memory limit (infra/chart/values.yaml `reconcile.resources.limits.memory`), its RSS growth
  * after a warm-up, and the API calls per event by verb (every request of both sides goes
- * through one loopback recorder).
+ * through one loopback recorder). Then `--child-events` events for the DGDs' PodCliqueSets
+ * (each a full pass: a child's event drops the DGD's quiet record, functions/reconcile/quiet.ts),
+ * their rate and CPU, the peak RSS covering both.
  * Aims (issue 17 item 3): at least 0.5x the bare GETs' rate; under 256 MiB RSS through 10,000 events.
  *
- * Usage: npm run bench:reconcile-memory [-- --dgds N --events N --concurrency N]
+ * Usage: npm run bench:reconcile-memory [-- --dgds N --events N --concurrency N --child-events N --cpu-prof-dir DIR]
  * @module
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,7 +27,8 @@ import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { DGD_KIND, DGD_V1BETA1 } from '../shared/api/index.js';
-import { KubeConfig, createKube } from '../shared/kube/index.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createKube } from '../shared/kube/index.js';
 import { RESYNC_EVENT_TYPE } from '../shared/runtime/index.js';
 import { startControlPlane } from '../test/harness/apiserver.js';
 import { defaultCrdFiles } from '../test/harness/crds.js';
@@ -32,10 +38,11 @@ import { countByVerb, recordedKubeconfig } from '../test/support/request-count.j
 import { renderTable } from './table.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { dgds: { type: 'string', default: '20' }, events: { type: 'string', default: '10000' }, concurrency: { type: 'string', default: '16' } } });
+const { values } = parseArgs({ options: { dgds: { type: 'string', default: '20' }, events: { type: 'string', default: '10000' }, concurrency: { type: 'string', default: '16' }, 'child-events': { type: 'string', default: '1000' }, 'cpu-prof-dir': { type: 'string' } } });
 const dgdCount = Number(values.dgds);
 const eventCount = Number(values.events);
 const concurrency = Number(values.concurrency);
+const childEventCount = Number(values['child-events']);
 const WARMUP_EVENTS = 300;
 const RSS_AIM_MIB = 256;
 
@@ -107,7 +114,11 @@ try {
   }
 
   const port = await freePort();
-  child = spawn(process.execPath, [path.join(root, 'bin', 'dynamo-fn.js'), 'serve', 'reconcile'], {
+  const bundle = path.join(root, 'dist', 'bundles', 'reconcile.mjs');
+  if (!existsSync(bundle)) throw new Error(`no ${bundle}: run npm run build (npm run bench:reconcile-memory does)`);
+  // --cpu-prof-dir DIR: the process writes a V8 CPU profile of its whole run there on exit.
+  const profile = values['cpu-prof-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(values['cpu-prof-dir'])];
+  child = spawn(process.execPath, [...profile, bundle], {
     cwd: root,
     env: { ...process.env, NODE_OPTIONS: chartValues.functionNodeOptions, PORT: String(port), KUBECONFIG: kubeconfigPath, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -132,6 +143,11 @@ try {
     await answer.body.dump();
     if (answer.statusCode !== 204) throw new Error(`event answered ${answer.statusCode}`);
   };
+  // An event for a DGD's PodCliqueSet (named as the DGD): a child's event is always a full pass.
+  const childEvent = (index: number) => {
+    const name = names[index % names.length] ?? '';
+    return send('dev.knative.apiserver.ref.update', { kind: 'PodCliqueSet', apiversion: 'grove.io/v1alpha1', name, namespace }, { apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', name, namespace });
+  };
   const dgdEvent = (index: number) => {
     const name = names[index % names.length] ?? '';
     return send('dev.knative.apiserver.ref.update', { kind: DGD_KIND, apiversion: DGD_V1BETA1, name, namespace }, { apiVersion: DGD_V1BETA1, kind: DGD_KIND, name, namespace });
@@ -154,22 +170,39 @@ try {
   const cpuBefore = await cpuSeconds(pid);
   const eventSeconds = await timed(eventCount, concurrency, dgdEvent);
   const cpuUsed = (await cpuSeconds(pid)) - cpuBefore;
-  clearInterval(sampler);
   const end = await rssMib(pid);
-  peak = Math.max(peak, end);
   const calls: RecordedRequest[] = recorder.requests.slice(from);
   const perEvent = Object.entries(countByVerb(calls)).map(([verb, count]) => `${verb} ${(count / eventCount).toFixed(2)}`).join(', ');
 
+  // Then full passes: events for the DGDs' PodCliqueSets, the RSS still sampled.
+  const childFrom = recorder.requests.length;
+  const childCpuBefore = await cpuSeconds(pid);
+  const childSeconds = childEventCount === 0 ? 0 : await timed(childEventCount, concurrency, childEvent);
+  const childCpu = (await cpuSeconds(pid)) - childCpuBefore;
+  clearInterval(sampler);
+  peak = Math.max(peak, end, await rssMib(pid));
+  const childCalls = recorder.requests.slice(childFrom);
+  const perChildEvent = Object.entries(countByVerb(childCalls)).map(([verb, count]) => `${verb} ${(count / Math.max(1, childEventCount)).toFixed(2)}`).join(', ');
+
   process.stdout.write(
-    renderTable(`serve reconcile: ${eventCount} events for ${dgdCount} unchanged DGDs, concurrency ${concurrency}, NODE_OPTIONS "${chartValues.functionNodeOptions}" (real API server on loopback, every request through one recorder)`, [
+    renderTable(`reconcile (dist/bundles/reconcile.mjs): ${eventCount} events for ${dgdCount} unchanged DGDs, concurrency ${concurrency}, NODE_OPTIONS "${chartValues.functionNodeOptions}" (real API server on loopback, every request through one recorder)`, [
       { name: 'events for unchanged DGDs', value: eventCount / eventSeconds, unit: '/s', baseline: { name: 'bare GETs of the same DGDs', value: eventCount / getSeconds }, aim: { text: '>= 0.5x', isMet: eventCount / eventSeconds >= 0.5 * (eventCount / getSeconds) } },
       { name: 'CPU per event (function process)', value: (cpuUsed / eventCount) * 1000, unit: 'ms' },
-      { name: `peak RSS through ${eventCount} events`, value: peak, unit: 'MiB', baseline: { name: `chart limit (${chartValues.reconcile.resources.limits.memory})`, value: Number(/^(\d+)Mi$/.exec(chartValues.reconcile.resources.limits.memory)?.[1] ?? 0) }, aim: { text: `< ${RSS_AIM_MIB} MiB`, isMet: peak < RSS_AIM_MIB } },
-      { name: 'RSS growth after warm-up', value: end - afterWarmup, unit: 'MiB', baseline: { name: `RSS after ${WARMUP_EVENTS} warm-up events`, value: afterWarmup } },
-    ]) + `idle RSS ${idle.toFixed(0)} MiB; API calls per event: ${perEvent || 'none'}\n`,
+      ...(childEventCount === 0 ? [] : [
+        { name: `full passes (${childEventCount} events for their PodCliqueSets)`, value: childEventCount / childSeconds, unit: '/s', baseline: { name: 'events for unchanged DGDs', value: eventCount / eventSeconds } },
+        { name: 'CPU per full pass (function process)', value: (childCpu / childEventCount) * 1000, unit: 'ms' },
+      ]),
+      { name: `peak RSS through ${eventCount + childEventCount} events`, value: peak, unit: 'MiB', baseline: { name: `chart limit (${chartValues.reconcile.resources.limits.memory})`, value: Number(/^(\d+)Mi$/.exec(chartValues.reconcile.resources.limits.memory)?.[1] ?? 0) }, aim: { text: `< ${RSS_AIM_MIB} MiB`, isMet: peak < RSS_AIM_MIB } },
+      { name: `RSS growth after warm-up (through the ${eventCount} events)`, value: end - afterWarmup, unit: 'MiB', baseline: { name: `RSS after ${WARMUP_EVENTS} warm-up events`, value: afterWarmup } },
+    ]) + `idle RSS ${idle.toFixed(0)} MiB; API calls per event for an unchanged DGD: ${perEvent || 'none'}; per full pass: ${perChildEvent || 'none'}\n`,
   );
 } finally {
-  child?.kill('SIGTERM');
+  if (child !== undefined && child.exitCode === null) {
+    // Wait for the exit, so a CPU profile is written before the API server goes away.
+    const exited = new Promise((resolve) => child?.once('exit', resolve));
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  }
   await recorder.close();
   await plane.stop();
   await rm(dir, { recursive: true, force: true });

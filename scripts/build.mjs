@@ -8,6 +8,8 @@
 //                                 what only a dynamic import() reaches (gated code: the LPX build
 //                                 decoders, the Model Express client, v1beta2, the CLI's
 //                                 commands), loaded when that gate or setting is on;
+//   dist/compile-cache/           Node's compile cache of the bundles (writeCompileCache below),
+//                                 which the image reads (NODE_COMPILE_CACHE);
 //   dist/bundles/sizes.json       per entry: the bytes it loads at start (itself and the chunks
 //                                 it imports statically) and the bytes behind dynamic imports;
 //   dist/dgd-apply-overrides.mjs  the override tool alone (shared/cli/dgd-apply-overrides-entry.ts),
@@ -17,21 +19,34 @@
 // (shared/cli/, shared/runtime/) do, so a path a module derives from its own location
 // (install's default chart, ../../infra/chart) is the same in the checkout and the image.
 // CommonJS dependencies need `require`, so the banner makes one in every output file.
+// What a function loads at start (measure with --metafile, and `node --cpu-prof` on a bundle):
+// its handlers, zod and the API schemas, pino, prom-client, cloudevents, and node:http(s) for the
+// host and the Kubernetes transport (shared/kube/transport.ts). Kept off it: @kubernetes/client-node
+// and undici (imported only to read a kubeconfig file: a pod uses its service account directly),
+// @opentelemetry/api (prom-client's exemplars; lazyOpenTelemetryInPromClient below), and gated code.
+// The start chunks are also precompiled: Node's compile cache in dist/compile-cache
+// (writeCompileCache below), which the image reads.
 // No V8 startup snapshot (node --build-snapshot): Node 24's user-land snapshot cannot hold
 // node:http's native handles (building one from a function's bundle fails with "global handle
 // not serialized: ... HTTPParser"), and every function's start path loads node:http (the
-// CloudEvents host, undici, @kubernetes/client-node).
+// CloudEvents host and the Kubernetes transport); a snapshot would need the code that does not
+// touch node:http split from the code that does, with node:http loaded in the deserialized main
+// (not tried).
 //
-//   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap]
+//   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap] [--metafile]
+//   (--entries admission,reconcile builds only those bundles, for a quicker look;
+//   --metafile writes dist/bundles/<entry>.meta.json, esbuild's record of what each output holds:
+//   open it in https://esbuild.github.io/analyze/ to see what a function loads at start)
 //   (default: both, into dist/; --only dynamo-fn is the old name of --only bundles)
 // Run from the repository root.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false }, metafile: { type: 'boolean', default: false }, entries: { type: 'string' }, 'no-compile-cache': { type: 'boolean', default: false } } });
 const only = values.only === 'dynamo-fn' ? 'bundles' : values.only;
 if (only !== undefined && only !== 'bundles' && only !== 'dgd-apply-overrides') {
   process.stderr.write(`build.mjs: --only must be bundles or dgd-apply-overrides, not ${values.only}\n`);
@@ -82,6 +97,26 @@ const withoutSideEffects = {
   },
 };
 
+/**
+ * prom-client's process CPU metric (collectDefaultMetrics) requires @opentelemetry/api at load,
+ * for exemplars we never enable (`enableExemplars`); evaluating it was about a sixth of a
+ * function's module evaluation at start. prom-client gets a stand-in whose `trace` and `context`
+ * load the real API on first use: the same behaviour, paid only with exemplars on.
+ */
+const lazyOpenTelemetryInPromClient = {
+  name: 'lazy-opentelemetry-in-prom-client',
+  setup(build) {
+    build.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
+      args.namespace === 'file' && args.importer.includes('/node_modules/prom-client/') ? { path: args.importer, namespace: 'lazy-otel' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-otel' }, (args) => ({
+      contents: "let api; const load = () => (api ??= require('@opentelemetry/api'));\nmodule.exports = { get trace() { return load().trace; }, get context() { return load().context; } };\n",
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -91,9 +126,47 @@ const common = {
   // The version the sources read from package.json (shared/runtime/build-info.ts).
   define: { __DYNAMO_FN_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
-  plugins: [builtinsThroughRequire, withoutSideEffects],
+  plugins: [builtinsThroughRequire, withoutSideEffects, lazyOpenTelemetryInPromClient],
   banner: { js: "import { createRequire as __dynamoFnCreateRequire } from 'node:module'; const require = __dynamoFnCreateRequire(import.meta.url);" },
 };
+
+/**
+ * Node's compile cache of the bundles (module.enableCompileCache), written at build time into
+ * <outdir>/compile-cache, so a function's cold start deserializes V8's code for its start
+ * chunks instead of parsing and compiling them (about a fifth of its CPU to the first answer).
+ * The image reads it through NODE_COMPILE_CACHE=/app/dist/compile-cache with
+ * NODE_COMPILE_CACHE_PORTABLE=1 (infra/image/image.json, Dockerfile): portable, its entries are
+ * keyed by the path relative to the cache, so a cache written in the build's tree is found under
+ * /app/dist; read-only at run time (a module missing from it, e.g. gated code, is compiled as
+ * before and Node's attempt to write it fails silently on the read-only root filesystem). Its
+ * directory is named after the Node.js version and V8 flags that wrote it: the image's Node.js
+ * must be the one that built it (build.sh copies that binary; the Dockerfile writes it with the
+ * runtime image's node), else it is skipped, never wrong.
+ * Each entry is run once with the chart's NODE_OPTIONS and no Kubernetes configuration: it
+ * compiles its start chunks, then stops at its configuration check, which writes the cache.
+ */
+function writeCompileCache(dir, names) {
+  const cache = path.resolve(dir, 'compile-cache');
+  rmSync(cache, { recursive: true, force: true });
+  mkdirSync(cache, { recursive: true });
+  const nodeOptions = /^functionNodeOptions: "(.*)"$/m.exec(readFileSync('infra/chart/values.yaml', 'utf8'))?.[1] ?? '';
+  for (const name of names) {
+    const args = name === 'dynamo-fn' ? ['--help'] : name === 'admission' ? ['--port', '0'] : [];
+    const env = { PATH: process.env.PATH ?? '', NODE_OPTIONS: nodeOptions, NODE_COMPILE_CACHE: cache, NODE_COMPILE_CACHE_PORTABLE: '1', LOG_LEVEL: 'silent', PORT: '0' };
+    spawnSync(process.execPath, [path.resolve(dir, 'bundles', `${name}.mjs`), ...args], { env, stdio: 'ignore', timeout: 60_000 });
+  }
+  let files = 0;
+  for (const sub of readdirSafe(cache)) files += readdirSafe(path.join(cache, sub)).length;
+  return files;
+}
+
+function readdirSafe(dir) {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
 
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
 
@@ -123,7 +196,8 @@ function entrySizes(metafile, file) {
 if (only !== 'dgd-apply-overrides') {
   const bundles = path.join(outdir, 'bundles');
   rmSync(bundles, { recursive: true, force: true });
-  const entries = { 'dynamo-fn': 'shared/cli/bundle-entry.ts', ...Object.fromEntries(FUNCTIONS.map((name) => [name, `shared/cli/function-entries/${name}.ts`])) };
+  const allEntries = { 'dynamo-fn': 'shared/cli/bundle-entry.ts', ...Object.fromEntries(FUNCTIONS.map((name) => [name, `shared/cli/function-entries/${name}.ts`])) };
+  const entries = values.entries === undefined ? allEntries : Object.fromEntries(Object.entries(allEntries).filter(([name]) => values.entries.split(',').includes(name)));
   // One build per entry: esbuild's tree shaking keeps what any entry of a build uses, so in one
   // build with the CLI (which reaches all of @kubernetes/client-node) every function would load it.
   const started = Date.now();
@@ -139,6 +213,7 @@ if (only !== 'dgd-apply-overrides') {
         sourcemap: values['no-sourcemap'] ? false : 'linked',
         legalComments: 'linked',
       });
+      if (values.metafile) writeFileSync(path.join(bundles, `${name}.meta.json`), JSON.stringify(result.metafile));
       // The metafile names outputs relative to the working directory, whatever --outdir is.
       return [name, entrySizes(result.metafile, path.relative(process.cwd(), path.join(bundles, `${name}.mjs`)))];
     }),
@@ -149,6 +224,11 @@ if (only !== 'dgd-apply-overrides') {
     process.stdout.write(`  ${`${name}.mjs`.padEnd(15)} ${mib(size.startBytes).padStart(10)} at start (${size.startFiles} file${size.startFiles === 1 ? '' : 's'}), ${mib(size.lazyBytes)} more behind dynamic imports\n`);
   }
   writeFileSync(path.join(bundles, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
+  if (!values['no-compile-cache']) {
+    const cacheStarted = Date.now();
+    const files = writeCompileCache(outdir, Object.keys(entries));
+    process.stdout.write(`Built ${path.join(outdir, 'compile-cache')}/ (${files} files) in ${Date.now() - cacheStarted} ms\n`);
+  }
 }
 if (only !== 'bundles') {
   // One self-contained file: it is copied alone into the profiler's pod.

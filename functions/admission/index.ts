@@ -34,12 +34,12 @@ import {
   ENV_DCGM_ENDPOINT_TEMPLATE,
   ENV_INTEL_XPU_ENDPOINT_TEMPLATE,
   canonicalVersion,
+  type ClusterTopologyObservation,
   type DcgmFacts,
   type NodeFacts,
 } from '../../shared/domain/index.js';
 import { GpuDiscoveryCache, discoveryBudget, loadMetricsFacts, type MetricsEndpointTemplates, type ScrapeMetrics } from '../../shared/discovery/index.js';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { createKube, loadKubeConnection, type Kube, type KubeConnectionConfig, type KubeObject } from '../../shared/kube/index.js';
 
 /** The admission function only reads (Nodes and exporter pods, for v1beta2 hardware discovery); the field manager names it in any audit. */
 const FIELD_MANAGER_ADMISSION = 'dynamo-admission';
@@ -116,6 +116,23 @@ export function createExporterLoader(kube: Kube, options: ExporterLoaderOptions)
       ...(options.cache === undefined ? {} : { cache: options.cache }),
       ...(options.scrape === undefined ? {} : { scrape: options.scrape }),
     });
+}
+
+/**
+ * The ClusterTopologyBinding reader `serve admission` gives the server (its
+ * `readClusterTopology`): a GET of the cluster-scoped `grove.io/v1alpha1` ClusterTopologyBinding,
+ * its `spec.levels[*].domain` in order (broadest first, as the CRD documents them), or not found.
+ * Other API errors reject (the server reports "failed to read ClusterTopologyBinding: <error>",
+ * as upstream's `readGroveClusterTopology` caller does).
+ */
+export function createClusterTopologyReader(kube: Kube): (name: string) => Promise<ClusterTopologyObservation> {
+  return async (name) => {
+    const binding = await kube.get({ apiVersion: 'grove.io/v1alpha1', kind: 'ClusterTopologyBinding', name });
+    if (binding === undefined) return { found: false };
+    const levels = (binding['spec'] as { levels?: unknown } | undefined)?.levels;
+    const domains = Array.isArray(levels) ? levels.map((level) => (level as { domain?: unknown } | null)?.domain).filter((d): d is string => typeof d === 'string') : [];
+    return { found: true, domains };
+  };
 }
 
 /** The port the webhook listens on when neither `--port` nor `PORT` says otherwise. */
@@ -284,21 +301,24 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
   // v1beta2 hardware discovery lists the Nodes (dgdrV1Beta2.enabled only; the chart grants the list).
   let listNodes: (() => Promise<readonly NodeFacts[]>) | undefined;
   let loadExporters: ((gpuSku: string | undefined) => Promise<DcgmFacts>) | undefined;
+  let readClusterTopology: ((name: string) => Promise<ClusterTopologyObservation>) | undefined;
   if (config.dgdrV1Beta2Enabled) {
     const timeoutText = deps.env['WEBHOOK_TIMEOUT_SECONDS'] ?? '';
     const isTimeoutValid = timeoutText === '' || (/^\d+$/.test(timeoutText.trim()) && Number(timeoutText) >= 1 && Number(timeoutText) <= 30);
     if (!isTimeoutValid) return fail(`WEBHOOK_TIMEOUT_SECONDS must be an integer from 1 to 30 (the webhooks' timeoutSeconds), got ${JSON.stringify(timeoutText)}`);
     const webhookTimeoutSeconds = timeoutText === '' ? DEFAULT_WEBHOOK_TIMEOUT_SECONDS : Number(timeoutText);
-    const kubeConfig = new KubeConfig();
+    let kubeConfig: KubeConnectionConfig | undefined;
     try {
-      if (config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(config.kubeconfigPath);
-      else if ((deps.env['KUBERNETES_SERVICE_HOST'] ?? '') === '') return fail('DGDR_V1BETA2_ENABLED needs KUBECONFIG (a kubeconfig file path) when not running in a Kubernetes pod, to list Nodes for hardware discovery');
-      else kubeConfig.loadFromCluster();
+      kubeConfig = await loadKubeConnection(config.kubeconfigPath, deps.env);
     } catch (error) {
       return fail(`cannot load KUBECONFIG: ${(error as Error).message}`);
     }
+    if (kubeConfig === undefined) return fail('DGDR_V1BETA2_ENABLED needs KUBECONFIG (a kubeconfig file path) when not running in a Kubernetes pod, to list Nodes for hardware discovery');
     const kube = createKube(kubeConfig, { fieldManager: FIELD_MANAGER_ADMISSION });
     listNodes = async () => (await kube.list('v1', 'Node')).map(nodeFacts);
+    // The same client reads the ClusterTopologyBindings a DGD creation names (the chart grants
+    // the get beside the Node list); without a client those live topology checks are skipped.
+    readClusterTopology = createClusterTopologyReader(kube);
     const dcgmTemplate = deps.env[ENV_DCGM_ENDPOINT_TEMPLATE] ?? '';
     const intelXpuTemplate = deps.env[ENV_INTEL_XPU_ENDPOINT_TEMPLATE] ?? '';
     loadExporters = createExporterLoader(kube, {
@@ -322,6 +342,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers, dgdr },
         ...(listNodes === undefined ? {} : { listNodes }),
         ...(loadExporters === undefined ? {} : { loadExporters }),
+        ...(readClusterTopology === undefined ? {} : { readClusterTopology }),
         maxBodyBytes,
         shutdownDelaySeconds,
         drainTimeoutSeconds: config.drainTimeoutSeconds,

@@ -23,9 +23,18 @@ import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
 import { DGDR_KIND, DGDR_PLURAL, RUN_PLURAL, isDgdrV1Beta2View } from '../../shared/api/index.js';
 import { validateConversionView } from '../../shared/domain/index.js';
-import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
+import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type ClusterTopologies, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
 import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
 import { V1BETA2, V1BETA2_ROUTES, admitV1Beta2, type V1Beta2Observed } from './dgdr-v1beta2.js';
+
+/**
+ * What the server read from the API server for one review: the v1beta2 hardware-discovery facts,
+ * and for a DGD validation the ClusterTopologyBindings its typed topology names (./server.ts;
+ * shared/domain/admission/topology.ts `clusterTopologyNamesToRead`).
+ */
+export interface AdmissionObserved extends V1Beta2Observed {
+  readonly clusterTopologies?: ClusterTopologies;
+}
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
@@ -163,28 +172,114 @@ export function exceedsNestingDepth(value: unknown, limit: number): boolean {
   return false;
 }
 
+/** What one walk of a parsed review learns: whether it nests too deep, and whether any object in it has an own `__proto__` key. */
+interface BodyShape {
+  readonly isTooDeep: boolean;
+  readonly hasPrototypeKeys: boolean;
+}
+
+/**
+ * {@link exceedsNestingDepth} and `hasPrototypeKeys` (shared/api) in one walk of the parsed body,
+ * so the validating webhook need not walk the object again for the second (a key `__proto__`
+ * anywhere in the review leaves the rules to look for it themselves). Stops at `limit` frames,
+ * as {@link exceedsNestingDepth} does. Pure.
+ */
+function inspectBody(value: unknown, limit: number): BodyShape {
+  const state = { isTooDeep: false, hasPrototypeKeys: false };
+  walkBody(value, limit, state);
+  return state;
+}
+
+function walkBody(value: object | unknown, limit: number, state: { isTooDeep: boolean; hasPrototypeKeys: boolean }): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (limit <= 0) {
+    state.isTooDeep = true;
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if (typeof item === 'object' && item !== null) walkBody(item, limit - 1, state);
+      if (state.isTooDeep) return;
+    }
+    return;
+  }
+  for (const key in value) {
+    if (key === '__proto__') state.hasPrototypeKeys = true;
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null) walkBody(item, limit - 1, state);
+    if (state.isTooDeep) return;
+  }
+}
+
+const OPERATIONS: ReadonlySet<unknown> = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isGroupVersionKind(value: unknown): value is { group: string; version: string; kind: string } {
+  return isRecord(value) && typeof value['group'] === 'string' && typeof value['version'] === 'string' && typeof value['kind'] === 'string';
+}
+
+const isOptionalString = (value: unknown): value is string | undefined => value === undefined || typeof value === 'string';
+
+/**
+ * The review's request, read without zod when it is plainly well-formed (the common case: every
+ * field {@link AdmissionReviewSchema} reads present with its type); undefined otherwise, and then
+ * zod parses it, so every refusal and its message still come from the schema. Accepts only what
+ * the schema accepts; the fields are the schema's, nested objects shared with the body. Pure.
+ */
+function readWellFormedRequest(body: unknown): AdmissionRequest | undefined {
+  if (!isRecord(body) || body['apiVersion'] !== ADMISSION_API_VERSION || body['kind'] !== ADMISSION_REVIEW_KIND) return undefined;
+  const request = body['request'];
+  if (!isRecord(request)) return undefined;
+  const { uid, kind, requestKind, subResource, name, namespace, operation, object, oldObject, dryRun, userInfo } = request;
+  if (typeof uid !== 'string' || uid.length < 1 || !isGroupVersionKind(kind) || !OPERATIONS.has(operation)) return undefined;
+  if ((requestKind !== undefined && !isGroupVersionKind(requestKind)) || !isOptionalString(subResource) || !isOptionalString(name) || !isOptionalString(namespace)) return undefined;
+  if ((dryRun !== undefined && typeof dryRun !== 'boolean') || (userInfo !== undefined && !(isRecord(userInfo) && isOptionalString(userInfo['username'])))) return undefined;
+  return {
+    uid,
+    kind,
+    ...(requestKind === undefined ? {} : { requestKind }),
+    ...(subResource === undefined ? {} : { subResource }),
+    ...(name === undefined ? {} : { name }),
+    ...(namespace === undefined ? {} : { namespace }),
+    operation: operation as AdmissionRequest['operation'],
+    ...(object === undefined ? {} : { object }),
+    ...(oldObject === undefined ? {} : { oldObject }),
+    ...(dryRun === undefined ? {} : { dryRun }),
+    ...(userInfo === undefined ? {} : { userInfo: userInfo as NonNullable<AdmissionRequest['userInfo']> }),
+  };
+}
+
 /**
  * Answers one webhook call.
- * In: the route, the raw request body, `config.lpxEnabled`. Out: HTTP 200 with an AdmissionReview
+ * In: the route, the raw request body, `config.lpxEnabled`, what a v1beta2 mutation observed,
+ * and the body's UTF-8 length when the caller has it (the server reads it off the received
+ * bytes; otherwise it is measured). Out: HTTP 200 with an AdmissionReview
  * echoing `request.uid`, or HTTP 400 with a plain-text reason when the body is not an answerable
  * AdmissionReview. Never throws for any input.
  * Source: knative.md §4.1; DESIGN.md "Admission". Pure.
  */
-export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig, observed: V1Beta2Observed = {}): AdmissionAnswer {
+export function answerAdmissionReview(route: WebhookRoute, body: string, config: AdmissionConfig, observed: AdmissionObserved = {}, bodyBytes?: number): AdmissionAnswer {
   let parsedBody: unknown;
   try {
     parsedBody = JSON.parse(body);
   } catch (error) {
     return { status: 400, message: `request body is not valid JSON: ${(error as Error).message}` };
   }
-  if (exceedsNestingDepth(parsedBody, MAX_NESTING_DEPTH)) return { status: 400, message: `request body nests deeper than ${MAX_NESTING_DEPTH} levels` };
-  const review = AdmissionReviewSchema.safeParse(parsedBody);
-  if (!review.success) {
-    const problems = review.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    return { status: 400, message: `request body is not an ${ADMISSION_API_VERSION} ${ADMISSION_REVIEW_KIND} with a request.uid: ${problems}` };
+  const shape = inspectBody(parsedBody, MAX_NESTING_DEPTH);
+  if (shape.isTooDeep) return { status: 400, message: `request body nests deeper than ${MAX_NESTING_DEPTH} levels` };
+  let request = readWellFormedRequest(parsedBody);
+  if (request === undefined) {
+    const review = AdmissionReviewSchema.safeParse(parsedBody);
+    if (!review.success) {
+      const problems = review.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      return { status: 400, message: `request body is not an ${ADMISSION_API_VERSION} ${ADMISSION_REVIEW_KIND} with a request.uid: ${problems}` };
+    }
+    request = review.data.request;
   }
-  const request = review.data.request;
-  const { response, patchOperations } = respond(route, request, config, observed, body);
+  const { response, patchOperations } = respond(route, request, config, observed, { text: body, bytes: bodyBytes, hasPrototypeKeys: shape.hasPrototypeKeys });
   return {
     status: 200,
     review: { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response },
@@ -201,7 +296,14 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
   };
 }
 
-function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: V1Beta2Observed, body: string): { response: AdmissionResponse; patchOperations: number } {
+/** The body, what the shell knows of it without looking again: its UTF-8 length when the server had it, and whether any object in it has a `__proto__` key. */
+interface BodyFacts {
+  readonly text: string;
+  readonly bytes: number | undefined;
+  readonly hasPrototypeKeys: boolean;
+}
+
+function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: AdmissionObserved, body: BodyFacts): { response: AdmissionResponse; patchOperations: number } {
   const { uid } = request;
   if (request.operation === 'DELETE' || request.operation === 'CONNECT') return only({ uid, allowed: true });
   if (route.version === V1BETA2) return respondV1Beta2(route, request, observed);
@@ -229,7 +331,7 @@ function respond(route: WebhookRoute, request: AdmissionRequest, config: Admissi
       return only(reject(uid, 400, `request.oldObject must be a ${DYNAMO_GROUP}/${route.version} ${DGD_KIND}, not ${JSON.stringify(oldApiVersion)} ${JSON.stringify(oldKind)}`));
     }
   }
-  return route.kind === 'mutate' ? mutate(uid, object, request.operation, (config.dgdr ?? DEFAULT_DGDR_ADMISSION_CONFIG).operatorVersion) : only(validate(uid, object, oldObject, request, config, body));
+  return route.kind === 'mutate' ? mutate(uid, object, request.operation, (config.dgdr ?? DEFAULT_DGDR_ADMISSION_CONFIG).operatorVersion) : only(validate(uid, object, oldObject, request, config, body, observed.clusterTopologies));
 }
 
 function only(response: AdmissionResponse): { response: AdmissionResponse; patchOperations: number } {
@@ -260,11 +362,12 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
   return typeof metadata === 'object' && metadata !== null && (metadata as Record<string, unknown>)['deletionTimestamp'] != null;
 }
 
-function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, body: string): AdmissionResponse {
+function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, body: BodyFacts, clusterTopologies: ClusterTopologies | undefined): AdmissionResponse {
   // The body's length, less what the stored object's JSON takes at least, bounds the object's
   // JSON bytes (validation's storable-size rule uses it to skip rendering without serialising).
-  const objectBytes = Buffer.byteLength(body) - (oldObject === undefined ? 0 : jsonBytesLowerBound(oldObject));
-  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username, objectBytes });
+  const objectBytes = (body.bytes ?? Buffer.byteLength(body.text)) - (oldObject === undefined ? 0 : jsonBytesLowerBound(oldObject));
+  // The body walk already looked for `__proto__` keys in object and oldObject; the rules skip that walk when it found none.
+  const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username, objectBytes, clusterTopologies, ...(body.hasPrototypeKeys ? {} : { isFreeOfPrototypeKeys: true }) });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
   if (result.issues.length === 0) return { uid, allowed: true, ...warnings };
   return { uid, allowed: false, status: invalidStatus(result.issues, objectName(object) ?? request.name ?? ''), ...warnings };

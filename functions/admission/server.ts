@@ -45,13 +45,13 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
+import { clusterTopologyNamesToRead, hasMetricsExporters, readMetricsGpuNodes, type AdmissionConfig, type ClusterTopologyObservation, type DcgmFacts, type NodeFacts } from '../../shared/domain/index.js';
 import { DGDR_PLURAL } from '../../shared/api/index.js';
 import { hardwareDiscoveryFilter, type V1Beta2Observed } from './dgdr-v1beta2.js';
 import { UNREAD_BODY_GRACE_MS, closeAfterAnswer, declaredBodyBytes, registerBuildInfo } from '../../shared/runtime/index.js';
 import { readBodyWithinBudget } from './body-budget.js';
 import { CONVERT_PATH, answerConversionReview, createConverterRegistry, type ConverterRegistry } from './convert.js';
-import { answerAdmissionReview, findWebhookRoute, type WebhookRoute } from './review.js';
+import { answerAdmissionReview, findWebhookRoute, type AdmissionAnswer, type AdmissionObserved, type WebhookRoute } from './review.js';
 import { createReviewQueue } from './review-queue.js';
 
 /**
@@ -146,6 +146,12 @@ export interface AdmissionServerOptions {
    * sku filter; called beside `listNodes`. Absent: discovery reads the Nodes' labels only.
    */
   readonly loadExporters?: (gpuSku: string | undefined) => Promise<DcgmFacts>;
+  /**
+   * Reads one Grove ClusterTopologyBinding by name (its level domains in order, or not found), for
+   * the typed topology rules of DGD creation (shared/domain/admission/topology.ts); called once per
+   * name a DGD CREATE review names. Absent: those live checks are skipped.
+   */
+  readonly readClusterTopology?: (name: string) => Promise<ClusterTopologyObservation>;
   /** Converters behind `POST /convert`; default every registered kind (./convert.ts `CONVERTERS`). */
   readonly converters?: ConverterRegistry;
   /** Registry for `/metrics`; default a fresh one. */
@@ -177,6 +183,7 @@ export interface AdmissionServer {
 type ServerState = 'serving' | 'draining' | 'stopping' | 'closed';
 
 const TEXT_PLAIN = 'text/plain; charset=utf-8';
+const JSON_CONTENT: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
 
 /** `application/json`, with or without parameters (`; charset=utf-8`), in any case. */
 function isJsonContentType(value: string | undefined): boolean {
@@ -263,7 +270,6 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
 
   const converters = options.converters ?? createConverterRegistry();
 
-  /** Answers an AdmissionReview from its body (the request checks are in {@link answerPost}). */
   /**
    * What a v1beta2 DGDR mutation that discovers hardware reads ({@link hardwareDiscoveryFilter}):
    * the Nodes and, when a loader is given, the metrics exporters (filtered by the request's sku).
@@ -271,10 +277,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
    * failed Node list denies the request naming it; a failed exporter read is discovery's
    * `listing DCGM exporter pods failed`, and the Nodes' labels are tried next.
    */
-  async function observeV1Beta2(route: WebhookRoute, text: string): Promise<V1Beta2Observed> {
-    const filter = hardwareDiscoveryFilter(route, text);
-    if (filter === undefined || options.listNodes === undefined) return {};
-    const listNodes = options.listNodes;
+  async function observeV1Beta2(filter: { readonly gpuSku: string | undefined }, listNodes: () => Promise<readonly NodeFacts[]>): Promise<V1Beta2Observed> {
     const loadExporters = options.loadExporters;
     const [nodes, exporters] = await Promise.all([
       listNodes().catch((error: unknown) => {
@@ -292,26 +295,93 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     return { nodes, ...(exporters === undefined ? {} : { exporters }) };
   }
 
-  async function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, text: string): Promise<void> {
-    const url = request.url ?? '/';
-    const answer = answerAdmissionReview(route, text, options.config, await observeV1Beta2(route, text));
+  /**
+   * One child logger per webhook, its fields (webhook, version, kind) serialised once: the line
+   * every answered review logs at info then serialises only what differs per review.
+   */
+  const reviewLogs = new Map<WebhookRoute, Logger>();
+  function reviewLog(route: WebhookRoute): Logger {
+    let child = reviewLogs.get(route);
+    if (child === undefined) {
+      child = log.child({ webhook: route.kind, version: route.version, kind: route.resource === undefined ? 'DynamoGraphDeployment' : route.resource === DGDR_PLURAL ? 'DynamoGraphDeploymentRequest' : 'DynamoGraphDeploymentRun' });
+      reviewLogs.set(route, child);
+    }
+    return child;
+  }
+
+  /**
+   * Whether a review is a DGD validation that may name a ClusterTopologyBinding to read (the body
+   * mentions a clusterTopologyName at all, and a reader is configured); {@link observeDgd} decides.
+   */
+  function mayNameClusterTopologies(route: WebhookRoute, text: string): boolean {
+    // A route without a resource admits DynamoGraphDeployments.
+    return options.readClusterTopology !== undefined && route.kind === 'validate' && route.version !== 'v1beta2' && route.resource === undefined && text.includes('clusterTopologyName');
+  }
+
+  /**
+   * The ClusterTopologyBindings a DGD CREATE validation names (upstream reads them on create only).
+   * A read failure is recorded, never thrown: the rule reports "failed to read
+   * ClusterTopologyBinding: <error>" as upstream does. Called only when
+   * {@link mayNameClusterTopologies}, so the body is parsed again only when it names a
+   * clusterTopologyName at all.
+   */
+  async function observeDgd(text: string): Promise<AdmissionObserved> {
+    const read = options.readClusterTopology;
+    if (read === undefined) return {};
+    let review: unknown;
+    try {
+      review = JSON.parse(text);
+    } catch {
+      return {};
+    }
+    const request = typeof review === 'object' && review !== null ? (review as { request?: { operation?: unknown; object?: unknown } }).request : undefined;
+    if (request?.operation !== 'CREATE') return {};
+    const names = clusterTopologyNamesToRead(request.object);
+    if (names.length === 0) return {};
+    const observations = await Promise.all(
+      names.map(async (name): Promise<[string, ClusterTopologyObservation]> => {
+        try {
+          return [name, await read(name)];
+        } catch (error) {
+          log.warn({ err: error, name }, 'Failed to read ClusterTopologyBinding');
+          return [name, { error: error instanceof Error ? error.message : String(error) }];
+        }
+      }),
+    );
+    return { clusterTopologies: new Map(observations) };
+  }
+
+  /** Answers an AdmissionReview: at once, unless it must first observe the cluster (v1beta2 hardware discovery, a DGD's ClusterTopologyBindings). */
+  function finishAdmissionReview(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, body: Buffer): void | Promise<void> {
+    const text = body.toString('utf8');
+    const filter = options.listNodes === undefined ? undefined : hardwareDiscoveryFilter(route, text);
+    const isTopologyRead = mayNameClusterTopologies(route, text);
+    if (filter === undefined && !isTopologyRead) return writeAdmissionAnswer(route, request, response, started, answerAdmissionReview(route, text, options.config, {}, body.length));
+    const listNodes = options.listNodes;
+    return Promise.all([filter === undefined || listNodes === undefined ? {} : observeV1Beta2(filter, listNodes), isTopologyRead ? observeDgd(text) : {}]).then(([v1beta2, dgd]) =>
+      writeAdmissionAnswer(route, request, response, started, answerAdmissionReview(route, text, options.config, { ...v1beta2, ...dgd }, body.length)),
+    );
+  }
+
+  function writeAdmissionAnswer(route: WebhookRoute, request: IncomingMessage, response: ServerResponse, started: number, answer: AdmissionAnswer): void {
     const durationMs = performance.now() - started;
     if (answer.status === 400) {
       rejected.inc({ code: '400' });
-      log.warn({ path: url, reason: answer.message, durationMs }, 'Refused malformed admission request');
+      log.warn({ path: request.url ?? '/', reason: answer.message, durationMs }, 'Refused malformed admission request');
       send(response, 400, `${answer.message}\n`);
       return;
     }
-    send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
+    send(response, 200, JSON.stringify(answer.review), JSON_CONTENT);
     reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
     duration.observe({ webhook: route.kind }, durationMs / 1000);
-    log.info({ webhook: route.kind, version: route.version, kind: route.resource === undefined ? 'DynamoGraphDeployment' : route.resource === DGDR_PLURAL ? 'DynamoGraphDeploymentRequest' : 'DynamoGraphDeploymentRun', ...answer.summary, durationMs }, 'Answered AdmissionReview');
+    const { uid, operation, namespace, name, allowed, issues, warnings, patchOperations } = answer.summary;
+    reviewLog(route).info({ uid, operation, namespace, name, allowed, issues, warnings, patchOperations, durationMs }, 'Answered AdmissionReview');
   }
 
   /** Answers a ConversionReview from its body. */
-  function finishConversionReview(request: IncomingMessage, response: ServerResponse, started: number, text: string): void {
+  function finishConversionReview(request: IncomingMessage, response: ServerResponse, started: number, body: Buffer): void {
     const url = request.url ?? '/';
-    const answer = answerConversionReview(text, converters);
+    const answer = answerConversionReview(body.toString('utf8'), converters);
     const durationMs = performance.now() - started;
     if (answer.status === 400) {
       rejected.inc({ code: '400' });
@@ -319,14 +389,14 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       send(response, 400, `${answer.message}\n`);
       return;
     }
-    send(response, 200, JSON.stringify(answer.review), { 'content-type': 'application/json' });
+    send(response, 200, JSON.stringify(answer.review), JSON_CONTENT);
     reviews.inc({ webhook: 'convert', version: answer.summary.desiredAPIVersion, allowed: String(answer.summary.isSuccess) });
     duration.observe({ webhook: 'convert' }, durationMs / 1000);
     if (answer.summary.isSuccess) log.debug({ webhook: 'convert', ...answer.summary, durationMs }, 'Answered ConversionReview');
     else log.warn({ webhook: 'convert', ...answer.summary, durationMs }, 'Refused ConversionReview');
   }
 
-  async function answerPost(request: IncomingMessage, response: ServerResponse, started: number, finish: (text: string) => void | Promise<void>): Promise<void> {
+  async function answerPost(request: IncomingMessage, response: ServerResponse, started: number, finish: (body: Buffer) => void | Promise<void>): Promise<void> {
     const url = request.url ?? '/';
     const contentType = request.headers['content-type'];
     if (!isJsonContentType(contentType)) {
@@ -374,7 +444,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       // Answering is synchronous (a v1beta2 mutation that discovers hardware first awaits the Node
       // list and the exporter scrapes, bounded by the discovery budget, holding only its body's
       // bytes meanwhile): one review at a time holds the CPU, so only bytes need a bound.
-      await finish(body.body.toString('utf8'));
+      await finish(body.body);
     } finally {
       active -= 1;
       release?.();
@@ -409,7 +479,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     }
     inFlight += 1;
     try {
-      await answerPost(request, response, started, (text) => (route === undefined ? finishConversionReview(request, response, started, text) : finishAdmissionReview(route, request, response, started, text)));
+      await answerPost(request, response, started, (body) => (route === undefined ? finishConversionReview(request, response, started, body) : finishAdmissionReview(route, request, response, started, body)));
     } finally {
       inFlight -= 1;
     }

@@ -8,9 +8,8 @@
  * deadlines) as its own file exporting a `Route<CleanupDeps>` and one line below.
  * @module
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_CLEANUP } from '../../shared/api/index.js';
-import { createKube, createListSnapshot, type Kube } from '../../shared/kube/index.js';
+import { createKube, createListSnapshot, loadKubeConnection, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 import { lpxDeadlineRoute } from './lpx-deadlines.js';
@@ -37,11 +36,10 @@ export function depsWithKube(base: HandlerDeps, kube: Kube): CleanupDeps {
  * Failures: ConfigError naming KUBECONFIG when it is unset outside a pod.
  */
 export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<CleanupDeps> {
-  const kubeConfig = new KubeConfig();
-  if (base.config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(base.config.kubeconfigPath);
-  else if ((env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
+  const kubeConfig = await loadKubeConnection(base.config.kubeconfigPath, env);
+  if (kubeConfig === undefined) {
     throw new ConfigError([{ key: 'KUBECONFIG', expected: 'a kubeconfig file path when not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)', received: undefined }]);
-  } else kubeConfig.loadFromCluster();
+  }
   return depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_CLEANUP, now: base.now }));
 }
 

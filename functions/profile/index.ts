@@ -17,15 +17,14 @@
  * @module
  */
 import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
 import { DGDR_V1BETA1, FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, isDgdrV1Beta2View, LABEL_DGDR_RUN_UID } from '../../shared/api/index.js';
 import { ENV_DCGM_ENDPOINT_TEMPLATE, ENV_INTEL_XPU_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
-import { createKube, createListSnapshot, type Kube } from '../../shared/kube/index.js';
+import { createKube, createListSnapshot, loadKubeConnection, type Kube, type KubeConnectionConfig } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import { GpuDiscoveryCache } from '../../shared/discovery/index.js';
 import { configMapRoute, dgdRoute, jobRoute, route as dgdrRoute, type ProfileDeps } from './dgdr.js';
 import { route as requestRoute, runRoute as requestOfRunRoute } from './request.js';
-import { claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';
+import { candidateRoute, claimRoute, jobRoute as runJobRoute, podRoute, route as runRoute, type RunDeps } from './run.js';
 
 /** The profile function's dependencies: the DGDR ones, and the Runs' client (its own field manager). */
 export interface ProfileFunctionDeps extends ProfileDeps {
@@ -64,12 +63,11 @@ export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record
  * A kubeconfig from KUBECONFIG, else the in-cluster service account.
  * Failures: ConfigError naming KUBECONFIG when it is unset outside a pod.
  */
-export function loadKubeConfig(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (base.config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(base.config.kubeconfigPath);
-  else if ((env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
+export async function loadKubeConfig(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<KubeConnectionConfig> {
+  const kubeConfig = await loadKubeConnection(base.config.kubeconfigPath, env);
+  if (kubeConfig === undefined) {
     throw new ConfigError([{ key: 'KUBECONFIG', expected: 'a kubeconfig file path when not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)', received: undefined }]);
-  } else kubeConfig.loadFromCluster();
+  }
   return kubeConfig;
 }
 
@@ -78,7 +76,7 @@ export function loadKubeConfig(base: HandlerDeps, env: Readonly<Record<string, s
  * Failures: ConfigError naming KUBECONFIG when it is unset outside a pod.
  */
 export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ProfileDeps> {
-  return depsWithKube(base, createKube(loadKubeConfig(base, env), { fieldManager: FIELD_MANAGER_PROFILE, now: base.now }), env);
+  return depsWithKube(base, createKube(await loadKubeConfig(base, env), { fieldManager: FIELD_MANAGER_PROFILE, now: base.now }), env);
 }
 
 /** A Run route on the Runs' client. */
@@ -129,7 +127,7 @@ const runAndRequestRoute: Route<ProfileFunctionDeps> = {
 
 /** Both clients on one kubeconfig. Failures: as {@link loadKubeConfig}. */
 export async function initProfile(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ProfileFunctionDeps> {
-  const kubeConfig = loadKubeConfig(base, env);
+  const kubeConfig = await loadKubeConfig(base, env);
   return {
     ...depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE, now: base.now }), env),
     runKube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN, now: base.now }),
@@ -147,7 +145,7 @@ export function resyncDeps<D extends ProfileDeps>(deps: D): D {
 
 const profile: FunctionDefinition<ProfileFunctionDeps> = {
   name: 'profile',
-  routes: [anyDgdrRoute, anyJobRoute, configMapRoute, dgdRoute, runAndRequestRoute, onRunKube(podRoute), onRunKube(claimRoute)],
+  routes: [anyDgdrRoute, anyJobRoute, configMapRoute, dgdRoute, runAndRequestRoute, onRunKube(podRoute), onRunKube(candidateRoute), onRunKube(claimRoute)],
   init: (base) => initProfile(base),
   resyncDeps,
 };

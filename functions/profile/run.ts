@@ -2,16 +2,18 @@
  * Reconciles one DynamoGraphDeploymentRun (nvidia.com/v1beta2), behind `dgdrV1Beta2.enabled`.
  *
  * Takes: `dev.knative.apiserver.{resource,ref}.{add,update,delete}` for kind
- * `DynamoGraphDeploymentRun`, and `dev.dynamo-fn.resync`; the Job, Pod and
- * PersistentVolumeClaim routes below map their object to the Runs it concerns.
+ * `DynamoGraphDeploymentRun`, and `dev.dynamo-fn.resync`; the Job, Pod, Candidate and
+ * PersistentVolumeClaim routes below map their object to the Runs it concerns (they have no
+ * resync of their own: the Runs' resync reads them).
  * Reads: the Run; its trace claim; its Job (`<run>-aisimulate`) and the Job's pods (label
  * `nvidia.com/dgdr-run-uid`); its Candidates (same label); the owning request, when the Run has one.
  * Decides: `decideRun` (shared/domain, pure): the Run decision table.
+ * Reads the Job before the claim (see `load`).
  * Writes, in order: the claim finalizer `nvidia.com/dgdr-run-<uid>` (replace with a
  * resourceVersion precondition), then the Job's ServiceAccount `dgdr-profiling-job` and its
  * RoleBinding when missing (as for v1beta1 profiling Jobs), then the Job (create by server-side
  * apply, never over a Job the Run does not control), or a Job stop (foreground deletion); then the Run status through
- * the status subresource (phase, jobRef, times, the `Completed` condition); then Events on
+ * the status subresource (with the Run's resourceVersion read as precondition) (phase, jobRef, times, the `Completed` condition); then Events on
  * Completed transitions. Field manager `dynamo-profile-run` (the profile function gives Runs their own client).
  * Answers: Done; Transient on API errors that may pass (a 409 on the claim included).
  * @module
@@ -47,7 +49,7 @@ import {
   type RunDesired,
   type RunObserved,
 } from '../../shared/domain/index.js';
-import type { Kube, KubeObject, KubeReader } from '../../shared/kube/index.js';
+import { kubeStatusOf, type Kube, type KubeObject, type KubeReader } from '../../shared/kube/index.js';
 import { publishCandidates, type PublisherDeps } from './publisher.js';
 import { DONE, PermanentError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
@@ -108,12 +110,17 @@ export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = dep
   const claimName = traceClaimNameOf(run);
   const jobName = run.status?.jobRef?.name ?? runJobName(key.name);
   const selector = { labelSelector: `${LABEL_DGDR_RUN_UID}=${uid}` };
-  const [claimObject, jobObject, candidates, superseded] = await Promise.all([
-    claimName === undefined ? undefined : read.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName }),
+  const [jobObject, candidates, superseded] = await Promise.all([
     read.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName }),
     read.list(DGDR_V1BETA2, CANDIDATE_KIND, namespace, selector),
     isSuperseded(read, run, object),
   ]);
+  // The claim is read after the Job, never beside it: a Job seen stopped (or gone) because its
+  // claim is being deleted then always comes with the claim seen being deleted. Read in
+  // parallel (or from a resync snapshot listing claims first), a claim read just before its
+  // deletion and a Job read just after its stop ended the Run JobDeleted instead of
+  // TraceSourceDeleted (issue 18: "1 of 2 runs" in dev).
+  const claimObject = claimName === undefined ? undefined : await read.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName });
   const isOurs = jobObject !== undefined && controllerUidOf(jobObject) === uid;
   const job = isOurs ? jobStateOf(jobObject) : undefined;
   const pods = job !== undefined && job.outcome === 'Active' ? await read.list('v1', 'Pod', namespace, selector) : [];
@@ -175,7 +182,11 @@ export async function write(deps: RunDeps, loaded: RunLoaded, desired: RunDesire
   const status = { ...desired.status, ...(jobRef === undefined ? {} : { jobRef }) };
   // A pass that changes nothing writes nothing: the status only when an owned field differs.
   if (decideStatusWrite(run.status, status, RUN_STATUS_OWNERSHIP).kind === 'Changed') {
-    await deps.kube.applyStatus({ ...RUN_REF, metadata: { name: run.metadata.name ?? '', namespace }, status }, { force: true });
+    // With the Run's resourceVersion as precondition: a pass that read the Run before another
+    // pass wrote it (a final Completed=True among them) gets a 409 and decides again (`handle`)
+    // instead of writing its older verdict over the newer one.
+    const resourceVersion = loaded.object.metadata['resourceVersion'];
+    await deps.kube.applyStatus({ ...RUN_REF, metadata: { name: run.metadata.name ?? '', namespace, ...(typeof resourceVersion === 'string' ? { resourceVersion } : {}) }, status }, { force: true });
   }
   const before = conditionOf(run.status?.conditions, CONDITION_COMPLETED);
   const after = desired.status.conditions[0];
@@ -202,7 +213,25 @@ function shouldPublish(observed: RunObserved): boolean {
 /** load -> (publish Candidates) -> decideRun -> write. Does nothing while the `dgdrV1Beta2.enabled` gate is off. */
 export async function handle(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  let loaded = await load(deps, event.key, deps.snapshot);
+  try {
+    return await reconcileRun(event, deps, deps.snapshot);
+  } catch (error) {
+    if (!isStaleRunWrite(error)) throw error;
+  }
+  // Another pass wrote the Run after this one read it (its status write was refused, see
+  // `write`): decide once more from what is stored now; a second conflict goes to the broker.
+  return reconcileRun(event, deps, deps.kube);
+}
+
+/** A status write refused because the Run changed since it was read (409 Conflict on the resourceVersion precondition). */
+function isStaleRunWrite(error: unknown): boolean {
+  const status = kubeStatusOf(error);
+  return status?.code === 409 && status.reason === 'Conflict' && !status.causeReasons.includes('FieldManagerConflict');
+}
+
+/** One pass: load (from `read`) -> (publish Candidates) -> decideRun -> write. */
+async function reconcileRun(event: KubeEvent, deps: RunDeps, read: KubeReader | undefined): Promise<Outcome> {
+  let loaded = await load(deps, event.key, read);
   if (loaded === undefined) return DONE; // Gone (its Job and Candidates go with it, by owner references), or finished.
   if (shouldPublish(loaded.observed) && (await publishCandidates(deps, loaded.observed.run))) {
     loaded = await load(deps, event.key);
@@ -270,8 +299,24 @@ async function handleClaim(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
   return handleRuns(deps, event, readers.map((r) => r.metadata.name));
 }
 
-/** The bindings: Runs (with resync), and the Jobs, Pods and claims that wake a Run. */
+/**
+ * A Candidate event reconciles the Run that controls it (the Run counts its Valid Candidates
+ * for `Completed`). A Candidate already gone names its Run through the event's copy (Resource
+ * mode) or its `nvidia.com/dgdr-run-uid` label; otherwise the Runs' resync covers it.
+ */
+async function handleCandidate(event: KubeEvent, deps: RunDeps): Promise<Outcome> {
+  if (!deps.config.dgdrV1Beta2Enabled) return DONE;
+  const candidate = (await deps.kube.get({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, namespace: event.key.namespace, name: event.key.name })) ?? event.object;
+  if (candidate === undefined) return DONE;
+  const owner = controllerOf(candidate);
+  if (owner?.kind === RUN_KIND) return handleRuns(deps, event, [owner.name]);
+  const labels = (candidate['metadata'] as { labels?: Record<string, string> } | undefined)?.labels;
+  return handleRuns(deps, event, await runsWithUid(deps, event.key.namespace, labels?.[LABEL_DGDR_RUN_UID]));
+}
+
+/** The bindings: Runs (with resync), and the Jobs, Pods, Candidates and claims that wake a Run. */
 export const route: Route<RunDeps> = { ...RUN_REF, handle, listKeys };
+export const candidateRoute: Route<RunDeps> = { apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, handle: handleCandidate };
 export const jobRoute: Route<RunDeps> = { apiVersion: 'batch/v1', kind: 'Job', handle: handleJob };
 export const podRoute: Route<RunDeps> = { apiVersion: 'v1', kind: 'Pod', handle: handlePod };
 export const claimRoute: Route<RunDeps> = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', handle: handleClaim };

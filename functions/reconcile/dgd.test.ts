@@ -84,6 +84,7 @@ const handlers = [
   http.patch(`${API}/apis/grove.io/v1alpha1/namespaces/inference/podcliquesets/:name`, echo),
   http.patch(`${API}/api/v1/namespaces/inference/services/:name`, echo),
   http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name/status`, echo),
+  http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name`, echo),
   http.post(`${API}/apis/events.k8s.io/v1/namespaces/inference/events`, echo),
 ];
 let server: MswHttpServer;
@@ -155,6 +156,23 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
       'app.kubernetes.io/part-of=my-graph',
       'app.kubernetes.io/part-of=my-graph',
     ]);
+  });
+
+  it('a DGD carrying only upstream\'s legacy v1 nvidia.com/current-worker-hash gets v2 recorded beside it in the same pass (an apply of that annotation alone), then the WorkerHashMigrated Event (upstream migrateCurrentWorkerHashIfNeeded)', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1, resourceVersion: '7', annotations: { 'nvidia.com/current-worker-hash': 'abc12345' } } };
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
+    expect(writes().slice(-3)).toEqual([
+      'POST /apis/events.k8s.io/v1/namespaces/inference/events',
+      'PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph',
+      'POST /apis/events.k8s.io/v1/namespaces/inference/events',
+    ]);
+    const annotate = calls.find((c) => c.method === 'PATCH' && c.path.endsWith('/dynamographdeployments/my-graph'));
+    expect(annotate?.query).toEqual({ fieldManager: 'dynamo-reconcile', fieldValidation: 'Strict', force: 'true' });
+    const annotations = (annotate?.body as { metadata: { annotations: Record<string, string> } }).metadata.annotations;
+    expect(Object.keys(annotations)).toEqual(['nvidia.com/current-worker-hash-v2']);
+    expect(annotations['nvidia.com/current-worker-hash-v2']).toMatch(/^[0-9a-f]{8}$/);
+    const migrated = calls.filter((c) => c.method === 'POST').at(-1)?.body as { reason: string; note: string; type: string };
+    expect([migrated.type, migrated.reason, migrated.note]).toEqual(['Normal', 'WorkerHashMigrated', 'Recorded v2 worker hash annotation without rolling workers']);
   });
 
   it('render settings come from the function\'s configuration: GANG_SCHEDULER=kai and GROVE_TERMINATION_DELAY=30m reach the applied PodCliqueSet (init -> parseRenderSettings)', async () => {

@@ -73,6 +73,7 @@ import {
   type DgdEventIntent,
   type DgdObserved,
   type ObservedObject,
+  type QuietPassRecords,
   type RenderConfig,
   type RenderedObject,
 } from '../../shared/domain/index.js';
@@ -87,6 +88,12 @@ export interface ReconcileDeps extends HandlerDeps {
   readonly instance: string;
   /** The Model Express client `gs://` LPX builds go through (`MODEL_EXPRESS_URL`); undefined: none configured. */
   readonly modelExpress?: ModelExpressClient | undefined;
+  /**
+   * This process's records of quiet DGDs (./quiet.ts): an event for a DGD its last full pass
+   * here found converged costs one read. Undefined (a resync's passes, replay): every event is
+   * the full pass.
+   */
+  readonly quietPasses?: QuietPassRecords | undefined;
 }
 
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
@@ -394,24 +401,36 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
     return goneDuringReconcile(deps);
   }
   if (desired.permanentFailure !== undefined) return { kind: 'Permanent', ...desired.permanentFailure };
-  if (desired.parentAnnotations !== undefined) return annotateParent(deps, parent, desired.parentAnnotations);
+  if (desired.parentAnnotations !== undefined) return annotateParent(deps, parent, desired);
   return DONE;
 }
 
 /**
  * Commits the worker hash on the DGD (`nvidia.com/current-worker-hash-v2`): a server-side apply
- * of those `metadata.annotations` only, under the reconcile field manager. A refused write is
- * retried (Transient); the status already reports the previous committed runtime namespace.
- * Source: upstream-notes/dgd.md §4.7 step 3 (worker-hash commit).
+ * of those `metadata.annotations` only, under the reconcile field manager. When the decision
+ * also removes the legacy `nvidia.com/current-worker-hash` (another manager's, usually an
+ * upstream operator's, so an apply cannot drop it), the stored DGD the apply returned is written
+ * back without it (PUT with its resourceVersion as precondition; a conflict is retried). Then the
+ * decision's Event (`WorkerHashMigrated`). A refused write is retried (Transient); the status
+ * already reports the previous committed runtime namespace.
+ * Source: upstream-notes/dgd.md §4.7 step 3 (worker-hash commit); upstream
+ * `dgd_worker_rollout_reconciler.go` (`setCurrentWorkerHashes`, `migrateCurrentWorkerHashIfNeeded`).
  */
-async function annotateParent(deps: ReconcileDeps, parent: KubeObject, annotations: Readonly<Record<string, string>>): Promise<Outcome> {
+async function annotateParent(deps: ReconcileDeps, parent: KubeObject, desired: DgdDesired): Promise<Outcome> {
+  const annotations = desired.parentAnnotations ?? {};
   try {
-    await deps.kube.apply({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, metadata: { name: parent.metadata.name, namespace: parent.metadata.namespace ?? '', annotations: { ...annotations } } }, { force: true });
-    deps.log.info({ annotations }, 'Committed DynamoGraphDeployment worker hash');
-    return DONE;
+    const stored = await deps.kube.apply({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, metadata: { name: parent.metadata.name, namespace: parent.metadata.namespace ?? '', annotations: { ...annotations } } }, { force: true });
+    const remove = (desired.removeParentAnnotations ?? []).filter((key) => stored.metadata.annotations?.[key] !== undefined);
+    if (remove.length > 0) {
+      const kept = Object.fromEntries(Object.entries(stored.metadata.annotations ?? {}).filter(([key]) => !remove.includes(key)));
+      await deps.kube.replace({ ...stored, metadata: { ...stored.metadata, annotations: kept } });
+    }
+    deps.log.info({ annotations, removed: remove }, 'Committed DynamoGraphDeployment worker hash');
   } catch (error) {
     return { kind: 'Transient', cause: asShellError(error) };
   }
+  if (desired.parentAnnotationsEvent !== undefined) await createEvent(deps, parent, desired.parentAnnotationsEvent);
+  return DONE;
 }
 
 /**
@@ -419,7 +438,8 @@ async function annotateParent(deps: ReconcileDeps, parent: KubeObject, annotatio
  * that controls a PodClique or PodCliqueScalingGroup) and reconciles that DGD, so a deleted or
  * hand-edited child is restored now and Grove's progress reaches the DGD's status. The event's
  * copy is used when it carries one (Resource mode: a deleted child still names its owner);
- * else the child is read. A child no DGD controls is skipped.
+ * else the child is read. A child no DGD controls is skipped. The DGD's quiet record, if this
+ * process holds one, is dropped first (./quiet.ts), so its next event is a full pass too.
  */
 export async function handleChild(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
   const object = event.object ?? (await deps.kube.get(event.key));
@@ -433,6 +453,8 @@ export async function handleChild(event: KubeEvent, deps: ReconcileDeps): Promis
     deps.log.debug({}, 'Skipped object no DynamoGraphDeployment controls');
     return DONE;
   }
+  // A child changed: the DGD is no longer known quiet here (./quiet.ts); this pass is the full one.
+  deps.quietPasses?.invalidate(owner.namespace, owner.name);
   return handle({ ...event, key: { apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: owner.namespace, name: owner.name }, object: undefined }, deps);
 }
 

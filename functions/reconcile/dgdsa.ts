@@ -37,7 +37,16 @@ import type { ReconcileDeps } from './dgd.js';
 const REPORTING_CONTROLLER = 'nvidia.com/dynamo-reconcile';
 
 /** The binding: DGDSA events (either served version; they name the same object) and the DGDSA resync. */
-export const route: Route<ReconcileDeps> = { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, handle, listKeys };
+export const route: Route<ReconcileDeps> = { apiVersion: DGDSA_V1BETA1, kind: DGDSA_KIND, handle: handleAdapterEvent, listKeys };
+
+/**
+ * An adapter's event: the DGDs of its namespace are no longer known quiet here (./quiet.ts: the
+ * records are dropped), so their next event runs the adapters' side in full too; then `handle`.
+ */
+async function handleAdapterEvent(event: KubeEvent, deps: ReconcileDeps): Promise<Outcome> {
+  deps.quietPasses?.invalidateNamespace(event.key.namespace);
+  return handle(event, deps);
+}
 
 export interface AdapterObserved {
   readonly adapter: Dgdsa;

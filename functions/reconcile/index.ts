@@ -6,15 +6,15 @@
  * @module
  */
 import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER_RECONCILE } from '../../shared/api/index.js';
-import { DEFAULT_RENDER_CONFIG } from '../../shared/domain/index.js';
-import { createKube, type Kube } from '../../shared/kube/index.js';
+import { DEFAULT_RENDER_CONFIG, createQuietPassRecords } from '../../shared/domain/index.js';
+import { createKube, loadKubeConnection, type Kube } from '../../shared/kube/index.js';
 import { ConfigError, parseRenderSettings, type FunctionDefinition, type HandlerDeps, type RenderSettings } from '../../shared/runtime/index.js';
 import { childRoutes, route as dgdRoute, type ReconcileDeps } from './dgd.js';
 import { route as dgdsaRoute, withScalingAdapters } from './dgdsa.js';
 import { lpuPipelineRequestRoute, lpxConfigMapRoute, lpxGraphDeploymentRoute } from './lpx.js';
 import { checkLpxStartup } from './lpx-startup.js';
+import { withQuietPasses } from './quiet.js';
 import { resyncDeps } from './resync.js';
 
 /**
@@ -40,16 +40,16 @@ export function depsWithKube(base: HandlerDeps, kube: Kube, settings: RenderSett
  * naming KUBECONFIG when it is unset and the process is not in a pod (no
  * KUBERNETES_SERVICE_HOST), so the host stops before it reports ready; ConfigError naming
  * MODEL_EXPRESS_URL for a URL upstream refuses; the kube client's own error when the kubeconfig
- * file cannot be read.
+ * file cannot be read. The deps carry this process's quiet-DGD records (./quiet.ts), empty at start.
  */
 export async function init(base: HandlerDeps, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ReconcileDeps> {
   const settings = parseRenderSettings(env);
-  const kubeConfig = new KubeConfig();
-  if (base.config.kubeconfigPath !== undefined) kubeConfig.loadFromFile(base.config.kubeconfigPath);
-  else if ((env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
+  const kubeConfig = await loadKubeConnection(base.config.kubeconfigPath, env);
+  if (kubeConfig === undefined) {
     throw new ConfigError([{ key: 'KUBECONFIG', expected: 'a kubeconfig file path when not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is unset)', received: undefined }]);
-  } else kubeConfig.loadFromCluster();
-  const deps = depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }), settings);
+  }
+  // The process's quiet-DGD records (./quiet.ts): held for the life of this instance only.
+  const deps = { ...depsWithKube(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE, now: base.now }), settings), quietPasses: createQuietPassRecords() };
   await checkLpxStartup(deps);
   const modelExpressUrl = base.config.lpxEnabled ? base.config.modelExpressUrl : undefined;
   if (modelExpressUrl === undefined) return deps;
@@ -60,10 +60,13 @@ export async function init(base: HandlerDeps, env: Readonly<Record<string, strin
   return { ...deps, modelExpress: await createModelExpressClient(modelExpressUrl) };
 }
 
-/** The LPX routes answer nothing and read nothing while lpx.enabled=false (see ./lpx.ts). */
+/**
+ * The LPX routes answer nothing and read nothing while lpx.enabled=false (see ./lpx.ts). An event
+ * for a DGD this process already found converged costs one read (./quiet.ts).
+ */
 const reconcile: FunctionDefinition<ReconcileDeps> = {
   name: 'reconcile',
-  routes: [withScalingAdapters(dgdRoute), ...childRoutes, dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute, lpxConfigMapRoute],
+  routes: [withQuietPasses(withScalingAdapters(dgdRoute)), ...childRoutes, dgdsaRoute, lpxGraphDeploymentRoute, lpuPipelineRequestRoute, lpxConfigMapRoute],
   init: (base) => init(base),
   // A resync reads each kind once, in bulk, and decides every DGD from that (./resync.ts).
   resyncDeps,

@@ -12,7 +12,12 @@
 import { createListSnapshot, passKube } from '../../shared/kube/index.js';
 import type { ReconcileDeps } from './dgd.js';
 
-/** The dependencies of every pass of one resync: reads from one LIST per kind, writes to the API server. */
+/**
+ * The dependencies of every pass of one resync: reads from one LIST per kind, writes to the API
+ * server. A resync tick drops this process's quiet-DGD records (./quiet.ts), and its passes
+ * neither consult nor make them: each is the full pass, and the next event after it is too.
+ */
 export function resyncDeps(deps: ReconcileDeps): ReconcileDeps {
-  return { ...deps, kube: passKube(deps.kube, createListSnapshot(deps.kube)) };
+  deps.quietPasses?.invalidateAll();
+  return { ...deps, kube: passKube(deps.kube, createListSnapshot(deps.kube)), quietPasses: undefined };
 }

@@ -132,7 +132,8 @@ export function chartFunctions(gates: ChartGates): ChartFunction[] {
     { ...CONFIGMAP, selector: EXISTS('dgdr.nvidia.com/name'), resync: false },
     { ...DGD, resync: false },
     ...(gates.dgdrV1Beta2Enabled
-      ? [RUN, CANDIDATE, { ...JOB, selector: RUN_UID, resync: false as const }, { ...POD, selector: RUN_UID, resync: false as const }, { ...CLAIM, resync: false as const }]
+      ? // A Candidate wakes its Run (functions/profile/run.ts); the Runs' resync reads the Candidates, so no resync of its own.
+        [RUN, { ...CANDIDATE, resync: false as const }, { ...JOB, selector: RUN_UID, resync: false as const }, { ...POD, selector: RUN_UID, resync: false as const }, { ...CLAIM, resync: false as const }]
       : []),
   ]);
   const functions: ChartFunction[] = [

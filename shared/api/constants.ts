@@ -55,6 +55,17 @@ export const ANNOTATION_KUBE_DISCOVERY_MODE = 'nvidia.com/dynamo-kube-discovery-
 export const ANNOTATION_OPERATOR_ORIGIN_VERSION = 'nvidia.com/dynamo-operator-origin-version';
 /** The active worker generation hash (algorithm `dgd-worker-rollout-v2`), committed by reconcile once every worker runs it (upstream-notes/dgd.md §2.5, §4.3). */
 export const ANNOTATION_CURRENT_WORKER_HASH_V2 = 'nvidia.com/current-worker-hash-v2';
+/**
+ * The legacy (v1) active worker generation hash that upstream operators before the v2 algorithm
+ * wrote, and upstream still reads and writes beside v2 (`currentWorkerHashes`): kept as an opaque
+ * suffix until the worker generation changes (upstream `dgd_worker_rollout_reconciler.go`).
+ */
+export const ANNOTATION_CURRENT_WORKER_HASH = 'nvidia.com/current-worker-hash';
+/** Upstream `consts.LegacyWorkerHash`: the v1 sentinel of pre-rolling-update worker DCDs (never migrated as a hash). */
+export const LEGACY_WORKER_HASH_SENTINEL = 'legacy';
+/** Upstream's Event when it records v2 beside a v1-only DGD (`migrateCurrentWorkerHashIfNeeded`). */
+export const REASON_WORKER_HASH_MIGRATED = 'WorkerHashMigrated';
+export const MESSAGE_WORKER_HASH_MIGRATED = 'Recorded v2 worker hash annotation without rolling workers';
 export const ANNOTATION_VLLM_DISTRIBUTED_EXECUTOR_BACKEND = 'nvidia.com/vllm-distributed-executor-backend';
 export const ANNOTATION_KAI_QUEUE = 'nvidia.com/kai-scheduler-queue';
 export const ANNOTATION_VOLCANO_QUEUE = 'nvidia.com/volcano-queue';

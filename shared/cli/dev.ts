@@ -33,7 +33,7 @@ import cleanup from '../../functions/cleanup/index.js';
 import profile from '../../functions/profile/index.js';
 import reconcile from '../../functions/reconcile/index.js';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
-import { answerAdmissionReview, createExporterLoader, discoveryBudgetSeconds, nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
+import { answerAdmissionReview, createClusterTopologyReader, createExporterLoader, discoveryBudgetSeconds, nodeFacts, startAdmissionServer } from '../../functions/admission/index.js';
 import { GpuDiscoveryCache } from '../discovery/index.js';
 import { DEFAULT_CONTROLLERS, startControlPlane } from '../../test/harness/apiserver.js';
 import { ensureKubeBinaries, REPO_ROOT } from '../../test/harness/binaries.js';
@@ -419,6 +419,11 @@ export async function run(argv: readonly string[]): Promise<number> {
     if (nodesClient === undefined) throw new Error('cannot list exporter pods: the API server is not started yet');
     return createExporterLoader(nodesClient, { budgetSeconds: discoveryBudgetSeconds(chartAdmissionSettings().webhookTimeoutSeconds), cache: exporterCache })(gpuSku);
   };
+  // The ClusterTopologyBinding a DGD creation names, read as `serve admission` reads it (with the same client as the Nodes).
+  const readClusterTopology = async (name: string) => {
+    if (nodesClient === undefined) throw new Error('cannot read ClusterTopologyBinding: the API server is not started yet');
+    return createClusterTopologyReader(nodesClient)(name);
+  };
   const admission = await startAdmissionServer({
     port: 0,
     host: '127.0.0.1',
@@ -426,8 +431,8 @@ export async function run(argv: readonly string[]): Promise<number> {
     config: admissionConfig,
     log: functionLog,
     shutdownDelaySeconds: 0,
-    // v1beta2 hardware discovery, as `serve admission` wires it with DGDR_V1BETA2_ENABLED.
-    ...(gates.dgdrV1Beta2Enabled ? { listNodes, loadExporters } : {}),
+    // v1beta2 hardware discovery and the topology read, as `serve admission` wires them with DGDR_V1BETA2_ENABLED.
+    ...(gates.dgdrV1Beta2Enabled ? { listNodes, loadExporters, readClusterTopology } : {}),
   });
   const plane = await startControlPlane({
     binaries,
@@ -480,7 +485,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       { kube, kubeConfig: plane.kubeConfig, dir: plane.dir, isChart: values.chart, log },
     );
     // Before the profile function starts: --profiler local sets what its Jobs need (OPERATOR_IMAGE).
-    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log }) : undefined;
+    const profiler = values.profiler === 'local' ? await startDevProfiler({ kubeConfig: plane.kubeConfig, log, isGroveSimulated: activeSimulations.some((s) => s.flag === 'grove') }) : undefined;
     if (profiler !== undefined) parts.push(profiler);
     const urls: Partial<Record<ChartFunction['name'], string>> = {};
     for (const fn of functions) {

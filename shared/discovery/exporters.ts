@@ -16,8 +16,10 @@
  * profiler.md §2.2).
  * @module
  */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { Agent, request } from 'undici';
 
 import {
   DCGM_DIAL_TIMEOUT_SECONDS,
@@ -49,35 +51,52 @@ export const MAX_METRICS_BODY_BYTES = 8 * 1024 * 1024;
 /** Reads one metrics endpoint: its body, or upstream's error text for it; `budget`, when given, aborts it early. */
 export type ScrapeMetrics = (endpoint: string, budget?: AbortSignal) => Promise<{ readonly ok: true; readonly body: string } | { readonly ok: false; readonly error: string }>;
 
-const agent = new Agent({ connect: { timeout: DCGM_DIAL_TIMEOUT_SECONDS * 1000 } });
-
 /**
  * GETs a metrics endpoint with upstream's timeouts. Errors, as upstream `ScrapeMetricsEndpoint`
  * words them: `HTTP GET <endpoint> failed: <cause>`, `metrics endpoint <endpoint> returned status
  * <n>`; and ours: a body over {@link MAX_METRICS_BODY_BYTES}; the caller's time budget run out
  * (`HTTP GET <endpoint> failed: hardware discovery's time budget of <n> s ran out`). Never throws.
+ * Over node:http (no undici on the functions' start path; issue 17 item 2).
  */
 export const scrapeMetricsEndpoint: ScrapeMetrics = async (endpoint, budget) => {
   const timeout = AbortSignal.timeout(DCGM_REQUEST_TIMEOUT_SECONDS * 1000);
   try {
     if (budget?.aborted === true) return { ok: false, error: `HTTP GET ${endpoint} failed: ${budgetReason(budget)}` };
     const signal = budget === undefined ? timeout : AbortSignal.any([timeout, budget]);
-    const response = await request(endpoint, { method: 'GET', dispatcher: agent, signal });
-    if (response.statusCode !== 200) {
-      await response.body.dump();
-      return { ok: false, error: `metrics endpoint ${endpoint} returned status ${response.statusCode}` };
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_METRICS_BODY_BYTES) {
-        response.body.destroy();
-        return { ok: false, error: `metrics endpoint ${endpoint} returned more than ${MAX_METRICS_BODY_BYTES} bytes` };
-      }
-      chunks.push(chunk as Buffer);
-    }
-    return { ok: true, body: Buffer.concat(chunks).toString('utf8') };
+    return await new Promise((resolve, reject) => {
+      const onResponse = (response: IncomingMessage): void => {
+        if (response.statusCode !== 200) {
+          response.resume();
+          resolve({ ok: false, error: `metrics endpoint ${endpoint} returned status ${response.statusCode ?? 0}` });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_METRICS_BODY_BYTES) {
+            response.destroy();
+            resolve({ ok: false, error: `metrics endpoint ${endpoint} returned more than ${MAX_METRICS_BODY_BYTES} bytes` });
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('error', reject);
+        response.on('end', () => resolve({ ok: true, body: Buffer.concat(chunks).toString('utf8') }));
+      };
+      const url = new URL(endpoint);
+      const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', signal }, onResponse);
+      request.on('error', reject);
+      // Upstream's dial timeout: the connection, apart from the request's own 5 s.
+      request.on('socket', (socket: Socket) => {
+        if (!socket.connecting) return;
+        const dial = setTimeout(() => request.destroy(new Error(`connect ETIMEDOUT ${url.host} (dial timeout ${DCGM_DIAL_TIMEOUT_SECONDS} s)`)), DCGM_DIAL_TIMEOUT_SECONDS * 1000);
+        dial.unref();
+        socket.once('connect', () => clearTimeout(dial));
+        socket.once('close', () => clearTimeout(dial));
+      });
+      request.end();
+    });
   } catch (error) {
     const cause = budget?.aborted === true && !timeout.aborted ? budgetReason(budget) : (error as Error).message;
     return { ok: false, error: `HTTP GET ${endpoint} failed: ${cause}` };

@@ -11,6 +11,7 @@ export * from './dgd/render.js';
 export * from './dgd/reconcile-dgd.js';
 export * from './dgd/apply-drift.js';
 export * from './dgd/reconcile-writes.js';
+export * from './dgd/quiet-pass.js';
 export * from './admission/index.js';
 export * from './dgd/grove-scaling.js';
 export * from './dgd/grove-coherent.js';

@@ -1,10 +1,11 @@
 /**
- * A thin layer over @kubernetes/client-node for the functions' reads and writes: get (404 is
- * Gone), list, server-side apply of an object and of its status subresource, replace with a
- * resourceVersion precondition, delete (404 is done) and events.k8s.io/v1 Events.
+ * The functions' reads and writes: get (404 is Gone), list, server-side apply of an object and
+ * of its status subresource, replace with a resourceVersion precondition, delete (404 is done)
+ * and events.k8s.io/v1 Events, over node:http/node:https (./transport.ts: no client-node or
+ * undici on a function's start path).
  *
- * Resource paths come from discovery, cached per client by client-node's KubernetesObjectApi
- * (a kind missing from the cache triggers one re-read, so CRDs installed later are found).
+ * Resource paths come from discovery, cached per client (a kind missing from the cache
+ * triggers one re-read, so CRDs installed later are found).
  * Requests and responses are plain JSON: nothing is converted to client-node's model classes,
  * so callers parse what they read with their zod schemas (STYLE.md §20).
  *
@@ -15,17 +16,13 @@
  */
 import { randomInt } from 'node:crypto';
 
-import {
-  ApiException,
-  HttpMethod,
-  KubernetesObjectApi,
-  PatchStrategy,
-  type KubeConfig,
-  type V1APIResource,
-} from '@kubernetes/client-node';
-
 import { PermanentError } from '../runtime/index.js';
 import { classifyKubeError, kubeStatusOf } from './errors.js';
+import { apiVersionPath, KubeTransport, type ApiResource, type KubeConnectionConfig, type SendOptions } from './transport.js';
+
+/** Content types of the PATCH flavours we send (client-node's PatchStrategy). */
+const SERVER_SIDE_APPLY = 'application/apply-patch+yaml';
+const MERGE_PATCH = 'application/merge-patch+json';
 
 /** Names one object. `namespace` is absent or `''` for cluster-scoped kinds. */
 export interface ObjectRef {
@@ -150,26 +147,11 @@ const EVENT_NOTE_MAX_BYTES = 1024;
 // An object name is a DNS subdomain: at most 253 characters.
 const MAX_NAME_LENGTH = 253;
 
-interface RequestInit {
-  readonly query?: Readonly<Record<string, string | undefined>>;
-  readonly body?: unknown;
-  readonly contentType?: string;
-}
-
 /**
- * KubernetesObjectApi for discovery (its per-client resource cache) and its configured HTTP
- * stack (auth, TLS), with requests built here: client-node has no subresources, no
- * fieldValidation on patch, and converts known kinds into model classes, which we avoid.
+ * The resource paths (from discovery, ./transport.ts) and requests of one client. Requests are
+ * built here: plain JSON both ways, with subresources and fieldValidation on every write.
  */
-class ObjectTransport extends KubernetesObjectApi {
-  requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
-
-  static forConfig(kubeConfig: KubeConfig): ObjectTransport {
-    const transport = kubeConfig.makeApiClient(ObjectTransport);
-    transport.setDefaultNamespace(kubeConfig);
-    return transport;
-  }
-
+class ObjectTransport extends KubeTransport {
   /**
    * The URL path of one object (`name` given) or of a collection. Throws PermanentError
    * (`UnknownKind`) when discovery does not serve the kind, or the classified discovery failure.
@@ -178,7 +160,7 @@ class ObjectTransport extends KubernetesObjectApi {
     ref: { readonly apiVersion: string; readonly kind: string; readonly namespace?: string | undefined; readonly name?: string },
     what: string,
   ): Promise<string> {
-    let resource: V1APIResource | undefined;
+    let resource: ApiResource | undefined;
     try {
       resource = await this.resource(ref.apiVersion, ref.kind);
     } catch (error) {
@@ -190,7 +172,7 @@ class ObjectTransport extends KubernetesObjectApi {
         reason: 'UnknownKind',
       });
     }
-    const parts = [this.apiVersionPath(ref.apiVersion)];
+    const parts = [apiVersionPath(ref.apiVersion)];
     const namespace = ref.namespace === '' ? undefined : ref.namespace;
     if (resource.namespaced && namespace === undefined && ref.name !== undefined) {
       throw new PermanentError(`cannot ${what}: ${ref.kind} is namespaced but no namespace was given`, {
@@ -202,32 +184,12 @@ class ObjectTransport extends KubernetesObjectApi {
     if (ref.name !== undefined) parts.push(encodeURIComponent(ref.name));
     return parts.join('/');
   }
-
-  /** Sends one request; resolves to the parsed JSON body, rejects with ApiException on non-2xx. */
-  async send(method: HttpMethod, path: string, init: RequestInit = {}): Promise<unknown> {
-    const context = this.configuration.baseServer.makeRequestContext(path, method);
-    context.setHeaderParam('Accept', 'application/json');
-    for (const [name, value] of Object.entries(init.query ?? {})) {
-      if (value !== undefined) context.setQueryParam(name, value);
-    }
-    if (init.body !== undefined) {
-      context.setHeaderParam('Content-Type', init.contentType ?? 'application/json');
-      context.setBody(JSON.stringify(init.body));
-    }
-    context.setSignal(AbortSignal.timeout(this.requestTimeoutMs));
-    await this.configuration.authMethods.default?.applySecurityAuthentication(context);
-    const response = await this.configuration.httpApi.send(context).toPromise();
-    const text = await response.body.text();
-    if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
-      throw new ApiException(response.httpStatusCode, `HTTP ${response.httpStatusCode}`, text, response.headers);
-    }
-    return text === '' ? undefined : (JSON.parse(text) as unknown);
-  }
 }
 
 /**
  * Creates the client the functions read and write through.
- * In: a loaded KubeConfig (its current context) and the function's field manager constant.
+ * In: where to connect: a loaded client-node KubeConfig (its current context), or
+ * {@link inClusterConfig}; and the function's field manager constant.
  * Out: a Kube whose methods throw only TransientError or PermanentError (see ./errors.ts).
  * Discovery results are cached for the life of the client.
  * Source: DESIGN.md "Writes"; STYLE.md §12, §24.
@@ -235,13 +197,12 @@ class ObjectTransport extends KubernetesObjectApi {
  * const kube = createKube(kubeConfig, { fieldManager: FIELD_MANAGER_RECONCILE });
  * const dgd = await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace, name });
  */
-export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): Kube {
-  const transport = ObjectTransport.forConfig(kubeConfig);
-  transport.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+export function createKube(kubeConfig: KubeConnectionConfig, options: CreateKubeOptions): Kube {
+  const transport = new ObjectTransport(kubeConfig, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
   const { fieldManager } = options;
   const now = options.now ?? (() => new Date());
 
-  async function request(what: string, method: HttpMethod, path: string, init?: RequestInit): Promise<unknown> {
+  async function request(what: string, method: string, path: string, init?: SendOptions): Promise<unknown> {
     try {
       return await transport.send(method, path, init);
     } catch (error) {
@@ -252,11 +213,11 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
   async function applyTo(obj: ApplyObject, subresource: '' | '/status', force: boolean | undefined): Promise<KubeObject> {
     const what = `apply ${subresource === '' ? '' : 'status of '}${obj.kind} ${keyOf(obj.metadata)}`;
     const path = await transport.pathOf(refOf(obj), what);
-    const stored = await request(what, HttpMethod.PATCH, `${path}${subresource}`, {
+    const stored = await request(what, 'PATCH', `${path}${subresource}`, {
       query: { fieldManager, fieldValidation: 'Strict', force: force === true ? 'true' : undefined },
       body: obj,
       // JSON is YAML, so the apply patch can be sent as JSON text.
-      contentType: PatchStrategy.ServerSideApply,
+      contentType: SERVER_SIDE_APPLY,
     });
     return asKubeObject(stored, what);
   }
@@ -268,7 +229,7 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
       const what = `get ${ref.kind} ${keyOf(ref)}`;
       const path = await transport.pathOf(ref, what);
       try {
-        return asKubeObject(await transport.send(HttpMethod.GET, path), what);
+        return asKubeObject(await transport.send('GET', path), what);
       } catch (error) {
         if (kubeStatusOf(error)?.code === 404) return undefined;
         throw classifyKubeError(error, what);
@@ -281,7 +242,7 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
       const items: KubeObject[] = [];
       let continueToken: string | undefined;
       do {
-        const page = await request(what, HttpMethod.GET, path, {
+        const page = await request(what, 'GET', path, {
           query: {
             limit: String(LIST_PAGE_SIZE),
             continue: continueToken,
@@ -312,7 +273,7 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
       const path = await transport.pathOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace }, what);
       try {
         const query = { fieldManager, fieldValidation: 'Strict', dryRun: createOptions.dryRun === true ? 'All' : undefined };
-        return asKubeObject(await transport.send(HttpMethod.POST, path, { query, body: obj }), what);
+        return asKubeObject(await transport.send('POST', path, { query, body: obj }), what);
       } catch (error) {
         const status = kubeStatusOf(error);
         if (status?.code === 409 && status.reason === 'AlreadyExists') return undefined;
@@ -323,7 +284,7 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
     async replace(obj) {
       const what = `replace ${obj.kind} ${keyOf(obj.metadata)}`;
       const path = await transport.pathOf(refOf(obj), what);
-      const stored = await request(what, HttpMethod.PUT, path, {
+      const stored = await request(what, 'PUT', path, {
         query: { fieldManager, fieldValidation: 'Strict' },
         body: obj,
       });
@@ -342,7 +303,7 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
           : { preconditions: { resourceVersion: deleteOptions.resourceVersion } }),
       };
       try {
-        await transport.send(HttpMethod.DELETE, path, { body });
+        await transport.send('DELETE', path, { body });
       } catch (error) {
         if (kubeStatusOf(error)?.code === 404) return;
         throw classifyKubeError(error, what);
@@ -370,16 +331,16 @@ export function createKube(kubeConfig: KubeConfig, options: CreateKubeOptions): 
         reportingController: event.reportingController,
         reportingInstance: event.reportingInstance,
       };
-      return asKubeObject(await request(what, HttpMethod.POST, path, { body }), what);
+      return asKubeObject(await request(what, 'POST', path, { body }), what);
     },
 
     async scale(ref, replicas) {
       const what = `scale ${ref.kind} ${keyOf(ref)} to ${replicas}`;
       const path = await transport.pathOf(ref, what);
-      const stored = await request(what, HttpMethod.PATCH, `${path}/scale`, {
+      const stored = await request(what, 'PATCH', `${path}/scale`, {
         query: { fieldManager },
         body: { spec: { replicas } },
-        contentType: PatchStrategy.MergePatch,
+        contentType: MERGE_PATCH,
       });
       return asKubeObject(stored, what);
     },

@@ -16,9 +16,36 @@
  * @module
  * @see ../../../shared/STYLE.md §12, §24
  */
-import { ApiException } from '@kubernetes/client-node';
-
 import { PermanentError, TransientError } from '../runtime/index.js';
+
+/**
+ * A non-2xx answer of the API server to one request (./transport.ts): the HTTP code, the body
+ * text (a `metav1.Status` as JSON, usually) and the response headers. The same shape as
+ * @kubernetes/client-node's ApiException, which {@link kubeStatusOf} reads too (the CLI and the
+ * tests still call client-node), without importing client-node onto a function's start path.
+ */
+export class KubeHttpError extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+    readonly headers: Readonly<Record<string, string>>,
+  ) {
+    super(`HTTP ${code}`);
+    this.name = 'KubeHttpError';
+  }
+}
+
+/** An HTTP answer carried by an error: a KubeHttpError or client-node's ApiException (`code`, `body`, `headers`). */
+interface HttpAnswerError {
+  readonly code: number;
+  readonly body: unknown;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+}
+
+function isHttpAnswerError(error: Error): error is Error & HttpAnswerError {
+  const fields = error as Error & Partial<Record<'code' | 'body' | 'headers', unknown>>;
+  return typeof fields.code === 'number' && 'body' in fields && typeof fields.headers === 'object' && fields.headers !== null;
+}
 
 /** The parts of a `metav1.Status` a failed request carried, plus its HTTP code. */
 export interface KubeStatus {
@@ -52,13 +79,13 @@ const CONNECTION_ERROR_CODES = new Set([
  */
 export function kubeStatusOf(error: unknown): KubeStatus | undefined {
   for (let current: unknown = error, depth = 0; current !== undefined && depth < 8; depth += 1) {
-    if (current instanceof ApiException) return statusFromApiException(current);
+    if (current instanceof Error && isHttpAnswerError(current)) return statusFromHttpAnswer(current);
     current = current instanceof Error ? current.cause : undefined;
   }
   return undefined;
 }
 
-function statusFromApiException(error: ApiException<unknown>): KubeStatus {
+function statusFromHttpAnswer(error: HttpAnswerError): KubeStatus {
   const body: unknown = typeof error.body === 'string' ? parseJson(error.body) : error.body;
   const status = isRecord(body) ? body : {};
   const details = isRecord(status['details']) ? status['details'] : {};

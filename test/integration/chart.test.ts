@@ -11,12 +11,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, chartAdmissionSettings, chartFunctions, gateCrd, ownCrds } from '../../shared/api/index.js';
+import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, chartAdmissionSettings, chartFunctions, gateCrd, ownCrds, type ChartFunction } from '../../shared/api/index.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { parseRenderSettings } from '../../shared/runtime/index.js';
 import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
 import { createLineLog } from '../harness/log.js';
 import { testKubeConfig } from '../harness/testing.js';
+import { DEFINITIONS, unroutedChartEvents } from '../support/chart-routes.js';
 import { adoptOwnCrds, externalAdmissionFlags, installCertManagerCrds, restoreHarnessCrds } from '../support/helm-release.js';
 
 interface Rendered {
@@ -221,9 +222,8 @@ describe('helm lint and template', () => {
     const cleanupSource = on.find((o) => o.kind === 'ApiServerSource' && o.metadata.name === 'dynamo-cleanup');
     expect((cleanupSource?.spec?.['resources'] as { kind: string; selector?: unknown }[]).find((r) => r.kind === 'Job')?.selector).toEqual(runUid);
     expect(names(on)).toEqual(expect.arrayContaining(['PingSource dynamo-cleanup-run-retention', 'PingSource dynamo-cleanup-lpx-deadlines', 'Service dynamo-profile', 'Service dynamo-cleanup']));
-    // Only kinds with a resync route get a resync PingSource.
+    // Only kinds with a resync route get a resync PingSource (a Candidate wakes its Run; the Runs' resync reads the Candidates).
     expect(names(on).filter((n) => n.startsWith('PingSource dynamo-profile'))).toEqual([
-      'PingSource dynamo-profile-dynamographdeploymentcandidate-resync',
       'PingSource dynamo-profile-dynamographdeploymentrequest-resync',
       'PingSource dynamo-profile-dynamographdeploymentrun-resync',
     ]);
@@ -307,6 +307,26 @@ describe('helm lint and template', () => {
     expect(pings).toEqual(wiring.flatMap((f) => f.pings).map((p) => ({ ...p })).sort((a, b) => a.name.localeCompare(b.name)));
     // The Knative Services are the functions dev runs.
     expect(objects.filter((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1').map((o) => o.metadata.name).sort()).toEqual(wiring.map((f) => `dynamo-${f.name}`).sort());
+  });
+
+  // Issue 18 leftover: the profile function answered the Candidate resync PingSource NoResyncRoute.
+  it.each(MATRIX)('$name: every rendered PingSource reaches a resync route and every ApiServerSource resource a route of the function it is sent to (dynamofunction)', async (row) => {
+    const objects = await template(setFlags(row, ['profile.enabled=true']));
+    const functionOf = (o: Rendered) => (o.spec?.['ceOverrides'] as { extensions: Record<string, string> }).extensions['dynamofunction'] as ChartFunction['name'];
+    const rendered: ChartFunction[] = (['reconcile', 'profile', 'cleanup'] as const).map((name) => ({
+      name,
+      sources: objects
+        .filter((o) => o.kind === 'ApiServerSource' && functionOf(o) === name)
+        .map((o) => ({ name: o.metadata.name, mode: o.spec?.['mode'] as 'Resource' | 'Reference', resources: (o.spec?.['resources'] as { apiVersion: string; kind: string }[]).map((r) => ({ ...r, group: '', resource: '' })) })),
+      pings: objects
+        .filter((o) => o.kind === 'PingSource' && functionOf(o) === name)
+        .map((o) => {
+          const extensions = (o.spec?.['ceOverrides'] as { extensions: Record<string, string> }).extensions;
+          return { name: o.metadata.name, kind: extensions['kind'] ?? '', ...(extensions['apiversion'] === undefined ? {} : { apiVersion: extensions['apiversion'] }) };
+        }),
+    }));
+    expect(rendered.flatMap((f) => [...f.sources, ...f.pings]).length).toBe(objects.filter((o) => o.kind === 'ApiServerSource' || o.kind === 'PingSource').length);
+    expect(unroutedChartEvents(rendered, DEFINITIONS)).toEqual([]);
   });
 
   it.each(MATRIX)('$name: our CRDs serve exactly the versions dev installs for the same gates (shared/api gateCrd): DGDR v1beta2, Runs and Candidates only with dgdrV1Beta2', async (row) => {
@@ -418,7 +438,11 @@ describe('helm lint and template', () => {
   it('v1beta2 hardware discovery from exporters (upstream-notes/dgdr.md §3.2): the admission role lists Nodes and pods, its scrapes get the webhooks\' timeoutSeconds as WEBHOOK_TIMEOUT_SECONDS, and its NetworkPolicy restricts ingress only, so the DCGM (9400) and Intel XPU (8080) exporters stay reachable', async () => {
     const objects = await template(['--set', 'dgdrV1Beta2.enabled=true,admission.timeoutSeconds=12']);
     const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'dynamo-admission');
-    expect(role?.rules).toEqual([{ apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list'] }]);
+    expect(role?.rules).toEqual([
+      { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list'] },
+      // The DGD validating webhook reads the ClusterTopologyBinding a creation names (upstream readGroveClusterTopology).
+      { apiGroups: ['grove.io'], resources: ['clustertopologybindings'], verbs: ['get'] },
+    ]);
     const timeouts = objects.filter((o) => o.kind.endsWith('WebhookConfiguration')).flatMap((c) => (c.webhooks as unknown as { timeoutSeconds: number }[]).map((w) => w.timeoutSeconds));
     expect(new Set(timeouts)).toEqual(new Set([12]));
     const admission = workloads(objects).find((w) => w.name === 'Deployment dynamo-admission');

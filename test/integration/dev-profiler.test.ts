@@ -30,7 +30,7 @@ describe('dynamo-fn dev --profiler local', () => {
     await ensureVenv({ log: createLineLog() });
   }, 900_000);
 
-  it('a request applied in dev gets its DGD from the real profiler, applied, and stays Deploying without Grove; no dynamo-fn-profile-* folder is left behind', async () => {
+  it('a request applied in dev gets its DGD from the real profiler, applied, and Deploying says the Grove simulation moves it to Deployed (dev simulates Grove by default); no dynamo-fn-profile-* folder is left behind', async () => {
     // A temporary directory of its own, so other runs on this machine cannot touch what it counts.
     const tmp = await mkdtemp(path.join(os.tmpdir(), 'dev-profiler-tmp-'));
     const { code, stderr } = await dev(['--profiler', 'local', '--apply', path.join(repoRoot, 'examples', 'dgdr-qwen3-vllm.yaml'), '--wait', '--timeout-seconds', '600'], { ...process.env, TMPDIR: tmp });
@@ -40,7 +40,8 @@ describe('dynamo-fn dev --profiler local', () => {
     expect(stderr).toMatch(/Profiler reached phase kind=Job namespace=inference name=profile-qwen3-small phase=Done/);
     expect(stderr).toMatch(/Wrote profiling output ConfigMap kind=Job namespace=inference name=profile-qwen3-small profilerStatus=success exitCode=0/);
     expect(stderr).toContain('Created DynamoGraphDeployment kind=DynamoGraphDeployment namespace=inference name=qwen3-small-dgd');
-    expect(stderr).toContain('no Grove operator runs in dev, so it stays Deploying dgdr=inference/qwen3-small dgd=qwen3-small-dgd');
+    expect(stderr).toContain('the Grove simulation makes them ready, so it moves to Deployed dgdr=inference/qwen3-small dgd=qwen3-small-dgd');
+    expect(stderr).not.toContain('so it stays Deploying');
     expect(code).toBe(0);
   }, 900_000);
 

@@ -55,6 +55,16 @@ describe('dynamo-fn profile --local', () => {
     expect(order.every((index, i) => index >= 0 && (i === 0 || index > (order[i - 1] as number)))).toBe(true);
     expect(phases).toContain('GeneratingDGD');
     expect(result.stderr).toMatch(/Profiling phase=Done message="Profiler completed successfully"/);
+    // Issue 21 item 3: "profile --local prints its phases and elapsed time": each line carries the
+    // time since the start, each phase ends with its seconds, and a table gives every phase and the total.
+    expect(result.stderr).toMatch(/Profiling phase=SweepingPrefill message="[^"]*" elapsedSeconds=\d+\.\d\n/);
+    expect(result.stderr).toMatch(/Finished phase phase=SweepingPrefill seconds=\d+\.\d\n/);
+    const table = /Phase times \(seconds\):\n((?: {2}\S+ +\d+\.\d\n)+)/.exec(result.stderr)?.[1] ?? '';
+    const rows = table.trimEnd().split('\n').map((line) => line.trim().split(/ +/));
+    expect(rows.map(([name]) => name)).toEqual(['StartingCommand', 'CheckingRequest', 'CheckingVenv', 'StartingProfiler', ...phases, 'WritingOutput', 'total']);
+    const seconds = rows.map(([, value]) => Number(value));
+    // The total is the sum of the phases (each rounded to 0.1 s).
+    expect(Math.abs((seconds.at(-1) ?? 0) - seconds.slice(0, -1).reduce((a, b) => a + b, 0))).toBeLessThan(0.1 * rows.length);
     expect(result.code).toBe(0);
     const documents = parseAllDocuments(result.stdout).map((d) => d.toJS() as Doc);
     const dgd = documents.find((d) => d.kind === 'DynamoGraphDeployment');

@@ -10,8 +10,10 @@
  * loopback recorder that notes the verb and resource of every request (test/support/rbac.ts).
  * The AdmissionReview is posted as the API server would post it. Then:
  *
- * - the webhook discovers the same hardware as with the admin's view of the Nodes, and the API
- *   server refused nothing: the role is enough;
+ * - the webhook discovers the same hardware as with the admin's view of the Nodes, and the DGD
+ *   validating webhook judges a creation's typed topology against the Grove ClusterTopologyBinding
+ *   it names as with the admin's view (a pack domain wider than the graph's is refused with
+ *   upstream's text), and the API server refused nothing: the role is enough;
  * - every verb the role grants was used: none is beyond what the function uses.
  */
 import { randomUUID } from 'node:crypto';
@@ -20,8 +22,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExporterLoader, nodeFacts, startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
-import { createKube, KubeConfig, type Kube } from '../../shared/kube/index.js';
+import { createClusterTopologyReader, createExporterLoader, nodeFacts, startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createKube, type Kube } from '../../shared/kube/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { chartClusterRoles, forbidden, grants, kubeconfigFor, label, serviceAccountWith, startRequestRecorder, usedGrants, type PolicyRule, type RequestRecorder } from '../support/rbac.js';
@@ -35,6 +38,8 @@ let tmpDir = '';
 let rules: PolicyRule[] = [];
 let recorder: RequestRecorder;
 let nodeNames: string[] = [];
+/** A Grove ClusterTopologyBinding (cluster-scoped; levels broadest first), unique to this run. */
+const BINDING = `rbac-admission-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
   rules = (await chartClusterRoles('templates/admission/rbac.yaml', { 'dgdrV1Beta2.enabled': 'true' })).get('dynamo-admission') ?? [];
@@ -42,11 +47,18 @@ beforeAll(async () => {
   tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-rbac-admission-'));
   recorder = await startRequestRecorder(kubeConfig);
   nodeNames = await createGpuNodes(admin, parseGpuFleet('2xNVIDIA-H200:8'), 'rbac-admission-gpu');
+  await admin.create({
+    apiVersion: 'grove.io/v1alpha1',
+    kind: 'ClusterTopologyBinding',
+    metadata: { name: BINDING },
+    spec: { levels: [{ domain: 'zone', key: 'topology.kubernetes.io/zone' }, { domain: 'rack', key: 'example.com/rack' }, { domain: 'host', key: 'kubernetes.io/hostname' }] },
+  });
 });
 
 afterAll(async () => {
   await recorder?.close();
   for (const name of nodeNames) await admin.delete({ apiVersion: 'v1', kind: 'Node', name });
+  await admin.delete({ apiVersion: 'grove.io/v1alpha1', kind: 'ClusterTopologyBinding', name: BINDING });
   await rm(tmpDir, { recursive: true, force: true });
 });
 
@@ -77,6 +89,39 @@ async function mutate(server: AdmissionServer): Promise<{ allowed: unknown; patc
   return { allowed: answer?.allowed, patch: answer?.patch === undefined ? undefined : (JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as unknown) };
 }
 
+/** Posts a CREATE AdmissionReview of a DGD whose worker packs wider (zone) than the graph (rack) to the validating webhook; out: allowed and the denial's message. */
+async function validateTopology(server: AdmissionServer): Promise<{ allowed: unknown; message: unknown }> {
+  const object = {
+    apiVersion: 'nvidia.com/v1beta1',
+    kind: 'DynamoGraphDeployment',
+    metadata: { name: 'packed', namespace, generation: 1 },
+    spec: {
+      backendFramework: 'vllm',
+      topologyConstraint: { clusterTopologyName: BINDING, packDomain: 'rack' },
+      components: [{ name: 'worker', type: 'worker', replicas: 1, topologyConstraint: { packDomain: 'zone' }, podTemplate: { spec: { containers: [{ name: 'main', image: 'runtime:1.6.1' }] } } }],
+    },
+  };
+  const review = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: randomUUID(),
+      kind: { group: 'nvidia.com', version: 'v1beta1', kind: 'DynamoGraphDeployment' },
+      resource: { group: 'nvidia.com', version: 'v1beta1', resource: 'dynamographdeployments' },
+      name: 'packed',
+      namespace,
+      operation: 'CREATE',
+      userInfo: { username: 'kubectl' },
+      object,
+      oldObject: null,
+      dryRun: false,
+    },
+  };
+  const response = await fetch(`${server.url}/validate/nvidia.com/v1beta1/dynamographdeployments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
+  const answer = ((await response.json()) as { response?: { allowed?: unknown; status?: { message?: unknown } } }).response;
+  return { allowed: answer?.allowed, message: answer?.status?.message };
+}
+
 /** The admission server with the Node lister and exporter reader `serve admission` builds from a kubeconfig (functions/admission/index.ts). */
 async function admissionWith(kubeconfigPath: string | undefined): Promise<AdmissionServer> {
   const config = new KubeConfig();
@@ -91,13 +136,14 @@ async function admissionWith(kubeconfigPath: string | undefined): Promise<Admiss
     shutdownDelaySeconds: 0,
     listNodes: async () => (await kube.list('v1', 'Node')).map(nodeFacts),
     loadExporters: createExporterLoader(kube, { budgetSeconds: 8 }),
+    readClusterTopology: createClusterTopologyReader(kube),
   });
 }
 
 describe('admission ServiceAccount (chart templates/admission/rbac.yaml, dgdrV1Beta2.enabled)', () => {
   let done = false;
 
-  it('is enough: with a TokenRequest token of the chart role, v1beta2 hardware discovery gives what it gives with the admin\'s view of the Nodes, and nothing is refused', async () => {
+  it('is enough: with a TokenRequest token of the chart role, v1beta2 hardware discovery gives what it gives with the admin\'s view of the Nodes, a DGD creation\'s pack domain is judged against its ClusterTopologyBinding as with the admin\'s view, and nothing is refused', async () => {
     expect(rules.length).toBeGreaterThan(0);
     const serviceAccount = await serviceAccountWith(admin, kubeConfig, namespace, 'admission', rules);
     const kubeconfigPath = await kubeconfigFor(kubeConfig, namespace, serviceAccount, tmpDir, recorder.url);
@@ -110,6 +156,12 @@ describe('admission ServiceAccount (chart templates/admission/rbac.yaml, dgdrV1B
       // Discovery persisted the hardware (an add of spec.hardware, whatever the fleet holds).
       expect(JSON.stringify(want.patch)).toContain('hardware');
       expect(got).toEqual(want);
+      const topologyWant = await validateTopology(asAdmin);
+      expect(topologyWant).toEqual({
+        allowed: false,
+        message: 'DynamoGraphDeployment.nvidia.com "packed" is invalid: spec.components[0].topologyConstraint.packDomain: Invalid value: "zone": must be equal to or narrower than the deployment-level domain "rack"',
+      });
+      expect(await validateTopology(asServiceAccount)).toEqual(topologyWant);
       expect(forbidden(recorder.requests)).toEqual([]);
     } finally {
       await asAdmin.close();

@@ -8,7 +8,7 @@
  * v1beta2-publisher.test.ts and v1beta2-request-runs.test.ts run them: a static Run (its Job server-side applied, run to
  * completion, its Candidate created, dry-run and published); a trace Run whose claim is then
  * deleted (the claim finalizer added, the Job created, then stopped by foreground deletion); a
- * native v1beta2 request (its first Run created, its status written); the Job, Pod and claim
+ * native v1beta2 request (its first Run created, its status written); the Job, Pod, Candidate and claim
  * events; and the resync's listing, and a Run resync read from one LIST per kind (the trace Run's
  * claim among them). Then:
  *
@@ -28,7 +28,8 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CANDIDATE_KIND, DGDR_V1BETA2, RUN_KIND, TRACE_CLAIM_FINALIZER_PREFIX, type Condition } from '../../shared/api/index.js';
-import { createKube, KubeConfig, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type KubeEvent, type Outcome } from '../../shared/runtime/index.js';
 import profile from '../../functions/profile/index.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
@@ -144,6 +145,8 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       return condition(run, 'Completed')?.status === 'True' ? run : undefined;
     }, 60_000, 250);
     const candidate = await admin.get({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, namespace, name: 'static-candidate-000001' });
+    // A Candidate event wakes the Run that controls it (functions/profile/run.ts): its Candidate read by name.
+    childOutcomes['candidate'] = await outcome(route(CANDIDATE_KIND).handle(event(DGDR_V1BETA2, CANDIDATE_KIND, 'static-candidate-000001'), deps));
 
     // A trace Run on a Pending claim ("A Pending claim ... is accepted"): the finalizer, then the
     // Job; the claim deleted: its Job is stopped by foreground deletion.
@@ -186,7 +189,7 @@ describe('profile ServiceAccount with dgdrV1Beta2.enabled (chart templates/profi
       listed,
       resynced,
     }).toEqual({
-      childOutcomes: { job: 'Done', pod: 'Done', claim: 'Done', request: 'Done' },
+      childOutcomes: { job: 'Done', pod: 'Done', candidate: 'Done', claim: 'Done', request: 'Done' },
       // v1beta2-publisher.test.ts: "PublicationSucceeded and the Run succeeds with a Valid Candidate".
       completed: 'RunSucceeded',
       published: 'PublicationSucceeded',

@@ -52,6 +52,19 @@ function graphs(): KubeObject[] {
   });
 }
 
+/** Sends one Reference-mode API event naming an object; returns the requests the function made for it. */
+async function apiEvent(apiVersion: string, kind: string, name: string): Promise<RecordedRequest[]> {
+  const from = recorder.requests.length;
+  const answer = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': `event-${from}`, 'ce-source': '/test', 'ce-type': 'dev.knative.apiserver.ref.update', 'ce-kind': kind, 'ce-apiversion': apiVersion, 'ce-name': name, 'ce-namespace': NAMESPACE },
+    body: JSON.stringify({ apiVersion, kind, name, namespace: NAMESPACE }),
+  });
+  await answer.arrayBuffer();
+  expect(answer.status).toBe(204);
+  return recorder.requests.slice(from);
+}
+
 /** Sends one resync and returns the requests the function made for it. */
 async function resync(): Promise<RecordedRequest[]> {
   const from = recorder.requests.length;
@@ -139,5 +152,55 @@ describe('a resync of unchanged DGDs (issue 17 item 3)', () => {
 
     // And quiet again.
     expect(writesOf(await resync())).toEqual([]);
+  }, 300_000);
+});
+
+describe('events for unchanged DGDs (issue 17 item 3: "an event for a quiet DGD should cost about one read")', () => {
+  const get = (_name: string) => ({ verb: 'get', resource: 'dynamographdeployments', namespace: NAMESPACE });
+  const summary = (requests: readonly RecordedRequest[]) => requests.map((r) => ({ verb: r.verb, resource: r.resource, namespace: r.namespace }));
+
+  it('after a full pass that wrote nothing, an event for the same stored DGD costs one GET of it and no other request (the one with a scaling adapter too)', async () => {
+    for (const name of ['quiet-0', 'quiet-1']) {
+      // The resync above dropped this process's records: the first event is the full pass.
+      const full = await apiEvent(DGD_V1BETA1, DGD_KIND, name);
+      expect(writesOf(full)).toEqual([]);
+      expect(full.length).toBeGreaterThan(1);
+      expect(summary(await apiEvent(DGD_V1BETA1, DGD_KIND, name))).toEqual([get(name)]);
+      expect(summary(await apiEvent(DGD_V1BETA1, DGD_KIND, name))).toEqual([get(name)]);
+    }
+  }, 300_000);
+
+  it("a hand edit to a child (a Service selector, by kubectl) arrives as the child's event and is put back, and the DGD's next event is a full pass again", async () => {
+    expect(summary(await apiEvent(DGD_V1BETA1, DGD_KIND, 'quiet-0'))).toEqual([get('quiet-0')]);
+    const service = (await user.list('v1', 'Service', NAMESPACE)).find((s) => s.metadata.name.startsWith('quiet-0-'));
+    if (service === undefined) throw new Error('no Service of quiet-0');
+    const before = (service['spec'] as { selector: Record<string, string> }).selector;
+    const [label] = Object.keys(before);
+    if (label === undefined) throw new Error('the Service has no selector');
+    const edited = structuredClone(service) as KubeObject & { spec: { selector: Record<string, string> } };
+    edited.spec.selector = { ...edited.spec.selector, [label]: 'edited-by-hand' };
+    await user.replace(edited);
+
+    const repair = await apiEvent('v1', 'Service', service.metadata.name);
+    expect(writesOf(repair).map((r) => `${r.verb} ${r.resource} ${r.namespace ?? ''}`)).toEqual([`patch services ${NAMESPACE}`]);
+    const restored = await user.get({ apiVersion: 'v1', kind: 'Service', namespace: NAMESPACE, name: service.metadata.name });
+    expect((restored?.['spec'] as { selector: Record<string, string> }).selector).toEqual(before);
+
+    const next = await apiEvent(DGD_V1BETA1, DGD_KIND, 'quiet-0');
+    expect(writesOf(next)).toEqual([]);
+    expect(next.length).toBeGreaterThan(1);
+    expect(summary(await apiEvent(DGD_V1BETA1, DGD_KIND, 'quiet-0'))).toEqual([get('quiet-0')]);
+  }, 300_000);
+
+  it('a change to the DGD (a container image, by kubectl) after it was recorded quiet is the full pass: the PodCliqueSet is written', async () => {
+    await apiEvent(DGD_V1BETA1, DGD_KIND, 'quiet-4');
+    expect(summary(await apiEvent(DGD_V1BETA1, DGD_KIND, 'quiet-4'))).toEqual([get('quiet-4')]);
+    const dgd = await user.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace: NAMESPACE, name: 'quiet-4' });
+    if (dgd === undefined) throw new Error('no quiet-4');
+    const edited = structuredClone(dgd) as KubeObject & { spec: { components: { name: string; podTemplate: { spec: { containers: { image: string }[] } } }[] } };
+    for (const component of edited.spec.components) for (const container of component.podTemplate.spec.containers) container.image = `${container.image}-edited`;
+    await user.replace(edited);
+    const pass = await apiEvent(DGD_V1BETA1, DGD_KIND, 'quiet-4');
+    expect(writesOf(pass).map((r) => `${r.verb} ${r.resource}`)).toContain('patch podcliquesets');
   }, 300_000);
 });

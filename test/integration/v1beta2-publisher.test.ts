@@ -9,6 +9,9 @@
  * rec1.recommendation.first-candidate.json (`aisimulate recommend` over a Dynamo trace,
  * upstream-notes/profiler.md §3.5). The publisher's client impersonates a service account whose
  * Role first lacks `create` on DynamoGraphDeployments (the dry-run needs it), then gets it.
+ * The DGD validating webhook is registered for this file's namespace, as the chart registers it
+ * ("strict server-side dry-run creation, including DGD defaults, schema, CEL, and validating
+ * webhooks"), served by the admission function.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,9 +19,12 @@ import { resolve } from 'node:path';
 import pino from 'pino';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { CANDIDATE_KIND, DGDR_V1BETA2, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
-import { KubeConfig, createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
+import { startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
+import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
 import { handle as handleRun } from '../../functions/profile/run.js';
 import { createGpuNodes, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
@@ -37,6 +43,9 @@ const SERVICE_ACCOUNT = 'dynamo-profile-publisher';
 
 let namespace = '';
 let nodes: string[] = [];
+let admission: AdmissionServer | undefined;
+const WEBHOOK_LABEL = 'v1beta2-publisher-dgd-webhook';
+const VALIDATING = `v1beta2-publisher-dgd-${randomUUID().slice(0, 8)}`;
 let deps: ReturnType<typeof profileDeps> & { publisherKube: Kube };
 
 /** A client acting as the publisher's service account (admin impersonation), under the publisher's field manager. */
@@ -76,9 +85,44 @@ beforeAll(async () => {
   });
   await setPublisherRole(true);
   deps = { ...profileDeps(base, createKube(kubeConfig, { fieldManager: FIELD_MANAGER_PROFILE_RUN })), publisherKube: publisherClient() };
+  // The DGD validating webhook (the admission function), for this namespace only.
+  const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
+  admission = await startAdmissionServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.certPem, key: certs.keyPem }, config: { lpxEnabled: false }, log, shutdownDelaySeconds: 0 });
+  await user.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [WEBHOOK_LABEL]: 'true' } } }, { force: true });
+  await user.apply(
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: VALIDATING },
+      webhooks: [
+        {
+          name: 'validate.dynamographdeployments.nvidia.com',
+          clientConfig: { url: `https://127.0.0.1:${admission.port}/validate/nvidia.com/v1beta1/dynamographdeployments`, caBundle: Buffer.from(certs.caPem).toString('base64') },
+          rules: [{ apiGroups: ['nvidia.com'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['dynamographdeployments'], scope: 'Namespaced' }],
+          namespaceSelector: { matchLabels: { [WEBHOOK_LABEL]: 'true' } },
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+        },
+      ],
+    } as unknown as Parameters<Kube['apply']>[0],
+    { force: true },
+  );
+  // The API server picks webhook configurations up asynchronously: wait until the webhook refuses a DGD only it refuses.
+  await eventually('the DGD validating webhook to be active', async () => {
+    try {
+      await user.create({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', metadata: { name: 'probe', namespace }, spec: { components: [{ name: 'worker', type: 'worker', podTemplate: { spec: { containers: [{ name: 'main', image: 'img:latest' }] } } }] } }, { dryRun: true });
+      return undefined;
+    } catch {
+      return true;
+    }
+  });
 });
 
 afterAll(async () => {
+  await user.delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: VALIDATING });
+  await admission?.close();
   for (const name of nodes) await user.delete({ apiVersion: 'v1', kind: 'Node', name });
 });
 
@@ -283,3 +327,30 @@ describe('disaggregated Candidates: "applied to every selected Candidate across 
   });
 });
 
+describe('"runtimeVersionOverride ... An overridden runtime image without a parseable semantic-version tag requires runtimeVersionOverride on that component" (dgdr-reference), for Candidates through the strict dry-run\'s DGD validating webhook', () => {
+  const latest = (extra: Record<string, unknown> = {}) => ({ spec: { components: [{ name: 'worker', ...extra, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:latest' }] } } }] } });
+  const finish = async (name: string) => {
+    await completeJob(name);
+    await eventually('the Run to finish', async () => {
+      await handleRun(event(name), deps).catch(() => undefined);
+      return condition(await getRun(name), 'Completed')?.status === 'True' ? true : undefined;
+    });
+  };
+
+  it('a worker image tagged latest without runtimeVersionOverride: Valid=False ValidationFailed with DGD admission\'s Required error, the image kept on the Candidate', async () => {
+    await createRun('latest-image', latest());
+    await finish('latest-image');
+    const candidate = await getCandidate('latest-image');
+    const valid = condition(candidate, 'Valid');
+    expect(valid).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
+    expect(valid?.message).toContain('spec.components[1].runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag');
+    const worker = ((candidate?.['spec'] as { components: { name: string; podTemplate?: { spec: { containers: { name: string; image: string }[] } } }[] }).components).find((c) => c.name === 'worker');
+    expect(worker?.podTemplate?.spec.containers.find((c) => c.name === 'main')?.image).toBe('nvcr.io/nvidia/ai-dynamo/vllm-runtime:latest');
+  });
+
+  it('the same image with runtimeVersionOverride on that component: Valid=True ValidationSucceeded', async () => {
+    await createRun('latest-image-pinned', latest({ runtimeVersionOverride: '1.6.1' }));
+    await finish('latest-image-pinned');
+    expect(condition(await getCandidate('latest-image-pinned'), 'Valid')).toMatchObject({ status: 'True', reason: 'ValidationSucceeded', message: 'Strict DGD dry-run succeeded' });
+  });
+});

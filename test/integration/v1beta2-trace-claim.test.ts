@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { createKube, type Kube, type KubeObject, type KubeReader } from '../../shared/kube/index.js';
 import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
 import { handle as handleRun } from '../../functions/profile/run.js';
@@ -300,6 +300,79 @@ describe('Deleting the claim cancels its Runs', () => {
     expect(completed(await getRun('gone-first-1'))).toMatchObject({ status: 'True', reason: 'TraceSourceDeleted' });
     expect(await getJob('gone-first-1')).toBeUndefined();
     expect(finalizersOf(await getClaim('gone-first'))).not.toContain(runFinalizer(run));
+  });
+});
+
+describe('Deleting the claim cancels its Runs, whatever the order the passes see it in (issue 18: "1 of 2 runs" ended JobDeleted in dev)', () => {
+  /** Reads through the live API server; the first read of the Run's Job runs `beforeJobRead` first (the world moves on between the pass's reads). */
+  function readerMovingOnAtJobRead(jobName: string, beforeJobRead: () => Promise<void>): KubeReader {
+    let isMoved = false;
+    return {
+      list: (...args) => user.list(...args),
+      async get(ref) {
+        if (ref.kind === 'Job' && ref.name === jobName && !isMoved) {
+          isMoved = true;
+          await beforeJobRead();
+        }
+        return user.get(ref);
+      },
+    };
+  }
+
+  it('"Once the Job and its pod are gone, the Run fails with reason TraceSourceDeleted": a pass whose claim read could come before the deletion and its Job read after the Job is gone still fails the Run TraceSourceDeleted (the claim is read after the Job)', async () => {
+    await createClaim('ordered');
+    const run = await createRun('ordered-1', 'ordered', { outcome: 'run' });
+    await settle('the Job pod to run', 'ordered-1', 'ordered', async () => {
+      const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=ordered-1-aisimulate' });
+      return (pod?.['status'] as { phase?: string } | undefined)?.phase === 'Running' ? pod : undefined;
+    });
+    expect(completed(await getRun('ordered-1'))).toMatchObject({ status: 'False' });
+    // Between the pass's start and its Job read: the claim is deleted and another component (the
+    // cleanup function) stops the Job, which the garbage collector removes with its pod.
+    const read = readerMovingOnAtJobRead('ordered-1-aisimulate', async () => {
+      await user.delete({ ...CLAIM, namespace, name: 'ordered' });
+      await user.delete({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'ordered-1-aisimulate' }, { propagationPolicy: 'Foreground' });
+      await eventually('the stopped Job to be gone', async () => ((await getJob('ordered-1')) === undefined ? true : undefined), 30_000, 100);
+    });
+    await handleRun(event(RUN_KIND, DGDR_V1BETA2, 'ordered-1'), { ...profile, snapshot: read });
+    expect(completed(await getRun('ordered-1'))).toMatchObject({ status: 'True', reason: 'TraceSourceDeleted', message: 'PersistentVolumeClaim "ordered" was deleted; Job ordered-1-aisimulate was stopped' });
+    // "... and the operator then removes the Run's finalizer", so the claim goes away.
+    await reconcileClaim(cleanup, namespace, 'ordered');
+    expect(finalizersOf(await getClaim('ordered'))).not.toContain(runFinalizer(run));
+  });
+
+  it('a pass that read the Run before another pass finished it never writes its older verdict over the final one (the Run\'s resourceVersion is the status write\'s precondition): the Run stays TraceSourceDeleted', async () => {
+    await createClaim('stale');
+    await createRun('stale-1', 'stale', { outcome: 'run' });
+    await settle('the Job pod to run', 'stale-1', 'stale', async () => {
+      const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=stale-1-aisimulate' });
+      return (pod?.['status'] as { phase?: string } | undefined)?.phase === 'Running' ? pod : undefined;
+    });
+    // The slow pass has read the Run (Running); before its Job read, the claim is deleted, a
+    // quicker pass stops the Job and, once it is gone, fails the Run TraceSourceDeleted, and
+    // cleanup releases the finalizer, so the claim is gone too.
+    const read = readerMovingOnAtJobRead('stale-1-aisimulate', async () => {
+      await user.delete({ ...CLAIM, namespace, name: 'stale' });
+      await reasonOf('stale-1', 'stale', 'TraceSourceDeleted', 'True');
+      const released = await eventually('the Run\'s finalizer to be released', async () => {
+        await reconcileClaim(cleanup, namespace, 'stale');
+        const claim = await getClaim('stale');
+        return claim !== undefined && !finalizersOf(claim).some((f) => f.startsWith('nvidia.com/dgdr-run-')) ? claim : undefined;
+      }, 30_000, 100);
+      // As the pvc-protection controller would once no pod uses the claim (it does not run here).
+      await user.replace({ ...released, metadata: { ...released.metadata, finalizers: [] } });
+      await eventually('the claim to be gone', async () => ((await getClaim('stale')) === undefined ? true : undefined), 30_000, 100);
+    });
+    const outcome = await handleRun(event(RUN_KIND, DGDR_V1BETA2, 'stale-1'), { ...profile, snapshot: read }).then(
+      (o) => o.kind,
+      (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : 'thrown'),
+    );
+    // The slow pass saw the Job and the claim gone: on its own it would say JobDeleted. Its write
+    // is refused (409 on the Run's resourceVersion), and it decides again from the stored, finished Run.
+    expect(outcome).toBe('Done');
+    expect(completed(await getRun('stale-1'))).toMatchObject({ status: 'True', reason: 'TraceSourceDeleted' });
+    await handleRun(event(RUN_KIND, DGDR_V1BETA2, 'stale-1'), profile);
+    expect(completed(await getRun('stale-1'))).toMatchObject({ status: 'True', reason: 'TraceSourceDeleted' });
   });
 });
 

@@ -520,7 +520,11 @@ const TOPOLOGY_ROWS: Row[] = [
     reason: 'dgd-reference "Grove rollout budget overrides"; upstream-notes/dgd.md §3.2 step 11',
     input: { object: aDgd({ components: [frontend({ replicas: 1 }), worker({ replicas: 2, topologyConstraint: { packDomain: 'rack' }, providerOverride: budget(1, { topologyConstraint: { packDomain: 'host' } }) })] }) },
     want: {
-      issues: ['spec.components[1].providerOverride.value.topologyConstraint: Forbidden: cannot be combined with spec.topologyConstraint or components[].topologyConstraint; use either the typed topology API or provider-native Grove topology overrides'],
+      issues: [
+        'spec.components[1].providerOverride.value.topologyConstraint: Forbidden: cannot be combined with spec.topologyConstraint or components[].topologyConstraint; use either the typed topology API or provider-native Grove topology overrides',
+        // upstream validateDynamoGraphDeploymentSpec: a component constraint needs the graph's.
+        'spec.topologyConstraint: Required value: is required when any component topology constraint is set',
+      ],
       warnings: [],
     },
   },
@@ -645,7 +649,14 @@ const LPX_ROWS: Row[] = [
     name: 'LPX does not support Grove topologyConstraint (typed)',
     reason: 'lpx.md §1.3 "Topology restrictions"',
     input: { object: lpxGraph([frontend({ replicas: 1 }), anLpxComponent('lpx', { replicas: 1, topologyConstraint: { packDomain: 'rack' } })]), lpxEnabled: true },
-    want: { issues: ['spec.components[1].topologyConstraint: Forbidden: LPX does not support Grove topologyConstraint'], warnings: [] },
+    want: {
+      issues: [
+        'spec.components[1].topologyConstraint: Forbidden: LPX does not support Grove topologyConstraint',
+        // upstream validateDynamoGraphDeploymentSpec runs its typed topology rules beside the LPX ones.
+        'spec.topologyConstraint: Required value: is required when any component topology constraint is set',
+      ],
+      warnings: [],
+    },
   },
   {
     name: 'LPX roles do not support provider overrides',

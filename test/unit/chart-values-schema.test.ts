@@ -62,6 +62,10 @@ describe('infra/chart/values.schema.json', () => {
     expect(validate(defaults), JSON.stringify(validate.errors)).toBe(true);
   });
 
+  it('the reconcile function\'s memory limit is 256Mi (issue 17 item 3: "stays under 256 MiB RSS through 10,000 events, with the chart\'s memory limit brought down to match"; npm run bench:reconcile-memory measures the bundle against it)', () => {
+    expect(valueAt(defaults, 'reconcile.resources.limits.memory')).toBe('256Mi');
+  });
+
   it('every value the schema declares has a default in values.yaml (no schema-only keys)', () => {
     // The fields of an optional object whose default is {} (admission.certManager.issuerRef) have none.
     const isUnderEmptyDefault = (path: string) => path.split('.').some((_, index, keys) => {

@@ -41,3 +41,24 @@ describe('docs/quick-start.md worked example', () => {
     expect(page).toContain('livenessProbe:  {httpGet: {path: /live, port: system}, periodSeconds: 5, timeoutSeconds: 4, failureThreshold: 1}');
   });
 });
+
+describe('examples the docs\' dev sessions apply (docs/dgdsa.md, docs/v1beta2.md)', () => {
+  it('examples/dgdsa/vllm-aggregated-autoscale.yaml renders without errors into a valid PodCliqueSet, its worker behind a scaling adapter', () => {
+    const text = readFileSync(resolve(dir, 'dgdsa', 'vllm-aggregated-autoscale.yaml'), 'utf8');
+    const out = renderYaml(text, 'f', { namespace: 'default', lpxEnabled: false, terminationDelay: '15m' });
+    expect([out.errors, out.notes]).toEqual([[], []]);
+    const pcs = out.objects.filter((o) => o.kind === 'PodCliqueSet');
+    expect(pcs).toHaveLength(1);
+    expect(groveCreateIssues(pcs[0] as Record<string, unknown>)).toEqual([]);
+    expect(text).toMatch(/- name: worker\n\s+type: worker\n\s+replicas: 2\n\s+scalingAdapter: \{\}/);
+  });
+
+  it('examples/dgdr/qwen3-trace-replay.yaml reads the claim examples/dgdr/request-traces-pvc.yaml creates, in the same namespace', () => {
+    const request = readFileSync(resolve(dir, 'dgdr', 'qwen3-trace-replay.yaml'), 'utf8');
+    const claim = readFileSync(resolve(dir, 'dgdr', 'request-traces-pvc.yaml'), 'utf8');
+    expect(request).toContain('apiVersion: nvidia.com/v1beta2');
+    expect(request).toMatch(/claimName: request-traces\n/);
+    expect(claim).toMatch(/kind: PersistentVolumeClaim\nmetadata:\n {2}name: request-traces\n {2}namespace: default\n/);
+    expect(request).toMatch(/metadata:\n {2}name: qwen3-trace-replay\n {2}namespace: default\n/);
+  });
+});

@@ -8,6 +8,7 @@
  */
 import type { Component, Dgd, FieldIssue, GroveUpdateStrategy } from '../../api/index.js';
 import type { DgdrAdmissionConfig } from '../dgdr/admission.js';
+import type { ClusterTopologies } from './topology.js';
 
 /** The operator settings admission depends on. */
 export interface AdmissionConfig {
@@ -102,6 +103,11 @@ export interface AdmissionContext {
   readonly lpxPair: LpxPair | undefined;
   /** The requester's `userInfo.username`; undefined when the request did not say. */
   readonly username?: string | undefined;
+  /**
+   * The ClusterTopologyBindings the shell read for this request (./topology.ts
+   * `clusterTopologyNamesToRead`); undefined when no reader is configured (live checks skipped).
+   */
+  readonly clusterTopologies?: ClusterTopologies | undefined;
 }
 
 /** The effective Grove strategy: the annotation's, else Grove's default RollingRecreate (dgd-reference "Grove update strategy"). Pure. */

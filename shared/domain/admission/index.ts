@@ -15,3 +15,4 @@ export * from './scaling-adapter.js';
 export * from './metadata-annotations.js';
 export * from './validate.js';
 export * from './storable-size.js';
+export * from './topology.js';

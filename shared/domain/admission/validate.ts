@@ -32,6 +32,7 @@ import { validateProviderOverrides } from './provider-override.js';
 import { validateScalingAdapterReplicas } from './scaling-adapter.js';
 import { completeOutageWarnings, validateRolloutBudget } from './rollout-budget.js';
 import { validateStorableSize } from './storable-size.js';
+import { validateKvTransferPolicyTopology, validateTopologyConstraints, type ClusterTopologies } from './topology.js';
 import { DEFAULT_RENDER_CONFIG } from '../dgd/render.js';
 
 /**
@@ -46,32 +47,41 @@ import { DEFAULT_RENDER_CONFIG } from '../dgd/render.js';
  * only, so finalizers can always be removed.
  * Failures: see the rules in ./graph.ts, ./components.ts, ./provider-override.ts,
  * ./min-available.ts, ./rollout-budget.ts and ./lpx.ts. Never throws.
+ * `request.isFreeOfPrototypeKeys` true says the caller has already walked `object` and
+ * `oldObject` and found no `__proto__` key (the webhook learns it in the walk that bounds the
+ * body's depth), so that walk is not repeated here; absent, it is done here.
  * Source: dgd-reference; upstream-notes/dgd.md §3. Pure.
  */
-export function validateDgd(object: unknown, oldObject: unknown, config: AdmissionConfig, request: { readonly username?: string | undefined; readonly objectBytes?: number | undefined } = {}): ValidationResult {
+export function validateDgd(
+  object: unknown,
+  oldObject: unknown,
+  config: AdmissionConfig,
+  request: { readonly username?: string | undefined; readonly objectBytes?: number | undefined; readonly clusterTopologies?: ClusterTopologies | undefined; readonly isFreeOfPrototypeKeys?: boolean } = {},
+): ValidationResult {
   const isUpdate = oldObject !== undefined && oldObject !== null;
   // A key JavaScript takes as a prototype goes straight to parseDgd, which refuses it exactly as
   // reconcile does (one rule for reserved keys; a fast path that skipped it stored a DGD reconcile
   // then reported InvalidSpec, issue 20). Otherwise the common case, an object already in the
   // schema's output form, is read as it is (isExactDgd), and the rest is parsed.
-  const dgd = hasPrototypeKeys(object) ? undefined : isExactDgd(object) ? object : parseKeepingPodTemplates(object);
+  const hasReservedKeys = request.isFreeOfPrototypeKeys === true ? () => false : hasPrototypeKeys;
+  const dgd = hasReservedKeys(object) ? undefined : isExactDgd(object) ? object : parseKeepingPodTemplates(object);
   if (dgd !== undefined) {
-    const stored = isUpdate ? (readStored(oldObject) ?? parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
+    const stored = isUpdate ? (readStored(oldObject, hasReservedKeys) ?? parseKeepingPodTemplates(oldObject) ?? parsedOrUndefined(oldObject)) : undefined;
     try {
-      return validateParsedDgd(dgd, stored, isUpdate, config, request.username, request.objectBytes);
+      return validateParsedDgd(dgd, stored, isUpdate, config, request.username, request.objectBytes, request.clusterTopologies);
     } catch {
       // A pod template the rules could not read: parse everything, so its schema issue is reported.
     }
   }
   const parsed = parseDgd(object);
   if (!parsed.ok) return { issues: parsed.issues, warnings: [] };
-  const result = validateParsedDgd(parsed.dgd, isUpdate ? parsedOrUndefined(oldObject) : undefined, isUpdate, config, request.username, request.objectBytes);
+  const result = validateParsedDgd(parsed.dgd, isUpdate ? parsedOrUndefined(oldObject) : undefined, isUpdate, config, request.username, request.objectBytes, request.clusterTopologies);
   return parsed.sourceVersion === DGD_V1ALPHA1 ? toV1Alpha1Paths(result, parsed.dgd) : result;
 }
 
 /** The stored object as it is, when it is already in the schema's output form. Pure. */
-function readStored(object: unknown): Dgd | undefined {
-  return !hasPrototypeKeys(object) && isExactDgd(object) ? object : undefined;
+function readStored(object: unknown, hasReservedKeys: (value: unknown) => boolean): Dgd | undefined {
+  return !hasReservedKeys(object) && isExactDgd(object) ? object : undefined;
 }
 
 function parsedOrUndefined(object: unknown): Dgd | undefined {
@@ -127,7 +137,7 @@ function dgdOutline(value: unknown): { object: Record<string, unknown>; spec: Re
  * the stored object no longer parses: create-only rules are skipped, comparisons are not made.
  * Out and failures as {@link validateDgd}. Pure.
  */
-export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: boolean, config: AdmissionConfig, username?: string, objectBytes?: number): ValidationResult {
+export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: boolean, config: AdmissionConfig, username?: string, objectBytes?: number, clusterTopologies?: ClusterTopologies): ValidationResult {
   if (isUpdate && dgd.metadata.deletionTimestamp !== undefined) {
     const isAnnotationChanged = old?.metadata.annotations?.[ANNOTATION_GROVE_UPDATE_STRATEGY] !== dgd.metadata.annotations?.[ANNOTATION_GROVE_UPDATE_STRATEGY];
     return { issues: isAnnotationChanged ? validateUpdateStrategyAnnotation({ dgd }) : [], warnings: [] };
@@ -145,6 +155,7 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
     oldComponents: new Map<string, Component>((old?.spec.components ?? []).map((c) => [c.name, c])),
     lpxPair: findLpxPair(dgd),
     username,
+    clusterTopologies,
   };
 
   const backend = validateBackendFrameworkImmutable(ctx);
@@ -177,6 +188,8 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
   });
   issues.push(
     ...validateProviderOverrides(ctx),
+    ...validateTopologyConstraints(ctx),
+    ...validateKvTransferPolicyTopology(ctx),
     ...validateMinAvailableForms(ctx),
     ...validateMinAvailableFitsReplicas(ctx),
     ...validateMinAvailableImmutable(ctx),

@@ -108,6 +108,28 @@ describe('frontend, planner and EPP defaults (upstream component_frontend.go, co
     expect(envOf(mainOf(spec))).toMatchObject({ PLANNER_PROMETHEUS_PORT: '9085', NVIDIA_VISIBLE_DEVICES: 'void' });
   });
 
+  // Upstream's planner defaults had two variants over time: an older component_planner.go with
+  // a `system` 9090 port, /live, /health and a two-hour startup /live probe on it and
+  // DYN_SYSTEM_PORT=9090; the current one (and its TestPlannerDefaults_GetBaseContainer) with
+  // the `metrics` port 9085 only, no probes, PLANNER_PROMETHEUS_PORT=9085 and
+  // NVIDIA_VISIBLE_DEVICES=void. Neither is gated by origin or runtime version, so every DGD,
+  // whichever operator version created it (or none: a legacy DGD), renders the current one.
+  it.each<{ name: string; annotations: Record<string, string>; image?: string }>([
+    { name: 'a legacy DGD (no origin annotation)', annotations: {} },
+    { name: 'origin 0.9.0', annotations: { 'nvidia.com/dynamo-operator-origin-version': '0.9.0' } },
+    { name: 'origin 1.0.0 (VLLMMultiprocessing)', annotations: { 'nvidia.com/dynamo-operator-origin-version': '1.0.0' } },
+    { name: 'origin 1.6.0', annotations: { 'nvidia.com/dynamo-operator-origin-version': '1.6.0' } },
+    { name: 'origin 1.6.0 with a runtime 1.6.0 image', annotations: { 'nvidia.com/dynamo-operator-origin-version': '1.6.0' }, image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.0' },
+  ])('renders the planner as upstream\'s current PlannerDefaults for $name: metrics 9085 only, no system port, no probes, no DYN_SYSTEM_PORT', ({ annotations, image }) => {
+    const planner = aComponent('planner', 'planner', image === undefined ? {} : withImage(image));
+    const main = mainOf(podSpecOf(aDgd({ metadata: { annotations }, spec: { components: [planner] } }), 'planner'));
+    expect(main.ports).toEqual([{ name: 'metrics', containerPort: 9085, protocol: 'TCP' }]);
+    expect([main['livenessProbe'], main['readinessProbe'], main['startupProbe']]).toEqual([undefined, undefined, undefined]);
+    const env = envOf(main);
+    expect(env['DYN_SYSTEM_PORT']).toBeUndefined();
+    expect([env['PLANNER_PROMETHEUS_PORT'], env['NVIDIA_VISIBLE_DEVICES']]).toEqual(['9085', 'void']);
+  });
+
   it('gives the EPP its gRPC ports and probes, epp-serviceaccount and a 130 s grace period', () => {
     const spec = podSpecOf(single(aComponent('epp', 'epp')), 'epp');
     expect([spec['serviceAccountName'], spec['terminationGracePeriodSeconds']]).toEqual(['epp-serviceaccount', 130]);

@@ -414,6 +414,43 @@ describe('worker-hash commit and status.components[*].runtimeNamespace (upstream
     const desired = decideDgd(observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2 }), cliques: [aClique('my-graph-0-frontend', 1), aClique('my-graph-0-worker', 2, { updatedReplicas: 1 })] }), DEFAULT_RENDER_CONFIG, NOW);
     expect(desired.parentAnnotations).toBeUndefined();
   });
+  describe('the legacy v1 nvidia.com/current-worker-hash, as upstream still reads and writes it (dgd_worker_rollout_reconciler.go)', () => {
+    const V1 = 'nvidia.com/current-worker-hash';
+    const V2 = 'nvidia.com/current-worker-hash-v2';
+
+    it('"Record the current desired state as v2 without changing the active v1 suffix" (migrateCurrentWorkerHashIfNeeded): a v1-only DGD gets v2 at once, even mid-update, v1 kept, runtimeNamespace still on v1, Event WorkerHashMigrated', () => {
+      const parent = withWorkers(2, { [V1]: 'abc12345' });
+      const desired = decideDgd(observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+      expect(desired.parentAnnotations).toEqual({ [V2]: podWorkerHash(parent) });
+      expect(desired.removeParentAnnotations).toBeUndefined();
+      expect(desired.status.components?.['worker']?.['runtimeNamespace']).toBe('inference-my-graph-abc12345');
+      expect(desired.parentAnnotationsEvent).toMatchObject({ type: 'Normal', reason: 'WorkerHashMigrated', note: 'Recorded v2 worker hash annotation without rolling workers' });
+      expect(decideDgd(observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW).parentAnnotationsEvent?.name).toBe(desired.parentAnnotationsEvent?.name);
+    });
+
+    it('v1 and a current v2 ("current.v2 == desired.v2"): nothing to write, v1 stays', () => {
+      const parent = withWorkers(2);
+      const both = withWorkers(2, { [V1]: 'abc12345', [V2]: podWorkerHash(parent) });
+      const desired = decideDgd(rolledOut(both), DEFAULT_RENDER_CONFIG, NOW);
+      expect([desired.parentAnnotations, desired.removeParentAnnotations]).toEqual([undefined, undefined]);
+    });
+
+    it('a new worker generation completed (v2 changes): v2 alone is recorded, v1 removed (workerHashesForCompletedGeneration)', () => {
+      const parent = withWorkers(2, { [V1]: 'abc12345', [V2]: 'deadbeef' });
+      const desired = decideDgd(rolledOut(parent), DEFAULT_RENDER_CONFIG, NOW);
+      expect(desired.parentAnnotations).toEqual({ [V2]: podWorkerHash(parent) });
+      expect(desired.removeParentAnnotations).toEqual([V1]);
+      expect(desired.parentAnnotationsEvent).toBeUndefined();
+    });
+
+    it('the "legacy" sentinel is never migrated as a hash: it is replaced by v2 once the workers run it', () => {
+      const parent = withWorkers(2, { [V1]: 'legacy' });
+      const during = decideDgd(observed(parent, { pcs: aStoredPcs(parent, { observedGeneration: 2, progress: ACTIVE }), cliques: readyChildren }), DEFAULT_RENDER_CONFIG, NOW);
+      expect(during.parentAnnotations).toBeUndefined();
+      const after = decideDgd(rolledOut(parent), DEFAULT_RENDER_CONFIG, NOW);
+      expect([after.parentAnnotations, after.removeParentAnnotations]).toEqual([{ [V2]: podWorkerHash(parent) }, [V1]]);
+    });
+  });
 });
 
 describe('update strategy during an active rollout: "keep the PCS\'s current strategy (or nil) until the active update ends" (upstream-notes/dgd.md §3.1 transition guard)', () => {

@@ -27,7 +27,11 @@ import {
   REASON_SCALING_ALLOWED,
   REASON_SCALING_DEFERRED,
   PERSISTENT_VOLUME_CLAIM_KIND,
+  ANNOTATION_CURRENT_WORKER_HASH,
   ANNOTATION_CURRENT_WORKER_HASH_V2,
+  LEGACY_WORKER_HASH_SENTINEL,
+  MESSAGE_WORKER_HASH_MIGRATED,
+  REASON_WORKER_HASH_MIGRATED,
   formatIssues,
   parseDgd,
   type Condition,
@@ -128,6 +132,14 @@ export interface DgdDesired {
    * Absent when nothing changes.
    */
   readonly parentAnnotations?: Readonly<Record<string, string>>;
+  /**
+   * DGD metadata annotations to remove after `parentAnnotations` are set: the legacy
+   * `nvidia.com/current-worker-hash` once a new worker generation is committed (upstream keeps
+   * only v2 for a completed v2 generation). Absent when nothing is removed.
+   */
+  readonly removeParentAnnotations?: readonly string[];
+  /** An Event to record once `parentAnnotations` are written (`WorkerHashMigrated`). */
+  readonly parentAnnotationsEvent?: DgdEventIntent;
 }
 
 /** Ready=False reason when the API server refuses a write (upstream-notes/dgd.md §2.4 failed-to-reconcile-resources). */
@@ -236,7 +248,24 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
     { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling, components },
     now,
   );
-  return commit.annotate === undefined ? desired : { ...desired, parentAnnotations: { [ANNOTATION_CURRENT_WORKER_HASH_V2]: commit.annotate } };
+  if (commit.annotate === undefined) return desired;
+  return {
+    ...desired,
+    parentAnnotations: { [ANNOTATION_CURRENT_WORKER_HASH_V2]: commit.annotate },
+    ...(commit.removeLegacy ? { removeParentAnnotations: [ANNOTATION_CURRENT_WORKER_HASH] } : {}),
+    ...(commit.migrated ? { parentAnnotationsEvent: workerHashMigratedEvent(observed.parent, dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH] ?? '', commit.annotate) } : {}),
+  };
+}
+
+/**
+ * The `WorkerHashMigrated` Event (Normal, upstream's note) of recording v2 beside v1, named
+ * `<dgd>.<16 hex>` from the DGD uid and both hashes, so a repeated decision names the same Event. Pure.
+ */
+function workerHashMigratedEvent(parent: ObservedObject, v1: string, v2: string): DgdEventIntent {
+  const key = [readUid(parent), REASON_WORKER_HASH_MIGRATED, v1, v2].join('\u0000');
+  const hex = fnv32a(key).toString(16).padStart(8, '0') + fnv32a(`${key}\u0001`).toString(16).padStart(8, '0');
+  const name = (parent['metadata'] as { name?: unknown } | undefined)?.name;
+  return { name: `${(typeof name === 'string' ? name : 'dgd').slice(0, 253 - 17)}.${hex}`, type: 'Normal', reason: REASON_WORKER_HASH_MIGRATED, note: MESSAGE_WORKER_HASH_MIGRATED };
 }
 
 /**
@@ -245,14 +274,34 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
  * this pass did not write the PodCliqueSet, Grove acknowledged it (`status.observedGeneration`
  * = generation), no update is active, and every worker child is observed at its generation
  * with all its desired replicas updated. Until then the committed hash stays the annotated one
- * (or, on a DGD that has none yet, the rendered one: its first workers run it).
- * Out: `committed` (what runtimeNamespace uses) and `annotate` (the value to write, when it
- * differs from the stored annotation). Pure.
+ * (v2, else the legacy v1 `nvidia.com/current-worker-hash`, else, on a DGD that has neither, the
+ * rendered one: its first workers run it).
+ * The legacy v1 annotation, as upstream's `dgd_worker_rollout_reconciler.go` keeps it:
+ * - a DGD with v1 only (not the `legacy` sentinel) gets v2 recorded beside it at once, the
+ *   rendered hash, v1 kept, without waiting for a rollout (`migrateCurrentWorkerHashIfNeeded`:
+ *   "Record the current desired state as v2 without changing the active v1 suffix"), with a
+ *   `WorkerHashMigrated` Event;
+ * - once a new worker generation is committed (v2 changes), v1 is removed: a completed v2
+ *   generation is recorded as v2 alone (`workerHashesForCompletedGeneration`).
+ * Out: `committed` (what runtimeNamespace uses), `annotate` (the v2 value to write, when it
+ * differs from the stored one), `removeLegacy` and `migrated`. Pure.
  */
-export function decideWorkerHashCommit(dgd: Dgd, observed: DgdObserved, pcs: PodCliqueSet | undefined, written: boolean, rendered: string): { committed: string; annotate: string | undefined } {
+export function decideWorkerHashCommit(
+  dgd: Dgd,
+  observed: DgdObserved,
+  pcs: PodCliqueSet | undefined,
+  written: boolean,
+  rendered: string,
+): { committed: string; annotate: string | undefined; removeLegacy: boolean; migrated: boolean } {
   const stored = dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH_V2];
+  const storedV1 = dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH];
+  const hasV1 = storedV1 !== undefined && storedV1 !== '';
   const workers = dgd.spec.components.filter((c) => c.type !== 'lpx' && isWorkerClass(c));
-  if (workers.length === 0) return { committed: stored ?? rendered, annotate: undefined };
+  const active = stored ?? (hasV1 && storedV1 !== LEGACY_WORKER_HASH_SENTINEL ? storedV1 : undefined);
+  if (workers.length === 0) return { committed: active ?? rendered, annotate: undefined, removeLegacy: false, migrated: false };
+  if (stored === undefined && hasV1 && storedV1 !== LEGACY_WORKER_HASH_SENTINEL) {
+    return { committed: storedV1, annotate: rendered, removeLegacy: false, migrated: true };
+  }
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx'));
   const isRolledOut =
     !written &&
@@ -267,8 +316,9 @@ export function decideWorkerHashCommit(dgd: Dgd, observed: DgdObserved, pcs: Pod
       const desired = component.replicas ?? child.spec.replicas;
       return status.observedGeneration !== undefined && status.observedGeneration >= (child.metadata.generation ?? 0) && (status.updatedReplicas ?? 0) >= desired;
     });
-  const committed = isRolledOut ? rendered : (stored ?? rendered);
-  return { committed, annotate: isRolledOut && stored !== rendered ? rendered : undefined };
+  const committed = isRolledOut ? rendered : (active ?? rendered);
+  const annotate = isRolledOut && stored !== rendered ? rendered : undefined;
+  return { committed, annotate, removeLegacy: annotate !== undefined && hasV1, migrated: false };
 }
 
 /**

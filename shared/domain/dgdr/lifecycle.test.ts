@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { DgdrSchema, type Condition, type Dgdr } from '../../api/index.js';
+import { DgdrSchema, formatIssue, type Condition, type Dgdr } from '../../api/index.js';
+import { validateDgd } from '../admission/index.js';
 import { classifyOutputConfigMap, decideDgdr, succeededCondition, type ChildFacts, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
 
 type Obj = Record<string, unknown>;
@@ -378,6 +379,24 @@ describe('decideDgdr', () => {
     expect(metadata['ownerReferences']).toBeUndefined();
     expect(((created.dgd?.['spec'] as { components: Obj[] }).components).every((c) => c['runtimeVersionOverride'] === '1.6.2')).toBe(true);
     expect(created.events).toEqual([{ type: 'Normal', reason: 'DeploymentCreated', action: 'Create', note: 'DynamoGraphDeployment qwen-dgd created successfully' }]);
+  });
+
+  it('"An overridden runtime image without a parseable semantic-version tag requires runtimeVersionOverride on that component" / "The DGDR value also covers images replaced through spec.overrides.dgd": the DGD to create is held to DGD admission\'s rule', () => {
+    // The generated spec with its runtime images replaced by :latest, as an overrides.dgd image replacement leaves it.
+    const latest = annotation().replaceAll('vllm-runtime:1.6.1', 'vllm-runtime:latest');
+    expect(latest).toContain('vllm-runtime:latest');
+    const createdWith = (spec: Obj) => {
+      const ready = aDgdr({ spec: { autoApply: true, ...spec }, generation: 2, status: readyStatus(), annotations: { 'nvidia.com/generated-dgd-spec': latest } });
+      const deploying = decideDgdr(observed(ready), CONFIG, NOW);
+      const dgd = decideDgdr(observed({ ...ready, status: deploying.status ?? ready.status }), CONFIG, NOW).dgd;
+      if (dgd === undefined) throw new Error('no DGD to create');
+      return validateDgd(dgd, undefined, { lpxEnabled: false }).issues.filter((i) => i.path.endsWith('.runtimeVersionOverride')).map(formatIssue);
+    };
+    expect(createdWith({})).toEqual([
+      'spec.components[0].runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag',
+      'spec.components[1].runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag',
+    ]);
+    expect(createdWith({ runtimeVersionOverride: '1.6.1' })).toEqual([]);
   });
 
   const deployingDgdr = () => aDgdr({ status: { phase: 'Deploying', dgdName: 'qwen-dgd', observedGeneration: 1, conditions: [] }, annotations: { 'nvidia.com/generated-dgd-spec': annotation() } });

@@ -137,6 +137,24 @@ describe('the Run decision table: claim state x Job state x Run state -> action 
       want: failed('JobDeleted', `Job ${JOB} was deleted before it finished`),
     },
     {
+      name: 'stopping for the claim recorded, the Job gone and the claim no longer seen: fail TraceSourceDeleted, not JobDeleted',
+      reason: 'reference "Trace claim lifecycle": "Once the operator has started stopping a Job, the Run fails with TraceSourceDeleted even if the Job is marked failed while its pod is removed"',
+      input: observed({
+        run: aRun({ status: { ...started, conditions: [{ type: 'Completed', status: 'False', reason: 'TraceSourceDeleted', message: `stopping Job ${JOB}: PersistentVolumeClaim "request-traces" is being deleted`, lastTransitionTime: '2026-12-01T08:00:00.000Z' }] } }),
+        claim: undefined,
+      }),
+      want: failed('TraceSourceDeleted', `PersistentVolumeClaim "request-traces" was deleted; Job ${JOB} was stopped`),
+    },
+    {
+      name: 'stopping for a newer request spec recorded (not the claim), the Job gone: the recorded claim rule does not apply, JobDeleted',
+      reason: 'reference "Trace claim lifecycle": TraceSourceDeleted is the claim\'s cancellation only; a Job vanished otherwise cannot finish',
+      input: observed({
+        run: aRun({ status: { ...started, conditions: [{ type: 'Completed', status: 'False', reason: 'JobDeleted', message: `Job ${JOB} is being deleted`, lastTransitionTime: '2026-12-01T08:00:00.000Z' }] } }),
+        claim: undefined,
+      }),
+      want: failed('JobDeleted', `Job ${JOB} was deleted before it finished`),
+    },
+    {
       name: 'a Job of the same name the Run does not control: left untouched, JobConflict',
       reason: 'DESIGN.md "Writes": "Never adopt ... the parent reports the conflict on its status"',
       input: observed({ foreignJobName: JOB }),

@@ -124,14 +124,19 @@ export function decideTraceClaimBeforeJob(runUid: string, claimName: string, cla
 }
 
 /**
- * After the Job is gone: stopped for a deleted claim -> `TraceSourceDeleted`; stopped for a
+ * After the Job is gone: stopped for a deleted claim (the claim seen being deleted, or the Run's
+ * own `Completed` reason already `TraceSourceDeleted` while stopping) -> `TraceSourceDeleted`; stopped for a
  * newer request spec -> `Superseded`; deleted by someone else -> `JobDeleted`.
  * Source: reference "Trace claim lifecycle" ("Once the Job and its pod are gone, the Run fails
- * with reason TraceSourceDeleted"); "To stop a Run ... change the request's spec (the Run fails
+ * with reason TraceSourceDeleted"; "Once the operator has started stopping a Job, the Run fails
+ * with TraceSourceDeleted even if the Job is marked failed while its pod is removed"); "To stop a Run ... change the request's spec (the Run fails
  * with reason Superseded)". Pure.
  */
 export function decideJobGone(observed: RunObserved, claimName: string | undefined, jobName: string): RunVerdict {
-  if (claimName !== undefined && observed.claim?.isDeleting === true) return failed(REASON_TRACE_SOURCE_DELETED, `PersistentVolumeClaim "${claimName}" was deleted; Job ${jobName} was stopped`);
+  // "Once the operator has started stopping a Job, the Run fails with TraceSourceDeleted": a Run
+  // that recorded stopping its Job for the claim fails so even when the claim is no longer seen.
+  const isStoppingForClaim = observed.run.status?.conditions?.some((c) => c.type === CONDITION_COMPLETED && c.status === 'False' && c.reason === REASON_TRACE_SOURCE_DELETED) ?? false;
+  if (claimName !== undefined && (observed.claim?.isDeleting === true || isStoppingForClaim)) return failed(REASON_TRACE_SOURCE_DELETED, `PersistentVolumeClaim "${claimName}" was deleted; Job ${jobName} was stopped`);
   if (observed.isSuperseded) return failed(REASON_SUPERSEDED, `the request's spec changed; Job ${jobName} was stopped`);
   return failed(REASON_JOB_DELETED, `Job ${jobName} was deleted before it finished`);
 }
