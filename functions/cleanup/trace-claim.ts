@@ -14,7 +14,7 @@
  * @module
  */
 import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema } from '../../shared/api/index.js';
-import { claimStateOf, controllerOf, decideTraceClaim, hasTraceClaimFinalizer, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
+import { claimStateOf, controllerOf, controllerUidOf, decideTraceClaim, hasTraceClaimFinalizer, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
 import type { KubeReader } from '../../shared/kube/index.js';
 import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
@@ -41,7 +41,8 @@ export async function load(deps: CleanupDeps, namespace: string, name: string, r
   const readers = new Map<string, ClaimReader>();
   for (const [index, uid] of uids.entries()) {
     const runObject = runs.find((r) => r.metadata.uid === uid);
-    const jobs = (jobsByUid[index] ?? []).map(jobStateOf);
+    // Only the Run's own Jobs (issue 20 item 1): a Job anyone labelled with the Run's uid is never stopped here, nor waited for.
+    const jobs = (jobsByUid[index] ?? []).filter((job) => controllerUidOf(job) === uid).map(jobStateOf);
     const parsed = runObject === undefined ? undefined : RunSchema.safeParse(runObject);
     const run = parsed?.success === true ? { name: parsed.data.metadata.name ?? '', isComplete: isRunComplete(parsed.data) } : undefined;
     readers.set(uid, { runUid: uid, run, jobs });

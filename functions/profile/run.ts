@@ -123,8 +123,11 @@ export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = dep
   const claimObject = claimName === undefined ? undefined : await read.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName });
   const isOurs = jobObject !== undefined && controllerUidOf(jobObject) === uid;
   const job = isOurs ? jobStateOf(jobObject) : undefined;
-  const pods = job !== undefined && job.outcome === 'Active' ? await read.list('v1', 'Pod', namespace, selector) : [];
-  const validCandidates = candidates.filter((c) => {
+  // Only the Job's own pods and the Run's own Candidates (issue 20 item 1): anyone who can
+  // create them can also put the Run's uid in a label.
+  const pods = job !== undefined && job.outcome === 'Active' ? (await read.list('v1', 'Pod', namespace, selector)).filter((pod) => controllerUidOf(pod) === jobObject?.metadata.uid) : [];
+  const ownCandidates = candidates.filter((c) => controllerUidOf(c) === uid);
+  const validCandidates = ownCandidates.filter((c) => {
     const conditions = (c['status'] as { conditions?: Condition[] } | undefined)?.conditions;
     return conditionOf(conditions, CONDITION_VALID)?.status === 'True';
   }).length;
@@ -134,7 +137,7 @@ export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = dep
     job,
     waiting: waitingContainersOf(pods),
     isSuperseded: superseded,
-    publication: { isPublished: conditionOf(run.status?.conditions, CONDITION_PUBLISHED)?.status === 'True', candidates: candidates.length, validCandidates },
+    publication: { isPublished: conditionOf(run.status?.conditions, CONDITION_PUBLISHED)?.status === 'True', candidates: ownCandidates.length, validCandidates },
     ...(jobObject !== undefined && !isOurs ? { foreignJobName: jobName } : {}),
   };
   return { object, observed };

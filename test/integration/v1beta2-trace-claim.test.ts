@@ -292,6 +292,28 @@ describe('Deleting the claim cancels its Runs', () => {
     expect(completed(await getRun('finished-1'))).toMatchObject({ status: 'False', reason: 'EvaluatingCandidates' });
   });
 
+  it('"Own what you read ... the same rule everywhere a function reads what a Job or a user could also write" (issue 20 item 1): a Job someone else labelled with the Run\'s uid is neither stopped nor waited for when the claim is deleted', async () => {
+    await createClaim('planted');
+    const run = await createRun('planted-1', 'planted');
+    await settle('the Job to complete', 'planted-1', 'planted', async () => {
+      const job = await getJob('planted-1');
+      return (job?.['status'] as { succeeded?: number } | undefined)?.succeeded === 1 ? job : undefined;
+    });
+    // Suspended, so it stays active (no pod) for as long as the test needs.
+    await user.create({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'planted-by-user', namespace, labels: { 'nvidia.com/dgdr-run-uid': run.metadata.uid ?? '' } },
+      spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.invalid/user:1' }] } } },
+    });
+    await user.delete({ ...CLAIM, namespace, name: 'planted' });
+    await reconcile('planted-1', 'planted');
+    await reconcile('planted-1', 'planted');
+    const planted = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'planted-by-user' });
+    expect(planted).toBeDefined();
+    expect(planted?.metadata['deletionTimestamp']).toBeUndefined();
+  });
+
   it('"A Run whose claim is already being deleted before it creates its Job fails with TraceSourceDeleted without creating anything"', async () => {
     await createClaim('gone-first');
     await user.delete({ ...CLAIM, namespace, name: 'gone-first' });
