@@ -103,7 +103,13 @@ async function isSuperseded(read: KubeReader, run: Run, object: KubeObject): Pro
 export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = deps.kube): Promise<RunLoaded | undefined> {
   const object = await read.get({ ...RUN_REF, namespace: key.namespace, name: key.name });
   if (object === undefined || object.metadata['deletionTimestamp'] !== undefined) return undefined;
-  const run = RunSchema.parse(object);
+  // A Run that does not parse is refused for good, never an exception (a 500 the broker would
+  // retry; issue 20 item 4): classified Permanent, answered 2xx and logged with the reasons.
+  const parsed = RunSchema.safeParse(object);
+  if (!parsed.success) {
+    throw new PermanentError(`${RUN_KIND} ${key.namespace}/${key.name} is not a valid ${RUN_KIND}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { reason: 'InvalidSpec' });
+  }
+  const run = parsed.data;
   if (isRunComplete(run)) return undefined;
   const namespace = key.namespace;
   const uid = run.metadata.uid ?? '';
