@@ -49,6 +49,8 @@ import { toKubeTime } from '../time.js';
 import { resolveUpdateStrategy } from './availability.js';
 import { MESSAGE_GROVE_COHERENT_UNSUPPORTED } from './grove-coherent.js';
 import { dynamoNamespace, isWorkerClass } from './pod-template.js';
+import { computeWorkerHash } from './worker-hash.js';
+import { isWorkerGenerationChanged, podCliqueSetUsesWorkerHashSuffix, shouldRenderWorkerHashSuffix } from './worker-hash-suffix.js';
 import { combineReadiness } from '../lpx/readiness.js';
 import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
 import { decideDgdLpx } from '../lpx/dgd-part.js';
@@ -181,7 +183,13 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
     const message = 'LPX components require lpx.enabled=true; workload reconciliation is paused and existing workloads are preserved';
     return finish(observed, { apply: [], scale: [], generation, state: 'pending', ready: { status: 'False', reason: REASON_LPX_DISABLED, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
   }
-  const rendered = renderDgd(dgd, { config });
+  // The worker hash reaches the worker cliques only as upstream renders it
+  // (worker-hash-suffix.ts): a PodCliqueSet an older upstream operator wrote without it keeps
+  // its worker templates until the worker generation changes, so switching rolls no worker.
+  const existingPcs = observed.children.PodCliqueSet.get(podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx')));
+  const workerHash = computeWorkerHash(dgd);
+  const workerHashSuffix = shouldRenderWorkerHashSuffix(dgd, existingPcs, isWorkerGenerationChanged(dgd, workerHash));
+  const rendered = renderDgd(dgd, { config, workerHash, workerHashSuffix });
   if (!rendered.ok) return invalid(observed, rendered.issues, lastReconciled, now);
 
   const claims = rendered.objects.filter((o) => o.kind === PERSISTENT_VOLUME_CLAIM_KIND);
@@ -238,7 +246,10 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const ready: ReadyCondition = { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
   const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
   const commit = decideWorkerHashCommit(dgd, observed, pcs, written, rendered.workerHash);
-  const withNamespaces = withRuntimeNamespaces(dgd, readiness.components, commit.committed);
+  // The workers' pods run suffixed once the PodCliqueSet they run from carries the hash: the
+  // observed one until this generation has rolled out, then the rendered one.
+  const runsSuffixed = commit.rolledOut || existingPcs === undefined ? workerHashSuffix : podCliqueSetUsesWorkerHashSuffix(dgd, existingPcs);
+  const withNamespaces = withRuntimeNamespaces(dgd, readiness.components, runsSuffixed ? commit.committed : undefined);
   const components = lpx === undefined ? withNamespaces : { ...withNamespaces, ...lpx.components };
   // The ordinary PodCliqueSet's deferral wins; otherwise the LPX child's own ScalingDeferred=True
   // is the DGD's ("An LPX child's ScalingDeferred propagates to the DGD", upstream-notes/dgd.md §4.7).
@@ -284,7 +295,8 @@ function workerHashMigratedEvent(parent: ObservedObject, v1: string, v2: string)
  * - once a new worker generation is committed (v2 changes), v1 is removed: a completed v2
  *   generation is recorded as v2 alone (`workerHashesForCompletedGeneration`).
  * Out: `committed` (what runtimeNamespace uses), `annotate` (the v2 value to write, when it
- * differs from the stored one), `removeLegacy` and `migrated`. Pure.
+ * differs from the stored one), `removeLegacy`, `migrated` and `rolledOut` (the rendered
+ * generation runs on every worker). Pure.
  */
 export function decideWorkerHashCommit(
   dgd: Dgd,
@@ -292,15 +304,15 @@ export function decideWorkerHashCommit(
   pcs: PodCliqueSet | undefined,
   written: boolean,
   rendered: string,
-): { committed: string; annotate: string | undefined; removeLegacy: boolean; migrated: boolean } {
+): { committed: string; annotate: string | undefined; removeLegacy: boolean; migrated: boolean; rolledOut: boolean } {
   const stored = dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH_V2];
   const storedV1 = dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH];
   const hasV1 = storedV1 !== undefined && storedV1 !== '';
   const workers = dgd.spec.components.filter((c) => c.type !== 'lpx' && isWorkerClass(c));
   const active = stored ?? (hasV1 && storedV1 !== LEGACY_WORKER_HASH_SENTINEL ? storedV1 : undefined);
-  if (workers.length === 0) return { committed: active ?? rendered, annotate: undefined, removeLegacy: false, migrated: false };
+  if (workers.length === 0) return { committed: active ?? rendered, annotate: undefined, removeLegacy: false, migrated: false, rolledOut: false };
   if (stored === undefined && hasV1 && storedV1 !== LEGACY_WORKER_HASH_SENTINEL) {
-    return { committed: storedV1, annotate: rendered, removeLegacy: false, migrated: true };
+    return { committed: storedV1, annotate: rendered, removeLegacy: false, migrated: true, rolledOut: false };
   }
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx'));
   const isRolledOut =
@@ -318,15 +330,18 @@ export function decideWorkerHashCommit(
     });
   const committed = isRolledOut ? rendered : (active ?? rendered);
   const annotate = isRolledOut && stored !== rendered ? rendered : undefined;
-  return { committed, annotate, removeLegacy: annotate !== undefined && hasV1, migrated: false };
+  return { committed, annotate, removeLegacy: annotate !== undefined && hasV1, migrated: false, rolledOut: isRolledOut };
 }
 
 /**
  * `status.components[*].runtimeNamespace`: the component's Dynamo namespace, and for a
  * worker-class component `<dynamo namespace>-<committed worker hash>` (upstream-notes/dgd.md
- * §4.3: "The status runtimeNamespace = <dynamoNamespace>-<hash> for workers"). Pure.
+ * §4.3: "The status runtimeNamespace = <dynamoNamespace>-<hash> for workers"); the bare Dynamo
+ * namespace for workers whose pods run without `DYN_NAMESPACE_WORKER_SUFFIX` (`committedHash`
+ * undefined: a PodCliqueSet an older upstream operator wrote, worker-hash-suffix.ts), since the
+ * runtime then registers under `DYN_NAMESPACE` alone. Pure.
  */
-export function withRuntimeNamespaces(dgd: Dgd, components: Record<string, Record<string, unknown>>, committedHash: string): Record<string, Record<string, unknown>> {
+export function withRuntimeNamespaces(dgd: Dgd, components: Record<string, Record<string, unknown>>, committedHash: string | undefined): Record<string, Record<string, unknown>> {
   const namespace = dgd.metadata.namespace ?? '';
   const out: Record<string, Record<string, unknown>> = {};
   for (const [name, entry] of Object.entries(components)) {
@@ -336,7 +351,7 @@ export function withRuntimeNamespaces(dgd: Dgd, components: Record<string, Recor
       continue;
     }
     const base = dynamoNamespace(dgd, namespace, component);
-    out[name] = { ...entry, runtimeNamespace: isWorkerClass(component) ? `${base}-${committedHash}` : base };
+    out[name] = { ...entry, runtimeNamespace: isWorkerClass(component) && committedHash !== undefined ? `${base}-${committedHash}` : base };
   }
   return out;
 }
