@@ -94,7 +94,7 @@ describe('shouldRenderWorkerHashSuffix (upstream shouldRenderGroveWorkerHashSuff
 
 describe('isWorkerGenerationChanged (upstream planUnsupportedWorkerHashTransition)', () => {
   const hash = computeWorkerHash(graph());
-  const rows = [
+  const rows: { name: string; annotations: Record<string, string> | undefined; want: boolean }[] = [
     { name: 'no recorded worker hash: initialized, not changed', annotations: undefined, want: false },
     { name: 'v2 recorded and equal to the desired hash: not changed', annotations: { 'nvidia.com/current-worker-hash-v2': hash }, want: false },
     { name: 'v2 recorded and different: changed', annotations: { 'nvidia.com/current-worker-hash-v2': 'deadbeef' }, want: true },
