@@ -7,6 +7,7 @@ export * from './dgd/names.js';
 export * from './dgd/availability.js';
 export * from './dgd/worker-hash.js';
 export * from './dgd/worker-hash-suffix.js';
+export * from './dgd/checkpoints.js';
 export * from './dgd/pod-template.js';
 export * from './dgd/render.js';
 export * from './dgd/reconcile-dgd.js';

@@ -50,6 +50,7 @@ import { resolveUpdateStrategy } from './availability.js';
 import { MESSAGE_GROVE_COHERENT_UNSUPPORTED } from './grove-coherent.js';
 import { dynamoNamespace, isWorkerClass } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
+import { checkpointStatuses, REASON_WAITING_FOR_CHECKPOINT, waitingForCheckpointsMessage, type ComponentCheckpointStatus } from './checkpoints.js';
 import { isWorkerGenerationChanged, podCliqueSetUsesWorkerHashSuffix, shouldRenderWorkerHashSuffix } from './worker-hash-suffix.js';
 import { combineReadiness } from '../lpx/readiness.js';
 import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
@@ -111,6 +112,8 @@ export interface DgdStatusIntent {
   /** `Ready`, then `ScalingDeferred` when it is reported. */
   readonly conditions: Condition[];
   readonly components?: Record<string, Record<string, unknown>>;
+  /** Per component with a checkpoint: its name (when the spec names one) and whether it is ready (checkpoints.ts). */
+  readonly checkpoints?: Record<string, ComponentCheckpointStatus>;
 }
 
 export interface DgdDesired {
@@ -243,8 +246,15 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   // The LPX part (its own PodCliqueSet through the LPXGraphDeployment): a DGD is not Ready while it is not.
   const lpx = hasLpx ? decideDgdLpx(dgd, observed.children.LPXGraphDeployment) : undefined;
   const combined = lpx === undefined ? { ...ordinaryVerdict, isFailed: false } : combineReadiness(ordinaryVerdict, lpx.verdict);
-  const ready: ReadyCondition = { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
-  const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
+  // A WaitForCheckpoint component waits at 0 replicas, and says so (upstream
+  // applyCheckpointStartupReadiness, over any result but a failure; checkpoints.ts: here every
+  // checkpoint is absent, as no DynamoCheckpoint controller exists).
+  const waitingForCheckpoints = combined.isFailed ? undefined : waitingForCheckpointsMessage(dgd);
+  const ready: ReadyCondition =
+    waitingForCheckpoints !== undefined
+      ? { status: 'False', reason: REASON_WAITING_FOR_CHECKPOINT, message: waitingForCheckpoints }
+      : { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
+  const state = waitingForCheckpoints !== undefined ? 'pending' : combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
   const commit = decideWorkerHashCommit(dgd, observed, pcs, written, rendered.workerHash);
   // The workers' pods run suffixed once the PodCliqueSet they run from carries the hash: the
   // observed one until this generation has rolled out, then the rendered one.
@@ -256,7 +266,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const scaling: Verdict['scaling'] = deferred ? 'deferred' : lpx?.scalingDeferred !== undefined ? { deferredBy: lpx.scalingDeferred } : 'allowed';
   const desired = finish(
     observed,
-    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling, components },
+    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling, components, checkpoints: checkpointStatuses(dgd) },
     now,
   );
   if (commit.annotate === undefined) return desired;
@@ -377,7 +387,7 @@ export function decideDgdFailure(observed: DgdObserved, now: Date, message: stri
   }
   return finish(
     observed,
-    { apply: [], scale: [], generation: readObservedGeneration(observed.parent), state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', scaling: 'keep', components },
+    { apply: [], scale: [], generation: readObservedGeneration(observed.parent), state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', scaling: 'keep', components, checkpoints: parsed.ok ? checkpointStatuses(parsed.dgd) : undefined },
     now,
   );
 }
@@ -402,6 +412,8 @@ interface Verdict {
    */
   readonly scaling: 'deferred' | 'allowed' | 'keep' | { readonly deferredBy: { readonly reason: string; readonly message: string } };
   readonly components: Record<string, Record<string, unknown>> | undefined;
+  /** `status.checkpoints` (checkpoints.ts); absent when no component has a checkpoint. */
+  readonly checkpoints?: Record<string, ComponentCheckpointStatus> | undefined;
 }
 
 function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired {
@@ -429,6 +441,7 @@ function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired 
     state: verdict.state,
     conditions,
     ...(verdict.components === undefined ? {} : { components: verdict.components }),
+    ...(verdict.checkpoints === undefined ? {} : { checkpoints: verdict.checkpoints }),
   };
   const transitioned = beforeReady === undefined || beforeReady.status !== verdict.ready.status || beforeReady.reason !== verdict.ready.reason;
   const events: DgdEventIntent[] = transitioned
