@@ -20,9 +20,6 @@
  */
 import type { Component, Dgd } from '../../api/index.js';
 
-/** Ready=False reason while a WaitForCheckpoint component waits (upstream `reasonWaitingForCheckpoint`). */
-export const REASON_WAITING_FOR_CHECKPOINT = 'waiting_for_checkpoint';
-
 export interface ComponentCheckpointStatus {
   readonly checkpointName?: string;
   readonly ready: boolean;

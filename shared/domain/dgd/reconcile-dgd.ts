@@ -28,6 +28,7 @@ import {
   REASON_SCALING_DEFERRED,
   PERSISTENT_VOLUME_CLAIM_KIND,
   ANNOTATION_CURRENT_WORKER_HASH,
+  REASON_WAITING_FOR_CHECKPOINT,
   ANNOTATION_CURRENT_WORKER_HASH_V2,
   LEGACY_WORKER_HASH_SENTINEL,
   MESSAGE_WORKER_HASH_MIGRATED,
@@ -50,7 +51,7 @@ import { resolveUpdateStrategy } from './availability.js';
 import { MESSAGE_GROVE_COHERENT_UNSUPPORTED } from './grove-coherent.js';
 import { dynamoNamespace, isWorkerClass } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
-import { checkpointStatuses, REASON_WAITING_FOR_CHECKPOINT, waitingForCheckpointsMessage, type ComponentCheckpointStatus } from './checkpoints.js';
+import { checkpointStatuses, waitingForCheckpointsMessage, type ComponentCheckpointStatus } from './checkpoints.js';
 import { isWorkerGenerationChanged, podCliqueSetUsesWorkerHashSuffix, shouldRenderWorkerHashSuffix } from './worker-hash-suffix.js';
 import { combineReadiness } from '../lpx/readiness.js';
 import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
