@@ -17,7 +17,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject, type KubeReader } from '../../shared/kube/index.js';
-import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
 import { handle as handleRun } from '../../functions/profile/run.js';
 import { depsWithKube as cleanupDeps } from '../../functions/cleanup/index.js';
@@ -228,9 +228,16 @@ describe('Deleting the claim cancels its Runs', () => {
       return (pod?.['status'] as { phase?: string } | undefined)?.phase === 'Running' ? pod : undefined;
     });
     // Hold the pod in deletion, as a slow kubelet would, so the Job's foreground deletion is observable.
-    const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=cancel-1-aisimulate' });
-    if (pod === undefined) throw new Error('no pod for cancel-1');
-    await user.replace({ ...pod, metadata: { ...pod.metadata, finalizers: ['test.dynamo-fn.dev/hold'] } });
+    const pod = await eventually('the hold finalizer on the Job\'s pod', async () => {
+      const [current] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=cancel-1-aisimulate' });
+      if (current === undefined) throw new Error('no pod for cancel-1');
+      try {
+        return await user.replace({ ...current, metadata: { ...current.metadata, finalizers: ['test.dynamo-fn.dev/hold'] } });
+      } catch (error) {
+        if (error instanceof TransientError) return undefined;
+        throw error;
+      }
+    });
     await user.delete({ ...CLAIM, namespace, name: 'cancel' });
     await reconcileClaim(cleanup, namespace, 'cancel');
     // Reference "stops the Job of every Run that reads it through foreground deletion": the Job is
@@ -243,7 +250,17 @@ describe('Deleting the claim cancels its Runs', () => {
       return got?.metadata['deletionTimestamp'] !== undefined ? got : undefined;
     });
     expect(await getJob('cancel-1')).toBeDefined();
-    await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
+    // kwok may update the terminating pod between our read and write (409): read again and retry.
+    await eventually('the held pod\'s finalizer to be removed', async () => {
+      const current = (await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: held.metadata.name })) ?? held;
+      try {
+        await user.replace({ ...current, metadata: { ...current.metadata, finalizers: [] } });
+        return true;
+      } catch (error) {
+        if (error instanceof TransientError) return undefined;
+        throw error;
+      }
+    });
     const failed = await reasonOf('cancel-1', 'cancel', 'TraceSourceDeleted', 'True');
     expect(failed['status']).toMatchObject({ phase: 'Failed' });
     expect(completed(failed)).toMatchObject({ status: 'True', message: 'PersistentVolumeClaim "cancel" was deleted; Job cancel-1-aisimulate was stopped' });
