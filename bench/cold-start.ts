@@ -40,6 +40,7 @@ import { Agent, request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { generateServingCertificates } from '../functions/admission/dev-certs.js';
 import { ENV_SERVICE_ACCOUNT_DIR } from '../shared/kube/transport.js';
+import { functionSnapshotArgs } from '../shared/cli/function-snapshot.js';
 import { median, renderTable, type BenchRow } from './table.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -171,7 +172,7 @@ interface BundleSize {
 
 const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'] as const;
 
-export async function runColdStartBench(runs: number, options: { readonly withSources?: boolean; readonly functions?: readonly string[] } = {}): Promise<string> {
+export async function runColdStartBench(runs: number, options: { readonly withSources?: boolean; readonly functions?: readonly string[]; readonly extraNodeOptions?: string } = {}): Promise<string> {
   if (!existsSync(join(BUNDLES, 'sizes.json'))) throw new Error(`no bundles in ${BUNDLES}: run npm run build (npm run bench:cold-start does)`);
   const sizes = JSON.parse(readFileSync(join(BUNDLES, 'sizes.json'), 'utf8')) as Record<string, BundleSize>;
   const values = parseYaml(readFileSync(join(REPO, 'infra', 'chart', 'values.yaml'), 'utf8')) as { functionNodeOptions: string; admission: { nodeOptions: string } };
@@ -235,12 +236,12 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
     const variants = [
       ...FUNCTIONS.filter((name) => options.functions === undefined || options.functions.includes(name)).map((name) => ({
         name,
-        label: `${name} (dist/bundles/${name}.mjs)`,
-        args: (port: number) =>
-          name === 'admission'
-            ? [join(BUNDLES, 'admission.mjs'), '--port', String(port), '--tls-cert', join(dir, 'tls.crt'), '--tls-key', join(dir, 'tls.key')]
-            : [join(BUNDLES, `${name}.mjs`)],
-        env: { ...env, NODE_OPTIONS: name === 'admission' ? values.admission.nodeOptions : values.functionNodeOptions },
+        label: `${name} (dist/bundles/${name}.blob)`,
+        args: (port: number) => {
+          const start = functionSnapshotArgs(BUNDLES, name);
+          return name === 'admission' ? [...start, '--port', String(port), '--tls-cert', join(dir, 'tls.crt'), '--tls-key', join(dir, 'tls.key')] : start;
+        },
+        env: { ...env, NODE_OPTIONS: [name === 'admission' ? values.admission.nodeOptions : values.functionNodeOptions, options.extraNodeOptions ?? ''].join(' ').trim() },
         probe: name === 'admission' ? admissionProbe : cloudEventProbe(name),
         hasAim: true,
       })),
@@ -286,6 +287,6 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, sources: { type: 'boolean', default: false }, functions: { type: 'string' } } });
-  process.stdout.write(await runColdStartBench(Number(values.runs), { withSources: values.sources, ...(values.functions === undefined ? {} : { functions: values.functions.split(',') }) }));
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, sources: { type: 'boolean', default: false }, functions: { type: 'string' }, 'extra-node-options': { type: 'string' } } });
+  process.stdout.write(await runColdStartBench(Number(values.runs), { withSources: values.sources, ...(values.functions === undefined ? {} : { functions: values.functions.split(',') }), ...(values['extra-node-options'] === undefined ? {} : { extraNodeOptions: values['extra-node-options'] }) }));
 }
