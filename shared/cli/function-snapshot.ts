@@ -22,6 +22,7 @@
  * @module
  */
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startupSnapshot } from 'node:v8';
 import type { FunctionName } from './serve.js';
@@ -64,7 +65,7 @@ export function snapshotBlobPath(execArgv: readonly string[]): string | undefine
 export function setFunctionSnapshotMain(name: FunctionName, module: unknown): void {
   startupSnapshot.setDeserializeMainFunction(() => {
     const blob = snapshotBlobPath(process.execArgv) ?? `${name}.blob`;
-    const bundle = blob.replace(/\.blob$/, '.mjs');
+    const bundle = resolve(blob.replace(/\.blob$/, '.mjs'));
     const globals = globalThis as SnapshotGlobals;
     globals.__dynamoFnBundleUrl = pathToFileURL(bundle).href;
     globals.__dynamoFnRequire = createRequire(bundle);
