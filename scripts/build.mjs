@@ -2,7 +2,8 @@
 // already runs on), so no process of ours loads a TypeScript transpiler:
 //   dist/bundles/<function>.mjs   one entry per function (admission, reconcile, profile,
 //                                 cleanup; shared/cli/function-entries/), `serve <function>`
-//                                 with only that function compiled in: the chart runs these;
+//                                 with only that function compiled in (the snapshot below
+//                                 runs the same; these are what a .mjs start loads);
 //   dist/bundles/dynamo-fn.mjs    the CLI (shared/cli/bundle-entry.ts): the image's entrypoint;
 //   dist/bundles/chunk-*.mjs      code split out by esbuild: what several entries share, and
 //                                 what only a dynamic import() reaches (gated code: the LPX build
@@ -26,14 +27,32 @@
 // @opentelemetry/api (prom-client's exemplars; lazyOpenTelemetryInPromClient below), and gated code.
 // The start chunks are also precompiled: Node's compile cache in dist/compile-cache
 // (writeCompileCache below), which the image reads.
-// No V8 startup snapshot (node --build-snapshot): Node 24's user-land snapshot cannot hold
-// node:http's native handles (building one from a function's bundle fails with "global handle
-// not serialized: ... HTTPParser"), and every function's start path loads node:http (the
-// CloudEvents host and the Kubernetes transport); a snapshot would need the code that does not
-// touch node:http split from the code that does, with node:http loaded in the deserialized main
-// (not tried).
+// And each function has a V8 startup snapshot, which is what the chart starts
+// (`node --snapshot-blob /app/dist/bundles/<function>.blob -- ARGS`; shared/cli/function-snapshot.ts):
+//   dist/bundles/<function>.snapshot.cjs  a CommonJS bundle of the function and `serve`
+//                                 (buildSnapshotBundles below: minified, ASCII only), which
+//                                 `node --build-snapshot` evaluates: zod building the API
+//                                 schemas, pino, prom-client, cloudevents and the handlers are
+//                                 deserialized at start instead of evaluated;
+//   dist/bundles/<function>.blob  the snapshot (scripts/build-snapshot-blobs.mjs), built by the
+//                                 node running this script, the only one that can run it (the
+//                                 Dockerfile builds the blobs again in the runtime image's stage);
+//   dist/bundles/snapshot-<m>.cjs modules a snapshot leaves out and requires on first use
+//                                 (client-node for a kubeconfig file, grpc-js for Model Express).
+// An earlier try failed with "global handle not serialized: ... HTTPParser": the bundle loaded
+// node:http at start, and a user-land snapshot cannot hold its native handles. The snapshot
+// bundle gets node:http, https, net and tls as objects whose properties load the module on
+// first use (lazyBuiltinsForSnapshot), so building the snapshot touches none of them and the
+// main function's server and Kubernetes transport load them. A snapshot cannot `import()`:
+// every other dynamic import is compiled into the snapshot bundle, evaluated when first imported.
+// What it bought (bench/cold-start.ts, 2026-12-02, load 6-13): CPU to the first answer 120-170 ms
+// against 210-330 ms from the .mjs bundles, idle RSS 61-74 MiB against 71-77. What is left is
+// the size of what the function holds (the API schemas and the domain code, deserialized into
+// its heap, and the malloc'd memory of deserializing them): docs/development.md, "Benchmarks".
 //
-//   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap] [--metafile]
+//   node scripts/build.mjs [--only bundles|snapshots|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap] [--metafile] [--no-snapshot-blobs]
+//   (--only snapshots rebuilds the snapshot bundles and blobs beside bundles built before;
+//   --no-snapshot-blobs writes the snapshot bundles but not the blobs: the Dockerfile's build stage)
 //   (--entries admission,reconcile builds only those bundles, for a quicker look;
 //   --metafile writes dist/bundles/<entry>.meta.json, esbuild's record of what each output holds:
 //   open it in https://esbuild.github.io/analyze/ to see what a function loads at start)
