@@ -31,7 +31,8 @@ import { runBundledFunction } from './function-entry.js';
 /**
  * The arguments of `node` that start function `name` from its snapshot in `bundlesDir`, before
  * the function's own arguments: the chart's command (/app/dist/bundles) and the cold-start
- * bench's (dist/bundles) are these; test/unit/chart-function-start.test.ts holds the chart to it.
+ * bench's (dist/bundles) are these; test/integration/chart.test.ts holds the chart to it and
+ * test/image/image.test.ts starts the image's functions with it.
  * `--` ends node's options, so the function's (`--port`) are not taken for node's. Pure.
  */
 export function functionSnapshotArgs(bundlesDir: string, name: FunctionName): readonly string[] {
