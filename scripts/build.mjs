@@ -360,7 +360,7 @@ if (only === 'snapshots') {
     const blobs = values['no-snapshot-blobs'] ? [] : buildSnapshotBlobs(bundles, functionNames);
     process.stdout.write(`Built the snapshot bundles${blobs.length > 0 ? ' and blobs' : ''} in ${Date.now() - snapshotStarted} ms\n`);
     for (const name of functionNames) {
-      const blob = path.join(bundles, `${name}.blob`);
+      const blob = path.resolve(bundles, `${name}.blob`);
       process.stdout.write(`  ${`${name}.snapshot.cjs`.padEnd(24)} ${mib(snapshotBytes[name] ?? 0).padStart(10)}${blobs.includes(blob) ? `, ${name}.blob ${mib(statSync(blob).size)}` : ''}\n`);
       sizes[name] = { ...sizes[name], snapshotBundleBytes: snapshotBytes[name] ?? 0, ...(blobs.includes(blob) ? { snapshotBlobBytes: statSync(blob).size } : {}) };
     }
