@@ -83,52 +83,14 @@ describe('the real profiler, run locally from a profiling Job', { timeout: 600_0
     expect(run.phases.at(-1)).toBe('Done');
   });
 
-  it('overrides.dgd (spec8): the profiler calls our dgd-apply-overrides and the override image lands on the worker only', async () => {
-    const run = await profile(await fixtureSpec('spec8.json'));
-    expect(run.exitCode).toBe(0);
-    const dgd = finalDgd(configMapOf(run));
-    const byName = new Map(dgd.spec.components.map((c) => [c.name, c]));
-    expect(mainContainer(byName.get('worker'))?.image).toBe('registry.example/runtime:1.7.0');
-    expect(mainContainer(byName.get('Frontend'))?.image).toBe('nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1');
-  });
+  // overrides.dgd of spec8 (the override image on the worker only) is proved with the same real
+  // profiler run by profiler-contract.test.ts, from the Job the profile function created: one run
+  // for both (its assertions are the ones this file had).
 
-  it('$patch {args: append} on Frontend/main keeps python3 -m dynamo.frontend and appends the KV router flags (dgdr-reference "Generated DGD overrides")', async () => {
-    const spec = await fixtureSpec('spec1.json');
-    spec['overrides'] = {
-      dgd: {
-        apiVersion: 'nvidia.com/v1beta1',
-        kind: 'DynamoGraphDeployment',
-        spec: { components: [{ name: 'Frontend', podTemplate: { spec: { containers: [{ name: 'main', $patch: { args: 'append' }, args: ['--router-mode', 'kv'] }] } } }] },
-      },
-    };
-    const run = await profile(spec);
-    expect(run.exitCode).toBe(0);
-    const frontend = mainContainer(finalDgd(configMapOf(run)).spec.components.find((c) => c.name === 'Frontend'));
-    expect(frontend?.args).toEqual(['-m', 'dynamo.frontend', '--router-mode', 'kv']);
-    expect(frontend).not.toHaveProperty('$patch');
-  });
-
-  it('a legacy override without apiVersion/kind is v1alpha1: worker mainContainer args are appended to the generated ones (dgdr-reference "Existing nvidia.com/v1alpha1 overrides")', async () => {
-    const spec = await fixtureSpec('spec1.json');
-    spec['overrides'] = { dgd: { spec: { services: { worker: { extraPodSpec: { mainContainer: { args: ['--enforce-eager'] } } } } } } };
-    const run = await profile(spec);
-    expect(run.exitCode).toBe(0);
-    const worker = mainContainer(finalDgd(configMapOf(run)).spec.components.find((c) => c.name === 'worker'));
-    // The generated worker args (profiler.md §3.4) kept, the override's appended at the end.
-    expect(worker?.args?.slice(0, 2)).toEqual(['--tensor-parallel-size', '1']);
-    expect(worker?.args?.at(-1)).toBe('--enforce-eager');
-    expect(worker?.args?.filter((a) => a === '--model')).toHaveLength(1);
-  });
-
-  it('reference "A recognized deprecated name may be translated to the corresponding component in the selected topology with a warning": VllmWorker is translated to worker for the 1.6.1 profiler, whose blueprints set no spec.backendFramework (the backend is read from the worker\'s python3 -m dynamo.vllm)', async () => {
-    const spec = await fixtureSpec('spec1.json');
-    spec['overrides'] = { dgd: { spec: { services: { VllmWorker: { replicas: 2 } } } } };
-    const run = await profile(spec);
-    expect(run.exitCode).toBe(0);
-    expect(finalDgd(configMapOf(run)).spec.components.find((c) => c.name === 'worker')).toMatchObject({ replicas: 2 });
-  });
-
-  it('features.kvRouter sets DYN_ROUTER_MODE=kv, and an override of that env wins; trustRemoteCode adds --trust-remote-code to the workers (dgdr-reference "features.kvRouter", "Generated DGD overrides")', async () => {
+  // One profiler run for two rules on the Frontend: what the profiler does before it calls our
+  // tool (features.kvRouter's env, trustRemoteCode's worker flag) and what our tool merges
+  // (a $patch list directive, an env override), each asserted as when they ran alone.
+  it('$patch {args: append} on Frontend/main keeps python3 -m dynamo.frontend and appends the KV router flags (dgdr-reference "Generated DGD overrides"); features.kvRouter sets DYN_ROUTER_MODE=kv, and an override of that env wins; trustRemoteCode adds --trust-remote-code to the workers (dgdr-reference "features.kvRouter", "Generated DGD overrides")', async () => {
     const spec = await fixtureSpec('spec1.json');
     spec['features'] = { kvRouter: { enabled: true } };
     spec['overrides'] = {
@@ -136,15 +98,35 @@ describe('the real profiler, run locally from a profiling Job', { timeout: 600_0
       dgd: {
         apiVersion: 'nvidia.com/v1beta1',
         kind: 'DynamoGraphDeployment',
-        spec: { components: [{ name: 'Frontend', podTemplate: { spec: { containers: [{ name: 'main', env: [{ name: 'DYN_ROUTER_MODE', value: 'round-robin' }] }] } } }] },
+        spec: {
+          components: [
+            { name: 'Frontend', podTemplate: { spec: { containers: [{ name: 'main', $patch: { args: 'append' }, args: ['--router-mode', 'kv'], env: [{ name: 'DYN_ROUTER_MODE', value: 'round-robin' }] }] } } },
+          ],
+        },
       },
     };
     const run = await profile(spec);
     expect(run.exitCode).toBe(0);
     const components = finalDgd(configMapOf(run)).spec.components;
-    const frontend = mainContainer(components.find((c) => c.name === 'Frontend')) as { env?: { name: string; value?: string }[] } | undefined;
+    const frontend = mainContainer(components.find((c) => c.name === 'Frontend')) as { args?: string[]; env?: { name: string; value?: string }[] } | undefined;
+    expect(frontend?.args).toEqual(['-m', 'dynamo.frontend', '--router-mode', 'kv']);
+    expect(frontend).not.toHaveProperty('$patch');
     expect(frontend?.env?.filter((e) => e.name === 'DYN_ROUTER_MODE')).toEqual([{ name: 'DYN_ROUTER_MODE', value: 'round-robin' }]);
     expect(mainContainer(components.find((c) => c.name === 'worker'))?.args).toContain('--trust-remote-code');
+  });
+
+  // One profiler run for the two legacy rules: a v1alpha1 override under a deprecated name.
+  it('a legacy override without apiVersion/kind is v1alpha1: worker mainContainer args are appended to the generated ones (dgdr-reference "Existing nvidia.com/v1alpha1 overrides"); reference "A recognized deprecated name may be translated to the corresponding component in the selected topology with a warning": VllmWorker is translated to worker for the 1.6.1 profiler, whose blueprints set no spec.backendFramework (the backend is read from the worker\'s python3 -m dynamo.vllm)', async () => {
+    const spec = await fixtureSpec('spec1.json');
+    spec['overrides'] = { dgd: { spec: { services: { VllmWorker: { replicas: 2, extraPodSpec: { mainContainer: { args: ['--enforce-eager'] } } } } } } };
+    const run = await profile(spec);
+    expect(run.exitCode).toBe(0);
+    const worker = finalDgd(configMapOf(run)).spec.components.find((c) => c.name === 'worker');
+    expect(worker).toMatchObject({ replicas: 2 });
+    // The generated worker args (profiler.md §3.4) kept, the override's appended at the end.
+    expect(mainContainer(worker)?.args?.slice(0, 2)).toEqual(['--tensor-parallel-size', '1']);
+    expect(mainContainer(worker)?.args?.at(-1)).toBe('--enforce-eager');
+    expect(mainContainer(worker)?.args?.filter((a) => a === '--model')).toHaveLength(1);
   });
 
   it('an override naming a component the topology lacks fails the profiler at GeneratingDGD with our whole error in profiler_error', async () => {
