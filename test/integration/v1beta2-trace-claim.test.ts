@@ -17,7 +17,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject, type KubeReader } from '../../shared/kube/index.js';
-import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
 import { handle as handleRun } from '../../functions/profile/run.js';
 import { depsWithKube as cleanupDeps } from '../../functions/cleanup/index.js';
@@ -59,6 +59,25 @@ function event(kind: string, apiVersion: string, name: string, object?: KubeObje
 async function reconcile(run: string, claim?: string): Promise<void> {
   await handleRun(event(RUN_KIND, DGDR_V1BETA2, run), profile);
   if (claim !== undefined) await reconcileClaim(cleanup, namespace, claim);
+}
+
+/**
+ * Removes the test's hold from a pod, as a kubelet finishing would: read it and write it without
+ * finalizers, again on a conflict (the garbage collector, kwok and the job controller write the
+ * pod meanwhile, so the copy read a moment ago can be stale: a 409 under load).
+ */
+async function removeFinalizers(pod: KubeObject): Promise<void> {
+  await eventually(`pod ${pod.metadata.name} without finalizers`, async () => {
+    const current = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
+    if (current === undefined) return true;
+    try {
+      await user.replace({ ...current, metadata: { ...current.metadata, finalizers: [] } });
+      return true;
+    } catch (error) {
+      if (error instanceof TransientError) return undefined;
+      throw error;
+    }
+  });
 }
 
 /** Reconciles until `check` holds (bounded). */
@@ -243,7 +262,7 @@ describe('Deleting the claim cancels its Runs', () => {
       return got?.metadata['deletionTimestamp'] !== undefined ? got : undefined;
     });
     expect(await getJob('cancel-1')).toBeDefined();
-    await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
+    await removeFinalizers(held);
     const failed = await reasonOf('cancel-1', 'cancel', 'TraceSourceDeleted', 'True');
     expect(failed['status']).toMatchObject({ phase: 'Failed' });
     expect(completed(failed)).toMatchObject({ status: 'True', message: 'PersistentVolumeClaim "cancel" was deleted; Job cancel-1-aisimulate was stopped' });
@@ -268,7 +287,7 @@ describe('Deleting the claim cancels its Runs', () => {
     const open = await reasonOf('marked-1', 'marked', 'TraceSourceDeleted', 'False');
     expect(completed(open)?.message).toBe('stopping Job marked-1-aisimulate: PersistentVolumeClaim "marked" is being deleted');
     const held = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
-    if (held !== undefined) await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
+    if (held !== undefined) await removeFinalizers(held);
     const failed = await settle('the Run to fail', 'marked-1', 'marked', async () => {
       const got = await getRun('marked-1');
       return completed(got)?.status === 'True' ? got : undefined;
