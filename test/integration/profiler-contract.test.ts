@@ -172,12 +172,13 @@ const cases: Case[] = [
       if (!run.output.ok) throw new Error(`output-copier failed: ${run.output.error}`);
       const configMap = run.output.configMap;
       // ConfigMap dgdr-output-<name> with upstream keys, labels and owner.
-      const dgdr = await getDgdr('qwen-agg');
+      const uid = (await getDgdr('qwen-agg'))?.metadata.uid;
+      expect(uid).toMatch(/^[0-9a-f-]{36}$/);
       expect(configMap.metadata).toEqual({
         name: 'dgdr-output-qwen-agg',
         namespace,
         labels: { 'dgdr.nvidia.com/name': 'qwen-agg', 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' },
-        ownerReferences: [{ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, name: 'qwen-agg', uid: dgdr?.metadata.uid, blockOwnerDeletion: true, controller: true }],
+        ownerReferences: [{ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, name: 'qwen-agg', uid, blockOwnerDeletion: true, controller: true }],
       });
       expect(Object.keys(configMap.data)).toEqual(['phase', 'message', 'profiler_status', 'final_config.yaml', 'profiler_status.yaml']);
       expect(configMap.data).toMatchObject({ phase: 'Done', message: 'Profiler completed successfully', profiler_status: 'success' });
