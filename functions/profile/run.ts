@@ -246,8 +246,19 @@ async function reconcileRun(event: KubeEvent, deps: RunDeps, read: KubeReader | 
     loaded = await load(deps, event.key);
     if (loaded === undefined) return DONE;
   }
-  const desired = decideRun(loaded.observed, deps.now());
+  let desired = decideRun(loaded.observed, deps.now());
   if (desired === undefined) return DONE;
+  // A resync's snapshot lists each kind when first read: a Run listed before it was deleted with
+  // its Job listed after garbage collection took the Job reads as a Run without its Job, and
+  // creating the Job (and the claim finalizer before it) would bring back a Job of a deleted Run
+  // after the claim was released. Actions cannot be undone, so they are decided again from the
+  // API server first (the status alone is written from the snapshot: its precondition guards it).
+  if (read !== undefined && read !== deps.kube && desired.verdict.actions.length > 0) {
+    loaded = await load(deps, event.key);
+    if (loaded === undefined) return DONE;
+    desired = decideRun(loaded.observed, deps.now());
+    if (desired === undefined) return DONE;
+  }
   await write(deps, loaded, desired);
   return DONE;
 }

@@ -61,6 +61,25 @@ async function reconcile(run: string, claim?: string): Promise<void> {
   if (claim !== undefined) await reconcileClaim(cleanup, namespace, claim);
 }
 
+/**
+ * Removes the test's hold from a pod, as a kubelet finishing would: read it and write it without
+ * finalizers, again on a conflict (the garbage collector, kwok and the job controller write the
+ * pod meanwhile, so the copy read a moment ago can be stale: a 409 under load).
+ */
+async function removeFinalizers(pod: KubeObject): Promise<void> {
+  await eventually(`pod ${pod.metadata.name} without finalizers`, async () => {
+    const current = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
+    if (current === undefined) return true;
+    try {
+      await user.replace({ ...current, metadata: { ...current.metadata, finalizers: [] } });
+      return true;
+    } catch (error) {
+      if (error instanceof TransientError) return undefined;
+      throw error;
+    }
+  });
+}
+
 /** Reconciles until `check` holds (bounded). */
 async function settle<T>(what: string, run: string, claim: string | undefined, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   return eventually(what, async () => {
@@ -250,17 +269,7 @@ describe('Deleting the claim cancels its Runs', () => {
       return got?.metadata['deletionTimestamp'] !== undefined ? got : undefined;
     });
     expect(await getJob('cancel-1')).toBeDefined();
-    // kwok may update the terminating pod between our read and write (409): read again and retry.
-    await eventually('the held pod\'s finalizer to be removed', async () => {
-      const current = (await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: held.metadata.name })) ?? held;
-      try {
-        await user.replace({ ...current, metadata: { ...current.metadata, finalizers: [] } });
-        return true;
-      } catch (error) {
-        if (error instanceof TransientError) return undefined;
-        throw error;
-      }
-    });
+    await removeFinalizers(held);
     const failed = await reasonOf('cancel-1', 'cancel', 'TraceSourceDeleted', 'True');
     expect(failed['status']).toMatchObject({ phase: 'Failed' });
     expect(completed(failed)).toMatchObject({ status: 'True', message: 'PersistentVolumeClaim "cancel" was deleted; Job cancel-1-aisimulate was stopped' });
@@ -285,7 +294,7 @@ describe('Deleting the claim cancels its Runs', () => {
     const open = await reasonOf('marked-1', 'marked', 'TraceSourceDeleted', 'False');
     expect(completed(open)?.message).toBe('stopping Job marked-1-aisimulate: PersistentVolumeClaim "marked" is being deleted');
     const held = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
-    if (held !== undefined) await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
+    if (held !== undefined) await removeFinalizers(held);
     const failed = await settle('the Run to fail', 'marked-1', 'marked', async () => {
       const got = await getRun('marked-1');
       return completed(got)?.status === 'True' ? got : undefined;
