@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
 import { DGDR_KIND, DGDR_PLURAL, RUN_PLURAL, isDgdrV1Beta2View } from '../../shared/api/index.js';
 import { validateConversionView } from '../../shared/domain/index.js';
-import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type ClusterTopologies, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
+import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, defaultingPatch, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type ClusterTopologies, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
 import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
 import { V1BETA2, V1BETA2_ROUTES, admitV1Beta2, type V1Beta2Observed } from './dgdr-v1beta2.js';
 
@@ -425,18 +425,24 @@ function reject(uid: string, code: number, message: string): AdmissionResponse {
 }
 
 /**
- * Defaulting as a JSON Patch from the diff of the object and its defaulted copy (no hand-written
- * ops). On CREATE the origin version (`operatorVersion`, the configured OPERATOR_VERSION) and the
+ * Defaulting as a JSON Patch: for a v1beta1 DGD the operations recorded as each default is set
+ * (`defaultingPatch`, the same operations the diff gives), otherwise the diff of the object and its
+ * defaulted copy. On CREATE the origin version (`operatorVersion`, the configured OPERATOR_VERSION) and the
  * workload provider are stamped too (upstream `DGDDefaulter`: on UPDATE "the origin version
  * annotation is immutable once set").
  */
 function mutate(uid: string, object: object, operation: string, operatorVersion: string): { response: AdmissionResponse; patchOperations: number } {
   const isTerminating = operation === 'UPDATE' && isObjectWithDeletionTimestamp(object);
   if (isTerminating) return only({ uid, allowed: true });
-  const defaulted = defaultDgd(object);
-  const operations = jsonpatch.compare(object, operation === 'CREATE' ? stampDgdCreateAnnotations(defaulted, operatorVersion) : defaulted);
+  // A v1beta1 DGD's ops are recorded as its defaults are set; any other object's come from the diff of its defaulted copy.
+  const operations = defaultingPatch(object, operation === 'CREATE' ? operatorVersion : undefined) ?? diffDefaulted(object, operation, operatorVersion);
   if (operations.length === 0) return only({ uid, allowed: true });
   return { response: { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(operations)).toString('base64') }, patchOperations: operations.length };
+}
+
+function diffDefaulted(object: object, operation: string, operatorVersion: string): readonly unknown[] {
+  const defaulted = defaultDgd(object);
+  return jsonpatch.compare(object, operation === 'CREATE' ? stampDgdCreateAnnotations(defaulted, operatorVersion) : defaulted);
 }
 
 function isObjectWithDeletionTimestamp(object: object): boolean {
