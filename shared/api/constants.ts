@@ -128,6 +128,8 @@ export const REASON_COHERENT_UPDATE_IN_PROGRESS = 'CoherentUpdateInProgress';
 export const MESSAGE_COHERENT_UPDATE_IN_PROGRESS = 'Replica changes are deferred until the Grove coherent update completes';
 /** Ready=False reason while ScalingDeferred=True (upstream-notes/dgd.md §2.4). */
 export const REASON_SCALING_DEFERRED = 'scaling_deferred';
+/** Ready=False reason while a WaitForCheckpoint component waits for its checkpoint (upstream `reasonWaitingForCheckpoint`). */
+export const REASON_WAITING_FOR_CHECKPOINT = 'waiting_for_checkpoint';
 /** Ready=False reason when an object of a rendered name exists and this DGD does not control it (DESIGN.md "Writes": never adopt). */
 export const REASON_OWNERSHIP_CONFLICT = 'OwnershipConflict';
 

@@ -50,6 +50,8 @@ let server: FunctionServer;
 let bridge: EventBridge;
 let namespace = '';
 let nodeNames: string[] = [];
+/** The CA bundle of this file's admission server (for webhook configurations a test adds). */
+let caBundleOfThisFile = '';
 
 function webhookConfiguration(kind: 'Mutating' | 'Validating', name: string, url: string, caBundle: string): Obj {
   return {
@@ -77,6 +79,7 @@ beforeAll(async () => {
   namespace = await createTestNamespace(kubeConfig, 'profile');
   await user.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [LABEL]: 'true' } } }, { force: true });
   const caBundle = Buffer.from(certs.caPem).toString('base64');
+  caBundleOfThisFile = caBundle;
   const base = `https://127.0.0.1:${admission.port}`;
   await user.apply(webhookConfiguration('Mutating', MUTATING, `${base}/mutate/nvidia.com/v1beta1/dynamographdeploymentrequests`, caBundle) as Parameters<Kube['apply']>[0], { force: true });
   await user.apply(webhookConfiguration('Validating', VALIDATING, `${base}/validate/nvidia.com/v1beta1/dynamographdeploymentrequests`, caBundle) as Parameters<Kube['apply']>[0], { force: true });
@@ -337,6 +340,42 @@ describe('DGDR lifecycle with kwok', () => {
     await createDgdr('override-no-tool', { hardware: HARDWARE, overrides: { dgd: { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', spec: { components: [{ name: 'decode' }] } } } });
     const failed = await waitForPhase('override-no-tool', 'Failed');
     expect(condition(failed, 'Profiling')).toMatchObject({ reason: 'JobCreationFailed', message: 'operator image must be configured when a DGD override is present' });
+  });
+
+  it('"An overridden runtime image without a parseable semantic-version tag requires runtimeVersionOverride on that component" (dgdr-reference): the generated DGD is refused by the DGD validating webhook on the real API server, and the request is Failed with DeploymentRejected naming the refusal', async () => {
+    // The DGD validating webhook of this file's admission server, for the DGD this request creates
+    // only (its tracking label): the other tests' hand-made DGDs are not DGD admission's subject here.
+    const name = 'unpinned';
+    const webhook = webhookConfiguration('Validating', 'dgd-validation-unpinned', `https://127.0.0.1:${admission.port}/validate/nvidia.com/v1beta1/dynamographdeployments`, caBundleOfThisFile);
+    const hooks = webhook['webhooks'] as Obj[];
+    hooks[0] = { ...hooks[0], name: 'validate.dynamographdeployments.nvidia.com', rules: [{ apiGroups: ['nvidia.com'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['dynamographdeployments'], scope: 'Namespaced' }], objectSelector: { matchLabels: { 'dgdr.nvidia.com/name': name } } };
+    await user.apply(webhook as Parameters<Kube['apply']>[0], { force: true });
+    try {
+      await eventually('the DGD validating webhook to be active', async () => {
+        const probe = { ...DGD, metadata: { name: 'unpinned-probe', namespace, labels: { 'dgdr.nvidia.com/name': name } }, spec: { components: [{ name: 'worker', type: 'worker', podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:latest' }] } } }] } };
+        try {
+          await user.create(probe);
+          await user.delete({ ...DGD, namespace, name: 'unpinned-probe' });
+          return undefined;
+        } catch {
+          return true;
+        }
+      });
+      const created = await createDgdr(name, { hardware: HARDWARE });
+      await waitForPhase(name, 'Profiling');
+      // The generated spec with its runtime images replaced by :latest, as an overrides.dgd image
+      // replacement leaves the profiler's final config.
+      const latest = OUT1.replaceAll('vllm-runtime:1.6.1', 'vllm-runtime:latest');
+      expect(latest).toContain('vllm-runtime:latest');
+      await writeOutput(created, SUCCESS(latest));
+      const failed = await waitForPhase(name, 'Failed');
+      const deployment = condition(failed, 'DeploymentReady');
+      expect(deployment).toMatchObject({ status: 'False', reason: 'DeploymentRejected' });
+      expect(deployment?.message).toContain('spec.components[0].runtimeVersionOverride: Required value: is required when the specified main container image has no parseable semantic-version tag');
+      expect(await user.get({ ...DGD, namespace, name: `${name}-dgd` })).toBeUndefined();
+    } finally {
+      await user.delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: 'dgd-validation-unpinned' });
+    }
   });
 
   it('a name collision is reported, not adopted: an existing DGD named <dgdr>-dgd stays untouched', async () => {

@@ -112,6 +112,16 @@ describe('reconcile through the event bridge against a real API server', () => {
     });
     expect(services.map((s) => s.metadata.ownerReferences)).toEqual(services.map(() => [expect.objectContaining({ kind: DGD_KIND, name: dgd.metadata.name, controller: true })]));
     const ready = await eventually('a Ready condition', async () => readyCondition(await user.get({ ...DGD_REF, namespace, name: dgd.metadata.name ?? '' })));
+    const waiting = dgd.spec.components.filter((c) => c.type !== 'lpx' && (c.experimental?.checkpoint as { enabled?: unknown; startupPolicy?: unknown } | undefined)?.enabled === true && (c.experimental?.checkpoint as { startupPolicy?: unknown }).startupPolicy === 'WaitForCheckpoint');
+    if (waiting.length > 0) {
+      // No DynamoCheckpoint controller runs here, so its checkpoint is absent: as upstream's
+      // applyCheckpointStartupReadiness, the DGD says what it waits for (and status.checkpoints
+      // was accepted by the API server's schema).
+      expect(ready).toMatchObject({ status: 'False', reason: 'waiting_for_checkpoint', message: `Waiting for checkpoints: ${waiting.map((c) => c.name).sort().join(', ')}` });
+      const stored = await user.get({ ...DGD_REF, namespace, name: dgd.metadata.name ?? '' });
+      expect((stored?.['status'] as { checkpoints?: unknown } | undefined)?.checkpoints).toEqual(Object.fromEntries(waiting.map((c) => [c.name, { ready: false }])));
+      return;
+    }
     // No Grove operator runs here, so the children never appear: the DGD reports that honestly.
     expect(ready).toMatchObject({ status: 'False', reason: 'some_resources_are_not_ready' });
   });

@@ -62,7 +62,7 @@ describe('conventions', () => {
   // match on them (upstream-notes/dgd.md §2.4; deploy/operator/internal/controller/
   // dynamographdeployment_controller.go).
   // upstream-notes/dgd.md §2.4: the Ready reasons of dynamographdeployment_controller.go, scaling_deferred included.
-  const UPSTREAM_REASONS = ['all_resources_are_ready', 'some_resources_are_not_ready', 'failed_to_reconcile_the_resources', 'scaling_deferred', 'insufficient_capacity', 'pods_not_ready', 'updating', 'mixed_not_ready_reasons'];
+  const UPSTREAM_REASONS = ['all_resources_are_ready', 'some_resources_are_not_ready', 'failed_to_reconcile_the_resources', 'scaling_deferred', 'insufficient_capacity', 'pods_not_ready', 'updating', 'mixed_not_ready_reasons', 'waiting_for_checkpoint'];
 
   it('condition reasons are CamelCase (Kubernetes API conventions), except the upstream values users depend on', () => {
     const reasons = [...Object.entries(api), ...Object.entries(domain)].filter(([key, value]) => key.startsWith('REASON_') && typeof value === 'string').map(([, value]) => value as string);

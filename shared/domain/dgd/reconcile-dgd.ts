@@ -28,6 +28,7 @@ import {
   REASON_SCALING_DEFERRED,
   PERSISTENT_VOLUME_CLAIM_KIND,
   ANNOTATION_CURRENT_WORKER_HASH,
+  REASON_WAITING_FOR_CHECKPOINT,
   ANNOTATION_CURRENT_WORKER_HASH_V2,
   LEGACY_WORKER_HASH_SENTINEL,
   MESSAGE_WORKER_HASH_MIGRATED,
@@ -49,6 +50,9 @@ import { toKubeTime } from '../time.js';
 import { resolveUpdateStrategy } from './availability.js';
 import { MESSAGE_GROVE_COHERENT_UNSUPPORTED } from './grove-coherent.js';
 import { dynamoNamespace, isWorkerClass } from './pod-template.js';
+import { computeWorkerHash } from './worker-hash.js';
+import { checkpointStatuses, waitingForCheckpointsMessage, type ComponentCheckpointStatus } from './checkpoints.js';
+import { isWorkerGenerationChanged, podCliqueSetUsesWorkerHashSuffix, shouldRenderWorkerHashSuffix } from './worker-hash-suffix.js';
 import { combineReadiness } from '../lpx/readiness.js';
 import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
 import { decideDgdLpx } from '../lpx/dgd-part.js';
@@ -109,6 +113,8 @@ export interface DgdStatusIntent {
   /** `Ready`, then `ScalingDeferred` when it is reported. */
   readonly conditions: Condition[];
   readonly components?: Record<string, Record<string, unknown>>;
+  /** Per component with a checkpoint: its name (when the spec names one) and whether it is ready (checkpoints.ts). */
+  readonly checkpoints?: Record<string, ComponentCheckpointStatus>;
 }
 
 export interface DgdDesired {
@@ -181,7 +187,13 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
     const message = 'LPX components require lpx.enabled=true; workload reconciliation is paused and existing workloads are preserved';
     return finish(observed, { apply: [], scale: [], generation, state: 'pending', ready: { status: 'False', reason: REASON_LPX_DISABLED, message }, eventType: 'Warning', scaling: 'keep', components: undefined }, now);
   }
-  const rendered = renderDgd(dgd, { config });
+  // The worker hash reaches the worker cliques only as upstream renders it
+  // (worker-hash-suffix.ts): a PodCliqueSet an older upstream operator wrote without it keeps
+  // its worker templates until the worker generation changes, so switching rolls no worker.
+  const existingPcs = observed.children.PodCliqueSet.get(podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx')));
+  const workerHash = computeWorkerHash(dgd);
+  const workerHashSuffix = shouldRenderWorkerHashSuffix(dgd, existingPcs, isWorkerGenerationChanged(dgd, workerHash));
+  const rendered = renderDgd(dgd, { config, workerHash, workerHashSuffix });
   if (!rendered.ok) return invalid(observed, rendered.issues, lastReconciled, now);
 
   const claims = rendered.objects.filter((o) => o.kind === PERSISTENT_VOLUME_CLAIM_KIND);
@@ -235,17 +247,27 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   // The LPX part (its own PodCliqueSet through the LPXGraphDeployment): a DGD is not Ready while it is not.
   const lpx = hasLpx ? decideDgdLpx(dgd, observed.children.LPXGraphDeployment) : undefined;
   const combined = lpx === undefined ? { ...ordinaryVerdict, isFailed: false } : combineReadiness(ordinaryVerdict, lpx.verdict);
-  const ready: ReadyCondition = { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
-  const state = combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
+  // A WaitForCheckpoint component waits at 0 replicas, and says so (upstream
+  // applyCheckpointStartupReadiness, over any result but a failure; checkpoints.ts: here every
+  // checkpoint is absent, as no DynamoCheckpoint controller exists).
+  const waitingForCheckpoints = combined.isFailed ? undefined : waitingForCheckpointsMessage(dgd);
+  const ready: ReadyCondition =
+    waitingForCheckpoints !== undefined
+      ? { status: 'False', reason: REASON_WAITING_FOR_CHECKPOINT, message: waitingForCheckpoints }
+      : { status: combined.isReady ? 'True' : 'False', reason: combined.reason, message: combined.message };
+  const state = waitingForCheckpoints !== undefined ? 'pending' : combined.isReady ? 'successful' : combined.isFailed ? 'failed' : 'pending';
   const commit = decideWorkerHashCommit(dgd, observed, pcs, written, rendered.workerHash);
-  const withNamespaces = withRuntimeNamespaces(dgd, readiness.components, commit.committed);
+  // The workers' pods run suffixed once the PodCliqueSet they run from carries the hash: the
+  // observed one until this generation has rolled out, then the rendered one.
+  const runsSuffixed = commit.rolledOut || existingPcs === undefined ? workerHashSuffix : podCliqueSetUsesWorkerHashSuffix(dgd, existingPcs);
+  const withNamespaces = withRuntimeNamespaces(dgd, readiness.components, runsSuffixed ? commit.committed : undefined);
   const components = lpx === undefined ? withNamespaces : { ...withNamespaces, ...lpx.components };
   // The ordinary PodCliqueSet's deferral wins; otherwise the LPX child's own ScalingDeferred=True
   // is the DGD's ("An LPX child's ScalingDeferred propagates to the DGD", upstream-notes/dgd.md §4.7).
   const scaling: Verdict['scaling'] = deferred ? 'deferred' : lpx?.scalingDeferred !== undefined ? { deferredBy: lpx.scalingDeferred } : 'allowed';
   const desired = finish(
     observed,
-    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling, components },
+    { apply: lpx === undefined ? apply : [...apply, ...lpx.apply], create, scale: gate.blocked ? [] : pending, generation, state, ready, eventType: combined.isFailed ? 'Warning' : 'Normal', scaling, components, checkpoints: checkpointStatuses(dgd) },
     now,
   );
   if (commit.annotate === undefined) return desired;
@@ -284,7 +306,8 @@ function workerHashMigratedEvent(parent: ObservedObject, v1: string, v2: string)
  * - once a new worker generation is committed (v2 changes), v1 is removed: a completed v2
  *   generation is recorded as v2 alone (`workerHashesForCompletedGeneration`).
  * Out: `committed` (what runtimeNamespace uses), `annotate` (the v2 value to write, when it
- * differs from the stored one), `removeLegacy` and `migrated`. Pure.
+ * differs from the stored one), `removeLegacy`, `migrated` and `rolledOut` (the rendered
+ * generation runs on every worker). Pure.
  */
 export function decideWorkerHashCommit(
   dgd: Dgd,
@@ -292,15 +315,15 @@ export function decideWorkerHashCommit(
   pcs: PodCliqueSet | undefined,
   written: boolean,
   rendered: string,
-): { committed: string; annotate: string | undefined; removeLegacy: boolean; migrated: boolean } {
+): { committed: string; annotate: string | undefined; removeLegacy: boolean; migrated: boolean; rolledOut: boolean } {
   const stored = dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH_V2];
   const storedV1 = dgd.metadata.annotations?.[ANNOTATION_CURRENT_WORKER_HASH];
   const hasV1 = storedV1 !== undefined && storedV1 !== '';
   const workers = dgd.spec.components.filter((c) => c.type !== 'lpx' && isWorkerClass(c));
   const active = stored ?? (hasV1 && storedV1 !== LEGACY_WORKER_HASH_SENTINEL ? storedV1 : undefined);
-  if (workers.length === 0) return { committed: active ?? rendered, annotate: undefined, removeLegacy: false, migrated: false };
+  if (workers.length === 0) return { committed: active ?? rendered, annotate: undefined, removeLegacy: false, migrated: false, rolledOut: false };
   if (stored === undefined && hasV1 && storedV1 !== LEGACY_WORKER_HASH_SENTINEL) {
-    return { committed: storedV1, annotate: rendered, removeLegacy: false, migrated: true };
+    return { committed: storedV1, annotate: rendered, removeLegacy: false, migrated: true, rolledOut: false };
   }
   const pcsName = podCliqueSetName(dgd.metadata.name ?? '', dgd.spec.components.filter((c) => c.type !== 'lpx'));
   const isRolledOut =
@@ -318,15 +341,18 @@ export function decideWorkerHashCommit(
     });
   const committed = isRolledOut ? rendered : (active ?? rendered);
   const annotate = isRolledOut && stored !== rendered ? rendered : undefined;
-  return { committed, annotate, removeLegacy: annotate !== undefined && hasV1, migrated: false };
+  return { committed, annotate, removeLegacy: annotate !== undefined && hasV1, migrated: false, rolledOut: isRolledOut };
 }
 
 /**
  * `status.components[*].runtimeNamespace`: the component's Dynamo namespace, and for a
  * worker-class component `<dynamo namespace>-<committed worker hash>` (upstream-notes/dgd.md
- * §4.3: "The status runtimeNamespace = <dynamoNamespace>-<hash> for workers"). Pure.
+ * §4.3: "The status runtimeNamespace = <dynamoNamespace>-<hash> for workers"); the bare Dynamo
+ * namespace for workers whose pods run without `DYN_NAMESPACE_WORKER_SUFFIX` (`committedHash`
+ * undefined: a PodCliqueSet an older upstream operator wrote, worker-hash-suffix.ts), since the
+ * runtime then registers under `DYN_NAMESPACE` alone. Pure.
  */
-export function withRuntimeNamespaces(dgd: Dgd, components: Record<string, Record<string, unknown>>, committedHash: string): Record<string, Record<string, unknown>> {
+export function withRuntimeNamespaces(dgd: Dgd, components: Record<string, Record<string, unknown>>, committedHash: string | undefined): Record<string, Record<string, unknown>> {
   const namespace = dgd.metadata.namespace ?? '';
   const out: Record<string, Record<string, unknown>> = {};
   for (const [name, entry] of Object.entries(components)) {
@@ -336,7 +362,7 @@ export function withRuntimeNamespaces(dgd: Dgd, components: Record<string, Recor
       continue;
     }
     const base = dynamoNamespace(dgd, namespace, component);
-    out[name] = { ...entry, runtimeNamespace: isWorkerClass(component) ? `${base}-${committedHash}` : base };
+    out[name] = { ...entry, runtimeNamespace: isWorkerClass(component) && committedHash !== undefined ? `${base}-${committedHash}` : base };
   }
   return out;
 }
@@ -362,7 +388,7 @@ export function decideDgdFailure(observed: DgdObserved, now: Date, message: stri
   }
   return finish(
     observed,
-    { apply: [], scale: [], generation: readObservedGeneration(observed.parent), state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', scaling: 'keep', components },
+    { apply: [], scale: [], generation: readObservedGeneration(observed.parent), state: 'failed', ready: { status: 'False', reason: REASON_FAILED_TO_RECONCILE, message }, eventType: 'Warning', scaling: 'keep', components, checkpoints: parsed.ok ? checkpointStatuses(parsed.dgd) : undefined },
     now,
   );
 }
@@ -387,6 +413,8 @@ interface Verdict {
    */
   readonly scaling: 'deferred' | 'allowed' | 'keep' | { readonly deferredBy: { readonly reason: string; readonly message: string } };
   readonly components: Record<string, Record<string, unknown>> | undefined;
+  /** `status.checkpoints` (checkpoints.ts); absent when no component has a checkpoint. */
+  readonly checkpoints?: Record<string, ComponentCheckpointStatus> | undefined;
 }
 
 function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired {
@@ -414,6 +442,7 @@ function finish(observed: DgdObserved, verdict: Verdict, now: Date): DgdDesired 
     state: verdict.state,
     conditions,
     ...(verdict.components === undefined ? {} : { components: verdict.components }),
+    ...(verdict.checkpoints === undefined ? {} : { checkpoints: verdict.checkpoints }),
   };
   const transitioned = beforeReady === undefined || beforeReady.status !== verdict.ready.status || beforeReady.reason !== verdict.ready.reason;
   const events: DgdEventIntent[] = transitioned

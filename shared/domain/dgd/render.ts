@@ -104,10 +104,13 @@ export type RenderResult =
  * (absent when every component is LPX), the component Services, the Kubernetes discovery
  * ServiceAccount/Role/RoleBinding (k8s-discovery.ts), the intra-pod GMS ResourceClaimTemplates
  * (gms.ts) and the v1alpha1 PVCs to create (alpha-pvcs.ts), sorted by kind then name, plus warnings; or every field issue that
- * prevents rendering. Owner references to the DGD are set when `metadata.uid` is known. Deterministic: the same input gives
+ * prevents rendering. The worker cliques carry the worker hash (label and `DYN_NAMESPACE_WORKER_SUFFIX`)
+ * unless `workerHashSuffix` is false (worker-hash-suffix.ts: a PodCliqueSet an older upstream
+ * operator wrote without it stays so until the worker generation changes); `workerHash` is
+ * returned either way (`workerHash`, when given, must be `computeWorkerHash(dgd)`). Owner references to the DGD are set when `metadata.uid` is known. Deterministic: the same input gives
  * byte-identical output. Pure.
  */
-export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; readonly config?: RenderConfig } = {}): RenderResult {
+export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; readonly config?: RenderConfig; readonly workerHash?: string; readonly workerHashSuffix?: boolean } = {}): RenderResult {
   const config = options.config ?? DEFAULT_RENDER_CONFIG;
   const namespace = dgd.metadata.namespace ?? options.namespace ?? 'default';
   const ordinary = dgd.spec.components.filter((c) => c.type !== 'lpx');
@@ -126,9 +129,9 @@ export function renderDgd(dgd: Dgd, options: { readonly namespace?: string; read
   });
   warnings.push(...unrenderedExperimentalWarnings(dgd, namespace));
 
-  const workerHash = computeWorkerHash(dgd);
+  const workerHash = options.workerHash ?? computeWorkerHash(dgd);
   const objects: RenderedObject[] = [...(pvcs.objects as RenderedObject[]), ...discoveryObjects(dgd, namespace, ordinary, config)];
-  if (ordinary.length > 0) objects.push(renderPodCliqueSet(dgd, namespace, ordinary, workerHash, config));
+  if (ordinary.length > 0) objects.push(renderPodCliqueSet(dgd, namespace, ordinary, options.workerHashSuffix === false ? undefined : workerHash, config));
   objects.push(...ordinary.map((component) => renderComponentService(dgd, namespace, component)));
   objects.push(...gmsClaimTemplates(dgd, namespace, ordinary));
   return { ok: true, objects: objects.sort(byKindThenName), warnings, workerHash };
@@ -378,7 +381,7 @@ export function withSchedulerName(podSpec: Record<string, unknown>, scheduler: P
  *   leader/worker role), the scheduler name and KAI queue label of the installation, and the
  *   Volcano queue annotation on the PodCliqueSet.
  */
-function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Component[], workerHash: string, config: RenderConfig): RenderedObject {
+function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Component[], workerHash: string | undefined, config: RenderConfig): RenderedObject {
   const cliques: PodCliqueTemplateSpec[] = [];
   const scalingGroups: PodCliqueScalingGroupConfig[] = [];
   const resourceClaimTemplates: Record<string, unknown>[] = [];
