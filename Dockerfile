@@ -22,13 +22,23 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY scripts ./scripts
 COPY shared ./shared
 COPY functions ./functions
-RUN node scripts/build.mjs --no-sourcemap --outdir /out
+RUN node scripts/build.mjs --no-sourcemap --outdir /out --no-snapshot-blobs
+
+# Each function's V8 startup snapshot (/app/dist/bundles/<function>.blob, which the chart starts),
+# built here by the runtime image's own Node.js from the bundles above: Node runs a blob only
+# on the binary that built it, and this node may not be the build stage's. No shell in
+# distroless, so the script runs in exec form, as root to write into /app/dist.
+FROM gcr.io/distroless/nodejs24-debian12:nonroot AS snapshots
+USER 0:0
+COPY --from=build /out /app/dist
+COPY scripts/build-snapshot-blobs.mjs /build-snapshot-blobs.mjs
+RUN ["/nodejs/bin/node", "/build-snapshot-blobs.mjs", "/app/dist/bundles"]
 
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
 WORKDIR /app
 # The chart, for `dynamo-fn install` run from the image.
 COPY infra/chart ./infra/chart
-COPY --from=build /out /app/dist
+COPY --from=snapshots /app/dist /app/dist
 COPY infra/image/dgd-apply-overrides /dgd-apply-overrides
 # Node's compile cache of the bundles, written by scripts/build.mjs into /app/dist/compile-cache
 # (read-only here): used when this image's Node.js is the build stage's version, skipped otherwise.

@@ -1,6 +1,8 @@
 /**
- * Cold-start benchmark (not a test), per function, as the chart starts it: `node
- * dist/bundles/<function>.mjs` (the function's own bundle, `npm run build`) with the chart's
+ * Cold-start benchmark (not a test), per function, as the chart starts it: `node --snapshot-blob
+ * dist/bundles/<function>.blob --` (the V8 startup snapshot of the function's own bundle, `npm
+ * run build`; the arguments are shared/cli/function-snapshot.ts's functionSnapshotArgs, which
+ * test/integration/chart.test.ts holds the chart's commands to) with the chart's
  * NODE_OPTIONS (infra/chart/values.yaml `functionNodeOptions`, `admission.nodeOptions`) and the
  * image's environment (infra/image/image.json: NODE_ENV, Node's compile cache in dist/compile-cache): from
  * spawning the process to its first answered event, and its resident memory once idle, beside
@@ -19,9 +21,12 @@
  * RSS at most 60 MiB. The CPU time each process used to its first answer is printed beside the
  * bare server's (no aim): on a loaded machine the wall-clock times mostly measure waiting for a
  * core, the CPU times what a start costs. Each bundle's size is printed: the bytes it loads at start (the entry and
- * its statically imported chunks) and those only its dynamic imports (gated code) reach.
+ * its statically imported chunks) and those only its dynamic imports (gated code) reach, and
+ * its snapshot bundle's and blob's.
  *
- * Usage: npm run bench:cold-start [-- --runs N --sources --functions reconcile,admission]
+ * Usage: npm run bench:cold-start [-- --runs N --sources --functions reconcile,admission --extra-node-options "FLAGS"]
+ * (--extra-node-options appends FLAGS to the chart's NODE_OPTIONS of every function, to measure
+ * what a V8 flag buys before putting it in the chart.)
  * (--sources adds `serve reconcile` from the sources through tsx, as `npx dynamo-fn` in a clone
  * runs it, for comparison; no aim.)
  * @module
@@ -40,6 +45,7 @@ import { Agent, request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { generateServingCertificates } from '../functions/admission/dev-certs.js';
 import { ENV_SERVICE_ACCOUNT_DIR } from '../shared/kube/transport.js';
+import { functionSnapshotArgs } from '../shared/cli/function-snapshot.js';
 import { median, renderTable, type BenchRow } from './table.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -167,11 +173,14 @@ interface BundleSize {
   readonly startBytes: number;
   readonly startFiles: number;
   readonly lazyBytes: number;
+  /** The function's snapshot bundle and blob (scripts/build.mjs), absent for the CLI. */
+  readonly snapshotBundleBytes?: number;
+  readonly snapshotBlobBytes?: number;
 }
 
 const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'] as const;
 
-export async function runColdStartBench(runs: number, options: { readonly withSources?: boolean; readonly functions?: readonly string[] } = {}): Promise<string> {
+export async function runColdStartBench(runs: number, options: { readonly withSources?: boolean; readonly functions?: readonly string[]; readonly extraNodeOptions?: string } = {}): Promise<string> {
   if (!existsSync(join(BUNDLES, 'sizes.json'))) throw new Error(`no bundles in ${BUNDLES}: run npm run build (npm run bench:cold-start does)`);
   const sizes = JSON.parse(readFileSync(join(BUNDLES, 'sizes.json'), 'utf8')) as Record<string, BundleSize>;
   const values = parseYaml(readFileSync(join(REPO, 'infra', 'chart', 'values.yaml'), 'utf8')) as { functionNodeOptions: string; admission: { nodeOptions: string } };
@@ -235,12 +244,12 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
     const variants = [
       ...FUNCTIONS.filter((name) => options.functions === undefined || options.functions.includes(name)).map((name) => ({
         name,
-        label: `${name} (dist/bundles/${name}.mjs)`,
-        args: (port: number) =>
-          name === 'admission'
-            ? [join(BUNDLES, 'admission.mjs'), '--port', String(port), '--tls-cert', join(dir, 'tls.crt'), '--tls-key', join(dir, 'tls.key')]
-            : [join(BUNDLES, `${name}.mjs`)],
-        env: { ...env, NODE_OPTIONS: name === 'admission' ? values.admission.nodeOptions : values.functionNodeOptions },
+        label: `${name} (dist/bundles/${name}.blob)`,
+        args: (port: number) => {
+          const start = functionSnapshotArgs(BUNDLES, name);
+          return name === 'admission' ? [...start, '--port', String(port), '--tls-cert', join(dir, 'tls.crt'), '--tls-key', join(dir, 'tls.key')] : start;
+        },
+        env: { ...env, NODE_OPTIONS: [name === 'admission' ? values.admission.nodeOptions : values.functionNodeOptions, options.extraNodeOptions ?? ''].join(' ').trim() },
         probe: name === 'admission' ? admissionProbe : cloudEventProbe(name),
         hasAim: true,
       })),
@@ -276,6 +285,8 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
       return [
         { name: `bundle ${name}.mjs: loaded at start (${size.startFiles} file${size.startFiles === 1 ? '' : 's'})`, value: size.startBytes / 1024 / 1024, unit: 'MiB' },
         { name: `bundle ${name}.mjs: behind dynamic imports (gated code)`, value: size.lazyBytes / 1024 / 1024, unit: 'MiB' },
+        ...(size.snapshotBundleBytes === undefined ? [] : [{ name: `snapshot bundle ${name}.snapshot.cjs (minified; its source is held in the snapshot)`, value: size.snapshotBundleBytes / 1024 / 1024, unit: 'MiB' }]),
+        ...(size.snapshotBlobBytes === undefined ? [] : [{ name: `snapshot ${name}.blob (what the chart starts; Node's own start state included)`, value: size.snapshotBlobBytes / 1024 / 1024, unit: 'MiB' }]),
       ];
     });
     return renderTable(`Cold start per function, as the chart starts it (median of ${runs} fresh processes each)`, [...rows, ...sizeRows]);
@@ -286,6 +297,6 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, sources: { type: 'boolean', default: false }, functions: { type: 'string' } } });
-  process.stdout.write(await runColdStartBench(Number(values.runs), { withSources: values.sources, ...(values.functions === undefined ? {} : { functions: values.functions.split(',') }) }));
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, sources: { type: 'boolean', default: false }, functions: { type: 'string' }, 'extra-node-options': { type: 'string' } } });
+  process.stdout.write(await runColdStartBench(Number(values.runs), { withSources: values.sources, ...(values.functions === undefined ? {} : { functions: values.functions.split(',') }), ...(values['extra-node-options'] === undefined ? {} : { extraNodeOptions: values['extra-node-options'] }) }));
 }

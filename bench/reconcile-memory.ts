@@ -1,6 +1,6 @@
 /**
  * Reconcile event benchmark (not a test): one reconcile process, started as the chart runs it
- * (`node dist/bundles/reconcile.mjs`, the function's own bundle from `npm run build`, which
+ * (`node --snapshot-blob dist/bundles/reconcile.blob --`, the V8 startup snapshot of the function's own bundle from `npm run build`, which
  * `npm run bench:reconcile-memory` runs first; its V8 heap pinned by the chart's
  * `functionNodeOptions`), handles events for
  * unchanged DGDs on a real API server, beside bare GETs of the same DGDs at the same concurrency
@@ -35,6 +35,7 @@ import { defaultCrdFiles } from '../test/harness/crds.js';
 import { createLineLog } from '../test/harness/log.js';
 import { startRequestRecorder, type RecordedRequest } from '../test/support/rbac.js';
 import { countByVerb, recordedKubeconfig } from '../test/support/request-count.js';
+import { functionSnapshotArgs } from '../shared/cli/function-snapshot.js';
 import { renderTable } from './table.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -114,11 +115,12 @@ try {
   }
 
   const port = await freePort();
-  const bundle = path.join(root, 'dist', 'bundles', 'reconcile.mjs');
+  // As the chart starts it: from its V8 startup snapshot (shared/cli/function-snapshot.ts).
+  const bundle = path.join(root, 'dist', 'bundles', 'reconcile.blob');
   if (!existsSync(bundle)) throw new Error(`no ${bundle}: run npm run build (npm run bench:reconcile-memory does)`);
   // --cpu-prof-dir DIR: the process writes a V8 CPU profile of its whole run there on exit.
   const profile = values['cpu-prof-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(values['cpu-prof-dir'])];
-  child = spawn(process.execPath, [...profile, bundle], {
+  child = spawn(process.execPath, [...profile, ...functionSnapshotArgs(path.join(root, 'dist', 'bundles'), 'reconcile')], {
     cwd: root,
     env: { ...process.env, NODE_OPTIONS: chartValues.functionNodeOptions, PORT: String(port), KUBECONFIG: kubeconfigPath, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -185,7 +187,7 @@ try {
   const perChildEvent = Object.entries(countByVerb(childCalls)).map(([verb, count]) => `${verb} ${(count / Math.max(1, childEventCount)).toFixed(2)}`).join(', ');
 
   process.stdout.write(
-    renderTable(`reconcile (dist/bundles/reconcile.mjs): ${eventCount} events for ${dgdCount} unchanged DGDs, concurrency ${concurrency}, NODE_OPTIONS "${chartValues.functionNodeOptions}" (real API server on loopback, every request through one recorder)`, [
+    renderTable(`reconcile (dist/bundles/reconcile.blob): ${eventCount} events for ${dgdCount} unchanged DGDs, concurrency ${concurrency}, NODE_OPTIONS "${chartValues.functionNodeOptions}" (real API server on loopback, every request through one recorder)`, [
       { name: 'events for unchanged DGDs', value: eventCount / eventSeconds, unit: '/s', baseline: { name: 'bare GETs of the same DGDs', value: eventCount / getSeconds }, aim: { text: '>= 0.5x', isMet: eventCount / eventSeconds >= 0.5 * (eventCount / getSeconds) } },
       { name: 'CPU per event (function process)', value: (cpuUsed / eventCount) * 1000, unit: 'ms' },
       ...(childEventCount === 0 ? [] : [

@@ -2,7 +2,8 @@
 // already runs on), so no process of ours loads a TypeScript transpiler:
 //   dist/bundles/<function>.mjs   one entry per function (admission, reconcile, profile,
 //                                 cleanup; shared/cli/function-entries/), `serve <function>`
-//                                 with only that function compiled in: the chart runs these;
+//                                 with only that function compiled in (the snapshot below
+//                                 runs the same; these are what a .mjs start loads);
 //   dist/bundles/dynamo-fn.mjs    the CLI (shared/cli/bundle-entry.ts): the image's entrypoint;
 //   dist/bundles/chunk-*.mjs      code split out by esbuild: what several entries share, and
 //                                 what only a dynamic import() reaches (gated code: the LPX build
@@ -26,30 +27,49 @@
 // @opentelemetry/api (prom-client's exemplars; lazyOpenTelemetryInPromClient below), and gated code.
 // The start chunks are also precompiled: Node's compile cache in dist/compile-cache
 // (writeCompileCache below), which the image reads.
-// No V8 startup snapshot (node --build-snapshot): Node 24's user-land snapshot cannot hold
-// node:http's native handles (building one from a function's bundle fails with "global handle
-// not serialized: ... HTTPParser"), and every function's start path loads node:http (the
-// CloudEvents host and the Kubernetes transport); a snapshot would need the code that does not
-// touch node:http split from the code that does, with node:http loaded in the deserialized main
-// (not tried).
+// And each function has a V8 startup snapshot, which is what the chart starts
+// (`node --snapshot-blob /app/dist/bundles/<function>.blob -- ARGS`; shared/cli/function-snapshot.ts):
+//   dist/bundles/<function>.snapshot.cjs  a CommonJS bundle of the function and `serve`
+//                                 (buildSnapshotBundles below: minified, ASCII only), which
+//                                 `node --build-snapshot` evaluates: zod building the API
+//                                 schemas, pino, prom-client, cloudevents and the handlers are
+//                                 deserialized at start instead of evaluated;
+//   dist/bundles/<function>.blob  the snapshot (scripts/build-snapshot-blobs.mjs), built by the
+//                                 node running this script, the only one that can run it (the
+//                                 Dockerfile builds the blobs again in the runtime image's stage);
+//   dist/bundles/snapshot-<m>.cjs modules a snapshot leaves out and requires on first use
+//                                 (client-node for a kubeconfig file, grpc-js for Model Express).
+// An earlier try failed with "global handle not serialized: ... HTTPParser": the bundle loaded
+// node:http at start, and a user-land snapshot cannot hold its native handles. The snapshot
+// bundle gets node:http, https, net and tls as objects whose properties load the module on
+// first use (lazyBuiltinsForSnapshot), so building the snapshot touches none of them and the
+// main function's server and Kubernetes transport load them. A snapshot cannot `import()`:
+// every other dynamic import is compiled into the snapshot bundle, evaluated when first imported.
+// What it bought (bench/cold-start.ts, 2026-12-02, load 6-13): CPU to the first answer 120-170 ms
+// against 210-330 ms from the .mjs bundles, idle RSS 61-74 MiB against 71-77. What is left is
+// the size of what the function holds (the API schemas and the domain code, deserialized into
+// its heap, and the malloc'd memory of deserializing them): docs/development.md, "Benchmarks".
 //
-//   node scripts/build.mjs [--only bundles|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap] [--metafile]
+//   node scripts/build.mjs [--only bundles|snapshots|dgd-apply-overrides] [--outdir DIR] [--no-sourcemap] [--metafile] [--no-snapshot-blobs]
+//   (--only snapshots rebuilds the snapshot bundles and blobs beside bundles built before;
+//   --no-snapshot-blobs writes the snapshot bundles but not the blobs: the Dockerfile's build stage)
 //   (--entries admission,reconcile builds only those bundles, for a quicker look;
 //   --metafile writes dist/bundles/<entry>.meta.json, esbuild's record of what each output holds:
 //   open it in https://esbuild.github.io/analyze/ to see what a function loads at start)
 //   (default: both, into dist/; --only dynamo-fn is the old name of --only bundles)
 // Run from the repository root.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { buildSnapshotBlobs } from './build-snapshot-blobs.mjs';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false }, metafile: { type: 'boolean', default: false }, entries: { type: 'string' }, 'no-compile-cache': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { only: { type: 'string' }, outdir: { type: 'string' }, 'no-sourcemap': { type: 'boolean', default: false }, metafile: { type: 'boolean', default: false }, entries: { type: 'string' }, 'no-compile-cache': { type: 'boolean', default: false }, 'no-snapshot-blobs': { type: 'boolean', default: false } } });
 const only = values.only === 'dynamo-fn' ? 'bundles' : values.only;
-if (only !== undefined && only !== 'bundles' && only !== 'dgd-apply-overrides') {
-  process.stderr.write(`build.mjs: --only must be bundles or dgd-apply-overrides, not ${values.only}\n`);
+if (only !== undefined && only !== 'bundles' && only !== 'dgd-apply-overrides' && only !== 'snapshots') {
+  process.stderr.write(`build.mjs: --only must be bundles, snapshots or dgd-apply-overrides, not ${values.only}\n`);
   process.exit(2);
 }
 const outdir = values.outdir ?? 'dist';
@@ -117,6 +137,57 @@ const lazyOpenTelemetryInPromClient = {
   },
 };
 
+/**
+ * The Node built-ins a V8 startup snapshot cannot hold (their native handles, e.g. node:http's
+ * HTTPParser, are not serializable), given to a snapshot bundle as objects whose properties
+ * load the module on first use (process.getBuiltinModule): evaluating the bundle while the
+ * snapshot is built touches none of them; the main function's server and Kubernetes transport
+ * load them. The property names are the module's own, read here at build time.
+ */
+const SNAPSHOT_LAZY_BUILTINS = new Set(['http', 'https', 'net', 'tls', 'http2', 'dgram'].flatMap((name) => [name, `node:${name}`]));
+const lazyBuiltinsForSnapshot = {
+  name: 'lazy-builtins-for-snapshot',
+  setup(build) {
+    build.onResolve({ filter: /^[a-z0-9_:/]+$/ }, (args) => (SNAPSHOT_LAZY_BUILTINS.has(args.path) ? { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, async (args) => {
+      const names = Object.keys(await import(`node:${args.path}`)).filter((name) => name !== 'default');
+      const id = JSON.stringify(`node:${args.path}`);
+      return {
+        contents: `let loaded;\nconst load = () => (loaded ??= process.getBuiltinModule(${id}));\nfor (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name, { get: () => load()[name], enumerable: true });\n`,
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/**
+ * What a snapshot bundle leaves out and loads when first imported, with `require` from the
+ * blob's folder (globalThis.__dynamoFnRequire, shared/cli/function-snapshot.ts): self-contained
+ * modules only a setting reaches, each built once as <bundles>/snapshot-<file>.cjs. A snapshot
+ * cannot `import()`; every other dynamic import of a function is compiled into its snapshot
+ * bundle and evaluated when first imported (esbuild wraps it), as before.
+ */
+const SNAPSHOT_SEPARATE = {
+  // KUBECONFIG naming a file (outside a pod): @kubernetes/client-node and undici.
+  'kubeconfig-file': path.resolve('shared/kube/kubeconfig-file.ts'),
+  // MODEL_EXPRESS_URL (reconcile's gs:// LPX builds): the gRPC client.
+  'grpc-js': '@grpc/grpc-js',
+};
+const separateForSnapshot = {
+  name: 'separate-from-snapshot',
+  setup(build) {
+    build.onResolve({ filter: /kubeconfig-file\.js$|^@grpc\/grpc-js$/ }, async (args) => {
+      if (args.namespace !== 'file') return undefined;
+      for (const [name, target] of Object.entries(SNAPSHOT_SEPARATE)) {
+        const resolved = target.startsWith('/') ? path.resolve(args.resolveDir, args.path).replace(/\.js$/, '.ts') : args.path;
+        if (resolved === target) return { path: name, namespace: 'snapshot-separate' };
+      }
+      return undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: 'snapshot-separate' }, (args) => ({ contents: `module.exports = globalThis.__dynamoFnRequire('./snapshot-${args.path}.cjs');\n`, loader: 'js' }));
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -129,6 +200,56 @@ const common = {
   plugins: [builtinsThroughRequire, withoutSideEffects, lazyOpenTelemetryInPromClient],
   banner: { js: "import { createRequire as __dynamoFnCreateRequire } from 'node:module'; const require = __dynamoFnCreateRequire(import.meta.url);" },
 };
+
+/**
+ * The CommonJS bundle each function's V8 startup snapshot is built from
+ * (<bundles>/<name>.snapshot.cjs; shared/cli/function-snapshot.ts, scripts/build-snapshot-blobs.mjs),
+ * and the modules left out of it (SNAPSHOT_SEPARATE, <bundles>/snapshot-<file>.cjs).
+ * Minified: the snapshot keeps the bundle's source (V8 compiles a function from it on its first
+ * call), so its size is memory in every process; names kept (logs print error classes' names).
+ * Non-ASCII characters are escaped, so V8 holds the source one byte per character.
+ * `import.meta.url` becomes the URL of <name>.mjs beside the blob (set by the main function).
+ * Returns the bytes written per name.
+ */
+async function buildSnapshotBundles(dir, names) {
+  const asciiOnly = (text) => text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const snapshotCommon = {
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node24',
+    minify: true,
+    keepNames: true,
+    legalComments: 'none',
+    write: false,
+    logLevel: 'warning',
+    define: { __DYNAMO_FN_VERSION__: JSON.stringify(version), 'import.meta.url': 'globalThis.__dynamoFnBundleUrl' },
+  };
+  const write = (file, result) => {
+    const text = asciiOnly(result.outputFiles[0]?.text ?? '');
+    writeFileSync(file, text);
+    return Buffer.byteLength(text);
+  };
+  const sizes = {};
+  await Promise.all(
+    Object.entries(SNAPSHOT_SEPARATE).map(async ([name, target]) => {
+      const result = await build({ ...snapshotCommon, entryPoints: [target], plugins: [withoutSideEffects, lazyOpenTelemetryInPromClient] });
+      write(path.join(dir, `snapshot-${name}.cjs`), result);
+    }),
+  );
+  await Promise.all(
+    names.map(async (name) => {
+      const contents = `import * as fn from './functions/${name}/index.js';\nimport { setFunctionSnapshotMain } from './shared/cli/function-snapshot.js';\nsetFunctionSnapshotMain(${JSON.stringify(name)}, fn);\n`;
+      const result = await build({
+        ...snapshotCommon,
+        stdin: { contents, resolveDir: ROOT, loader: 'ts', sourcefile: `${name}.snapshot.ts` },
+        plugins: [lazyBuiltinsForSnapshot, separateForSnapshot, withoutSideEffects, lazyOpenTelemetryInPromClient],
+      });
+      sizes[name] = write(path.join(dir, `${name}.snapshot.cjs`), result);
+    }),
+  );
+  return sizes;
+}
 
 /**
  * Node's compile cache of the bundles (module.enableCompileCache), written at build time into
@@ -193,7 +314,15 @@ function entrySizes(metafile, file) {
   return { file: path.basename(file), startBytes: bytes(atStart), startFiles: atStart.size, lazyBytes: bytes(reachable) - bytes(atStart) };
 }
 
-if (only !== 'dgd-apply-overrides') {
+if (only === 'snapshots') {
+  // The snapshot bundles and blobs alone, beside bundles built before (a quicker look).
+  const bundles = path.join(outdir, 'bundles');
+  const names = values.entries === undefined ? FUNCTIONS : FUNCTIONS.filter((name) => values.entries.split(',').includes(name));
+  const started = Date.now();
+  await buildSnapshotBundles(bundles, names);
+  const blobs = values['no-snapshot-blobs'] ? [] : buildSnapshotBlobs(bundles, names);
+  process.stdout.write(`Built ${names.length} snapshot bundles${blobs.length > 0 ? ' and blobs' : ''} in ${Date.now() - started} ms\n`);
+} else if (only !== 'dgd-apply-overrides') {
   const bundles = path.join(outdir, 'bundles');
   rmSync(bundles, { recursive: true, force: true });
   const allEntries = { 'dynamo-fn': 'shared/cli/bundle-entry.ts', ...Object.fromEntries(FUNCTIONS.map((name) => [name, `shared/cli/function-entries/${name}.ts`])) };
@@ -224,13 +353,26 @@ if (only !== 'dgd-apply-overrides') {
     process.stdout.write(`  ${`${name}.mjs`.padEnd(15)} ${mib(size.startBytes).padStart(10)} at start (${size.startFiles} file${size.startFiles === 1 ? '' : 's'}), ${mib(size.lazyBytes)} more behind dynamic imports\n`);
   }
   writeFileSync(path.join(bundles, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
+  const functionNames = Object.keys(entries).filter((name) => FUNCTIONS.includes(name));
+  if (functionNames.length > 0) {
+    const snapshotStarted = Date.now();
+    const snapshotBytes = await buildSnapshotBundles(bundles, functionNames);
+    const blobs = values['no-snapshot-blobs'] ? [] : buildSnapshotBlobs(bundles, functionNames);
+    process.stdout.write(`Built the snapshot bundles${blobs.length > 0 ? ' and blobs' : ''} in ${Date.now() - snapshotStarted} ms\n`);
+    for (const name of functionNames) {
+      const blob = path.resolve(bundles, `${name}.blob`);
+      process.stdout.write(`  ${`${name}.snapshot.cjs`.padEnd(24)} ${mib(snapshotBytes[name] ?? 0).padStart(10)}${blobs.includes(blob) ? `, ${name}.blob ${mib(statSync(blob).size)}` : ''}\n`);
+      sizes[name] = { ...sizes[name], snapshotBundleBytes: snapshotBytes[name] ?? 0, ...(blobs.includes(blob) ? { snapshotBlobBytes: statSync(blob).size } : {}) };
+    }
+    writeFileSync(path.join(bundles, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
+  }
   if (!values['no-compile-cache']) {
     const cacheStarted = Date.now();
     const files = writeCompileCache(outdir, Object.keys(entries));
     process.stdout.write(`Built ${path.join(outdir, 'compile-cache')}/ (${files} files) in ${Date.now() - cacheStarted} ms\n`);
   }
 }
-if (only !== 'bundles') {
+if (only !== 'bundles' && only !== 'snapshots') {
   // One self-contained file: it is copied alone into the profiler's pod.
   const started = Date.now();
   const outfile = path.join(outdir, 'dgd-apply-overrides.mjs');

@@ -35,6 +35,46 @@ export interface BudgetedBodyOptions {
   readonly budget: ReviewQueue;
   /** The budget's size, in bytes: one body never reserves more than all of it. */
   readonly budgetBytes: number;
+  /**
+   * The byte budget of the connection's source address, taken before `budget` (issue 20 item 2:
+   * one source cannot hold what another needs). Absent: only `budget` counts.
+   */
+  readonly sourceBudget?: { readonly budget: ReviewQueue; readonly budgetBytes: number };
+}
+
+/** Takes `units` from each budget in order, all or none, at once; undefined when any has no room. */
+function tryAcquireAll(budgets: readonly ReviewQueue[], units: number, isPriority: boolean): (() => void) | undefined {
+  const taken: (() => void)[] = [];
+  for (const budget of budgets) {
+    const slot = budget.tryAcquire(units, { isPriority });
+    if (slot === undefined) {
+      for (const release of taken) release();
+      return undefined;
+    }
+    taken.push(slot.release);
+  }
+  return () => {
+    for (const release of taken) release();
+  };
+}
+
+/** Waits for `units` from each budget in turn (source first), all or none. Never rejects. */
+async function acquireAll(budgets: readonly ReviewQueue[], units: number, isPriority: boolean): Promise<{ readonly ok: true; readonly release: () => void } | { readonly ok: false; readonly reason: 'QueueFull' | 'QueueTimedOut' }> {
+  const taken: (() => void)[] = [];
+  for (const budget of budgets) {
+    const granted = await budget.acquire(units, { isPriority });
+    if (!granted.ok) {
+      for (const release of taken) release();
+      return granted;
+    }
+    taken.push(granted.release);
+  }
+  return {
+    ok: true,
+    release: () => {
+      for (const release of taken) release();
+    },
+  };
 }
 
 /**
@@ -44,7 +84,9 @@ export interface BudgetedBodyOptions {
  */
 export function readBodyWithinBudget(request: IncomingMessage, options: BudgetedBodyOptions): Promise<BudgetedBody> {
   if (request.destroyed) return Promise.resolve({ ok: false, reason: 'Aborted' });
-  const { maxBodyBytes, timeoutMs, budget, budgetBytes } = options;
+  const { maxBodyBytes, timeoutMs, budget, sourceBudget } = options;
+  const budgets = sourceBudget === undefined ? [budget] : [sourceBudget.budget, budget];
+  const budgetBytes = Math.min(options.budgetBytes, sourceBudget?.budgetBytes ?? Infinity);
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const releases: (() => void)[] = [];
@@ -92,16 +134,16 @@ export function readBodyWithinBudget(request: IncomingMessage, options: Budgeted
       if (wanted <= 0) return;
       // The first chunk queues in arrival order; later ones go first (see AcquireOptions.isPriority).
       const isPriority = heldBytes > 0;
-      const slot = budget.tryAcquire(wanted, { isPriority });
-      if (slot !== undefined) {
+      const release = tryAcquireAll(budgets, wanted, isPriority);
+      if (release !== undefined) {
         heldBytes += wanted;
-        releases.push(slot.release);
+        releases.push(release);
         return;
       }
       // No room now: stop reading, wait in line for these bytes, then carry on.
       request.pause();
       disarm();
-      void budget.acquire(wanted, { isPriority }).then((granted) => {
+      void acquireAll(budgets, wanted, isPriority).then((granted) => {
         if (!granted.ok) {
           fail({ ok: false, reason: granted.reason });
           return;

@@ -167,7 +167,8 @@ Options:
                        seconds while the endpoints drop the pod (default ${DEFAULT_SHUTDOWN_DELAY_SECONDS})
   -h, --help           show this help
 
-At most ${DEFAULT_MAX_BUFFERED_BODY_BYTES / (1024 * 1024)} MiB of review bodies are held at once (counted as received); up to
+At most ${DEFAULT_MAX_BUFFERED_BODY_BYTES / (1024 * 1024)} MiB of review bodies are held at once (counted as received), a quarter of it by
+any one source address; up to
 ${DEFAULT_MAX_QUEUED_REVIEWS} more reviews wait for room for up to ${DEFAULT_QUEUE_TIMEOUT_MS / 1000} s (then 429). A body not received within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s gets 408; a
 Content-Type other than application/json gets 415.
 

@@ -91,6 +91,14 @@ export const DEFAULT_BODY_TIMEOUT_MS = 3000;
 export const DEFAULT_MAX_BUFFERED_BODY_BYTES = 64 * 1024 * 1024;
 
 /**
+ * The share of the body budget one source address may hold, as a divisor: a quarter (16 MiB of
+ * the default 64 MiB, two of the largest reviews whole). A source that sends large bodies and
+ * stalls holds at most this, so the API server's reviews from another address always find room
+ * (issue 20 item 2). Its own further bodies wait for its own bytes, as for the whole budget.
+ */
+export const DEFAULT_SOURCE_SHARE_DIVISOR = 4;
+
+/**
  * The TLS versions and ciphers the webhook accepts: TLS 1.2 and 1.3, and for TLS 1.2 only
  * ECDHE key exchange with AEAD ciphers (forward secrecy; TLS 1.3 suites all have it). The same
  * set as the Kubernetes API server's secure defaults (Mozilla "intermediate").
@@ -120,6 +128,11 @@ export interface AdmissionServerOptions {
   readonly tlsReloadIntervalMs?: number;
   /** Body bytes held at once. Default {@link DEFAULT_MAX_BUFFERED_BODY_BYTES}. */
   readonly maxBufferedBodyBytes?: number;
+  /**
+   * Body bytes one source address holds at once. Default `maxBufferedBodyBytes` /
+   * {@link DEFAULT_SOURCE_SHARE_DIVISOR}, but never less than `maxBodyBytes` (one whole body).
+   */
+  readonly maxBufferedBodyBytesPerSource?: number;
   readonly config: AdmissionConfig;
   /** Larger request bodies get 413, in bytes. Default {@link DEFAULT_ADMISSION_MAX_BODY_BYTES}. */
   readonly maxBodyBytes?: number;
@@ -226,6 +239,29 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     maxQueued: options.maxQueuedReviews ?? DEFAULT_MAX_QUEUED_REVIEWS,
     queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS,
   });
+  const maxBufferedBodyBytesPerSource = Math.min(maxBufferedBodyBytes, options.maxBufferedBodyBytesPerSource ?? Math.max(maxBodyBytes, Math.floor(maxBufferedBodyBytes / DEFAULT_SOURCE_SHARE_DIVISOR)));
+  /** Each source address's byte budget, while it has a body being read or answered. */
+  const sourceBudgets = new Map<string, { readonly budget: ReturnType<typeof createReviewQueue>; users: number }>();
+  const takeSourceBudget = (address: string): { readonly budget: ReturnType<typeof createReviewQueue>; readonly budgetBytes: number; readonly done: () => void } => {
+    let entry = sourceBudgets.get(address);
+    if (entry === undefined) {
+      entry = {
+        budget: createReviewQueue({ maxConcurrent: maxBufferedBodyBytesPerSource, maxQueued: options.maxQueuedReviews ?? DEFAULT_MAX_QUEUED_REVIEWS, queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS }),
+        users: 0,
+      };
+      sourceBudgets.set(address, entry);
+    }
+    const taken = entry;
+    taken.users += 1;
+    return {
+      budget: taken.budget,
+      budgetBytes: maxBufferedBodyBytesPerSource,
+      done: () => {
+        taken.users -= 1;
+        if (taken.users === 0 && sourceBudgets.get(address) === taken) sourceBudgets.delete(address);
+      },
+    };
+  };
   const tlsMaterial = options.tls === undefined ? undefined : await readTlsMaterial(options.tls);
   const registry = options.registry ?? new Registry();
   const reviews = new Counter({ name: 'dynamo_fn_admission_reviews_total', help: 'AdmissionReviews answered, by webhook, served version and verdict', labelNames: ['webhook', 'version', 'allowed'], registers: [registry] });
@@ -414,8 +450,10 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     // (synchronous) answer: a slow body holds only what it sent, for at most the deadline.
     active += 1;
     let release: (() => void) | undefined;
+    // A socket whose peer already left has no address; it gets the whole budget's rules only.
+    const sourceBudget = takeSourceBudget(request.socket.remoteAddress ?? '');
     try {
-      const body = await readBodyWithinBudget(request, { maxBodyBytes, timeoutMs: bodyTimeoutMs, budget: bodyBudget, budgetBytes: maxBufferedBodyBytes });
+      const body = await readBodyWithinBudget(request, { maxBodyBytes, timeoutMs: bodyTimeoutMs, budget: bodyBudget, budgetBytes: maxBufferedBodyBytes, sourceBudget });
       if (!body.ok) {
         switch (body.reason) {
           case 'Aborted':
@@ -448,6 +486,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     } finally {
       active -= 1;
       release?.();
+      sourceBudget.done();
     }
   }
 

@@ -32,6 +32,7 @@ import {
   type LpuPipelineRequest,
 } from '../../shared/api/index.js';
 import {
+  controllerUidOf,
   decideLpxDeadlines,
   isCoherentUpdateBlocking,
   isRequestControlledBy,
@@ -77,12 +78,17 @@ export async function load(deps: LpxCleanupDeps, key: ObjectKey, read: KubeReade
   const dgd = dgdObject === undefined ? undefined : parseDgd(dgdObject);
   if (dgd?.ok !== true) return undefined;
   if (pcs === undefined || pcs.metadata.uid === undefined) return undefined;
+  // A PodCliqueSet of that name the LPXGraphDeployment does not control is not ours to act for
+  // (reconcile reports it): its requests and scaling groups are never read, scaled or deleted here.
+  if (lpxgd.metadata.uid === undefined || controllerUidOf(pcs) !== lpxgd.metadata.uid) return undefined;
   const [groups, requestObjects] = await Promise.all([
     read.list(GROVE_API_VERSION, 'PodCliqueScalingGroup', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` }),
     read.list(LPR_API_VERSION, LPR_KIND, key.namespace),
   ]);
   const rawGroups = new Map<string, KubeObject>();
-  for (const group of groups) rawGroups.set(group.metadata.name, group);
+  // Only the scaling groups Grove made for this PodCliqueSet (controlled by its uid, issue 20 item 1):
+  // one anyone created with the part-of label is never read for replicas nor scaled.
+  for (const group of groups) if (controllerUidOf(group) === pcs.metadata.uid) rawGroups.set(group.metadata.name, group);
   const requests: LpuPipelineRequest[] = [];
   for (const object of requestObjects) {
     const request = LpuPipelineRequestSchema.safeParse(object);

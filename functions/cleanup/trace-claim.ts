@@ -14,7 +14,7 @@
  * @module
  */
 import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema } from '../../shared/api/index.js';
-import { claimStateOf, controllerOf, decideTraceClaim, hasTraceClaimFinalizer, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
+import { claimStateOf, controllerOf, controllerUidOf, decideTraceClaim, hasTraceClaimFinalizer, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
 import type { KubeReader } from '../../shared/kube/index.js';
 import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
@@ -41,7 +41,8 @@ export async function load(deps: CleanupDeps, namespace: string, name: string, r
   const readers = new Map<string, ClaimReader>();
   for (const [index, uid] of uids.entries()) {
     const runObject = runs.find((r) => r.metadata.uid === uid);
-    const jobs = (jobsByUid[index] ?? []).map(jobStateOf);
+    // Only the Run's own Jobs (issue 20 item 1): a Job anyone labelled with the Run's uid is never stopped here, nor waited for.
+    const jobs = (jobsByUid[index] ?? []).filter((job) => controllerUidOf(job) === uid).map(jobStateOf);
     const parsed = runObject === undefined ? undefined : RunSchema.safeParse(runObject);
     const run = parsed?.success === true ? { name: parsed.data.metadata.name ?? '', isComplete: isRunComplete(parsed.data) } : undefined;
     readers.set(uid, { runUid: uid, run, jobs });
@@ -51,13 +52,24 @@ export async function load(deps: CleanupDeps, namespace: string, name: string, r
 
 /**
  * Reconciles one claim: stop Jobs, then release finalizers; a claim with nothing to release is
- * not written. Exported for the Run route. `read` answers the loads (default the live client).
+ * not written. Exported for the Run route. `read` answers the loads (default the live client); a
+ * write decided from other reads (a resync's snapshot) is decided again from the live client first.
  */
 export async function reconcileClaim(deps: CleanupDeps, namespace: string, name: string, read: KubeReader = deps.kube): Promise<Outcome> {
   if (!deps.config.dgdrV1Beta2Enabled) return DONE;
-  const loaded = await load(deps, namespace, name, read);
+  let loaded = await load(deps, namespace, name, read);
   if (loaded === undefined) return DONE;
-  const desired = decideTraceClaim(loaded.claim, loaded.readers);
+  let desired = decideTraceClaim(loaded.claim, loaded.readers);
+  // A resync's snapshot lists each kind when first read, so the claim, its Runs and its Jobs can
+  // come from different moments: a claim listed after a Run added its finalizer, with Runs and
+  // Jobs listed before that Run and its Job existed, reads as "the Run and its Jobs are deleted".
+  // Releasing a finalizer or stopping a Job cannot be undone, so either is decided again from
+  // the API server before it is written (the snapshot only saves the reads of claims with nothing to do).
+  if (read !== deps.kube && (desired.removeFinalizers.length > 0 || desired.stopJobs.length > 0)) {
+    loaded = await load(deps, namespace, name, deps.kube);
+    if (loaded === undefined) return DONE;
+    desired = decideTraceClaim(loaded.claim, loaded.readers);
+  }
   for (const job of desired.stopJobs) {
     await deps.kube.delete({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: job }, { propagationPolicy: 'Foreground' });
     deps.log.info({ kind: 'Job', namespace, name: job, claim: name }, 'Stopped Job for deleted PersistentVolumeClaim');

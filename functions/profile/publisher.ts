@@ -38,6 +38,7 @@ import {
 import {
   candidateName,
   candidateParameters,
+  controllerUidOf,
   decideCandidateContent,
   decideValid,
   dryRunDgd,
@@ -145,6 +146,12 @@ export async function publishCandidates(deps: PublisherDeps, run: Run): Promise<
       const content = decideCandidateContent(uid, candidate.candidateId, generated, run.spec.overrides?.dgd);
       let object: KubeObject | undefined = existing.get(name);
       if (object === undefined) object = await prepare(`cannot create ${CANDIDATE_KIND} ${namespace}/${name}`, () => deps.publisherKube.create(renderCandidate({ name: runName, namespace, uid }, candidate.candidateId, content) as unknown as Parameters<Kube['create']>[0]));
+      // Own what you read (issue 20 item 1): a Candidate of this name that the Run does not control
+      // (created by someone else, with or without the Run's label) is never validated, written or
+      // published; its spec would be published as the Run's. Blocked, naming it, until it is removed.
+      if (object === undefined || controllerUidOf(object) !== uid) {
+        throw new PublicationBlocked(`${CANDIDATE_KIND} ${namespace}/${name} already exists and is not controlled by ${RUN_KIND} ${namespace}/${runName}; it is left untouched`);
+      }
       const previous = (object?.['status'] as { conditions?: Condition[] } | undefined)?.conditions;
       const hasValid = previous?.some((c) => c.type === CONDITION_VALID) === true;
       if (!hasValid) {

@@ -103,7 +103,13 @@ async function isSuperseded(read: KubeReader, run: Run, object: KubeObject): Pro
 export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = deps.kube): Promise<RunLoaded | undefined> {
   const object = await read.get({ ...RUN_REF, namespace: key.namespace, name: key.name });
   if (object === undefined || object.metadata['deletionTimestamp'] !== undefined) return undefined;
-  const run = RunSchema.parse(object);
+  // A Run that does not parse is refused for good, never an exception (a 500 the broker would
+  // retry; issue 20 item 4): classified Permanent, answered 2xx and logged with the reasons.
+  const parsed = RunSchema.safeParse(object);
+  if (!parsed.success) {
+    throw new PermanentError(`${RUN_KIND} ${key.namespace}/${key.name} is not a valid ${RUN_KIND}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { reason: 'InvalidSpec' });
+  }
+  const run = parsed.data;
   if (isRunComplete(run)) return undefined;
   const namespace = key.namespace;
   const uid = run.metadata.uid ?? '';
@@ -123,8 +129,11 @@ export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = dep
   const claimObject = claimName === undefined ? undefined : await read.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claimName });
   const isOurs = jobObject !== undefined && controllerUidOf(jobObject) === uid;
   const job = isOurs ? jobStateOf(jobObject) : undefined;
-  const pods = job !== undefined && job.outcome === 'Active' ? await read.list('v1', 'Pod', namespace, selector) : [];
-  const validCandidates = candidates.filter((c) => {
+  // Only the Job's own pods and the Run's own Candidates (issue 20 item 1): anyone who can
+  // create them can also put the Run's uid in a label.
+  const pods = job !== undefined && job.outcome === 'Active' ? (await read.list('v1', 'Pod', namespace, selector)).filter((pod) => controllerUidOf(pod) === jobObject?.metadata.uid) : [];
+  const ownCandidates = candidates.filter((c) => controllerUidOf(c) === uid);
+  const validCandidates = ownCandidates.filter((c) => {
     const conditions = (c['status'] as { conditions?: Condition[] } | undefined)?.conditions;
     return conditionOf(conditions, CONDITION_VALID)?.status === 'True';
   }).length;
@@ -134,7 +143,7 @@ export async function load(deps: RunDeps, key: ObjectKey, read: KubeReader = dep
     job,
     waiting: waitingContainersOf(pods),
     isSuperseded: superseded,
-    publication: { isPublished: conditionOf(run.status?.conditions, CONDITION_PUBLISHED)?.status === 'True', candidates: candidates.length, validCandidates },
+    publication: { isPublished: conditionOf(run.status?.conditions, CONDITION_PUBLISHED)?.status === 'True', candidates: ownCandidates.length, validCandidates },
     ...(jobObject !== undefined && !isOurs ? { foreignJobName: jobName } : {}),
   };
   return { object, observed };
@@ -237,8 +246,19 @@ async function reconcileRun(event: KubeEvent, deps: RunDeps, read: KubeReader | 
     loaded = await load(deps, event.key);
     if (loaded === undefined) return DONE;
   }
-  const desired = decideRun(loaded.observed, deps.now());
+  let desired = decideRun(loaded.observed, deps.now());
   if (desired === undefined) return DONE;
+  // A resync's snapshot lists each kind when first read: a Run listed before it was deleted with
+  // its Job listed after garbage collection took the Job reads as a Run without its Job, and
+  // creating the Job (and the claim finalizer before it) would bring back a Job of a deleted Run
+  // after the claim was released. Actions cannot be undone, so they are decided again from the
+  // API server first (the status alone is written from the snapshot: its precondition guards it).
+  if (read !== undefined && read !== deps.kube && desired.verdict.actions.length > 0) {
+    loaded = await load(deps, event.key);
+    if (loaded === undefined) return DONE;
+    desired = decideRun(loaded.observed, deps.now());
+    if (desired === undefined) return DONE;
+  }
   await write(deps, loaded, desired);
   return DONE;
 }

@@ -7,7 +7,9 @@
 #   - the app as prebuilt JavaScript, no TypeScript sources and no transpiler: `npm run build`'s
 #     bundles (scripts/build.mjs, esbuild from the repository's node_modules; the bundles carry
 #     the dependencies they use) in /app/dist: dist/bundles/<function>.mjs for each function
-#     (the chart runs these), dist/bundles/dynamo-fn.mjs (the CLI, the entrypoint) and
+#     and its V8 startup snapshot dist/bundles/<function>.blob (the chart starts these; built
+#     by this same node binary, the only one that can run them), dist/bundles/dynamo-fn.mjs
+#     (the CLI, the entrypoint) and
 #     dist/dgd-apply-overrides.mjs, the override tool /dgd-apply-overrides runs (what a
 #     profiling Job's init container installs);
 #   - umoci (Debian package) to write the OCI image layout.

@@ -4,8 +4,8 @@
  * with their dependencies, so it starts without transpiling TypeScript. `serve` otherwise
  * imports a function by path from functions/, which a bundle does not have: here each function
  * is a dynamic import, which the build splits into chunks, so `serve reconcile` loads
- * reconcile's code only. (The chart runs each function's own bundle instead,
- * ./function-entries/.) Commands that need the repository (dev, kube-build, and the harness
+ * reconcile's code only. (The chart starts each function's own V8 startup snapshot instead,
+ * ./function-snapshot.ts, of the same code as ./function-entries/.) Commands that need the repository (dev, kube-build, and the harness
  * behind them) are for the sources, not the bundle.
  * @module
  */

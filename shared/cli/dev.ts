@@ -452,6 +452,10 @@ export async function run(argv: readonly string[]): Promise<number> {
     controllers: [...DEFAULT_CONTROLLERS, 'persistentvolumeclaim-protection-controller'],
     withScheduler: binaries.kubeScheduler !== undefined,
     withKwok: binaries.kwok !== undefined,
+    // dev stops the plane itself on SIGINT and SIGTERM (stopAll), after the parts that still talk
+    // to it: killed at the signal, its API server left the webhook deletes to wait out their
+    // request timeouts (30 s each), and the stop took over a minute under load.
+    stopOnSignals: false,
   }).catch(async (error: unknown) => {
     await admission.close();
     throw error;

@@ -173,6 +173,60 @@ describe('event bridge watch restart', () => {
   }, 30_000);
 });
 
+describe('event bridge stop', () => {
+  it('does not wait out a delivery\'s retry backoff: a subscriber answering 503 with a 60 s backoff pending, stop() makes the last attempt at once and the event is dropped with a warning', async () => {
+    const api = await startFakeApiServer();
+    cleanups.push(() => api.close());
+    let attempts = 0;
+    const failing = http.createServer((request, response) => {
+      attempts += 1;
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(503);
+        response.end();
+      });
+    });
+    const url = await listen(failing);
+    cleanups.push(async () => {
+      failing.closeAllConnections();
+      await new Promise<void>((resolve) => failing.close(() => resolve()));
+    });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: 'fake', server: api.url, skipTLSVerify: true }],
+      users: [{ name: 'fake' }],
+      contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
+      currentContext: 'fake',
+    });
+    const warnings: string[] = [];
+    let retrying = 0;
+    const log = pino({ level: 'debug' }, {
+      write: (line: string) => {
+        if (JSON.parse(line).level >= 40) warnings.push(line);
+        if (line.includes('Retrying event delivery')) retrying += 1;
+      },
+    });
+    const bridge = await startEventBridge({
+      kubeConfig,
+      log,
+      resyncIntervalSeconds: 0,
+      retry: { retries: 3, backoffDelayMs: 60_000 },
+      subscriptions: [{ name: 'sub', url, kinds: [{ apiVersion: 'v1', kind: 'ConfigMap' }], mode: 'Reference' }],
+    });
+    await eventually(() => api.open() === 1);
+    api.add('refused');
+    // The first attempt answered 503: the delivery now waits out its backoff.
+    await eventually(() => retrying === 1);
+    expect(attempts).toBe(1);
+    const startedAt = Date.now();
+    await bridge.stop();
+    // Far below the 60 s backoff: only the request under way is waited for.
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    expect(attempts).toBe(2);
+    expect(warnings.join('')).toContain('Dropped event after retries');
+  }, 30_000);
+});
+
 describe('chartSubscriptions', () => {
   it('subscribes each function to exactly its chart sources (kinds, label selectors, modes), with its resync and tick pings on its own source', () => {
     const urls = { reconcile: 'http://r', profile: 'http://p', cleanup: 'http://c' };

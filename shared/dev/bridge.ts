@@ -87,7 +87,7 @@ export interface EventBridgeOptions {
 export interface EventBridge {
   /** Sends one resync event to every subscriber now; resolves when all were answered. */
   resync(): Promise<void>;
-  /** Stops the watches and timers; waits for deliveries in flight. */
+  /** Stops the watches and timers; waits for deliveries in flight (one waiting out a retry backoff makes its last attempt now). */
   stop(): Promise<void>;
   /** Resolves when every queued delivery has been answered (or dropped). */
   idle(): Promise<void>;
@@ -206,6 +206,21 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   let stopped = false;
   let pending: Promise<void> = Promise.resolve();
   const queues = new Map<string, Promise<void>>();
+  /** Wakes each delivery waiting out its retry backoff (stop() does, so it never waits out a backoff). */
+  const backoffWakers = new Set<() => void>();
+
+  /** Waits `delayMs`, or less if the bridge stops meanwhile. */
+  function backoff(delayMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        backoffWakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, delayMs);
+      backoffWakers.add(wake);
+    });
+  }
 
   async function deliver(subscription: BridgeSubscription, event: CloudEvent<unknown>): Promise<void> {
     const message = HTTP.binary(event);
@@ -233,7 +248,8 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
         return;
       }
       log.debug({ ...fields, err: failure }, 'Retrying event delivery');
-      await new Promise((resolve) => setTimeout(resolve, backoffDelayMs * 2 ** attempt));
+      // Cut short by stop(): the next attempt is the last (a failure then drops the event).
+      await backoff(backoffDelayMs * 2 ** attempt);
     }
   }
 
@@ -409,6 +425,9 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
       if (timer !== undefined) clearInterval(timer);
       for (const controller of controllers) controller.abort();
       controllers.clear();
+      // A delivery in its retry backoff (with the defaults, up to 200 ms x 2^9, 102 s) is not in
+      // flight: wake it, so stopping waits only for requests under way.
+      for (const wake of [...backoffWakers]) wake();
       await pending;
     },
   };

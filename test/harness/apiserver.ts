@@ -98,6 +98,13 @@ export interface ControlPlaneOptions {
   readonly readyTimeoutMs?: number;
   /** Leave the temporary folder (logs, etcd data) in place after stop(), for debugging. */
   readonly keepDir?: boolean;
+  /**
+   * Stop the processes as soon as this process gets SIGINT or SIGTERM (default true). A caller
+   * that handles those signals itself and still needs the API server while it shuts down (dev:
+   * its functions, bridge and webhook configurations go first) passes false and calls stop();
+   * the exit handler and the watchdog still stop the processes if it never does.
+   */
+  readonly stopOnSignals?: boolean;
   /** kube-apiserver `--service-cluster-ip-range`; default `10.0.0.0/24`. A tiny one runs out of Service IPs on purpose. */
   readonly serviceClusterIpRange?: string;
 }
@@ -142,7 +149,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const started = Date.now();
   const binaries = options.binaries ?? (await ensureKubeBinaries({ log }));
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-kube-'));
-  const processes = new ProcessGroup(dir, log, options.keepDir === true);
+  const processes = new ProcessGroup(dir, log, options.keepDir === true, options.stopOnSignals ?? true);
   try {
     const plane = await boot(dir, binaries, processes, log, options);
     log.info(
@@ -597,10 +604,13 @@ class ProcessGroup {
     private readonly dir: string,
     private readonly log: HarnessLog,
     private readonly keepDir: boolean,
+    stopOnSignals: boolean,
   ) {
     process.on('exit', this.onExit);
-    process.once('SIGINT', this.onSignal);
-    process.once('SIGTERM', this.onSignal);
+    if (stopOnSignals) {
+      process.once('SIGINT', this.onSignal);
+      process.once('SIGTERM', this.onSignal);
+    }
     try {
       const watchdog = spawn('sh', ['-c', WATCHDOG_SCRIPT, 'dynamo-fn-watchdog', String(process.pid), dir], {
         detached: true,

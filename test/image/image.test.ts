@@ -17,6 +17,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
+import { functionSnapshotArgs } from '../../shared/cli/function-snapshot.js';
+import type { FunctionName } from '../../shared/cli/serve.js';
 import { readDockerfile, readImageSpec } from '../support/image-spec.js';
 import { repoRoot } from '../support/paths.js';
 
@@ -124,6 +126,9 @@ describe('the OCI image', () => {
     const files = await readdir(app, { recursive: true });
     expect(files.filter((file) => file.endsWith('.ts') || file.split('/').includes('node_modules'))).toEqual([]);
     for (const name of ['dynamo-fn', 'admission', 'reconcile', 'profile', 'cleanup']) expect(files, name).toContain(`dist/bundles/${name}.mjs`);
+    // Each function's V8 startup snapshot, which the chart starts, and the modules left out of it.
+    for (const name of ['admission', 'reconcile', 'profile', 'cleanup']) expect(files, name).toContain(`dist/bundles/${name}.blob`);
+    for (const name of ['kubeconfig-file', 'grpc-js']) expect(files, name).toContain(`dist/bundles/snapshot-${name}.cjs`);
     expect(files).toContain('dist/dgd-apply-overrides.mjs');
   });
 
@@ -141,7 +146,7 @@ describe('the OCI image', () => {
   });
 
   // The chart's commands (test/integration/chart.test.ts holds the chart to them).
-  const chartCommand = (name: string) => ['/nodejs/bin/node', `/app/dist/bundles/${name}.mjs`];
+  const chartCommand = (name: FunctionName) => ['/nodejs/bin/node', ...functionSnapshotArgs('/app/dist/bundles', name)];
 
   /**
    * Starts `argv` in the image (read-only root, /tmp bound to `tmpDir`), waits until `probe`
@@ -165,7 +170,7 @@ describe('the OCI image', () => {
     }
   }
 
-  it.each(['reconcile', 'profile', 'cleanup'])('%s starts from its own bundle as the chart runs it (node /app/dist/bundles/<function>.mjs, no tsx in the image) on the read-only root filesystem, answers a CloudEvent for an object it reads from the API server, and drains on SIGTERM', async (name) => {
+  it.each(['reconcile', 'profile', 'cleanup'] as const)('%s starts from its own bundle as the chart runs it (node --snapshot-blob /app/dist/bundles/<function>.blob --, the V8 startup snapshot the image\'s Node.js built from the bundle, no tsx in the image; KUBECONFIG a file, so the client-node module left out of the snapshot is loaded) on the read-only root filesystem, answers a CloudEvent for an object it reads from the API server, and drains on SIGTERM', async (name) => {
     // A stub API server: discovery, and a 404 for the object (it is gone, so the answer is an empty 2xx).
     const discovery: Record<string, { name: string; kind: string }[]> = {
       '/apis/nvidia.com/v1beta1': [{ name: 'dynamographdeployments', kind: 'DynamoGraphDeployment' }, { name: 'dynamographdeploymentrequests', kind: 'DynamoGraphDeploymentRequest' }],
@@ -204,7 +209,7 @@ describe('the OCI image', () => {
     }
   });
 
-  it('admission starts from its own bundle as the chart runs it (node /app/dist/bundles/admission.mjs --port N --tls-cert F --tls-key F) on the read-only root filesystem and answers an AdmissionReview over TLS', async () => {
+  it('admission starts from its own bundle as the chart runs it (node --snapshot-blob /app/dist/bundles/admission.blob -- --port N --tls-cert F --tls-key F) on the read-only root filesystem and answers an AdmissionReview over TLS', async () => {
     const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-fn-tmp-'));
     const certs = await generateServingCertificates();
     const tls = new Agent({ connect: { ca: certs.caPem } });

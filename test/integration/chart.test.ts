@@ -12,6 +12,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, chartAdmissionSettings, chartFunctions, gateCrd, ownCrds, type ChartFunction } from '../../shared/api/index.js';
+import { functionSnapshotArgs } from '../../shared/cli/function-snapshot.js';
+import { FUNCTION_NAMES } from '../../shared/cli/serve.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { parseRenderSettings } from '../../shared/runtime/index.js';
 import { CHART_DIR, ensureHelm, runHelm } from '../harness/helm.js';
@@ -141,16 +143,17 @@ describe('helm lint and template', () => {
     }
   });
 
-  it('each function runs its own bundle, prebuilt JavaScript with no transpiler (issue 17: "The chart runs each function\'s own bundle"): node /app/dist/bundles/<function>.mjs, which scripts/build.mjs builds from shared/cli/function-entries/<function>.ts; admission with the arguments of serve admission', async () => {
+  it('each function runs its own bundle, prebuilt JavaScript with no transpiler (issue 17: "The chart runs each function\'s own bundle"; "If module evaluation still dominates, use a V8 startup snapshot"): node --snapshot-blob /app/dist/bundles/<function>.blob --, the snapshot scripts/build.mjs builds from shared/cli/function-entries/<function>.ts\'s function, started with the arguments the cold-start bench uses (functionSnapshotArgs); admission with the arguments of serve admission', async () => {
     // cleanup renders only with a gate whose kinds it takes (lpx, dgdrV1Beta2).
     const objects = await template(['--set', 'lpx.enabled=true,dgdrV1Beta2.enabled=true,profile.enabled=true']);
     const commands = Object.fromEntries(workloads(objects).map((w) => [w.name, { command: w.containers[0]?.command, args: w.containers[0]?.args }]));
     expect(commands).toEqual({
-      'Deployment dynamo-admission': { command: ['/nodejs/bin/node', '/app/dist/bundles/admission.mjs'], args: ['--port', '8443', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'] },
-      'Service dynamo-reconcile': { command: ['/nodejs/bin/node', '/app/dist/bundles/reconcile.mjs'], args: undefined },
-      'Service dynamo-profile': { command: ['/nodejs/bin/node', '/app/dist/bundles/profile.mjs'], args: undefined },
-      'Service dynamo-cleanup': { command: ['/nodejs/bin/node', '/app/dist/bundles/cleanup.mjs'], args: undefined },
+      'Deployment dynamo-admission': { command: ['/nodejs/bin/node', '--snapshot-blob', '/app/dist/bundles/admission.blob', '--'], args: ['--port', '8443', '--tls-cert', '/tls/tls.crt', '--tls-key', '/tls/tls.key'] },
+      'Service dynamo-reconcile': { command: ['/nodejs/bin/node', '--snapshot-blob', '/app/dist/bundles/reconcile.blob', '--'], args: undefined },
+      'Service dynamo-profile': { command: ['/nodejs/bin/node', '--snapshot-blob', '/app/dist/bundles/profile.blob', '--'], args: undefined },
+      'Service dynamo-cleanup': { command: ['/nodejs/bin/node', '--snapshot-blob', '/app/dist/bundles/cleanup.blob', '--'], args: undefined },
     });
+    for (const name of FUNCTION_NAMES) expect(commands[name === 'admission' ? 'Deployment dynamo-admission' : `Service dynamo-${name}`]?.command, name).toEqual(['/nodejs/bin/node', ...functionSnapshotArgs('/app/dist/bundles', name)]);
     const build = await readFile(path.join(CHART_DIR, '..', '..', 'scripts', 'build.mjs'), 'utf8');
     expect(build).toContain("const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'];");
     for (const name of ['admission', 'reconcile', 'profile', 'cleanup']) {

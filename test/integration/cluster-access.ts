@@ -44,6 +44,8 @@ const ACCESS: Readonly<Record<string, 'none' | 'shared'>> = {
   'lpx-runtime-partitions': 'shared',
   'pod-dry-run': 'shared',
   'profiling-job-pod-security': 'shared',
+  // Its objects live in its own namespace.
+  'storable-size': 'shared',
   // Its DGD, PodCliqueSet and PodCliques live in its own namespace; it calls handle directly.
   'switch-over': 'shared',
   // Their ClusterRoles and bindings have test-unique names; the resync listings they prove are

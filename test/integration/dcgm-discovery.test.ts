@@ -68,6 +68,20 @@ const dcgmPath = (podIp: string): string => `/${podIp}/metrics`;
 const xpuPath = (podIp: string): string => `/xpu/${podIp}/metrics`;
 const dcgmScrapes = (): number => exporterPods.reduce((sum, pod) => sum + (scrapes.get(dcgmPath(pod.podIp)) ?? 0), 0);
 
+/**
+ * Waits until the profile function handles no event (its `dynamo_fn_events_in_flight` gauge at 0).
+ * An earlier request can be reconciled by two passes at once (its API event and a resync); the
+ * second can still be scraping after the first created the Job. Once none is in flight, every
+ * later pass reads that Job (or the cache) and scrapes nothing for those requests.
+ */
+async function functionIdle(): Promise<void> {
+  await eventually('the profile function with no event in flight', async () => {
+    const text = await (await fetch(new URL('/metrics', server.url))).text();
+    const line = text.split('\n').find((l) => l.startsWith('dynamo_fn_events_in_flight{'));
+    return line !== undefined && Number(line.slice(line.lastIndexOf(' ') + 1)) === 0 ? true : undefined;
+  }, TIMEOUT_MS, 50);
+}
+
 /** GPU nodes without GPU Feature Discovery labels (no GFD installed): only `nvidia.com/gpu` capacity. */
 async function createBareGpuNodes(fleet: string, prefix: string): Promise<string[]> {
   const nodes = gpuNodeObjects(parseGpuFleet(fleet), prefix);
@@ -217,6 +231,8 @@ describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
 
   it('a request within 60 s of a discovery reuses it without scraping, though the exporters now fail (upstream GPUDiscoveryCache: 60 s per SKU filter)', async () => {
     for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), 503);
+    // What this request scrapes is counted from here: the earlier requests' passes have finished.
+    await functionIdle();
     const scrapedBefore = dcgmScrapes();
     clockMs += 59_000;
     await applyDgdr('dcgm-cached', {});

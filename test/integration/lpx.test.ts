@@ -388,6 +388,16 @@ describe('LPX on a real API server (issue 11)', () => {
     expect((dgd?.['status'] as { state: string }).state).toBe('failed');
   });
 
+  it('"Own what you read ... the same rule everywhere a function reads what a Job or a user could also write" (issue 20 item 1): a PodCliqueScalingGroup of the group\'s name that the PodCliqueSet does not control is never scaled by the deadline cleanup', async () => {
+    const { namespace, name, pcsName } = await graphWithExpiringRequests('lpx-foreign-group', { replicas: 3 }, {}, 3, [0]);
+    const group = await user.get({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', namespace, name: `${pcsName}-0-lpx` });
+    if (group === undefined) throw new Error('no scaling group');
+    // Someone else's object under Grove's name and label: no controller reference to the PodCliqueSet.
+    await user.replace({ ...group, metadata: { ...group.metadata, ownerReferences: [] } });
+    await handleDeadlines(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), cleanupAt(afterDeadline)).catch(() => undefined);
+    expect(await groupReplicas(namespace, pcsName)).toBe(3);
+  });
+
   it('Coherent, explicit replicas: cleanup waits until capacity can be reduced (ScalingDeferred), then proceeds', async () => {
     const { namespace, name, pcsName } = await graphWithExpiringRequests('lpx-coh', { replicas: 2 }, { 'nvidia.com/grove-update-strategy': 'Coherent' }, 2, [0]);
     const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });

@@ -14,6 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -289,11 +290,14 @@ describe('DGDR lifecycle with kwok', () => {
       if (latest === undefined) throw new Error('DGDR by-hand not found');
       return user.replace({ ...latest, metadata: { ...latest.metadata, labels: { ...(latest.metadata.labels ?? {}), team: 'inference' } } }).then(() => true, (error: unknown) => (error instanceof TransientError ? undefined : Promise.reject(error)));
     });
-    const followed = await eventually('deploymentInfo from the hand-made DGD', async () => {
+    // A pass that read the DGD between its create and the status write above reports what it saw,
+    // {replicas: 0, availableReplicas: 0}, as upstream would; wait for the pass that read the status.
+    const want = { replicas: 3, availableReplicas: 2 };
+    const followed = await eventually('deploymentInfo from the hand-made DGD\'s status', async () => {
       const dgdr = await getDgdr('by-hand');
-      return statusOf(dgdr).deploymentInfo !== undefined ? dgdr : undefined;
+      return isDeepStrictEqual(statusOf(dgdr).deploymentInfo, want) ? dgdr : undefined;
     });
-    expect(statusOf(followed).deploymentInfo).toEqual({ replicas: 3, availableReplicas: 2 });
+    expect(statusOf(followed).deploymentInfo).toEqual(want);
     expect(statusOf(followed).phase).toBe('Ready');
   });
 

@@ -26,10 +26,11 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 
 import profileFunction, { initProfile } from '../../functions/profile/index.js';
 import reconcileFunction from '../../functions/reconcile/index.js';
-import { DGDR_KIND, DGDR_V1BETA1, DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
+import { DGDR_KIND, DGDR_V1BETA1, DGD_KIND, DGD_V1BETA1, PROFILING_PHASES } from '../../shared/api/index.js';
 import { startEventBridge, type EventBridge } from '../../shared/dev/bridge.js';
 import { podCliqueSetName } from '../../shared/domain/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
@@ -65,6 +66,18 @@ let nodeNames: string[] = [];
 const OPERATOR_IMAGE = 'ghcr.io/dynamo-fn/dynamo-fn:contract';
 /** Each Job's local run, by Job name. */
 const runs = new Map<string, LocalJobRun>();
+/** The phases the runner relayed while each Job's profiler ran (its onStatus, logged as 'Profiler reached phase'), by Job name. */
+const phases = new Map<string, string[]>();
+const runnerLog = {
+  info(fields: object, msg: string): void {
+    const { name, phase } = fields as { name?: string; phase?: string };
+    if (msg === 'Profiler reached phase' && name !== undefined) phases.set(name, [...(phases.get(name) ?? []), phase ?? '']);
+    log.info(fields, msg);
+  },
+  warn(fields: object, msg: string): void {
+    log.warn(fields, msg);
+  },
+};
 
 beforeAll(async () => {
   await ensureVenv({ log: createLineLog() });
@@ -87,7 +100,7 @@ beforeAll(async () => {
     ],
   });
   const overrideToolBundle = await buildOverrideToolBundle(await mkdtemp(path.join(os.tmpdir(), 'dynamo-fn-image-dist-')));
-  runner = startLocalProfilerRunner({ kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_OUTPUT_COPIER }), log, namespace, overrideToolBundle, keepWorkDir: true, onRun: (job, run) => runs.set(job.metadata.name, run) });
+  runner = startLocalProfilerRunner({ kube: createKube(kubeConfig, { fieldManager: FIELD_MANAGER_OUTPUT_COPIER }), log: runnerLog, namespace, overrideToolBundle, keepWorkDir: true, onRun: (job, run) => runs.set(job.metadata.name, run) });
 }, 900_000);
 
 afterAll(async () => {
@@ -149,7 +162,37 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'vLLM aggregated (spec1)', fixture: 'spec1.json', components: ['Frontend', 'worker'] },
+  {
+    name: 'vLLM aggregated (spec1); its run also proves the output-copier\'s ConfigMap and the relayed phases (the profiler-local case of spec1, from this run: the Job differs only in who built it)',
+    fixture: 'spec1.json',
+    components: ['Frontend', 'worker'],
+    check: async (_dgd, _components, job) => {
+      const run = await eventually('the runner to report the Job\'s run', async () => runs.get(job.metadata.name));
+      expect(run.exitCode).toBe(0);
+      if (!run.output.ok) throw new Error(`output-copier failed: ${run.output.error}`);
+      const configMap = run.output.configMap;
+      // ConfigMap dgdr-output-<name> with upstream keys, labels and owner.
+      const uid = (await getDgdr('qwen-agg'))?.metadata.uid;
+      expect(uid).toMatch(/^[0-9a-f-]{36}$/);
+      expect(configMap.metadata).toEqual({
+        name: 'dgdr-output-qwen-agg',
+        namespace,
+        labels: { 'dgdr.nvidia.com/name': 'qwen-agg', 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' },
+        ownerReferences: [{ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, name: 'qwen-agg', uid, blockOwnerDeletion: true, controller: true }],
+      });
+      expect(Object.keys(configMap.data)).toEqual(['phase', 'message', 'profiler_status', 'final_config.yaml', 'profiler_status.yaml']);
+      expect(configMap.data).toMatchObject({ phase: 'Done', message: 'Profiler completed successfully', profiler_status: 'success' });
+      // profiler.md §3.3 row 1: aggregated, `worker` x8 TP1.
+      const final = parseAllDocuments(configMap.data['final_config.yaml'] ?? '').map((d) => d.toJS() as { kind: string; spec?: { components: Component[] } }).find((d) => d.kind === DGD_KIND);
+      expect(final?.spec?.components.map((c) => c.name)).toEqual(['Frontend', 'worker']);
+      expect((final?.spec?.components[1]?.podTemplate?.spec?.containers?.find((c) => c.name === 'main') as { image?: string } | undefined)?.image).toBe('nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1');
+      // Phases relayed while it ran are a subsequence of ProfilingPhase, ending in Done.
+      const seen = phases.get(job.metadata.name) ?? [];
+      const order = seen.map((phase) => PROFILING_PHASES.indexOf(phase as never));
+      expect(order.every((index, i) => index >= 0 && (i === 0 || index > (order[i - 1] as number)))).toBe(true);
+      expect(seen.at(-1)).toBe('Done');
+    },
+  },
   {
     name: 'planner + kvRouter disaggregated (spec3)',
     fixture: 'spec3.json',

@@ -168,6 +168,7 @@ function condition(object: KubeObject | undefined, type: string): Condition | un
 }
 
 const getRun = (name: string) => user.get({ ...RUN, namespace, name });
+const controllerUid = (object: KubeObject | undefined): unknown => (object?.metadata.ownerReferences as { controller?: boolean; uid?: string }[] | undefined)?.find((o) => o.controller === true)?.uid;
 const getCandidate = (run: string) => user.get({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, namespace, name: `${run}-candidate-000001` });
 
 describe('Published: "Retryable Candidate preparation errors are visible on the Run as Published=False, reason PublicationBlocked, with the error"', () => {
@@ -204,6 +205,54 @@ describe('Published: "Retryable Candidate preparation errors are visible on the 
     expect((candidate?.['spec'] as { backendFramework: string }).backendFramework).toBe('vllm');
     // The dry-run stored nothing.
     expect(await user.list('nvidia.com/v1beta1', 'DynamoGraphDeployment', namespace)).toEqual([]);
+  });
+});
+
+describe('"Own what you read ... never deletes or reads one it cannot prove; a collision is reported on the request\'s status with the name" (issue 20 item 1): a Candidate the Run does not control', () => {
+  it('a Candidate created by someone else under the Candidate\'s name and the Run\'s uid label is never validated, written or published: Published=False PublicationBlocked naming it, the Run stays open; once it is removed, the Run\'s own Candidate is published', async () => {
+    await createRun('foreign-candidate');
+    const uid = (await getRun('foreign-candidate'))?.metadata.uid ?? '';
+    const foreignSpec = { components: [{ name: 'worker', type: 'worker', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: 'attacker.example/miner:1.0.0' }] } } }] };
+    await user.create({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, metadata: { name: 'foreign-candidate-candidate-000001', namespace, labels: { 'nvidia.com/dgdr-run-uid': uid } }, spec: foreignSpec });
+    await completeJob('foreign-candidate');
+    const blocked = await eventually('Published=False PublicationBlocked', async () => {
+      await handleRun(event('foreign-candidate'), deps).catch(() => undefined);
+      const run = await getRun('foreign-candidate');
+      return condition(run, 'Published')?.reason === 'PublicationBlocked' ? run : undefined;
+    });
+    expect(condition(blocked, 'Published')).toMatchObject({
+      status: 'False',
+      message: `DynamoGraphDeploymentCandidate ${namespace}/foreign-candidate-candidate-000001 already exists and is not controlled by DynamoGraphDeploymentRun ${namespace}/foreign-candidate; it is left untouched`,
+    });
+    expect(condition(blocked, 'Completed')).toMatchObject({ status: 'False' });
+    expect((blocked['status'] as { candidateRefs?: unknown[] }).candidateRefs ?? []).toEqual([]);
+    const foreign = await getCandidate('foreign-candidate');
+    expect(condition(foreign, 'Valid')).toBeUndefined();
+    expect(foreign?.['spec']).toEqual(foreignSpec);
+    expect(foreign?.metadata.ownerReferences).toBeUndefined();
+
+    await user.delete({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, namespace, name: 'foreign-candidate-candidate-000001' });
+    const succeeded = await eventually('the Run to succeed once the foreign Candidate is gone', async () => {
+      await handleRun(event('foreign-candidate'), deps).catch(() => undefined);
+      const run = await getRun('foreign-candidate');
+      return condition(run, 'Completed')?.status === 'True' ? run : undefined;
+    });
+    expect(condition(succeeded, 'Completed')).toMatchObject({ reason: 'RunSucceeded', message: '1 of 1 Candidates are Valid' });
+    expect(controllerUid(await getCandidate('foreign-candidate'))).toBe(uid);
+  });
+
+  it('a labelled Candidate under another name, not controlled by the Run, is not counted: "1 of 1 Candidates are Valid", not 2 of 2', async () => {
+    await createRun('extra-candidate');
+    const uid = (await getRun('extra-candidate'))?.metadata.uid ?? '';
+    await user.create({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, metadata: { name: 'extra-candidate-planted', namespace, labels: { 'nvidia.com/dgdr-run-uid': uid } }, spec: { components: [{ name: 'worker', type: 'worker', podTemplate: { spec: { containers: [{ name: 'main', image: 'attacker.example/miner:1.0.0' }] } } }] } });
+    await user.applyStatus({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, metadata: { name: 'extra-candidate-planted', namespace }, status: { conditions: [{ type: 'Valid', status: 'True', reason: 'ValidationSucceeded', message: 'planted', lastTransitionTime: new Date().toISOString() }] } }, { force: true });
+    await completeJob('extra-candidate');
+    const finished = await eventually('the Run to finish', async () => {
+      await handleRun(event('extra-candidate'), deps).catch(() => undefined);
+      const run = await getRun('extra-candidate');
+      return condition(run, 'Completed')?.status === 'True' ? run : undefined;
+    });
+    expect(condition(finished, 'Completed')).toMatchObject({ reason: 'RunSucceeded', message: '1 of 1 Candidates are Valid' });
   });
 });
 

@@ -17,7 +17,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGDR_V1BETA2, FIELD_MANAGER_CLEANUP, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, RUN_KIND, type Condition } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject, type KubeReader } from '../../shared/kube/index.js';
-import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as profileDeps } from '../../functions/profile/index.js';
 import { handle as handleRun } from '../../functions/profile/run.js';
 import { depsWithKube as cleanupDeps } from '../../functions/cleanup/index.js';
@@ -59,6 +59,25 @@ function event(kind: string, apiVersion: string, name: string, object?: KubeObje
 async function reconcile(run: string, claim?: string): Promise<void> {
   await handleRun(event(RUN_KIND, DGDR_V1BETA2, run), profile);
   if (claim !== undefined) await reconcileClaim(cleanup, namespace, claim);
+}
+
+/**
+ * Removes the test's hold from a pod, as a kubelet finishing would: read it and write it without
+ * finalizers, again on a conflict (the garbage collector, kwok and the job controller write the
+ * pod meanwhile, so the copy read a moment ago can be stale: a 409 under load).
+ */
+async function removeFinalizers(pod: KubeObject): Promise<void> {
+  await eventually(`pod ${pod.metadata.name} without finalizers`, async () => {
+    const current = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
+    if (current === undefined) return true;
+    try {
+      await user.replace({ ...current, metadata: { ...current.metadata, finalizers: [] } });
+      return true;
+    } catch (error) {
+      if (error instanceof TransientError) return undefined;
+      throw error;
+    }
+  });
 }
 
 /** Reconciles until `check` holds (bounded). */
@@ -228,9 +247,16 @@ describe('Deleting the claim cancels its Runs', () => {
       return (pod?.['status'] as { phase?: string } | undefined)?.phase === 'Running' ? pod : undefined;
     });
     // Hold the pod in deletion, as a slow kubelet would, so the Job's foreground deletion is observable.
-    const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=cancel-1-aisimulate' });
-    if (pod === undefined) throw new Error('no pod for cancel-1');
-    await user.replace({ ...pod, metadata: { ...pod.metadata, finalizers: ['test.dynamo-fn.dev/hold'] } });
+    const pod = await eventually('the hold finalizer on the Job\'s pod', async () => {
+      const [current] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=cancel-1-aisimulate' });
+      if (current === undefined) throw new Error('no pod for cancel-1');
+      try {
+        return await user.replace({ ...current, metadata: { ...current.metadata, finalizers: ['test.dynamo-fn.dev/hold'] } });
+      } catch (error) {
+        if (error instanceof TransientError) return undefined;
+        throw error;
+      }
+    });
     await user.delete({ ...CLAIM, namespace, name: 'cancel' });
     await reconcileClaim(cleanup, namespace, 'cancel');
     // Reference "stops the Job of every Run that reads it through foreground deletion": the Job is
@@ -243,7 +269,7 @@ describe('Deleting the claim cancels its Runs', () => {
       return got?.metadata['deletionTimestamp'] !== undefined ? got : undefined;
     });
     expect(await getJob('cancel-1')).toBeDefined();
-    await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
+    await removeFinalizers(held);
     const failed = await reasonOf('cancel-1', 'cancel', 'TraceSourceDeleted', 'True');
     expect(failed['status']).toMatchObject({ phase: 'Failed' });
     expect(completed(failed)).toMatchObject({ status: 'True', message: 'PersistentVolumeClaim "cancel" was deleted; Job cancel-1-aisimulate was stopped' });
@@ -268,7 +294,7 @@ describe('Deleting the claim cancels its Runs', () => {
     const open = await reasonOf('marked-1', 'marked', 'TraceSourceDeleted', 'False');
     expect(completed(open)?.message).toBe('stopping Job marked-1-aisimulate: PersistentVolumeClaim "marked" is being deleted');
     const held = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name });
-    if (held !== undefined) await user.replace({ ...held, metadata: { ...held.metadata, finalizers: [] } });
+    if (held !== undefined) await removeFinalizers(held);
     const failed = await settle('the Run to fail', 'marked-1', 'marked', async () => {
       const got = await getRun('marked-1');
       return completed(got)?.status === 'True' ? got : undefined;
@@ -290,6 +316,28 @@ describe('Deleting the claim cancels its Runs', () => {
     expect(job?.metadata['deletionTimestamp']).toBeUndefined();
     // Complete, waiting for its Candidates: the claim's deletion did not fail it.
     expect(completed(await getRun('finished-1'))).toMatchObject({ status: 'False', reason: 'EvaluatingCandidates' });
+  });
+
+  it('"Own what you read ... the same rule everywhere a function reads what a Job or a user could also write" (issue 20 item 1): a Job someone else labelled with the Run\'s uid is neither stopped nor waited for when the claim is deleted', async () => {
+    await createClaim('planted');
+    const run = await createRun('planted-1', 'planted');
+    await settle('the Job to complete', 'planted-1', 'planted', async () => {
+      const job = await getJob('planted-1');
+      return (job?.['status'] as { succeeded?: number } | undefined)?.succeeded === 1 ? job : undefined;
+    });
+    // Suspended, so it stays active (no pod) for as long as the test needs.
+    await user.create({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'planted-by-user', namespace, labels: { 'nvidia.com/dgdr-run-uid': run.metadata.uid ?? '' } },
+      spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.invalid/user:1' }] } } },
+    });
+    await user.delete({ ...CLAIM, namespace, name: 'planted' });
+    await reconcile('planted-1', 'planted');
+    await reconcile('planted-1', 'planted');
+    const planted = await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'planted-by-user' });
+    expect(planted).toBeDefined();
+    expect(planted?.metadata['deletionTimestamp']).toBeUndefined();
   });
 
   it('"A Run whose claim is already being deleted before it creates its Job fails with TraceSourceDeleted without creating anything"', async () => {

@@ -14,6 +14,12 @@
  *   `validateResolvableTopologyConstraint`), and `.../pcs/defaulting/podcliqueset.go` as
  *   grove.md §A.5 summarises it.
  *
+ * - upstream Grove `.../pcs/validation/generatednames.go` (`generatedResourceClaimNameValidator`:
+ *   every ResourceClaim name Grove would generate from a `resourceSharing` entry, at the largest
+ *   replica index the template allows, must be a DNS-1123 label). grove.md pins a Grove `main`
+ *   where this was still PR #767; current upstream has it, so it is checked here too (a render
+ *   that passes only the older rules would be refused by a newer Grove).
+ *
  * Not transcribed (say so rather than pretend): the topology checks against a
  * ClusterTopologyBinding's levels (TAS needs the cluster object), scheduler-backend-specific
  * validation, and the update-only immutability rules (see {@link groveUpdateIssues} for the
@@ -286,6 +292,66 @@ export function groveCreateIssues(pcs: Json, options: GroveValidationOptions = {
   else if (delay <= 0) issues.push({ path: 'spec.template.terminationDelay', detail: 'terminationDelay must be greater than 0' });
 
   issues.push(...topologyNameIssues(template, groups, cliques));
+  issues.push(...generatedResourceClaimNameIssues(pcsName, typeof replicas === 'number' ? replicas : 0, template, groups, cliques));
+  return issues;
+}
+
+/** `maxReplicaIndex`: the largest replica index of `replicas` replicas (0 for 0 or 1). */
+function maxReplicaIndex(replicas: number): number {
+  return replicas <= 1 ? 0 : replicas - 1;
+}
+
+/** `maxConfiguredReplicas`: the template's replicas, or the autoscaler's maximum when larger. */
+function maxConfiguredReplicas(replicas: unknown, scaleConfig: unknown): number {
+  const base = typeof replicas === 'number' ? replicas : 0;
+  const max = isObject(scaleConfig) && typeof scaleConfig['maxReplicas'] === 'number' ? scaleConfig['maxReplicas'] : 0;
+  return Math.max(base, max);
+}
+
+/**
+ * `generatedResourceClaimNameValidator.validate` (generatednames.go): for every `resourceSharing`
+ * entry of the PodCliqueSet, of a scaling group and of a clique, the ResourceClaim name Grove
+ * generates (`<owner>-all-<name>` for AllReplicas, `<owner>-<max replica index>-<name>` for
+ * PerReplica; owner the PodCliqueSet, `<pcs>-<i>-<group>` or the PodClique name) must be a DNS-1123
+ * label, since it becomes `pod.spec.resourceClaims[].name`.
+ */
+function generatedResourceClaimNameIssues(pcsName: string, pcsReplicas: number, template: Json, groups: readonly Json[], cliques: readonly Json[]): GroveIssue[] {
+  const issues: GroveIssue[] = [];
+  const pcsIndex = maxReplicaIndex(pcsReplicas);
+  const check = (owner: string, ref: Json, limit: number, path: string, description: string): void => {
+    const name = typeof ref['name'] === 'string' ? ref['name'] : '';
+    if (name === '') return;
+    const generated = ref['scope'] === 'AllReplicas' ? `${owner}-all-${name}` : ref['scope'] === 'PerReplica' ? `${owner}-${maxReplicaIndex(limit)}-${name}` : undefined;
+    if (generated === undefined || isDnsLabel(generated)) return;
+    issues.push({ path, detail: `generated ResourceClaim name ${JSON.stringify(generated)} for ${description} must be a valid DNS label because it is used as pod.spec.resourceClaims[].name` });
+  };
+  objects(template['resourceSharing']).forEach((ref, i) => check(pcsName, ref, pcsReplicas, `spec.template.resourceSharing[${i}].name`, 'PodCliqueSet'));
+  const groupsOfClique = new Map<string, number[]>();
+  groups.forEach((group, i) => {
+    const groupName = String(group['name'] ?? '');
+    const owner = `${pcsName}-${pcsIndex}-${groupName}`;
+    const limit = maxConfiguredReplicas(typeof group['replicas'] === 'number' ? group['replicas'] : 1, group['scaleConfig']);
+    objects(group['resourceSharing']).forEach((ref, j) => check(owner, ref, limit, `spec.template.podCliqueScalingGroups[${i}].resourceSharing[${j}].name`, `PodCliqueScalingGroup ${JSON.stringify(groupName)}`));
+    for (const member of strings(group['cliqueNames'])) groupsOfClique.set(member, [...(groupsOfClique.get(member) ?? []), i]);
+  });
+  cliques.forEach((clique, i) => {
+    const cliqueName = String(clique['name'] ?? '');
+    const cliqueSpec = isObject(clique['spec']) ? clique['spec'] : {};
+    const limit = maxConfiguredReplicas(cliqueSpec['replicas'], cliqueSpec['autoScalingConfig']);
+    const refs = objects(clique['resourceSharing']);
+    const memberOf = groupsOfClique.get(cliqueName) ?? [];
+    if (memberOf.length === 0) {
+      refs.forEach((ref, j) => check(`${pcsName}-${pcsIndex}-${cliqueName}`, ref, limit, `spec.template.cliques[${i}].resourceSharing[${j}].name`, `standalone PodClique ${JSON.stringify(cliqueName)}`));
+      return;
+    }
+    for (const index of memberOf) {
+      const group = groups[index] ?? {};
+      const groupName = String(group['name'] ?? '');
+      const groupLimit = maxConfiguredReplicas(typeof group['replicas'] === 'number' ? group['replicas'] : 1, group['scaleConfig']);
+      const owner = `${pcsName}-${pcsIndex}-${groupName}-${maxReplicaIndex(groupLimit)}-${cliqueName}`;
+      refs.forEach((ref, j) => check(owner, ref, limit, `spec.template.cliques[${i}].resourceSharing[${j}].name`, `PodClique ${JSON.stringify(cliqueName)} in PodCliqueScalingGroup ${JSON.stringify(groupName)}`));
+    }
+  });
   return issues;
 }
 

@@ -125,7 +125,12 @@ export function parseDockerfile(text: string): DockerfileImage {
     labels: Object.fromEntries(properties('LABEL')),
     copies,
     copiesFromStages,
-    runs: stages.flatMap((stage) => stage.instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => ({ stage: stage.name ?? '', words: words(i) }))),
+    // A RUN in exec form (JSON) gives its strings; in shell form, its words.
+    runs: stages.flatMap((stage) =>
+      stage.instructions
+        .filter((i) => i.getKeyword() === 'RUN')
+        .map((i) => ({ stage: stage.name ?? '', words: i instanceof JSONInstruction && i.getJSONStrings().length > 0 ? i.getJSONStrings().map((s) => s.getJSONValue()) : words(i) })),
+    ),
   };
 }
 

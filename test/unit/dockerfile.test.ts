@@ -31,8 +31,9 @@ const script = (entrypoint: readonly string[]) => entrypoint.slice(1);
 const withoutPath = (env: readonly string[]) => env.filter((e) => !e.startsWith('PATH='));
 
 describe('the Dockerfile and infra/image/image.json (the registry-free build) describe the same image', () => {
-  it('has a build stage (the bundles) and a final stage', () => {
-    expect(dockerfile.stages.map((stage) => stage.name ?? '')).toEqual(['build', '']);
+  it('has a build stage (the bundles), a snapshots stage (the blobs, built by the runtime image\'s node) and a final stage', () => {
+    expect(dockerfile.stages.map((stage) => stage.name ?? '')).toEqual(['build', 'snapshots', '']);
+    expect(dockerfile.stages[1]?.image).toBe(dockerfile.stages[2]?.image);
   });
 
   it('runs as the same non-root user, 65532:65532 (the chart\'s runAsUser)', () => {
@@ -76,8 +77,12 @@ describe('the Dockerfile and infra/image/image.json (the registry-free build) de
 
   // build.sh: `scripts/build.mjs <buildArgs> --outdir "$root/app/dist"` with the repository's node_modules.
   it('builds the bundles with the same arguments of scripts/build.mjs and puts them where build.sh does, in /app/dist', () => {
-    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'build' && words[0] === 'node').map(({ words }) => words)).toEqual([['node', 'scripts/build.mjs', ...spec.buildArgs, '--outdir', '/out']]);
-    expect(dockerfile.copiesFromStages).toEqual([{ stage: 'build', source: '/out', destination: path.posix.join(spec.WorkingDir, 'dist') }]);
+    // The blobs are built in the snapshots stage, by the node that runs them (build.sh builds
+    // them in scripts/build.mjs, whose node is the image's).
+    expect(dockerfile.runs.filter(({ stage, words }) => stage === 'build' && words[0] === 'node').map(({ words }) => words)).toEqual([['node', 'scripts/build.mjs', ...spec.buildArgs, '--outdir', '/out', '--no-snapshot-blobs']]);
+    expect(dockerfile.runs.filter(({ stage }) => stage === 'snapshots').map(({ words }) => words)).toEqual([['/nodejs/bin/node', '/build-snapshot-blobs.mjs', path.posix.join(spec.WorkingDir, 'dist', 'bundles')]]);
+    expect(dockerfile.copies.filter(({ stage }) => stage === 'snapshots')).toEqual([{ stage: 'snapshots', source: 'scripts/build-snapshot-blobs.mjs', destination: '/build-snapshot-blobs.mjs' }]);
+    expect(dockerfile.copiesFromStages).toEqual([{ stage: 'snapshots', source: path.posix.join(spec.WorkingDir, 'dist'), destination: path.posix.join(spec.WorkingDir, 'dist') }]);
   });
 
   it('compiles the bundles from the sources esbuild reaches (scripts, shared, functions) after a full npm ci (esbuild is a devDependency)', () => {
@@ -94,6 +99,6 @@ describe('the Dockerfile and infra/image/image.json (the registry-free build) de
     const devDependencies = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
     const major = /(\d+)\./.exec(devDependencies['node'] ?? '')?.[1];
     expect(major).toBe('24');
-    expect(dockerfile.stages.map((stage) => /node(?:js)?:?(\d+)/.exec(stage.image)?.[1])).toEqual([major, major]);
+    expect(dockerfile.stages.map((stage) => /node(?:js)?:?(\d+)/.exec(stage.image)?.[1])).toEqual([major, major, major]);
   });
 });

@@ -50,7 +50,25 @@ const dgdCase = fc.record({
   minimumForm: fc.constantFrom('deprecated' as const, 'native' as const),
   components: fc.uniqueArray(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 4 }).chain((names) => fc.tuple(...names.map(componentCase))),
 });
-type DgdCase = typeof dgdCase extends fc.Arbitrary<infer T> ? T : never;
+type DgdCase = Omit<typeof dgdCase extends fc.Arbitrary<infer T> ? T : never, 'name'> & { readonly name: string };
+
+/**
+ * A hostile widening: graph names with dots, at and past the lengths Grove's 45-character pod-name
+ * budget allows, generated DNS subdomains; component names upstream samples use (`VllmDecodeWorker`,
+ * `Frontend`) and a long one. Admission must refuse what Grove would (names too long), and every
+ * render it admits must pass.
+ */
+const WIDE_NAMES = [...NAMES, 'Frontend', 'VllmDecodeWorker', 'a-very-long-component-name-x'] as const;
+const wideDgdCase = fc.record({
+  name: fc.oneof(
+    fc.constantFrom('my.graph', 'llama-3.1-8b', 'a-graph-name-that-is-exactly-forty-chars', 'a'.repeat(45)),
+    fc.stringMatching(/^[a-z]([a-z0-9.-]{0,50}[a-z0-9])?$/).filter((n) => !/\.\.|\.-|-\./.test(n)),
+  ),
+  backendFramework: fc.constantFrom('vllm', 'sglang', 'trtllm'),
+  strategy: fc.constantFrom(undefined, 'RollingRecreate', 'OnDelete', 'Coherent'),
+  minimumForm: fc.constantFrom('deprecated' as const, 'native' as const),
+  components: fc.uniqueArray(fc.constantFrom(...WIDE_NAMES), { minLength: 1, maxLength: 4, comparator: (a, b) => a.toLowerCase() === b.toLowerCase() }).chain((names) => fc.tuple(...names.map(componentCase))),
+});
 
 /** The shape admission allows: "multinode is supported only for worker, prefill, or decode" components (else a forced scaling group). */
 function shapeOf(c: ComponentCase): ComponentCase['shape'] {
@@ -124,6 +142,20 @@ describe('every rendered PodCliqueSet passes Grove validation (grove.md §A.5-§
     expect(admitted).toBeGreaterThan(900);
     expect(atZero).toBeGreaterThan(400);
   }, 60_000); // about 11 s alone on the loaded 2-core machine; the margin is for a neighbour's apiserver start
+
+  it('hostile names: 2000 generated DGDs with dotted, long and generated graph names and upstream-style component names pass Grove validation (the ResourceClaim names Grove generates included) whenever admission admits them', () => {
+    let admitted = 0;
+    fc.assert(
+      fc.property(wideDgdCase, (d) => {
+        const result = admittedPcs(dgdObject(d));
+        if ('refused' in result) return;
+        admitted += 1;
+        expect(groveCreateIssues(result.pcs)).toEqual([]);
+      }),
+      { seed: SEED + 2, numRuns: 2000 },
+    );
+    expect(admitted).toBeGreaterThan(500);
+  }, 60_000);
 
   it('on update: a replica change (to and from 0) re-rendered over the stored PodCliqueSet passes validation and the immutability rules ("Template replicas only seed a PCLQ or PCSG at creation")', () => {
     let checked = 0;
@@ -201,6 +233,15 @@ describe('the checker refuses what Grove refuses (so a pass means something)', (
     { name: 'terminationDelay must be > 0', edit: (p: Json) => void (((p['spec'] as Json)['template'] as Json)['terminationDelay'] = '0s'), path: 'spec.template.terminationDelay' },
     { name: 'a clique in two scaling groups', edit: (p: Json) => void template(p).podCliqueScalingGroups.push({ name: 'other', cliqueNames: ['decode'] }), path: 'spec.template.podCliqueScalingGroups.cliqueNames' },
     { name: 'one scheduler for every pod', edit: (p: Json) => void (template(p).cliques[0]!.spec['podSpec'] = { schedulerName: 'kai-scheduler' }), path: 'spec.template.cliques.spec.podSpec.schedulerName' },
+    {
+      name: 'a generated ResourceClaim name must be a DNS label (generatednames.go: `<pcs>-<i>-<group>-<max index>-<name>` over 63 characters)',
+      edit: (p: Json) => {
+        const t = (p['spec'] as Json)['template'] as Json;
+        t['resourceClaimTemplates'] = [{ name: 'r'.repeat(60), templateSpec: { spec: { devices: { requests: [{ name: 'gpu' }] } } } }];
+        template(p).podCliqueScalingGroups[0]!['resourceSharing'] = [{ name: 'r'.repeat(60), scope: 'PerReplica', filter: { childCliqueNames: ['decode'] } }];
+      },
+      path: 'spec.template.podCliqueScalingGroups[0].resourceSharing[0].name',
+    },
     { name: 'combined name length ≤ 45', edit: (p: Json) => void ((p['metadata'] as Json)['name'] = 'x'.repeat(40)), path: 'spec.template.cliques[0].name' },
   ])('refuses $name', ({ edit, path }) => {
     const pcs = base();

@@ -110,10 +110,12 @@ spec:
         - name: {{ $name }}
           image: {{ include "dynamo-fn.image" $root }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
-          # The function's own bundle (npm run build: dist/bundles/<function>.mjs), compiled
-          # ahead of time with only what the function reaches: no TypeScript transpiler at start.
+          # The function's V8 startup snapshot (npm run build: dist/bundles/<function>.blob, built
+          # from its own bundle, with only what the function reaches, by the image's Node.js):
+          # its modules are evaluated when the process starts, no TypeScript transpiler. `--`
+          # ends node's options (shared/cli/function-snapshot.ts, functionSnapshotArgs).
           # /nodejs/bin/node is the image's Node.js (infra/image/build.sh links it too).
-          command: [/nodejs/bin/node, /app/dist/bundles/{{ $name }}.mjs]
+          command: [/nodejs/bin/node, --snapshot-blob, /app/dist/bundles/{{ $name }}.blob, --]
           ports:
             - name: http1
               containerPort: 8080

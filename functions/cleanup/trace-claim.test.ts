@@ -1,0 +1,89 @@
+/**
+ * The cleanup function's trace-claim pass over an in-memory client (shared/dev/memory-kube.ts):
+ * what a resync's snapshot may and may not decide alone. The decisions themselves are in
+ * shared/domain/v1beta2/trace-claim.test.ts; the same paths against the real API server in
+ * test/integration/v1beta2-trace-claim.test.ts.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createMemoryKube } from '../../shared/dev/memory-kube.js';
+import type { KubeObject, KubeReader } from '../../shared/kube/index.js';
+import { defaultConfig } from '../../shared/runtime/index.js';
+import type { CleanupDeps } from './deps.js';
+import { reconcileClaim } from './trace-claim.js';
+
+const NAMESPACE = 'inference';
+const RUN_UID = '7d1f0a52-0000-4000-8000-000000000001';
+const FINALIZER = `nvidia.com/dgdr-run-${RUN_UID}`;
+const CLAIM = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' } as const;
+
+const claim: KubeObject = {
+  ...CLAIM,
+  metadata: { name: 'request-traces', namespace: NAMESPACE, finalizers: ['kubernetes.io/pvc-protection', FINALIZER] },
+  spec: { volumeMode: 'Filesystem' },
+  status: { phase: 'Bound' },
+};
+const run: KubeObject = {
+  apiVersion: 'nvidia.com/v1beta2',
+  kind: 'DynamoGraphDeploymentRun',
+  metadata: { name: 'qwen3-trace-replay-1', namespace: NAMESPACE, uid: RUN_UID, generation: 1 },
+  spec: {
+    model: { name: 'Qwen/Qwen3-0.6B' },
+    hardware: { gpu: { sku: 'h200_sxm', budget: 8, numGpusPerNode: 8 } },
+    workload: { trace: { source: { persistentVolumeClaim: { claimName: 'request-traces', subPath: 'windows/2026-10-27T10-00.jsonl.gz' } } } },
+  },
+};
+const job: KubeObject = {
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  metadata: {
+    name: 'qwen3-trace-replay-1-aisimulate',
+    namespace: NAMESPACE,
+    labels: { 'nvidia.com/dgdr-run-uid': RUN_UID },
+    ownerReferences: [{ apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRun', name: 'qwen3-trace-replay-1', uid: RUN_UID, controller: true }],
+  },
+  spec: {},
+  status: { active: 1 },
+};
+
+function depsWith(objects: readonly KubeObject[]) {
+  const kube = createMemoryKube(objects, 'dynamo-cleanup');
+  const deps: CleanupDeps = { kube, log: pino({ level: 'silent' }), now: () => new Date('2026-12-02T05:00:00Z'), config: defaultConfig({ dgdrV1Beta2Enabled: true }) };
+  return { kube, deps };
+}
+
+/**
+ * A resync's snapshot whose kinds were listed at different moments: the claim after the Run
+ * added its finalizer, the Runs and Jobs before that Run and its Job were created.
+ */
+function snapshotListingRunsAndJobsEarlier(live: KubeReader): KubeReader {
+  return {
+    get: (ref) => live.get(ref),
+    list: async (apiVersion, kind, namespace, options) => (kind === 'PersistentVolumeClaim' ? live.list(apiVersion, kind, namespace, options) : []),
+  };
+}
+
+async function claimFinalizers(kube: KubeReader): Promise<unknown> {
+  return (await kube.get({ ...CLAIM, namespace: NAMESPACE, name: 'request-traces' }))?.metadata['finalizers'];
+}
+
+describe('cleanup function: trace claims in a resync', () => {
+  it('reference "removes a Run\'s finalizer ... once the Run and its Jobs are deleted": a snapshot that lists neither the Run nor its Job (listed before they existed) releases nothing while both exist', async () => {
+    const { kube, deps } = depsWith([claim, run, job]);
+    expect(await reconcileClaim(deps, NAMESPACE, 'request-traces', snapshotListingRunsAndJobsEarlier(kube))).toEqual({ kind: 'Done' });
+    expect(await claimFinalizers(kube)).toEqual(['kubernetes.io/pvc-protection', FINALIZER]);
+    expect(kube.takeWrites()).toEqual([]);
+  });
+
+  it('the same snapshot when the Run and its Job are gone: the finalizer is released (and only ours)', async () => {
+    const { kube, deps } = depsWith([claim]);
+    expect(await reconcileClaim(deps, NAMESPACE, 'request-traces', snapshotListingRunsAndJobsEarlier(kube))).toEqual({ kind: 'Done' });
+    expect(await claimFinalizers(kube)).toEqual(['kubernetes.io/pvc-protection']);
+  });
+
+  it('a Run deleted while its Job still runs (garbage collection not yet done) keeps its finalizer, from live reads too', async () => {
+    const { kube, deps } = depsWith([claim, job]);
+    expect(await reconcileClaim(deps, NAMESPACE, 'request-traces')).toEqual({ kind: 'Done' });
+    expect(await claimFinalizers(kube)).toEqual(['kubernetes.io/pvc-protection', FINALIZER]);
+  });
+});

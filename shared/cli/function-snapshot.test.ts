@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { functionSnapshotArgs, snapshotBlobPath } from './function-snapshot.js';
+
+describe('snapshotBlobPath', () => {
+  it.each([
+    { name: 'the path after --snapshot-blob', input: ['--max-old-space-size=192', '--snapshot-blob', '/app/dist/bundles/reconcile.blob'], want: '/app/dist/bundles/reconcile.blob' },
+    { name: 'the path of --snapshot-blob=PATH', input: ['--snapshot-blob=/app/dist/bundles/cleanup.blob'], want: '/app/dist/bundles/cleanup.blob' },
+    { name: 'nothing when node was not started from a snapshot', input: ['--max-semi-space-size=8'], want: undefined },
+  ])('$name', ({ input, want }) => {
+    expect(snapshotBlobPath(input)).toBe(want);
+  });
+});
+
+describe('functionSnapshotArgs', () => {
+  it('starts a function from <bundles>/<function>.blob, and ends node\'s options with -- so the function\'s own (--port) reach it', () => {
+    expect(functionSnapshotArgs('/app/dist/bundles', 'admission')).toEqual(['--snapshot-blob', '/app/dist/bundles/admission.blob', '--']);
+  });
+
+  it('names a blob that the main function maps back to the function\'s ES module bundle beside it (import.meta.url)', () => {
+    const [, blob] = functionSnapshotArgs('/app/dist/bundles', 'reconcile');
+    expect(snapshotBlobPath(functionSnapshotArgs('/app/dist/bundles', 'reconcile'))).toBe(blob);
+    expect(blob?.replace(/\.blob$/, '.mjs')).toBe('/app/dist/bundles/reconcile.mjs');
+  });
+});
