@@ -30,6 +30,7 @@ import { generateServingCertificates, type ServingCertificates } from '../functi
 import { startAdmissionServer } from '../functions/admission/index.js';
 import { TLS12_CIPHERS, TLS_MIN_VERSION } from '../functions/admission/server.js';
 import { defaultDgd } from '../shared/domain/index.js';
+import { boundLogFields } from '../shared/runtime/index.js';
 
 type Obj = Record<string, unknown>;
 
@@ -129,6 +130,11 @@ function bareHandler(request: IncomingMessage, response: ServerResponse): void {
   });
 }
 
+function cpuMicros(): number {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+}
+
 async function listen(server: ReturnType<typeof createHttpServer>): Promise<number> {
   server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -136,8 +142,9 @@ async function listen(server: ReturnType<typeof createHttpServer>): Promise<numb
 }
 
 async function runServers(certs: ServingCertificates, logLevel: string): Promise<void> {
-  // The admission server logs one line per review, as in production; to /dev/null here.
-  const log = pino({ level: logLevel }, pino.destination({ dest: '/dev/null', sync: true }));
+  // The admission server logs one line per review, as in production (the same field formatter as
+  // shared/runtime/lifecycle.ts gives it); to /dev/null here.
+  const log = pino({ level: logLevel, formatters: { log: boundLogFields } }, pino.destination({ dest: '/dev/null', sync: true }));
   const config = { lpxEnabled: false };
   const tls = { cert: certs.certPem, key: certs.keyPem };
   const admissionHttp = await startAdmissionServer({ port: 0, host: '127.0.0.1', config, log, shutdownDelaySeconds: 0 });
@@ -150,6 +157,10 @@ async function runServers(certs: ServingCertificates, logLevel: string): Promise
     bareTls: await listen(createHttpsServer({ ...tls, minVersion: TLS_MIN_VERSION, ciphers: TLS12_CIPHERS, honorCipherOrder: true }, bareHandler)),
   };
   process.send?.(ports);
+  // The parent asks for this process's CPU time around each slice (server CPU per review).
+  process.on('message', (message) => {
+    if (message === 'cpu') process.send?.({ cpuMicros: cpuMicros() });
+  });
   process.on('disconnect', () => process.exit(0));
 }
 
@@ -177,13 +188,18 @@ interface Measurement {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly errors: number;
+  /** The server process's CPU time per review (user + system), in µs, over the measured requests. */
+  readonly serverCpuMicros: number;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-async function measure(target: Target, ca: string, options: { requests: number; warmup: number; concurrency: number }): Promise<{ latencies: Float64Array; elapsedSeconds: number; errors: number }> {
+/** Reads the server process's CPU time so far, in µs. */
+type ServerCpu = () => Promise<number>;
+
+async function measure(target: Target, ca: string, options: { requests: number; warmup: number; concurrency: number }, serverCpu: ServerCpu): Promise<{ latencies: Float64Array; elapsedSeconds: number; errors: number; serverCpuMicros: number }> {
   const pool = new Pool(target.url, { connections: options.concurrency, pipelining: 1, connect: { ca } });
   const send = async (index: number): Promise<boolean> => {
     const body = target.bodies[index % target.bodies.length] as Buffer;
@@ -210,11 +226,13 @@ async function measure(target: Target, ca: string, options: { requests: number; 
   };
   await run(options.warmup);
   const latencies = new Float64Array(options.requests);
+  const cpuBefore = await serverCpu();
   const started = performance.now();
   const errors = await run(options.requests, latencies);
   const elapsedSeconds = (performance.now() - started) / 1000;
+  const serverCpuMicros = (await serverCpu()) - cpuBefore;
   await pool.close();
-  return { latencies, elapsedSeconds, errors };
+  return { latencies, elapsedSeconds, errors, serverCpuMicros };
 }
 
 /**
@@ -223,16 +241,17 @@ async function measure(target: Target, ca: string, options: { requests: number; 
  * shared, loaded machine the load moves within minutes, and rows measured one after the other
  * compared the server with a baseline measured under another load.
  */
-async function measureInterleaved(targets: readonly Target[], ca: string, options: { requests: number; warmup: number; concurrency: number }, rounds: number, label: string): Promise<Measurement[]> {
+async function measureInterleaved(targets: readonly Target[], ca: string, options: { requests: number; warmup: number; concurrency: number }, rounds: number, label: string, serverCpu: ServerCpu): Promise<Measurement[]> {
   const perRound = { requests: Math.max(1, Math.floor(options.requests / rounds)), warmup: Math.max(1, Math.floor(options.warmup / rounds)), concurrency: options.concurrency };
-  const runs = targets.map(() => ({ latencies: [] as Float64Array[], elapsedSeconds: 0, errors: 0 }));
+  const runs = targets.map(() => ({ latencies: [] as Float64Array[], elapsedSeconds: 0, errors: 0, serverCpuMicros: 0 }));
   for (let round = 0; round < rounds; round += 1) {
     for (const [index, target] of targets.entries()) {
-      const slice = await measure(target, ca, perRound);
+      const slice = await measure(target, ca, perRound, serverCpu);
       const run = runs[index] as (typeof runs)[number];
       run.latencies.push(slice.latencies);
       run.elapsedSeconds += slice.elapsedSeconds;
       run.errors += slice.errors;
+      run.serverCpuMicros += slice.serverCpuMicros;
     }
     process.stderr.write(`bench: ${label} round ${round + 1}/${rounds} done\n`);
   }
@@ -245,7 +264,7 @@ async function measureInterleaved(targets: readonly Target[], ca: string, option
       offset += l.length;
     }
     all.sort();
-    return { target, perSecond: all.length / run.elapsedSeconds, p50Ms: percentile(all, 50), p99Ms: percentile(all, 99), errors: run.errors };
+    return { target, perSecond: all.length / run.elapsedSeconds, p50Ms: percentile(all, 50), p99Ms: percentile(all, 99), errors: run.errors, serverCpuMicros: run.serverCpuMicros / all.length };
   });
 }
 
@@ -258,7 +277,7 @@ export const THROUGHPUT_AIM: Readonly<Record<string, number>> = { validate: 0.7,
 export const SERIAL_P99_AIM_X_BARE = 1.5;
 
 function table(results: readonly Measurement[], aim: { readonly isSerial: boolean }): string {
-  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', aim.isSerial ? 'p99 vs bare' : 'aim (x bare)', aim.isSerial ? `p99 <= ${SERIAL_P99_AIM_X_BARE}x bare` : '-'];
+  const header = ['transport', 'server', 'request', 'reviews/s', 'p50 ms', 'p99 ms', 'vs bare', 'errors', 'server CPU µs/review', 'CPU x bare', aim.isSerial ? 'p99 vs bare' : 'aim (x bare)', aim.isSerial ? `p99 <= ${SERIAL_P99_AIM_X_BARE}x bare` : '-'];
   const rows = results.map((m) => {
     const bare = results.find((b) => b.target.isBaseline && b.target.transport === m.target.transport && b.target.bodyKind === m.target.bodyKind);
     const ratio = bare === undefined ? Number.NaN : m.perSecond / bare.perSecond;
@@ -267,11 +286,11 @@ function table(results: readonly Measurement[], aim: { readonly isSerial: boolea
     const p99Ratio = bare === undefined ? Number.NaN : m.p99Ms / bare.p99Ms;
     const isLatencyMet = !aim.isSerial || m.target.isBaseline ? '' : p99Ratio <= SERIAL_P99_AIM_X_BARE ? 'met' : 'MISSED';
     const serialRatio = aim.isSerial ? (m.target.isBaseline ? '1.00' : p99Ratio.toFixed(2)) : isThroughputMet;
-    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), serialRatio, isLatencyMet];
+    return [m.target.transport, m.target.server, m.target.request, m.perSecond.toFixed(0), m.p50Ms.toFixed(2), m.p99Ms.toFixed(2), m.target.isBaseline ? '1.00' : ratio.toFixed(2), String(m.errors), m.serverCpuMicros.toFixed(0), bare === undefined ? '' : (m.serverCpuMicros / bare.serverCpuMicros).toFixed(2), serialRatio, isLatencyMet];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => (i >= 3 && i <= 7 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (i >= 3 && i <= 7 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n');
+  const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => (i >= 3 && i <= 9 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
+  return [line(header), `|${widths.map((w, i) => (i >= 3 && i <= 9 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
 async function main(): Promise<number> {
@@ -329,10 +348,16 @@ async function main(): Promise<number> {
     }
     const bodyBytes = `${createBodies[0]?.length ?? 0} bytes per CREATE review, ${defaultedBodies[0]?.length ?? 0} defaulted, ${updateBodies[0]?.length ?? 0} per UPDATE`;
     process.stderr.write(`bench: 12-component DGD, ${bodyBytes}, ${options.requests} requests (+${options.warmup} warm-up) per row, concurrency ${options.concurrency}, loopback\n`);
-    const results = await measureInterleaved(targets, certs.caPem, options, options.rounds, `concurrency ${options.concurrency}`);
+    // One question at a time over the IPC channel: the answer is the server process's CPU time so far.
+    const serverCpu: ServerCpu = () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve((m as { cpuMicros: number }).cpuMicros));
+        child.send('cpu');
+      });
+    const results = await measureInterleaved(targets, certs.caPem, options, options.rounds, `concurrency ${options.concurrency}`, serverCpu);
     // The same rows one request at a time: the service latency without queueing behind 15 others.
     const serial = { requests: Math.max(1, Math.floor(options.requests / 5)), warmup: Math.max(1, Math.floor(options.warmup / 5)), concurrency: 1 };
-    const serialResults = await measureInterleaved(targets, certs.caPem, serial, options.rounds, 'concurrency 1');
+    const serialResults = await measureInterleaved(targets, certs.caPem, serial, options.rounds, 'concurrency 1', serverCpu);
     process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, in ${options.rounds} interleaved rounds, loopback, server log level ${values['log-level']}\n\n`);
     process.stdout.write(`${table(results, { isSerial: false })}\n\naim: validate at least ${THROUGHPUT_AIM['validate']} x and mutate at least ${THROUGHPUT_AIM['mutate']} x the reviews/s of the bare server parsing the same bodies over the same transport\n`);
     process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing; aim p99 at most ${SERIAL_P99_AIM_X_BARE} x the bare server's p99 over the same transport and bodies\n\n${table(serialResults, { isSerial: true })}\n`);

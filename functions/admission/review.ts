@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { DGD_KIND, DGD_PLURAL, DYNAMO_GROUP, formatIssue, formatIssues, type FieldIssue, type FieldIssueType } from '../../shared/api/index.js';
 import { DGDR_KIND, DGDR_PLURAL, RUN_PLURAL, isDgdrV1Beta2View } from '../../shared/api/index.js';
 import { validateConversionView } from '../../shared/domain/index.js';
-import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type ClusterTopologies, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
+import { DEFAULT_DGDR_ADMISSION_CONFIG, defaultDgd, defaultingPatch, jsonBytesLowerBound, stampDgdCreateAnnotations, validateDgd, type AdmissionConfig, type ClusterTopologies, type DgdrAdmissionConfig } from '../../shared/domain/index.js';
 import { admitDgdr, dgdrInvalidMessage, mutateDgdr } from './dgdr.js';
 import { V1BETA2, V1BETA2_ROUTES, admitV1Beta2, type V1Beta2Observed } from './dgdr-v1beta2.js';
 
@@ -172,25 +172,44 @@ export function exceedsNestingDepth(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** What one walk of a parsed review learns: whether it nests too deep, and whether any object in it has an own `__proto__` key. */
+/** What one walk of a parsed review learns: whether it nests too deep, whether any object in it has an own `__proto__` key, and a lower bound of `request.oldObject`'s JSON bytes. */
 interface BodyShape {
   readonly isTooDeep: boolean;
   readonly hasPrototypeKeys: boolean;
+  /** `jsonBytesLowerBound(request.oldObject)` (shared/domain storable-size), counted in the same walk; undefined when the review has no object there. */
+  readonly oldObjectBytes: number | undefined;
+}
+
+interface WalkState {
+  isTooDeep: boolean;
+  hasPrototypeKeys: boolean;
 }
 
 /**
  * {@link exceedsNestingDepth} and `hasPrototypeKeys` (shared/api) in one walk of the parsed body,
  * so the validating webhook need not walk the object again for the second (a key `__proto__`
- * anywhere in the review leaves the rules to look for it themselves). Stops at `limit` frames,
- * as {@link exceedsNestingDepth} does. Pure.
+ * anywhere in the review leaves the rules to look for it themselves); the walk of
+ * `request.oldObject` also counts its JSON bytes' lower bound, which validation subtracts from
+ * the body's length (so the stored object of an UPDATE is not walked a second time for it).
+ * Stops at `limit` frames, as {@link exceedsNestingDepth} does. Pure.
  */
 function inspectBody(value: unknown, limit: number): BodyShape {
-  const state = { isTooDeep: false, hasPrototypeKeys: false };
-  walkBody(value, limit, state);
-  return state;
+  const state: WalkState = { isTooDeep: false, hasPrototypeKeys: false };
+  const request = isRecord(value) ? value['request'] : undefined;
+  const oldObject = isRecord(request) ? request['oldObject'] : undefined;
+  if (typeof oldObject !== 'object' || oldObject === null) {
+    walkBody(value, limit, state, undefined);
+    return { ...state, oldObjectBytes: undefined };
+  }
+  // The stored object sits two levels down (review, request); it is walked once, counting.
+  walkBody(value, limit, state, oldObject);
+  if (state.isTooDeep) return { ...state, oldObjectBytes: undefined };
+  const oldObjectBytes = walkCounting(oldObject, limit - 2, state);
+  return { ...state, oldObjectBytes };
 }
 
-function walkBody(value: object | unknown, limit: number, state: { isTooDeep: boolean; hasPrototypeKeys: boolean }): void {
+/** Walks `value` (skipping the object `skip`, walked by the caller) for depth and `__proto__` keys. */
+function walkBody(value: object | unknown, limit: number, state: WalkState, skip: object | undefined): void {
   if (typeof value !== 'object' || value === null) return;
   if (limit <= 0) {
     state.isTooDeep = true;
@@ -198,7 +217,7 @@ function walkBody(value: object | unknown, limit: number, state: { isTooDeep: bo
   }
   if (Array.isArray(value)) {
     for (const item of value) {
-      if (typeof item === 'object' && item !== null) walkBody(item, limit - 1, state);
+      if (typeof item === 'object' && item !== null && item !== skip) walkBody(item, limit - 1, state, skip);
       if (state.isTooDeep) return;
     }
     return;
@@ -206,9 +225,42 @@ function walkBody(value: object | unknown, limit: number, state: { isTooDeep: bo
   for (const key in value) {
     if (key === '__proto__') state.hasPrototypeKeys = true;
     const item = (value as Record<string, unknown>)[key];
-    if (typeof item === 'object' && item !== null) walkBody(item, limit - 1, state);
+    if (typeof item === 'object' && item !== null && item !== skip) walkBody(item, limit - 1, state, skip);
     if (state.isTooDeep) return;
   }
+}
+
+/**
+ * {@link walkBody} of one object (not skipping anything) that also returns
+ * `jsonBytesLowerBound(value)` (shared/domain/admission/storable-size.ts), counted by the same
+ * rule: a string's UTF-16 units and quotes, a key with its quotes and colon, one byte per
+ * number, four per literal, brackets and commas. Undefined-free input (JSON.parse output). Pure.
+ */
+function walkCounting(value: unknown, limit: number, state: WalkState): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value === 'number') return 1;
+  if (typeof value !== 'object' || value === null) return 4;
+  if (limit <= 0) {
+    state.isTooDeep = true;
+    return 0;
+  }
+  let bytes = 2;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      bytes += walkCounting(item, limit - 1, state);
+      if (state.isTooDeep) return 0;
+      count += 1;
+    }
+  } else {
+    for (const key in value) {
+      if (key === '__proto__') state.hasPrototypeKeys = true;
+      bytes += key.length + 3 + walkCounting((value as Record<string, unknown>)[key], limit - 1, state);
+      if (state.isTooDeep) return 0;
+      count += 1;
+    }
+  }
+  return bytes + Math.max(0, count - 1);
 }
 
 const OPERATIONS: ReadonlySet<unknown> = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
@@ -268,9 +320,13 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
   } catch (error) {
     return { status: 400, message: `request body is not valid JSON: ${(error as Error).message}` };
   }
-  const shape = inspectBody(parsedBody, MAX_NESTING_DEPTH);
-  if (shape.isTooDeep) return { status: 400, message: `request body nests deeper than ${MAX_NESTING_DEPTH} levels` };
   let request = readWellFormedRequest(parsedBody);
+  // A v1beta1 DGD mutation of the expected shape reads only fixed paths of the object (the
+  // defaults, ../../shared/domain/admission/defaulting.ts) and diffs only the subtrees it copied:
+  // nothing in it recurses over the body's depth (JSON.parse itself is iterative), so it skips
+  // the walk that bounds the depth. Everything else is walked first, as before.
+  const shape = request !== undefined && isPlainDgdMutation(route, request) ? UNWALKED : inspectBody(parsedBody, MAX_NESTING_DEPTH);
+  if (shape.isTooDeep) return { status: 400, message: `request body nests deeper than ${MAX_NESTING_DEPTH} levels` };
   if (request === undefined) {
     const review = AdmissionReviewSchema.safeParse(parsedBody);
     if (!review.success) {
@@ -279,7 +335,7 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
     }
     request = review.data.request;
   }
-  const { response, patchOperations } = respond(route, request, config, observed, { text: body, bytes: bodyBytes, hasPrototypeKeys: shape.hasPrototypeKeys });
+  const { response, patchOperations } = respond(route, request, config, observed, { text: body, bytes: bodyBytes, hasPrototypeKeys: shape.hasPrototypeKeys, oldObjectBytes: shape.oldObjectBytes });
   return {
     status: 200,
     review: { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response },
@@ -296,11 +352,37 @@ export function answerAdmissionReview(route: WebhookRoute, body: string, config:
   };
 }
 
+/** The shape of a body not walked: `__proto__` keys are taken as present (the rules look for them themselves), nothing counted. */
+const UNWALKED: BodyShape = { isTooDeep: false, hasPrototypeKeys: true, oldObjectBytes: undefined };
+
+const V1BETA1_DGD_API_VERSION = `${DYNAMO_GROUP}/v1beta1`;
+
+/**
+ * Whether a review is a CREATE or UPDATE of a v1beta1 DGD on the v1beta1 mutating webhook whose
+ * envelope {@link respond} accepts as it is: kind, no subresource, object (and oldObject on UPDATE)
+ * a v1beta1 DynamoGraphDeployment. Such a review is answered by `mutate` alone, which never
+ * serialises or walks a user value of unbounded depth. Pure.
+ */
+function isPlainDgdMutation(route: WebhookRoute, request: AdmissionRequest): boolean {
+  if (route.kind !== 'mutate' || route.resource !== undefined || route.version !== 'v1beta1') return false;
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return false;
+  if (request.kind.group !== DYNAMO_GROUP || request.kind.version !== 'v1beta1' || request.kind.kind !== DGD_KIND) return false;
+  if (request.subResource !== undefined && request.subResource !== '') return false;
+  if (!isV1Beta1Dgd(request.object)) return false;
+  return request.operation === 'CREATE' || isV1Beta1Dgd(request.oldObject);
+}
+
+function isV1Beta1Dgd(value: unknown): boolean {
+  return isRecord(value) && value['apiVersion'] === V1BETA1_DGD_API_VERSION && value['kind'] === DGD_KIND;
+}
+
 /** The body, what the shell knows of it without looking again: its UTF-8 length when the server had it, and whether any object in it has a `__proto__` key. */
 interface BodyFacts {
   readonly text: string;
   readonly bytes: number | undefined;
   readonly hasPrototypeKeys: boolean;
+  /** A lower bound of `request.oldObject`'s JSON bytes, from the body walk; undefined when not counted. */
+  readonly oldObjectBytes: number | undefined;
 }
 
 function respond(route: WebhookRoute, request: AdmissionRequest, config: AdmissionConfig, observed: AdmissionObserved, body: BodyFacts): { response: AdmissionResponse; patchOperations: number } {
@@ -343,18 +425,24 @@ function reject(uid: string, code: number, message: string): AdmissionResponse {
 }
 
 /**
- * Defaulting as a JSON Patch from the diff of the object and its defaulted copy (no hand-written
- * ops). On CREATE the origin version (`operatorVersion`, the configured OPERATOR_VERSION) and the
+ * Defaulting as a JSON Patch: for a v1beta1 DGD the operations recorded as each default is set
+ * (`defaultingPatch`, the same operations the diff gives), otherwise the diff of the object and its
+ * defaulted copy. On CREATE the origin version (`operatorVersion`, the configured OPERATOR_VERSION) and the
  * workload provider are stamped too (upstream `DGDDefaulter`: on UPDATE "the origin version
  * annotation is immutable once set").
  */
 function mutate(uid: string, object: object, operation: string, operatorVersion: string): { response: AdmissionResponse; patchOperations: number } {
   const isTerminating = operation === 'UPDATE' && isObjectWithDeletionTimestamp(object);
   if (isTerminating) return only({ uid, allowed: true });
-  const defaulted = defaultDgd(object);
-  const operations = jsonpatch.compare(object, operation === 'CREATE' ? stampDgdCreateAnnotations(defaulted, operatorVersion) : defaulted);
+  // A v1beta1 DGD's ops are recorded as its defaults are set; any other object's come from the diff of its defaulted copy.
+  const operations = defaultingPatch(object, operation === 'CREATE' ? operatorVersion : undefined) ?? diffDefaulted(object, operation, operatorVersion);
   if (operations.length === 0) return only({ uid, allowed: true });
   return { response: { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(operations)).toString('base64') }, patchOperations: operations.length };
+}
+
+function diffDefaulted(object: object, operation: string, operatorVersion: string): readonly unknown[] {
+  const defaulted = defaultDgd(object);
+  return jsonpatch.compare(object, operation === 'CREATE' ? stampDgdCreateAnnotations(defaulted, operatorVersion) : defaulted);
 }
 
 function isObjectWithDeletionTimestamp(object: object): boolean {
@@ -365,7 +453,7 @@ function isObjectWithDeletionTimestamp(object: object): boolean {
 function validate(uid: string, object: object, oldObject: unknown, request: AdmissionRequest, config: AdmissionConfig, body: BodyFacts, clusterTopologies: ClusterTopologies | undefined): AdmissionResponse {
   // The body's length, less what the stored object's JSON takes at least, bounds the object's
   // JSON bytes (validation's storable-size rule uses it to skip rendering without serialising).
-  const objectBytes = (body.bytes ?? Buffer.byteLength(body.text)) - (oldObject === undefined ? 0 : jsonBytesLowerBound(oldObject));
+  const objectBytes = (body.bytes ?? Buffer.byteLength(body.text)) - (oldObject === undefined ? 0 : (body.oldObjectBytes ?? jsonBytesLowerBound(oldObject)));
   // The body walk already looked for `__proto__` keys in object and oldObject; the rules skip that walk when it found none.
   const result = validateDgd(object, oldObject, config, { username: request.userInfo?.username, objectBytes, clusterTopologies, ...(body.hasPrototypeKeys ? {} : { isFreeOfPrototypeKeys: true }) });
   const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};

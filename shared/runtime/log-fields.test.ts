@@ -26,6 +26,19 @@ describe('log field bounds (issue 12: "a 1 MB field is logged verbatim")', () =>
     expect(input).toEqual(frozen);
   });
 
+  it('hands a line already within bounds (flat strings up to MAX_LOGGED_STRING_CHARS, numbers, booleans) to pino as it is, and copies any other', () => {
+    const flat = { uid: 'u-1', operation: 'CREATE', namespace: undefined, allowed: true, issues: 0, durationMs: 0.25, name: 'n'.repeat(MAX_LOGGED_STRING_CHARS), none: null };
+    expect(boundLogFields(flat)).toBe(flat);
+    const long = { uid: 'u'.repeat(MAX_LOGGED_STRING_CHARS + 1) };
+    expect(boundLogFields(long)).not.toBe(long);
+    expect(boundLogFields(long)['uid']).toBe(`${'u'.repeat(MAX_LOGGED_STRING_CHARS)}…(+1 chars)`);
+    const nested = { fields: { a: 1 } };
+    expect(boundLogFields(nested)).not.toBe(nested);
+    expect(boundLogFields(nested)).toEqual(nested);
+    const proto = JSON.parse('{"__proto__": "p"}') as Record<string, unknown>;
+    expect(Object.keys(boundLogFields(proto))).toEqual(['__proto__']);
+  });
+
   it('keeps a "__proto__" key from user input as a plain field, never as a prototype', () => {
     const input = JSON.parse('{"__proto__": {"polluted": true}, "constructor": "c"}') as Record<string, unknown>;
     const bounded = boundLogFields(input);

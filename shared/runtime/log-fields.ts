@@ -58,8 +58,28 @@ function bound(value: unknown, depth: number): unknown {
 
 /**
  * The fields of one log line with every string, array and nesting bounded (module docs).
- * In: pino's merged object for the line. Out: a new object; the input is not changed. Pure.
+ * In: pino's merged object for the line. Out: a new object, or the input itself when every field
+ * is already within the bounds (flat strings, numbers, booleans); the input is never changed. Pure.
  */
 export function boundLogFields(fields: Record<string, unknown>): Record<string, unknown> {
-  return bound(fields, 0) as Record<string, unknown>;
+  return isAlreadyBounded(fields) ? fields : (bound(fields, 0) as Record<string, unknown>);
+}
+
+/**
+ * Whether a line's fields need no bounding: every own field a number, boolean, null, undefined
+ * or a string within {@link MAX_LOGGED_STRING_CHARS} (the common line, e.g. one per answered
+ * AdmissionReview). `bound` would copy such an object field for field, changing nothing; the
+ * copy cost more than the rest of the line. A prototype other than Object's (an Error, a class
+ * instance) is left to `bound`. Pure.
+ */
+function isAlreadyBounded(fields: Record<string, unknown>): boolean {
+  if (Object.getPrototypeOf(fields) !== Object.prototype) return false;
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key)) return false;
+    const value = fields[key];
+    if (typeof value === 'string') {
+      if (value.length > MAX_LOGGED_STRING_CHARS) return false;
+    } else if (typeof value === 'object' ? value !== null : typeof value !== 'number' && typeof value !== 'boolean' && value !== undefined) return false;
+  }
+  return true;
 }

@@ -66,6 +66,22 @@ describe('admission server: requests it cannot answer get a clear 4xx', () => {
     expect(got.text).toMatch(want.text);
   });
 
+  it('a v1beta1 DGD mutation with a deeply nested value in its object is defaulted (nothing in the mutation recurses over the body), and the same body is still refused by validation and by a mutation of another envelope', async () => {
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    const dgd = { ...aDgd(), spec: { ...(aDgd()['spec'] as Obj), components: [aComponent('Frontend', 'frontend', { podTemplate: { metadata: { labels: 'DEEP' } } })] } } as Obj;
+    delete ((dgd['spec'] as Obj)['components'] as Obj[])[0]?.['replicas'];
+    const body = JSON.stringify(aReview(dgd)).replace('"DEEP"', deep);
+    const mutated = await post(MUTATE, body);
+    expect(mutated.status).toBe(200);
+    const response = (JSON.parse(mutated.text) as { response: { allowed: boolean; patch: string } }).response;
+    expect(response.allowed).toBe(true);
+    expect(JSON.parse(Buffer.from(response.patch, 'base64').toString())).toContainEqual({ op: 'add', path: '/spec/components/0/replicas', value: 1 });
+    expect(await post(VALIDATE, body)).toEqual({ status: 400, text: 'request body nests deeper than 100 levels\n' });
+    const v1alpha1Path = MUTATE.replace('v1beta1', 'v1alpha1');
+    expect(await post(v1alpha1Path, body)).toEqual({ status: 400, text: 'request body nests deeper than 100 levels\n' });
+    expect(await post(MUTATE, JSON.stringify(aReview({ ...dgd, apiVersion: 'DEEP' })).replace('"DEEP"', deep))).toEqual({ status: 400, text: 'request body nests deeper than 100 levels\n' });
+  });
+
   it('answers 413 to a declared Content-Length over the limit, without reading it', async () => {
     const got = await post(VALIDATE, Buffer.alloc(MAX_BODY_BYTES + 1, 0x20));
     expect(got).toEqual({ status: 413, text: `request body exceeds ${MAX_BODY_BYTES} bytes\n` });

@@ -20,7 +20,18 @@
  * validation), so every default applies only where the surrounding shape is the expected one.
  * @module
  */
-import { ComponentSchema, DGD_V1ALPHA1, convertDgdV1Alpha1, type Component } from '../../api/index.js';
+import {
+  ANNOTATION_ENABLE_GROVE,
+  ANNOTATION_OPERATOR_ORIGIN_VERSION,
+  ANNOTATION_WORKLOAD_PROVIDER,
+  ComponentSchema,
+  DGD_V1ALPHA1,
+  DGD_V1BETA1,
+  WORKLOAD_PROVIDER_COMPONENT,
+  WORKLOAD_PROVIDER_GROVE,
+  convertDgdV1Alpha1,
+  type Component,
+} from '../../api/index.js';
 import { componentOverrideTarget } from '../dgd/availability.js';
 import { isObject } from './common.js';
 
@@ -112,4 +123,118 @@ function defaultV1Alpha1(object: Record<string, unknown>): Record<string, unknow
     if (Object.keys(next).some((name) => next[name] !== services[name])) nextSpec = { ...nextSpec, services: next };
   }
   return nextSpec === spec ? object : { ...object, spec: nextSpec };
+}
+
+/** One RFC 6902 operation of a defaulting patch (only `add` and `replace` are ever made). */
+export interface DefaultingOperation {
+  readonly op: 'add' | 'replace';
+  readonly path: string;
+  readonly value: unknown;
+}
+
+/**
+ * The JSON Patch of {@link defaultDgd} (and, on CREATE, `stampDgdCreateAnnotations` with
+ * `stampVersion`) for a v1beta1 DGD, recorded as each default is set: the very operations, in the
+ * very order, that `jsonpatch.compare(object, defaulted)` gives (fast-json-patch walks each
+ * object's keys last to first and appends the keys it added after them), without copying the
+ * object or diffing it. The same rules and values as {@link defaultDgd}; test/unit/admission-defaulting-patch.test.ts
+ * checks both agree on every corpus DGD and on generated shapes.
+ * In: the request's object, untouched; `stampVersion`, the origin version to stamp on CREATE
+ * (undefined on UPDATE). Out: the operations (empty when nothing is defaulted), or undefined when
+ * `object` is not a v1beta1 DGD (the caller then diffs {@link defaultDgd}'s result). Reads only
+ * fixed paths: nothing recurses over the object's depth. Pure.
+ */
+export function defaultingPatch(object: unknown, stampVersion: string | undefined): DefaultingOperation[] | undefined {
+  if (!isObject(object) || object['apiVersion'] !== DGD_V1BETA1) return undefined;
+  const operations: DefaultingOperation[] = [];
+  const keys = Object.keys(object);
+  for (let k = keys.length - 1; k >= 0; k -= 1) {
+    const key = keys[k];
+    if (key === 'spec') specOperations(object['spec'], operations);
+    else if (key === 'metadata' && stampVersion !== undefined) metadataOperations(object['metadata'], stampVersion, operations);
+  }
+  if (stampVersion !== undefined && !Object.hasOwn(object, 'metadata')) operations.push({ op: 'add', path: '/metadata', value: { annotations: stampedAnnotations({}, stampVersion) } });
+  return operations;
+}
+
+function specOperations(spec: unknown, operations: DefaultingOperation[]): void {
+  if (!isObject(spec)) return;
+  const keys = Object.keys(spec);
+  for (let k = keys.length - 1; k >= 0; k -= 1) {
+    const key = keys[k];
+    if (key === 'providerOverride') targetOperation(spec['providerOverride'], '/spec/providerOverride', ROOT_OVERRIDE_TARGET, operations);
+    else if (key === 'components') {
+      const components = spec['components'];
+      if (!Array.isArray(components)) continue;
+      for (let i = components.length - 1; i >= 0; i -= 1) {
+        const component: unknown = components[i];
+        if (isObject(component)) componentOperations(component, `/spec/components/${i}`, operations);
+      }
+    }
+  }
+}
+
+/** {@link defaultComponent}'s defaults of one v1beta1 component, as operations. */
+function componentOperations(component: Record<string, unknown>, path: string, operations: DefaultingOperation[]): void {
+  const keys = Object.keys(component);
+  for (let k = keys.length - 1; k >= 0; k -= 1) {
+    const key = keys[k];
+    if (key === 'providerOverride') {
+      if (!needsTarget(component['providerOverride'])) continue;
+      const typed = typedComponent(component);
+      if (typed !== undefined) targetOperation(component['providerOverride'], `${path}/providerOverride`, componentOverrideTarget(typed), operations);
+    } else if (key === 'roles') {
+      const roles = component['roles'];
+      if (!Array.isArray(roles)) continue;
+      for (let j = roles.length - 1; j >= 0; j -= 1) {
+        const role: unknown = roles[j];
+        if (isObject(role)) targetOperation(role['providerOverride'], `${path}/roles/${j}/providerOverride`, ROLE_OVERRIDE_TARGET, operations);
+      }
+    }
+  }
+  if (component['type'] !== 'lpx' && component['replicas'] === undefined) operations.push({ op: 'add', path: `${path}/replicas`, value: 1 });
+}
+
+/** `override.target` set to `target` when the override lacks one (an empty target is replaced). */
+function targetOperation(override: unknown, path: string, target: string, operations: DefaultingOperation[]): void {
+  if (!needsTarget(override)) return;
+  operations.push({ op: Object.hasOwn(override, 'target') ? 'replace' : 'add', path: `${path}/target`, value: target });
+}
+
+/** The annotations `stampDgdCreateAnnotations` writes over `before` (./metadata-annotations.ts). */
+function stampedAnnotations(before: Record<string, unknown>, stampVersion: string): Record<string, unknown> {
+  const annotations: Record<string, unknown> = { ...before, [ANNOTATION_WORKLOAD_PROVIDER]: workloadProvider(before) };
+  if (!(ANNOTATION_OPERATOR_ORIGIN_VERSION in before)) annotations[ANNOTATION_OPERATOR_ORIGIN_VERSION] = stampVersion;
+  return annotations;
+}
+
+function workloadProvider(annotations: Record<string, unknown>): string {
+  const enableGrove = annotations[ANNOTATION_ENABLE_GROVE];
+  return typeof enableGrove === 'string' && enableGrove.toLowerCase() === 'false' ? WORKLOAD_PROVIDER_COMPONENT : WORKLOAD_PROVIDER_GROVE;
+}
+
+const PROVIDER_PATH = `/metadata/annotations/${ANNOTATION_WORKLOAD_PROVIDER.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+const ORIGIN_PATH = `/metadata/annotations/${ANNOTATION_OPERATOR_ORIGIN_VERSION.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+
+/** The CREATE stamp's operations under an existing `metadata` key. */
+function metadataOperations(metadata: unknown, stampVersion: string, operations: DefaultingOperation[]): void {
+  if (!isObject(metadata)) {
+    // Not an object (null, a string, an array): the stamp replaces it with one holding only the annotations.
+    operations.push({ op: 'replace', path: '/metadata', value: { annotations: stampedAnnotations({}, stampVersion) } });
+    return;
+  }
+  if (!Object.hasOwn(metadata, 'annotations')) {
+    operations.push({ op: 'add', path: '/metadata/annotations', value: stampedAnnotations({}, stampVersion) });
+    return;
+  }
+  const before = metadata['annotations'];
+  if (!isObject(before)) {
+    operations.push({ op: 'replace', path: '/metadata/annotations', value: stampedAnnotations({}, stampVersion) });
+    return;
+  }
+  const provider = workloadProvider(before);
+  const hasProvider = Object.hasOwn(before, ANNOTATION_WORKLOAD_PROVIDER);
+  if (hasProvider && before[ANNOTATION_WORKLOAD_PROVIDER] !== provider) operations.push({ op: 'replace', path: PROVIDER_PATH, value: provider });
+  if (!hasProvider) operations.push({ op: 'add', path: PROVIDER_PATH, value: provider });
+  if (!(ANNOTATION_OPERATOR_ORIGIN_VERSION in before)) operations.push({ op: 'add', path: ORIGIN_PATH, value: stampVersion });
 }
