@@ -62,19 +62,19 @@ afterAll(async () => {
   await rm(tmpDir, { recursive: true, force: true });
 });
 
-/** Posts a CREATE AdmissionReview of a v1beta2 request without hardware to the mutating webhook; out: the decoded JSON Patch. */
-async function mutate(server: AdmissionServer): Promise<{ allowed: unknown; patch: unknown }> {
-  const object = { apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'discover', namespace }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, workload: { static: { isl: 4000, osl: 1000 } } } };
+/** Posts a CREATE AdmissionReview of `object` (as the API server sends one) to `path` of the admission server; out: the review's `response`. */
+async function postCreateReview(server: AdmissionServer, path: string, version: string, kind: string, resource: string, object: { metadata: { name: string } }): Promise<{ allowed?: unknown; patch?: string; status?: { message?: unknown } } | undefined> {
+  const group = 'nvidia.com';
   const review = {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
       uid: randomUUID(),
-      kind: { group: 'nvidia.com', version: 'v1beta2', kind: 'DynamoGraphDeploymentRequest' },
-      resource: { group: 'nvidia.com', version: 'v1beta2', resource: 'dynamographdeploymentrequests' },
-      requestKind: { group: 'nvidia.com', version: 'v1beta2', kind: 'DynamoGraphDeploymentRequest' },
-      requestResource: { group: 'nvidia.com', version: 'v1beta2', resource: 'dynamographdeploymentrequests' },
-      name: 'discover',
+      kind: { group, version, kind },
+      resource: { group, version, resource },
+      requestKind: { group, version, kind },
+      requestResource: { group, version, resource },
+      name: object.metadata.name,
       namespace,
       operation: 'CREATE',
       userInfo: { username: 'kubectl' },
@@ -84,8 +84,14 @@ async function mutate(server: AdmissionServer): Promise<{ allowed: unknown; patc
       options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
     },
   };
-  const response = await fetch(`${server.url}/mutate/nvidia.com/v1beta2/dynamographdeploymentrequests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
-  const answer = ((await response.json()) as { response?: { allowed?: unknown; patch?: string } }).response;
+  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
+  return ((await response.json()) as { response?: { allowed?: unknown; patch?: string; status?: { message?: unknown } } }).response;
+}
+
+/** Posts a CREATE AdmissionReview of a v1beta2 request without hardware to the mutating webhook; out: the decoded JSON Patch. */
+async function mutate(server: AdmissionServer): Promise<{ allowed: unknown; patch: unknown }> {
+  const object = { apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'discover', namespace }, spec: { model: { name: 'Qwen/Qwen3-0.6B' }, workload: { static: { isl: 4000, osl: 1000 } } } };
+  const answer = await postCreateReview(server, '/mutate/nvidia.com/v1beta2/dynamographdeploymentrequests', 'v1beta2', 'DynamoGraphDeploymentRequest', 'dynamographdeploymentrequests', object);
   return { allowed: answer?.allowed, patch: answer?.patch === undefined ? undefined : (JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as unknown) };
 }
 
@@ -101,24 +107,7 @@ async function validateTopology(server: AdmissionServer): Promise<{ allowed: unk
       components: [{ name: 'worker', type: 'worker', replicas: 1, topologyConstraint: { packDomain: 'zone' }, podTemplate: { spec: { containers: [{ name: 'main', image: 'runtime:1.6.1' }] } } }],
     },
   };
-  const review = {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: randomUUID(),
-      kind: { group: 'nvidia.com', version: 'v1beta1', kind: 'DynamoGraphDeployment' },
-      resource: { group: 'nvidia.com', version: 'v1beta1', resource: 'dynamographdeployments' },
-      name: 'packed',
-      namespace,
-      operation: 'CREATE',
-      userInfo: { username: 'kubectl' },
-      object,
-      oldObject: null,
-      dryRun: false,
-    },
-  };
-  const response = await fetch(`${server.url}/validate/nvidia.com/v1beta1/dynamographdeployments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
-  const answer = ((await response.json()) as { response?: { allowed?: unknown; status?: { message?: unknown } } }).response;
+  const answer = await postCreateReview(server, '/validate/nvidia.com/v1beta1/dynamographdeployments', 'v1beta1', 'DynamoGraphDeployment', 'dynamographdeployments', object);
   return { allowed: answer?.allowed, message: answer?.status?.message };
 }
 
