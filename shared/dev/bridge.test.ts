@@ -133,19 +133,25 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** A kubeconfig naming the fake API server at `url` (no credentials). */
+function fakeKubeConfig(url: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'fake', server: url, skipTLSVerify: true }],
+    users: [{ name: 'fake' }],
+    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
+    currentContext: 'fake',
+  });
+  return kubeConfig;
+}
+
 describe('event bridge watch restart', () => {
   it('a killed watch whose restarts fail at once (500 before the watch call returns) and whose relist fails is restarted with backoff until it runs, then delivers the next change', async () => {
     const api = await startFakeApiServer();
     cleanups.push(() => api.close());
     const subscriber = await startSubscriber();
     cleanups.push(() => subscriber.close());
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'fake', server: api.url, skipTLSVerify: true }],
-      users: [{ name: 'fake' }],
-      contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-      currentContext: 'fake',
-    });
+    const kubeConfig = fakeKubeConfig(api.url);
     const warnings: string[] = [];
     const log = pino({ level: 'debug' }, { write: (line: string) => void (JSON.parse(line).level >= 40 && warnings.push(line)) });
     const bridge: EventBridge = await startEventBridge({
@@ -191,13 +197,7 @@ describe('event bridge stop', () => {
       failing.closeAllConnections();
       await new Promise<void>((resolve) => failing.close(() => resolve()));
     });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromOptions({
-      clusters: [{ name: 'fake', server: api.url, skipTLSVerify: true }],
-      users: [{ name: 'fake' }],
-      contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-      currentContext: 'fake',
-    });
+    const kubeConfig = fakeKubeConfig(api.url);
     const warnings: string[] = [];
     let retrying = 0;
     const log = pino({ level: 'debug' }, {
