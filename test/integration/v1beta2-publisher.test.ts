@@ -163,6 +163,15 @@ async function completeJob(name: string, recommendation: string = RECOMMENDATION
   });
 }
 
+/** Handles the Run's events until its Completed condition is True (failed passes are retried); out: the finished Run. */
+async function finishedRun(name: string): Promise<KubeObject> {
+  return eventually('the Run to finish', async () => {
+    await handleRun(event(name), deps).catch(() => undefined);
+    const run = await getRun(name);
+    return condition(run, 'Completed')?.status === 'True' ? run : undefined;
+  });
+}
+
 function condition(object: KubeObject | undefined, type: string): Condition | undefined {
   return (object?.['status'] as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === type);
 }
@@ -247,11 +256,7 @@ describe('"Own what you read ... never deletes or reads one it cannot prove; a c
     await user.create({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, metadata: { name: 'extra-candidate-planted', namespace, labels: { 'nvidia.com/dgdr-run-uid': uid } }, spec: { components: [{ name: 'worker', type: 'worker', podTemplate: { spec: { containers: [{ name: 'main', image: 'attacker.example/miner:1.0.0' }] } } }] } });
     await user.applyStatus({ apiVersion: DGDR_V1BETA2, kind: CANDIDATE_KIND, metadata: { name: 'extra-candidate-planted', namespace }, status: { conditions: [{ type: 'Valid', status: 'True', reason: 'ValidationSucceeded', message: 'planted', lastTransitionTime: new Date().toISOString() }] } }, { force: true });
     await completeJob('extra-candidate');
-    const finished = await eventually('the Run to finish', async () => {
-      await handleRun(event('extra-candidate'), deps).catch(() => undefined);
-      const run = await getRun('extra-candidate');
-      return condition(run, 'Completed')?.status === 'True' ? run : undefined;
-    });
+    const finished = await finishedRun('extra-candidate');
     expect(condition(finished, 'Completed')).toMatchObject({ reason: 'RunSucceeded', message: '1 of 1 Candidates are Valid' });
   });
 });
@@ -307,11 +312,7 @@ describe('Candidate status: Valid reasons and the Run outcome', () => {
   it('"a decode override can fail for an aggregated Candidate": Valid=False OverrideTargetNotFound, the generated spec kept, and a Run with no Valid Candidate fails and keeps it', async () => {
     await createRun('no-decode', { metadata: { labels: { workload: 'customized' } }, spec: { components: [{ name: 'decode', replicas: 2 }] } });
     await completeJob('no-decode');
-    const failed = await eventually('the Run to finish', async () => {
-      await handleRun(event('no-decode'), deps).catch(() => undefined);
-      const run = await getRun('no-decode');
-      return condition(run, 'Completed')?.status === 'True' ? run : undefined;
-    });
+    const failed = await finishedRun('no-decode');
     expect(condition(failed, 'Completed')).toMatchObject({ reason: 'NoValidCandidates', message: 'none of the 1 Candidates is Valid' });
     expect(failed['status']).toMatchObject({ phase: 'Failed' });
     const candidate = await getCandidate('no-decode');
@@ -324,10 +325,7 @@ describe('Candidate status: Valid reasons and the Run outcome', () => {
     // The merge applies (restart.id is a DGD field), the CRD's CEL rule refuses it on create: the strict dry-run answers 422.
     await createRun('bad-type', { metadata: { labels: { workload: 'customized' } }, spec: { restart: { id: 'restart-1' } } });
     await completeJob('bad-type');
-    await eventually('the Run to finish', async () => {
-      await handleRun(event('bad-type'), deps).catch(() => undefined);
-      return condition(await getRun('bad-type'), 'Completed')?.status === 'True' ? true : undefined;
-    });
+    await finishedRun('bad-type');
     const candidate = await getCandidate('bad-type');
     const valid = condition(candidate, 'Valid');
     expect(valid).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
@@ -339,10 +337,7 @@ describe('Candidate status: Valid reasons and the Run outcome', () => {
   it('"Unknown fields and incorrect field types remain visible on invalid Candidates; Valid=False records the failure": a field the DGD schema does not know and a wrongly typed replicas stay on the Candidate, Valid=False ValidationFailed from the strict dry-run', async () => {
     await createRun('unknown-field', { metadata: { labels: { workload: 'customized' } }, spec: { components: [{ name: 'worker', replicas: 'two', notADgdField: { kept: true } }] } });
     await completeJob('unknown-field');
-    await eventually('the Run to finish', async () => {
-      await handleRun(event('unknown-field'), deps).catch(() => undefined);
-      return condition(await getRun('unknown-field'), 'Completed')?.status === 'True' ? true : undefined;
-    });
+    await finishedRun('unknown-field');
     const candidate = await getCandidate('unknown-field');
     const valid = condition(candidate, 'Valid');
     expect(valid).toMatchObject({ status: 'False', reason: 'ValidationFailed' });
@@ -380,10 +375,7 @@ describe('"runtimeVersionOverride ... An overridden runtime image without a pars
   const latest = (extra: Record<string, unknown> = {}) => ({ spec: { components: [{ name: 'worker', ...extra, podTemplate: { spec: { containers: [{ name: 'main', image: 'nvcr.io/nvidia/ai-dynamo/vllm-runtime:latest' }] } } }] } });
   const finish = async (name: string) => {
     await completeJob(name);
-    await eventually('the Run to finish', async () => {
-      await handleRun(event(name), deps).catch(() => undefined);
-      return condition(await getRun(name), 'Completed')?.status === 'True' ? true : undefined;
-    });
+    await finishedRun(name);
   };
 
   it('a worker image tagged latest without runtimeVersionOverride: Valid=False ValidationFailed with DGD admission\'s Required error, the image kept on the Candidate', async () => {
