@@ -260,7 +260,7 @@ describe('decideDgdr', () => {
     expect(desired.dgd).toBeUndefined();
   });
 
-  it('Profiling done, autoApply true: <dgdr>-dgd, annotation and selectedConfig, planner ConfigMap with tracking labels, Deploying', () => {
+  it('Profiling done, autoApply true: <dgdr>-dgd, annotation and selectedConfig, planner ConfigMap with tracking labels and (issue 20) the request\'s uid label, Deploying', () => {
     const outputData = { phase: 'Done', message: 'Profiler completed successfully', profiler_status: 'success', 'final_config.yaml': OUT3 };
     const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'GeneratingDGD' }) }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
     expect(desired.status?.phase).toBe('Deploying');
@@ -273,8 +273,9 @@ describe('decideDgdr', () => {
     expect(conditionOf(desired, 'Profiling')).toMatchObject({ status: 'True', reason: 'ProfilingCompleted', message: 'Profiling job completed successfully' });
     expect(conditionOf(desired, 'SpecGenerated')).toMatchObject({ status: 'True', reason: 'SpecGenerated', message: 'DynamoGraphDeployment spec generated successfully' });
     expect(desired.configMaps.map((c) => c['metadata'])).toEqual([
-      { name: 'planner-config-fb8c', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' } },
+      { name: 'planner-config-fb8c', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' } },
     ]);
+    expect(desired.configMaps.map((c) => (c['metadata'] as Obj)['ownerReferences'])).toEqual([undefined]);
     expect(desired.events).toEqual([{ type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: 'DynamoGraphDeployment spec generated successfully' }]);
   });
 
@@ -366,7 +367,7 @@ describe('decideDgdr', () => {
     expect(gone.status && 'deploymentInfo' in gone.status).toBe(false);
   });
 
-  it('"After it reaches Ready, you may enable autoApply": Ready -> Deploying; then the DGD is created with the current runtimeVersionOverride, labels and no owner reference', () => {
+  it('"After it reaches Ready, you may enable autoApply": Ready -> Deploying; then the DGD is created with the current runtimeVersionOverride, labels (issue 20: and the request\'s uid label) and no owner reference', () => {
     const ready = aDgdr({ spec: { autoApply: true, runtimeVersionOverride: '1.6.2' }, generation: 2, status: readyStatus(), annotations: { 'nvidia.com/generated-dgd-spec': annotation() } });
     const deploying = decideDgdr(observed(ready), CONFIG, NOW);
     expect(deploying.status?.phase).toBe('Deploying');
@@ -375,7 +376,7 @@ describe('decideDgdr', () => {
     const metadata = created.dgd?.['metadata'] as Obj;
     expect(metadata['name']).toBe('qwen-dgd');
     expect(metadata['namespace']).toBe('ns');
-    expect(metadata['labels']).toEqual({ 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' });
+    expect(metadata['labels']).toEqual({ 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' });
     expect(metadata['ownerReferences']).toBeUndefined();
     expect(((created.dgd?.['spec'] as { components: Obj[] }).components).every((c) => c['runtimeVersionOverride'] === '1.6.2')).toBe(true);
     expect(created.events).toEqual([{ type: 'Normal', reason: 'DeploymentCreated', action: 'Create', note: 'DynamoGraphDeployment qwen-dgd created successfully' }]);
@@ -400,7 +401,8 @@ describe('decideDgdr', () => {
   });
 
   const deployingDgdr = () => aDgdr({ status: { phase: 'Deploying', dgdName: 'qwen-dgd', observedGeneration: 1, conditions: [] }, annotations: { 'nvidia.com/generated-dgd-spec': annotation() } });
-  const ourDgd = (state: string) => ({ name: 'qwen-dgd', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns' }, ownerReferences: [], state, components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 0 }] });
+  /** The DGD this request created: the tracking labels and the uid label it stamps at creation (dgdToCreate). */
+  const ourDgd = (state: string) => ({ name: 'qwen-dgd', uid: 'dgd-uid', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' }, ownerReferences: [], state, components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 0 }] });
 
   it('"a collision is reported, not adopted": an existing DGD without this request\'s labels fails the request and is left untouched', () => {
     const desired = decideDgdr(observed(deployingDgdr(), { dgd: { ...ourDgd('successful'), labels: {} } }), CONFIG, NOW);
@@ -422,7 +424,7 @@ describe('decideDgdr', () => {
   it('"planner ConfigMaps ... labeled with dgdr.nvidia.com/name": once the DGD exists they get it as controller owner; the output ConfigMap keeps its DGDR owner', () => {
     const labels = { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns' };
     const configMaps = [
-      { name: 'planner-config-fb8c', labels, ownerReferences: [] },
+      { name: 'planner-config-fb8c', labels: { ...labels, 'dgdr.nvidia.com/uid': 'uid-1' }, ownerReferences: [] },
       { name: 'dgdr-output-qwen', labels, ownerReferences: [{ uid: 'uid-1', controller: true }] },
       { name: 'planner-profile-data-1a2b', labels, ownerReferences: [{ uid: 'dgd-uid', controller: true }] },
       // Issue 20 "Own what you read": labels anyone can set do not make a ConfigMap someone else controls ours to take over.
