@@ -636,7 +636,7 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
     expect(desired.status?.deploymentInfo).toEqual({ replicas: 1, availableReplicas: 1 });
   });
 
-  it.each([
+  it.each<{ name: string; dgd: ChildFacts; annotations: Record<string, string>; want: boolean }>([
     { name: 'stamped with the request uid', dgd: dgdWith(STAMPED), annotations: { 'nvidia.com/generated-dgd-spec': 'x' }, want: true },
     { name: 'stamped with another uid, annotation cleared', dgd: dgdWith({ ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' }), annotations: {}, want: false },
     { name: 'stamped with an empty uid', dgd: dgdWith({ ...TRACKING, 'dgdr.nvidia.com/uid': '' }), annotations: {}, want: false },
