@@ -129,6 +129,7 @@ function childFacts(object: KubeObject): ChildFacts {
     ...(object.metadata.uid === undefined ? {} : { uid: object.metadata.uid }),
     labels: object.metadata.labels ?? {},
     ownerReferences: Array.isArray(owners) ? (owners as ChildFacts['ownerReferences']) : [],
+    ...(object.metadata.resourceVersion === undefined ? {} : { resourceVersion: object.metadata.resourceVersion }),
   };
 }
 
@@ -201,7 +202,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr, read: 
     jobPods: pods.map(podFacts),
     outputData: output === undefined ? undefined : ((output['data'] ?? {}) as Record<string, string>),
     // Its owners decide whether the data is read at all (classifyOutputConfigMap, issue 20).
-    output: output === undefined ? undefined : { ...childFacts(output), ...(output.metadata.resourceVersion === undefined ? {} : { resourceVersion: output.metadata.resourceVersion }) },
+    output: output === undefined ? undefined : childFacts(output),
     dgd: dgd === undefined ? undefined : { ...childFacts(dgd), state: dgdStatus.state, components: Object.values(dgdStatus.components ?? {}) },
     configMaps: configMaps.map(childFacts),
     dgdPodContainers: dgdPods.flatMap(waitingContainers),
@@ -271,8 +272,10 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     }
   }
   for (const adopted of result.adoptConfigMaps) {
-    // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner).
-    await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ownerReferences: adopted.ownerReferences } }, { force: true });
+    // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner);
+    // only the version the decision proved its own: one replaced since the read is a 409 (TransientError), decided again.
+    const precondition = adopted.resourceVersion === undefined ? {} : { resourceVersion: adopted.resourceVersion };
+    await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ...precondition, ownerReferences: adopted.ownerReferences } }, { force: true });
   }
   if (result.status !== undefined) {
     await deps.kube.applyStatus(

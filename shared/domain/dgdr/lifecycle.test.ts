@@ -600,9 +600,10 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
 
   it('ours (stamped with the request\'s uid, ownerless) -> adopted into the DGD; a labelled ownerless ConfigMap the output does not name is left alone, not adopted', () => {
     const stranger = { name: 'someone-elses', labels: TRACKING, ownerReferences: [] };
-    const desired = decideDgdr(observed(afterDgd(), { dgd: dgdWith(STAMPED), configMaps: [planner(), stranger] }), CONFIG, NOW);
+    const desired = decideDgdr(observed(afterDgd(), { dgd: dgdWith(STAMPED), configMaps: [planner({ resourceVersion: '7' }), stranger] }), CONFIG, NOW);
     expect(desired.status?.phase).toBe('Deploying');
-    expect(desired.adoptConfigMaps).toEqual([{ name: 'planner-config-fb8c', ownerReferences: [toDgd] }]);
+    // Only the version proved ours is handed over (resourceVersion precondition on the apply).
+    expect(desired.adoptConfigMaps).toEqual([{ name: 'planner-config-fb8c', resourceVersion: '7', ownerReferences: [toDgd] }]);
     expect(desired.events).toEqual([]);
   });
 

@@ -52,6 +52,8 @@ export interface ChildFacts {
   readonly uid?: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly ownerReferences: readonly { readonly uid?: unknown; readonly controller?: unknown }[];
+  /** The version read (a precondition for the writes that act on what the decision proved). */
+  readonly resourceVersion?: string;
 }
 
 /** What the profile function loaded for one DGDR. */
@@ -64,7 +66,7 @@ export interface DgdrObserved {
   /** Data of the ConfigMap `dgdr-output-<name>`, when it exists; read only when {@link output} proves it is this request's. */
   readonly outputData: Readonly<Record<string, string>> | undefined;
   /** Name, labels, owner references and resourceVersion of that ConfigMap, when it exists. */
-  readonly output: (ChildFacts & { readonly resourceVersion?: string }) | undefined;
+  readonly output: ChildFacts | undefined;
   /** The DGD named `status.dgdName`, when it exists. */
   readonly dgd: (ChildFacts & { readonly state: string | undefined; readonly components: readonly { readonly replicas?: number; readonly availableReplicas?: number }[] }) | undefined;
   /** Waiting containers (init and regular) of the DGD's pods, loaded while Deploying a DGD that is not yet successful. */
@@ -101,8 +103,8 @@ export interface DgdrDesired {
   readonly configMaps: readonly Obj[];
   /** The DGD to create (never taking over an existing one). */
   readonly dgd: Obj | undefined;
-  /** Planner ConfigMaps to hand to the DGD: their owner references become the DGD as controller (server-side apply). */
-  readonly adoptConfigMaps: readonly { readonly name: string; readonly ownerReferences: readonly Obj[] }[];
+  /** Planner ConfigMaps to hand to the DGD: their owner references become the DGD as controller (server-side apply; the version proved, when read, as precondition). */
+  readonly adoptConfigMaps: readonly { readonly name: string; readonly resourceVersion?: string; readonly ownerReferences: readonly Obj[] }[];
   /** The whole status the function owns; undefined: leave the status as it is. */
   readonly status: DgdrStatus | undefined;
   readonly events: readonly DgdrEventIntent[];
@@ -699,7 +701,8 @@ export function configMapsToAdopt(observed: DgdrObserved, dgd: NonNullable<DgdrO
   return observed.configMaps
     // A ConfigMap someone else controls, or one this request did not create, is never taken over, whatever its labels say (DESIGN.md "Writes": never adopt).
     .filter((cm) => cm.name !== output && !cm.ownerReferences.some((r) => r.controller === true) && isStampedBy(cm, observed.dgdr))
-    .map((cm) => ({ name: cm.name, ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
+    // Only the version proved (a ConfigMap replaced since the read is a 409, decided again).
+    .map((cm) => ({ name: cm.name, ...(cm.resourceVersion === undefined ? {} : { resourceVersion: cm.resourceVersion }), ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
