@@ -14,6 +14,7 @@ import type { DcgmExporterPod, DcgmFacts } from './dcgm.js';
 import {
   discoverHardware,
   discoverHardwareMetadata,
+  MAX_NAMED_UNTRUSTED_EXPORTER_PODS,
   hasMetricsExporters,
   inferIntelXpuSku,
   isGpuDiscoveryCacheEntryFresh,
@@ -483,6 +484,15 @@ describe('hasMetricsExporters', () => {
     { name: 'an untrusted Intel pod counts too', reason: 'issue 20 item 1', input: { exporterPods: [], isGpuOperatorRunning: false, intelXpu: { exporterPods: [], untrustedPods: [{ namespace: 'team-a', name: 'xpumd', reason: 'r' }] } }, want: true },
   ])('$name', ({ input, want }) => {
     expect(hasMetricsExporters(input)).toBe(want);
+  });
+
+  it(`many untrusted pods: the first ${MAX_NAMED_UNTRUSTED_EXPORTER_PODS} are named, the rest counted, so planting pods cannot grow the request's message without bound`, () => {
+    const untrustedPods = Array.from({ length: 25 }, (_, i) => ({ namespace: 'team-a', name: `fake-${i}`, reason: 'r' }));
+    const result = readMetricsGpuNodes({ exporterPods: [], untrustedPods, isGpuOperatorRunning: false, intelXpu: { exporterPods: [] } }, undefined, []);
+    expect(result).toEqual({
+      ok: false,
+      error: `no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found; ignored untrusted exporter pods: ${untrustedPods.slice(0, 10).map((p) => `team-a/${p.name} (r)`).join(', ')}, and 15 more`,
+    });
   });
 
   it('labels failing with only untrusted exporters: the request\'s message names the ignored pods beside the node-label failure', () => {

@@ -175,10 +175,19 @@ export function hasMetricsExporters(dcgm: DcgmFacts): boolean {
   return sources.some((source) => source.exporterPods.length > 0 || source.listError !== undefined || (source.untrustedPods?.length ?? 0) > 0);
 }
 
-/** `; ignored untrusted exporter pods: <ns>/<name> (<reason>), ...` for the untrusted pods of both sources, or "". Pure. */
+/** How many untrusted exporter pods a failure message names; the rest are counted (anyone can create many, and a condition message is bounded). */
+export const MAX_NAMED_UNTRUSTED_EXPORTER_PODS = 10;
+
+/**
+ * `; ignored untrusted exporter pods: <ns>/<name> (<reason>), ...` for the untrusted pods of both
+ * sources (the first {@link MAX_NAMED_UNTRUSTED_EXPORTER_PODS}, then `and <n> more`), or "". Pure.
+ */
 function untrustedPodsNote(dcgm: DcgmFacts): string {
   const untrusted = [...(dcgm.untrustedPods ?? []), ...(dcgm.intelXpu?.untrustedPods ?? [])];
-  return untrusted.length === 0 ? '' : `; ignored untrusted exporter pods: ${untrusted.map((pod) => `${pod.namespace}/${pod.name} (${pod.reason})`).join(', ')}`;
+  if (untrusted.length === 0) return '';
+  const named = untrusted.slice(0, MAX_NAMED_UNTRUSTED_EXPORTER_PODS).map((pod) => `${pod.namespace}/${pod.name} (${pod.reason})`);
+  const more = untrusted.length - named.length;
+  return `; ignored untrusted exporter pods: ${named.join(', ')}${more > 0 ? `, and ${more} more` : ''}`;
 }
 
 /** An exporter's node with its SKU (Intel: from the device name, then the PCI device id) and the Node's RDMA labels. */
