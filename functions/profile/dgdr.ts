@@ -82,6 +82,8 @@ export interface ProfileDeps extends HandlerDeps {
   readonly scrapeMetrics?: ScrapeMetrics;
   /** This instance's 60 s cache of successful metrics discoveries (absent: every discovery scrapes). */
   readonly discoveryCache?: GpuDiscoveryCache;
+  /** The namespaces whose DaemonSet-controlled exporter pods are trusted (`GPU_EXPORTER_NAMESPACES`); absent: `gpu-operator`. */
+  readonly exporterNamespaces?: readonly string[];
   /** In a resync: its reads, answered from one LIST per kind (shared/kube `createListSnapshot`); a pass's first load reads here, writes and re-reads go to `kube`. */
   readonly snapshot?: KubeReader;
 }
@@ -184,6 +186,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr, read: 
         ...(deps.scrapeMetrics === undefined ? {} : { scrape: deps.scrapeMetrics }),
         ...(gpuSku === undefined ? {} : { gpuSku }),
         ...(deps.discoveryCache === undefined ? {} : { cache: deps.discoveryCache }),
+        ...(deps.exporterNamespaces === undefined ? {} : { trustedNamespaces: deps.exporterNamespaces }),
         log: deps.log,
       })
     : undefined;

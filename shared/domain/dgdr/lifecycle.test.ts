@@ -100,7 +100,8 @@ describe('decideDgdr', () => {
   it('Pending with DCGM exporters: their hardware and interconnect are persisted and reach the Job\'s --config (upstream enrichHardwareFromDiscovery)', () => {
     const dgdr = aDgdr({ spec: { hardware: undefined } });
     const body = readFileSync(resolve(import.meta.dirname, '../../../test/fixtures/dcgm/h200-hgx-8gpu.metrics'), 'utf8');
-    const exporterPods = ['a', 'b'].map((node, i) => ({ namespace: 'gpu-operator', name: `dcgm-${node}`, nodeName: node, phase: 'Running', podIp: `10.0.0.${i + 1}`, scrape: { endpoint: `http://10.0.0.${i + 1}:9400/metrics`, ok: true as const, body } }));
+    // The GPU Operator's DaemonSet pods, each exporter's Hostname its own node (NODE_NAME from spec.nodeName).
+    const exporterPods = ['a', 'b'].map((node, i) => ({ namespace: 'gpu-operator', name: `dcgm-${node}`, nodeName: node, phase: 'Running', podIp: `10.0.0.${i + 1}`, controller: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'nvidia-dcgm-exporter' }, scrape: { endpoint: `http://10.0.0.${i + 1}:9400/metrics`, ok: true as const, body: body.replace(/Hostname="[^"]*"/g, `Hostname="${node}"`) } }));
     const desired = decideDgdr(observed(dgdr, { nodes: [{ name: 'a', labels: {} }, { name: 'b', labels: {} }], discoverySignals: { dcgm: { exporterPods, isGpuOperatorRunning: false } } }), CONFIG, NOW);
     const want = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 16, rdma: false, interconnect: 'nvlink' };
     expect(desired.hardware).toEqual(want);
