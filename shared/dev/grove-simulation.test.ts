@@ -84,6 +84,22 @@ describe('the Grove simulation (upstream-notes/grove.md)', () => {
     expect(statusHolds({ ...readyChildStatus(clique, 't'), observedGeneration: 1 }, readyChildStatus(clique, 't'))).toBe(false);
     expect(statusHolds(undefined, readyPodCliqueSetStatus(pcs))).toBe(false);
   });
+
+  it('holds for a status as the API server returns it (a custom resource\'s keys sorted by name), so a settled PodClique is not rewritten every pass', () => {
+    const clique = { apiVersion: 'grove.io/v1alpha1', kind: 'PodClique', metadata: { name: 'c', generation: 1 }, spec: { replicas: 8 } };
+    // Read back from kube-apiserver 1.35 after the simulation's own status apply (dynamo-fn dev, 2026-12-02).
+    const stored = {
+      conditions: [{ lastTransitionTime: '2026-12-02T08:08:11.378Z', message: 'Simulated by dynamo-fn dev (not the real Grove controller)', reason: 'SufficientReadyPods', status: 'False', type: 'MinAvailableBreached' }],
+      observedGeneration: 1,
+      readyReplicas: 8,
+      replicas: 8,
+      scheduleGatedReplicas: 0,
+      scheduledReplicas: 8,
+      updatedReplicas: 8,
+    };
+    expect(statusHolds(stored, readyChildStatus(clique, '2026-12-02T08:08:12.483Z'))).toBe(true);
+    expect(statusHolds({ ...stored, conditions: [{ ...stored.conditions[0], status: 'True' }] }, readyChildStatus(clique, 't'))).toBe(false);
+  });
 });
 
 describe('dev --simulate', () => {

@@ -144,11 +144,26 @@ export function readyPodCliqueSetStatus(pcs: KubeObject): Record<string, unknown
   return { observedGeneration: pcs.metadata.generation, replicas, updatedReplicas: replicas, availableReplicas: replicas };
 }
 
-/** Whether `status` already holds every field of `wanted` (conditions compared without their times). Pure. */
+/**
+ * Whether `status` already holds every field of `wanted` (conditions compared without their
+ * times and messages). Key order does not count: the API server returns a custom resource's
+ * fields sorted by name, not in the order they were written, and comparing JSON text that
+ * depended on order made every pass rewrite every status (a new lastTransitionTime and an
+ * update event per PodClique each second). Pure.
+ */
 export function statusHolds(status: unknown, wanted: Record<string, unknown>): boolean {
   const current = (status ?? {}) as Record<string, unknown>;
   const strip = (value: unknown) => (Array.isArray(value) ? value.map((c: Record<string, unknown>) => ({ ...c, lastTransitionTime: undefined, message: undefined })) : value);
-  return Object.entries(wanted).every(([key, value]) => JSON.stringify(strip(current[key])) === JSON.stringify(strip(value)));
+  return Object.entries(wanted).every(([key, value]) => canonicalJson(strip(current[key])) === canonicalJson(strip(value)));
+}
+
+/** JSON text with every object's keys sorted (undefined members left out, as JSON.stringify does). Pure. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, member: unknown) =>
+    member !== null && typeof member === 'object' && !Array.isArray(member)
+      ? Object.fromEntries(Object.entries(member as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : member,
+  );
 }
 
 /**
