@@ -102,7 +102,10 @@ export interface ControlPlaneOptions {
    * Stop the processes as soon as this process gets SIGINT or SIGTERM (default true). A caller
    * that handles those signals itself and still needs the API server while it shuts down (dev:
    * its functions, bridge and webhook configurations go first) passes false and calls stop();
-   * the exit handler and the watchdog still stop the processes if it never does.
+   * the exit handler and the watchdog still stop the processes if it never does. With false the
+   * processes also run in a process group of their own: a terminal's Ctrl-C sends SIGINT to
+   * the whole foreground group, and etcd and kube-apiserver dying at once left dev's in-flight
+   * requests to wait out their 30 s timeouts (a 45 s stop full of warnings, measured 2026-12-02).
    */
   readonly stopOnSignals?: boolean;
   /** kube-apiserver `--service-cluster-ip-range`; default `10.0.0.0/24`. A tiny one runs out of Service IPs on purpose. */
@@ -604,7 +607,7 @@ class ProcessGroup {
     private readonly dir: string,
     private readonly log: HarnessLog,
     private readonly keepDir: boolean,
-    stopOnSignals: boolean,
+    private readonly stopOnSignals: boolean,
   ) {
     process.on('exit', this.onExit);
     if (stopOnSignals) {
@@ -630,7 +633,8 @@ class ProcessGroup {
     const fd = openSync(logFile, 'a');
     let child: ChildProcess;
     try {
-      child = spawn(binary, args, { cwd: this.dir, stdio: ['ignore', fd, fd] });
+      // detached: a process group of its own, out of reach of the terminal's Ctrl-C (see stopOnSignals).
+      child = spawn(binary, args, { cwd: this.dir, stdio: ['ignore', fd, fd], detached: !this.stopOnSignals });
     } finally {
       closeSync(fd);
     }

@@ -11,7 +11,11 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { createKube } from '../../shared/kube/index.js';
+import { eventually } from '../support/eventually.js';
 import { repoRoot } from '../support/paths.js';
 
 const EXAMPLE = path.join(repoRoot, 'examples', 'vllm-disaggregated-coherent.yaml');
@@ -52,5 +56,47 @@ describe('dynamo-fn dev: the Grove simulation', () => {
     expect(output).toContain('not the real LPX scheduler)');
     expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-lpx podCliqueSets=llama-lpx,llama-lpx-[0-9a-f]{4} ready=True reason=all_resources_are_ready/);
     expect(code, output).toBe(0);
+  }, 420_000);
+
+  it('a settled world makes no writes (no PodClique event once the DGD is Ready), and Ctrl-C, which reaches the whole process group, stops dev within seconds and without warnings', async () => {
+    // detached: dev and its npm-less parent in a group of their own, so the test can signal the
+    // group as a terminal does (SIGINT to every process of the foreground group).
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'dynamo-fn.js'), 'dev', '--apply', EXAMPLE, '--resync-seconds', '0'], {
+      cwd: repoRoot,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const kubeconfigPath = await eventually('dev to print its kubeconfig', async () => /export KUBECONFIG=(\S+)/.exec(output)?.[1], 280_000, 250);
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromFile(kubeconfigPath);
+      const kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
+      await eventually('the DGD to be Ready=True', async () => {
+        const dgd = await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'inference', name: 'llama-disagg' });
+        const ready = ((dgd?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
+        return ready?.status === 'True' ? true : undefined;
+      }, 150_000, 250);
+      await sleep(5_000);
+      // The simulation runs a pass each second: before its statuses compared whatever their key
+      // order, each pass rewrote every PodClique's status, 3 PodClique events a second here.
+      const before = output.length;
+      await sleep(5_000);
+      expect(output.slice(before).match(/Handled event kind=PodClique /g) ?? [], output.slice(before)).toEqual([]);
+    } finally {
+      const stopAt = Date.now();
+      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGINT');
+      const code = await closed;
+      const stopSeconds = (Date.now() - stopAt) / 1000;
+      const afterStop = output.slice(output.lastIndexOf('Stopping'));
+      expect(afterStop).toContain('Stopped control plane');
+      expect(afterStop).not.toMatch(/ WARN | ERROR /);
+      expect(stopSeconds, afterStop).toBeLessThan(15);
+      expect(code, output).toBe(0);
+    }
   }, 420_000);
 });
