@@ -51,10 +51,10 @@ loading, CheckingRequest, CheckingVenv, StartingProfiler, WritingOutput; the pro
 Initializing ... Done), a "Finished phase" line with each phase's seconds, and at the end a
 table of phase times and the total.
 Times measured here (2026-12-02; examples/dgdr-qwen3-vllm.yaml on 1xNVIDIA-H200:8; a 2-core
-machine shared with other engineers' builds and tests, load average 17-26): 3 min 06 s and
-3 min 22 s wall; in the table, SweepingPrefill 130 s, StartingProfiler 21-37 s, the rest
-under 25 s together. A quieter machine is faster. The first run also installs the 2.1 GB
-profiler venv (about 2 min; see py-setup).
+machine shared with other engineers' builds and tests): at load average 5-8, 41 s and 50 s
+wall (SweepingPrefill 22-26 s, StartingProfiler 7-12 s, StartingCommand 5-7 s); at load
+average 17-26, 3 min 06 s and 3 min 22 s (SweepingPrefill 130 s, StartingProfiler 21-37 s).
+The first run also installs the 2.1 GB profiler venv (about 2 min; see py-setup).
 
 Options:
   --local            run locally (required; in a cluster the profile function runs the Job)
