@@ -532,7 +532,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         `  Gates: lpx.enabled=${gates.lpxEnabled} dgdrV1Beta2.enabled=${gates.dgdrV1Beta2Enabled}\n` +
         `  Simulations: ${activeSimulations.length === 0 ? 'none (a DGD stays Ready=False: nothing plays Grove)' : activeSimulations.map((s) => s.name).join('; ')}\n` +
         (values.chart
-          ? `  Installed through the chart: its webhooks admit each request once; Knative's controllers do not run here, so \`dynamo-fn status\` shows each function's Knative Service Ready=Unknown (nothing writes its status); the functions run on loopback instead\n`
+          ? `  Installed through the chart: its webhooks admit each request once; Knative's controllers do not run here, so \`dynamo-fn status\` shows each function's Knative Service Ready=Unknown (nothing writes its status), and the admission Deployment Unknown with 0 pods (no Deployment controller runs either); the functions run on loopback instead\n`
           : '') +
         `  export KUBECONFIG=${plane.kubeconfigPath}\n` +
         `  kubectl apply --server-side -f ${path.join(REPO_ROOT, 'examples', 'vllm-aggregated.yaml')}\n` +

@@ -28,6 +28,8 @@ describe('dynamo-fn dev --chart', () => {
     // The chart's webhook configurations are the only ones: each request is admitted once.
     expect(output.match(/Answered AdmissionReview webhook=validate version=v1beta1 kind=DynamoGraphDeployment .*name=qwen3-agg /g)).toHaveLength(1);
     expect(output).toContain("Knative's controllers do not run here, so `dynamo-fn status` shows each function's Knative Service Ready=Unknown (nothing writes its status)");
+    // dynamo-fn status also lists the admission Deployment: READY Unknown, DESIRED 2, ACTUAL 0 (seen in dev --chart, 2026-12-02).
+    expect(output).toContain('and the admission Deployment Unknown with 0 pods (no Deployment controller runs either); the functions run on loopback instead');
     expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/qwen3-agg podCliqueSets=qwen3-agg ready=False reason=some_resources_are_not_ready/);
     // Run from `/`: the printed apply line names the example by absolute path.
     const applyLine = /kubectl apply --server-side -f (\S+)/.exec(output)?.[1] ?? '';
