@@ -81,12 +81,20 @@ describe('dynamo-fn dev: the Grove simulation', () => {
         const ready = ((dgd?.['status'] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
         return ready?.status === 'True' ? true : undefined;
       }, 150_000, 250);
-      await sleep(5_000);
       // The simulation runs a pass each second: before its statuses compared whatever their key
       // order, each pass rewrote every PodClique's status, 3 PodClique events a second here.
+      // Late writes of the first passes (the worker-hash annotation) may land after Ready=True on
+      // a loaded machine: wait for a 3 s spell without PodClique events (at most 60 s), then
+      // nothing may come for 5 s more.
+      const pcEvents = (text: string) => text.match(/Handled event kind=PodClique /g) ?? [];
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+        const mark = output.length;
+        await sleep(3_000);
+        if (pcEvents(output.slice(mark)).length === 0) break;
+      }
       const before = output.length;
       await sleep(5_000);
-      expect(output.slice(before).match(/Handled event kind=PodClique /g) ?? [], output.slice(before)).toEqual([]);
+      expect(pcEvents(output.slice(before)), output.slice(before)).toEqual([]);
     } finally {
       const stopAt = Date.now();
       if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGINT');
@@ -95,7 +103,8 @@ describe('dynamo-fn dev: the Grove simulation', () => {
       const afterStop = output.slice(output.lastIndexOf('Stopping'));
       expect(afterStop).toContain('Stopped control plane');
       expect(afterStop).not.toMatch(/ WARN | ERROR /);
-      expect(stopSeconds, afterStop).toBeLessThan(15);
+      // 3-4 s measured (2026-12-02); 30-45 s when the group's SIGINT reached etcd and kube-apiserver.
+      expect(stopSeconds, afterStop).toBeLessThan(20);
       expect(code, output).toBe(0);
     }
   }, 420_000);
