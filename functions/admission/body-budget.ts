@@ -13,7 +13,7 @@
  * @module
  */
 import type { IncomingMessage } from 'node:http';
-import type { ReviewQueue } from './review-queue.js';
+import type { AcquireOptions, ReviewQueue } from './review-queue.js';
 
 export type BudgetedBody =
   /** The whole body; call `release` once the answer is written (the bytes are held until then). */
@@ -42,20 +42,29 @@ export interface BudgetedBodyOptions {
   readonly sourceBudget?: { readonly budget: ReviewQueue; readonly budgetBytes: number };
 }
 
-/** Takes `units` from each budget in order, all or none, at once; undefined when any has no room. */
-function tryAcquireAll(budgets: readonly ReviewQueue[], units: number, isPriority: boolean): (() => void) | undefined {
-  const taken: (() => void)[] = [];
-  for (const budget of budgets) {
-    const slot = budget.tryAcquire(units, { isPriority });
-    if (slot === undefined) {
-      for (const release of taken) release();
-      return undefined;
+const PRIORITY: AcquireOptions = { isPriority: true };
+const ORDINARY: AcquireOptions = { isPriority: false };
+
+/**
+ * Takes `units` from each budget in order, all or none, at once, adding what each gave to
+ * `held` (one count per budget, given back together: no slot per chunk); false when any had no room.
+ */
+function tryTakeAll(budgets: readonly ReviewQueue[], held: number[], units: number, isPriority: boolean): boolean {
+  const options = isPriority ? PRIORITY : ORDINARY;
+  const first = budgets[0] as ReviewQueue;
+  const taken = first.tryTake(units, options);
+  if (taken === 0) return false;
+  const second = budgets[1];
+  if (second !== undefined) {
+    const alsoTaken = second.tryTake(units, options);
+    if (alsoTaken === 0) {
+      first.give(taken);
+      return false;
     }
-    taken.push(slot.release);
+    held[1] = (held[1] ?? 0) + alsoTaken;
   }
-  return () => {
-    for (const release of taken) release();
-  };
+  held[0] = (held[0] ?? 0) + taken;
+  return true;
 }
 
 /** Waits for `units` from each budget in turn (source first), all or none. Never rejects. */
@@ -89,7 +98,10 @@ export function readBodyWithinBudget(request: IncomingMessage, options: Budgeted
   const budgetBytes = Math.min(options.budgetBytes, sourceBudget?.budgetBytes ?? Infinity);
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
+    /** Slots of bytes that had to wait for room. */
     const releases: (() => void)[] = [];
+    /** Bytes taken at once from each budget (in `budgets` order), given back together. */
+    const held = [0, 0];
     let receivedBytes = 0;
     let heldBytes = 0;
     let isDone = false;
@@ -97,6 +109,11 @@ export function readBodyWithinBudget(request: IncomingMessage, options: Budgeted
     let armedAt = 0;
     let timer: NodeJS.Timeout | undefined;
     const releaseAll = (): void => {
+      budgets.forEach((b, i) => {
+        const units = held[i] ?? 0;
+        held[i] = 0;
+        b.give(units);
+      });
       for (const release of releases.splice(0)) release();
     };
     const arm = (): void => {
@@ -134,10 +151,8 @@ export function readBodyWithinBudget(request: IncomingMessage, options: Budgeted
       if (wanted <= 0) return;
       // The first chunk queues in arrival order; later ones go first (see AcquireOptions.isPriority).
       const isPriority = heldBytes > 0;
-      const release = tryAcquireAll(budgets, wanted, isPriority);
-      if (release !== undefined) {
+      if (tryTakeAll(budgets, held, wanted, isPriority)) {
         heldBytes += wanted;
-        releases.push(release);
         return;
       }
       // No room now: stop reading, wait in line for these bytes, then carry on.
