@@ -199,7 +199,8 @@ const TEXT_PLAIN = 'text/plain; charset=utf-8';
 
 /** `application/json`, with or without parameters (`; charset=utf-8`), in any case. */
 function isJsonContentType(value: string | undefined): boolean {
-  return value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
+  // The API server's exact value first (no string built); any other spelling is parsed.
+  return value === 'application/json' || value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }
 
 function urlFor(isTls: boolean, address: AddressInfo): string {
@@ -548,7 +549,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     const started = performance.now();
     const url = request.url ?? '/';
     const route = findWebhookRoute(url);
-    const isConvert = url.split('?')[0] === CONVERT_PATH;
+    const isConvert = route === undefined && url.split('?')[0] === CONVERT_PATH;
     if (route === undefined && !isConvert) {
       const path = url.split('?')[0];
       if ((path === '/healthz' || path === '/readyz') && (request.method === 'GET' || request.method === 'HEAD')) {
