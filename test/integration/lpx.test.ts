@@ -32,7 +32,7 @@ import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { fileChunks, startTestModelExpress } from '../support/model-express.js';
 import { anXtLpuOnlyFixture, encodeGbuildManifestV2 } from '../support/gbuild-manifest.js';
-import { actAsGroveRoleCliques, ensureGroveScalingGroup, eventFor, lpxPcsName, ordinalOf, reconcileAll, requestsOf, writeGroveScalingGroupStatus, writeReceipt } from '../support/lpx-world.js';
+import { actAsGroveRoleCliques, ensureGroveScalingGroup, eventFor, groveScalingGroupOwner, lpxPcsName, ordinalOf, reconcileAll, requestsOf, writeGroveScalingGroupStatus, writeReceipt } from '../support/lpx-world.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
@@ -108,10 +108,12 @@ async function actAsGroveFrontendReady(namespace: string, dgdName: string): Prom
   if (!dgd.ok) throw new Error('stored DGD does not parse');
   const pcsName = podCliqueSetName(dgdName, dgd.dgd.spec.components.filter((c) => c.type !== 'lpx'));
   const name = `${pcsName}-0-frontend`;
+  const owner = await grove.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+  if (owner === undefined) throw new Error(`no PodCliqueSet ${pcsName}`);
   const clique = await grove.apply({
     apiVersion: GROVE,
     kind: 'PodClique',
-    metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
+    metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName }, ownerReferences: [{ apiVersion: GROVE, kind: 'PodCliqueSet', name: pcsName, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }] },
     spec: { roleName: 'frontend', replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
   });
   await grove.applyStatus(
@@ -253,11 +255,12 @@ describe('LPX on a real API server (issue 11)', () => {
 
     // As Grove: replica 0's role cliques rolled to the new template. The old request is retired,
     // and once it is gone, published again for the new build.
+    const ownerReferences = await groveScalingGroupOwner(namespace, pcsName);
     for (const template of templates) {
       await grove.apply({
         apiVersion: GROVE,
         kind: 'PodClique',
-        metadata: { name: `${pcsName}-0-lpx-0-${template.name}`, namespace, labels: { ...(template.labels ?? {}), 'app.kubernetes.io/part-of': pcsName }, annotations: template.annotations ?? {} },
+        metadata: { name: `${pcsName}-0-lpx-0-${template.name}`, namespace, labels: { ...(template.labels ?? {}), 'app.kubernetes.io/part-of': pcsName }, annotations: template.annotations ?? {}, ownerReferences },
         spec: { roleName: template.name, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
       });
     }
