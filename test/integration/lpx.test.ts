@@ -401,6 +401,29 @@ describe('LPX on a real API server (issue 11)', () => {
     expect(await groupReplicas(namespace, pcsName)).toBe(3);
   });
 
+  it('"Own what you read ... the same rule everywhere a function reads what a Job or a user could also write" (issue 20 item 1): a PodCliqueScalingGroup of the group\'s name that the PodCliqueSet does not control is never scaled by the reconcile, and no request is published for its replicas', async () => {
+    const namespace = await createTestNamespace(kubeConfig, 'lpx-planted-group');
+    const name = 'planted';
+    await applyDgd(aHybridDgd(namespace, name, { replicas: 2 }));
+    await reconcileAll(enabled, namespace, name);
+    const pcsName = await lpxPcsName(namespace, name);
+    const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+    const groupConfig = (pcs?.['spec'] as { template: { podCliqueScalingGroups: { minAvailable: number; cliqueNames: string[] }[] } } | undefined)?.template.podCliqueScalingGroups[0];
+    if (pcs === undefined || groupConfig === undefined) throw new Error('no LPX PodCliqueSet');
+    // Someone else's object under Grove's name and label, before Grove makes its own: no controller reference, 5 available engines.
+    const planted = await user.apply({
+      apiVersion: GROVE,
+      kind: 'PodCliqueScalingGroup',
+      metadata: { name: `${pcsName}-0-lpx`, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
+      spec: { replicas: 5, minAvailable: groupConfig.minAvailable, cliqueNames: groupConfig.cliqueNames },
+    });
+    await user.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', metadata: { name: `${pcsName}-0-lpx`, namespace }, status: { observedGeneration: planted.metadata.generation, replicas: 5, scheduledReplicas: 5, updatedReplicas: 5, availableReplicas: 5 } }, { force: true });
+    await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs.metadata.generation, availableReplicas: 0, updatedReplicas: 0 } }, { force: true });
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    expect(await groupReplicas(namespace, pcsName)).toBe(5);
+    expect(await requestsOf(namespace)).toEqual([]);
+  });
+
   it('Coherent, explicit replicas: cleanup waits until capacity can be reduced (ScalingDeferred), then proceeds', async () => {
     const { namespace, name, pcsName } = await graphWithExpiringRequests('lpx-coh', { replicas: 2 }, { 'nvidia.com/grove-update-strategy': 'Coherent' }, 2, [0]);
     const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
