@@ -440,7 +440,8 @@ describe('DGDR lifecycle with kwok', () => {
       metadata: { name: 'dgdr-output-forge-victim', ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'forge-victim', uid: victim.metadata.uid, controller: true }] },
       data: SUCCESS(OUT1),
     };
-    await writeOutput(author, SUCCESS(`${OUT3}---\n${stringifyYaml(forged)}`));
+    // Its own planner ConfigMap under a name no other test here uses (the success test creates planner-config-fb8c).
+    await writeOutput(author, SUCCESS(`${OUT3.replaceAll('planner-config-fb8c', 'planner-config-forg')}---\n${stringifyYaml(forged)}`));
     await waitForPhase('forge-author', 'Deploying');
     const created = await eventually('ConfigMap dgdr-output-forge-victim', () => user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-forge-victim' }));
     expect(created.metadata['ownerReferences']).toBeUndefined();
