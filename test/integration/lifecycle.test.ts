@@ -379,6 +379,42 @@ describe('ownership safety: "never touching objects we do not own" (issue 7 part
   });
 });
 
+describe('issue 20 "the same rule everywhere a function reads what a Job or a user could also write": Grove children', () => {
+  it('a PodClique planted at a rendered clique name, controlled by another object and reporting ready, is not the DGD\'s: no scale write reaches it and the component reads "resource not found"', async () => {
+    const namespace = await createTestNamespace(kubeConfig, 'planted');
+    // The planted clique's controller exists (the garbage collector runs here and would remove a clique whose owner does not).
+    const decoy = await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'decoy', namespace } });
+    const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'decoy', uid: decoy.metadata.uid, controller: true }];
+    const planted = await user.apply({
+      apiVersion: GROVE,
+      kind: 'PodClique',
+      metadata: { name: 'graph-0-frontend', namespace, labels: { 'app.kubernetes.io/part-of': 'graph', 'app.kubernetes.io/managed-by': 'grove-operator' }, ownerReferences },
+      spec: { roleName: 'frontend', replicas: 3, podSpec: { containers: [{ name: 'main', image: IMAGE }] } },
+    });
+    await user.applyStatus(
+      { apiVersion: GROVE, kind: 'PodClique', metadata: { name: 'graph-0-frontend', namespace }, status: { observedGeneration: planted.metadata.generation, replicas: 3, readyReplicas: 3, updatedReplicas: 3, scheduledReplicas: 3, scheduleGatedReplicas: 0 } },
+      { force: true },
+    );
+
+    await user.apply(aDgd(namespace, 'graph', 1), { force: true });
+    const pcs = await eventually('PodCliqueSet', () => getPcs(namespace, 'graph'));
+    // Acting as Grove: it creates the worker's clique (the frontend's name is taken, so it cannot create that one) and reports progress.
+    await groveCreatesCliques(pcs);
+    await groveReportsCliquesReady(namespace, 'graph');
+    await groveReportsPcs(pcs, undefined);
+    // The pass after Grove's writes: the real worker clique is read as ready.
+    await eventually('components.worker ready', async () => {
+      const worker = ((await getDgd(namespace, 'graph'))?.['status'] as { components?: Record<string, { readyReplicas?: number }> } | undefined)?.components?.['worker'];
+      return worker?.readyReplicas === 1 ? true : undefined;
+    }, SECONDS);
+    await bridge.idle();
+
+    expect(conditionOf(await getDgd(namespace, 'graph'), 'Ready')).toMatchObject({ status: 'False', message: 'frontend: resource not found' });
+    const stored = await user.get({ apiVersion: GROVE, kind: 'PodClique', namespace, name: 'graph-0-frontend' });
+    expect({ replicas: (stored?.['spec'] as { replicas?: number } | undefined)?.replicas, ownerReferences: stored?.metadata.ownerReferences }).toEqual({ replicas: 3, ownerReferences });
+  });
+});
+
 describe('deletion: "Nothing is written to a DGD under deletion or to its children" (issue 8 part 6)', () => {
   it('a DGD held by a finalizer while deleted gets no status write, and a deleted child is not recreated', async () => {
     const namespace = await createTestNamespace(kubeConfig, 'deleting');

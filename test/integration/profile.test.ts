@@ -17,7 +17,7 @@ import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
 import { startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
 import profile from '../../functions/profile/index.js';
@@ -427,6 +427,29 @@ describe('DGDR lifecycle with kwok', () => {
     expect(failed.metadata.annotations?.['nvidia.com/generated-dgd-spec']).toBeUndefined();
     expect(await user.get({ ...DGD, namespace, name: 'swapped-dgd' })).toBeUndefined();
     expect((await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-swapped' }))?.metadata.resourceVersion).toBe(planted?.metadata.resourceVersion);
+  });
+
+  it('issue 20 "the same rule everywhere": a ConfigMap in one request\'s profiling output (its author\'s to write through overrides.profilingJob) that carries a controller reference to another request is created without it: the other request does not read it as its output, fails naming it, and deploys nothing', async () => {
+    const victim = await createDgdr('forge-victim', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/run-duration': '6s' }) });
+    await createDgdr('forge-author', { hardware: HARDWARE });
+    const author = await waitForPhase('forge-author', 'Profiling');
+    // The author's profiler writes the victim's output name, "controlled" by the victim, holding the DGD the author chose.
+    const forged = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'dgdr-output-forge-victim', ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'forge-victim', uid: victim.metadata.uid, controller: true }] },
+      data: SUCCESS(OUT1),
+    };
+    // Its own planner ConfigMap under a name no other test here uses (the success test creates planner-config-fb8c).
+    await writeOutput(author, SUCCESS(`${OUT3.replaceAll('planner-config-fb8c', 'planner-config-forg')}---\n${stringifyYaml(forged)}`));
+    await waitForPhase('forge-author', 'Deploying');
+    const created = await eventually('ConfigMap dgdr-output-forge-victim', () => user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-forge-victim' }));
+    expect(created.metadata['ownerReferences']).toBeUndefined();
+    expect(created.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': 'forge-author', 'dgdr.nvidia.com/uid': author.metadata.uid });
+    // kwok completes the victim's pod (6 s): an output it cannot prove its own is neither read nor deployed.
+    const failed = await waitForPhase('forge-victim', 'Failed');
+    expect(condition(failed, 'Profiling')).toMatchObject({ status: 'False', reason: 'OutputConfigMapConflict' });
+    expect(await user.get({ ...DGD, namespace, name: 'forge-victim-dgd' })).toBeUndefined();
   });
 
   it('issue 20 "names and name-labels alone never prove it": a planner ConfigMap planted with the request\'s name labels before it deploys is neither adopted nor deployed; the request fails naming it', async () => {

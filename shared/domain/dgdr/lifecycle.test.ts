@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import { DgdrSchema, formatIssue, type Condition, type Dgdr } from '../../api/index.js';
 import { validateDgd } from '../admission/index.js';
 import { classifyOutputConfigMap, decideDgdr, decidePlannerConfigMapConflict, isPlannerConfigMapOurs, isRequestsDgd, plannerConfigMapNames, succeededCondition, type ChildFacts, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
@@ -278,6 +278,36 @@ describe('decideDgdr', () => {
     ]);
     expect(desired.configMaps.map((c) => (c['metadata'] as Obj)['ownerReferences'])).toEqual([undefined]);
     expect(desired.events).toEqual([{ type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: 'DynamoGraphDeployment spec generated successfully' }]);
+  });
+
+  it('issue 20 "the same rule everywhere" and upstream createAdditionalResources ("Create/update with no owner reference"): a planner ConfigMap from the profiling output (which overrides.profilingJob lets the request\'s author write) is created with its name, labels and annotations only; a controller reference to another request, finalizers, a namespace and a uid label it carries are not', () => {
+    const documents = parseAllDocuments(OUT3).map((d) => d.toJS() as Obj);
+    const planted = documents.map((d) =>
+      d['kind'] === 'ConfigMap'
+        ? {
+            ...d,
+            metadata: {
+              ...(d['metadata'] as Obj),
+              namespace: 'elsewhere',
+              labels: { app: 'planner', 'dgdr.nvidia.com/uid': 'other-uid' },
+              annotations: { note: 'kept' },
+              finalizers: ['example.com/hold'],
+              ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'other', uid: 'other-uid', controller: true, blockOwnerDeletion: true }],
+            },
+          }
+        : d,
+    );
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': planted.map((d) => stringifyYaml(d)).join('---\n') };
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deploying');
+    expect(desired.configMaps.map((c) => c['metadata'])).toEqual([
+      {
+        name: 'planner-config-fb8c',
+        namespace: 'ns',
+        labels: { app: 'planner', 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' },
+        annotations: { note: 'kept' },
+      },
+    ]);
   });
 
   it('Profiling done, autoApply false -> Ready, "Generated spec is available in annotation nvidia.com/generated-dgd-spec"', () => {

@@ -556,7 +556,10 @@ function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: Sta
   const configMaps = generated.additional
     .filter((d) => d['kind'] === 'ConfigMap' && d['apiVersion'] === 'v1')
     // Stamped with the request's uid (issue 20): the proof read before adopting one into the DGD.
-    .map((cm) => ({ ...cm, metadata: { ...(isObject(cm['metadata']) ? cm['metadata'] : {}), namespace, labels: { ...labelsOf(cm), ...creationLabels(dgdr) } } }));
+    // Only its name and annotations are taken from the output: the profiling output is the request author's to write
+    // (overrides.profilingJob), and an owner reference or finalizer in it would have this function forge another
+    // object's proof (a controller reference to another request's uid); upstream creates them with no owner.
+    .map((cm) => ({ ...cm, metadata: { ...outputMetadata(cm), namespace, labels: { ...labelsOf(cm), ...creationLabels(dgdr) } } }));
   return {
     ...NOTHING,
     annotations: { [ANNOTATION_GENERATED_DGD_SPEC]: stringifyYaml(dgd), ...(additionalYaml === '' ? {} : { [ANNOTATION_ADDITIONAL_RESOURCES]: additionalYaml }) },
@@ -568,6 +571,12 @@ function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: Sta
       ...findDeprecatedTargetTranslations(dgd, dgdr.spec.overrides?.dgd).map((warning) => ({ type: 'Warning' as const, reason: 'DeprecatedOverrideTarget', action: 'Create', note: formatOverrideWarning(warning) })),
     ],
   };
+}
+
+/** The `metadata.name` and `metadata.annotations` of a profiling-output object, nothing else of its metadata. Pure. */
+function outputMetadata(object: Obj): Obj {
+  const metadata = isObject(object['metadata']) ? object['metadata'] : {};
+  return Object.fromEntries((['name', 'annotations'] as const).filter((key) => metadata[key] !== undefined).map((key) => [key, metadata[key]]));
 }
 
 function labelsOf(object: Obj): Record<string, string> {
