@@ -55,7 +55,8 @@
 //   --no-snapshot-blobs writes the snapshot bundles but not the blobs: the Dockerfile's build stage)
 //   (--entries admission,reconcile builds only those bundles, for a quicker look;
 //   --metafile writes dist/bundles/<entry>.meta.json, esbuild's record of what each output holds:
-//   open it in https://esbuild.github.io/analyze/ to see what a function loads at start)
+//   open it in https://esbuild.github.io/analyze/ to see what a function loads at start; and
+//   <function>.snapshot.meta.json, what each snapshot bundle holds)
 //   (default: both, into dist/; --only dynamo-fn is the old name of --only bundles)
 // Run from the repository root.
 import { spawnSync } from 'node:child_process';
@@ -222,6 +223,7 @@ async function buildSnapshotBundles(dir, names) {
     keepNames: true,
     legalComments: 'none',
     write: false,
+    metafile: true,
     logLevel: 'warning',
     define: { __DYNAMO_FN_VERSION__: JSON.stringify(version), 'import.meta.url': 'globalThis.__dynamoFnBundleUrl' },
   };
@@ -246,6 +248,7 @@ async function buildSnapshotBundles(dir, names) {
         plugins: [lazyBuiltinsForSnapshot, separateForSnapshot, withoutSideEffects, lazyOpenTelemetryInPromClient],
       });
       sizes[name] = write(path.join(dir, `${name}.snapshot.cjs`), result);
+      if (values.metafile) writeFileSync(path.join(dir, `${name}.snapshot.meta.json`), JSON.stringify(result.metafile));
     }),
   );
   return sizes;
