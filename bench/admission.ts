@@ -18,12 +18,15 @@
  * @module
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
 import { pino } from 'pino';
 import { Pool } from 'undici';
 import { generateServingCertificates, type ServingCertificates } from '../functions/admission/dev-certs.js';
@@ -293,6 +296,38 @@ function table(results: readonly Measurement[], aim: { readonly isSerial: boolea
   return [line(header), `|${widths.map((w, i) => (i >= 3 && i <= 9 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
+/**
+ * Bundles this file's server side as the function ships (scripts/build.mjs
+ * `buildSnapshotBundles`: esbuild, whitespace and syntax minified, identifiers kept, no
+ * `keepNames`), so the servers run the code the image runs, not tsx's transform of the sources
+ * (which wraps every named function in esbuild's `__name`: 0.1x of the bare server's CPU per
+ * mutate review, 2026-12-02). The bare server is in the same bundle, so both sides run alike.
+ * Returns the bundle's path in `dir` (under the repository's dist/, so `esbuild` and `undici`,
+ * left external, resolve).
+ */
+async function buildServerBundle(dir: string): Promise<string> {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const { version } = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { version: string };
+  const outfile = path.join(dir, 'admission-bench-server.mjs');
+  await build({
+    entryPoints: [fileURLToPath(import.meta.url)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    minifyIdentifiers: false,
+    logLevel: 'warning',
+    // Left out: only the client side (this process) uses them.
+    external: ['esbuild', 'undici'],
+    define: { __DYNAMO_FN_VERSION__: JSON.stringify(version) },
+    banner: { js: "import { createRequire as __benchCreateRequire } from 'node:module'; const require = __benchCreateRequire(import.meta.url);" },
+  });
+  return outfile;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -311,8 +346,13 @@ async function main(): Promise<number> {
   }
   const options = { requests: Number(values.requests), warmup: Number(values.warmup), concurrency: Number(values.concurrency), rounds: Math.max(1, Number(values.rounds)) };
   const certs = await generateServingCertificates();
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server-child', '--log-level', values['log-level']], {
-    execArgv: ['--import', 'tsx', ...(process.env['BENCH_CPU_PROF'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_CPU_PROF']])],
+  // Under dist/ (ignored by git), so the bundle's external imports resolve from node_modules.
+  const benchDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
+  await mkdir(benchDist, { recursive: true });
+  const serverDir = await mkdtemp(path.join(benchDist, 'bench-admission-'));
+  const serverScript = await buildServerBundle(serverDir);
+  const child: ChildProcess = fork(serverScript, ['--server-child', '--log-level', values['log-level']], {
+    execArgv: process.env['BENCH_CPU_PROF'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_CPU_PROF']],
     env: { ...process.env, BENCH_CERTS: JSON.stringify(certs) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -369,6 +409,7 @@ async function main(): Promise<number> {
     const timer = setTimeout(() => child.kill(), 5000);
     await exited;
     clearTimeout(timer);
+    await rm(serverDir, { recursive: true, force: true });
   }
 }
 

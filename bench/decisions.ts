@@ -43,8 +43,8 @@ function aCompletedRequest(): DgdrObserved {
 function aClaimUnderDeletion(): Parameters<typeof decideTraceClaim> {
   const claim = { name: 'trace', isDeleting: true, volumeMode: 'Filesystem', phase: 'Bound', finalizers: ['nvidia.com/dgdr-run-run-a', 'nvidia.com/dgdr-run-run-b', 'nvidia.com/dgdr-run-run-c'] };
   const readers = new Map<string, ClaimReader>([
-    ['run-a', { runUid: 'run-a', run: { name: 'req-1', isComplete: true }, jobs: [] }],
-    ['run-b', { runUid: 'run-b', run: { name: 'req-2', isComplete: false }, jobs: [{ name: 'req-2-job', uid: 'j2', isDeleting: false, outcome: 'Active', failureMessage: undefined }] }],
+    ['run-a', { runUid: 'run-a', run: { name: 'req-1', isComplete: true, claimName: 'trace' }, jobs: [] }],
+    ['run-b', { runUid: 'run-b', run: { name: 'req-2', isComplete: false, claimName: 'trace' }, jobs: [{ name: 'req-2-job', uid: 'j2', isDeleting: false, outcome: 'Active', failureMessage: undefined }] }],
     ['run-c', { runUid: 'run-c', run: undefined, jobs: [] }],
   ]);
   return [claim, readers];

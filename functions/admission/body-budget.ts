@@ -13,7 +13,7 @@
  * @module
  */
 import type { IncomingMessage } from 'node:http';
-import type { ReviewQueue } from './review-queue.js';
+import type { AcquireOptions, ReviewQueue } from './review-queue.js';
 
 export type BudgetedBody =
   /** The whole body; call `release` once the answer is written (the bytes are held until then). */
@@ -42,20 +42,29 @@ export interface BudgetedBodyOptions {
   readonly sourceBudget?: { readonly budget: ReviewQueue; readonly budgetBytes: number };
 }
 
-/** Takes `units` from each budget in order, all or none, at once; undefined when any has no room. */
-function tryAcquireAll(budgets: readonly ReviewQueue[], units: number, isPriority: boolean): (() => void) | undefined {
-  const taken: (() => void)[] = [];
-  for (const budget of budgets) {
-    const slot = budget.tryAcquire(units, { isPriority });
-    if (slot === undefined) {
-      for (const release of taken) release();
-      return undefined;
+const PRIORITY: AcquireOptions = { isPriority: true };
+const ORDINARY: AcquireOptions = { isPriority: false };
+
+/**
+ * Takes `units` from each budget in order, all or none, at once, adding what each gave to
+ * `held` (one count per budget, given back together: no slot per chunk); false when any had no room.
+ */
+function tryTakeAll(budgets: readonly ReviewQueue[], held: number[], units: number, isPriority: boolean): boolean {
+  const options = isPriority ? PRIORITY : ORDINARY;
+  const first = budgets[0] as ReviewQueue;
+  const taken = first.tryTake(units, options);
+  if (taken === 0) return false;
+  const second = budgets[1];
+  if (second !== undefined) {
+    const alsoTaken = second.tryTake(units, options);
+    if (alsoTaken === 0) {
+      first.give(taken);
+      return false;
     }
-    taken.push(slot.release);
+    held[1] = (held[1] ?? 0) + alsoTaken;
   }
-  return () => {
-    for (const release of taken) release();
-  };
+  held[0] = (held[0] ?? 0) + taken;
+  return true;
 }
 
 /** Waits for `units` from each budget in turn (source first), all or none. Never rejects. */
@@ -84,90 +93,139 @@ async function acquireAll(budgets: readonly ReviewQueue[], units: number, isPrio
  */
 export function readBodyWithinBudget(request: IncomingMessage, options: BudgetedBodyOptions): Promise<BudgetedBody> {
   if (request.destroyed) return Promise.resolve({ ok: false, reason: 'Aborted' });
-  const { maxBodyBytes, timeoutMs, budget, sourceBudget } = options;
-  const budgets = sourceBudget === undefined ? [budget] : [sourceBudget.budget, budget];
+  const { sourceBudget } = options;
+  const budgets = sourceBudget === undefined ? [options.budget] : [sourceBudget.budget, options.budget];
   const budgetBytes = Math.min(options.budgetBytes, sourceBudget?.budgetBytes ?? Infinity);
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const releases: (() => void)[] = [];
-    let receivedBytes = 0;
-    let heldBytes = 0;
-    let isDone = false;
-    let remainingMs = timeoutMs;
-    let armedAt = 0;
-    let timer: NodeJS.Timeout | undefined;
-    const releaseAll = (): void => {
-      for (const release of releases.splice(0)) release();
-    };
-    const arm = (): void => {
-      armedAt = performance.now();
-      timer = setTimeout(() => fail({ ok: false, reason: 'TimedOut', receivedBytes }), remainingMs);
-    };
-    const disarm = (): void => {
-      clearTimeout(timer);
-      remainingMs = Math.max(0, remainingMs - (performance.now() - armedAt));
-    };
-    const detach = (): void => {
-      isDone = true;
-      clearTimeout(timer);
-      request.off('data', onData);
-      request.off('end', onEnd);
-      request.off('error', onAbort);
-      request.off('close', onAbort);
-    };
-    const fail = (result: Exclude<BudgetedBody, { ok: true }>): void => {
-      if (isDone) return;
-      request.pause();
-      detach();
-      chunks.length = 0;
-      releaseAll();
-      resolve(result);
-    };
-    const onData = (chunk: Buffer): void => {
-      receivedBytes += chunk.length;
-      if (receivedBytes > maxBodyBytes) {
-        fail({ ok: false, reason: 'TooLarge' });
+  return new Promise((resolve) => new BodyReader(request, options.maxBodyBytes, options.timeoutMs, budgets, budgetBytes, resolve).start());
+}
+
+/** The body deadline's timer callback (a plain function given the reader: no closure per review). */
+function onBodyTimedOut(reader: BodyReader): void {
+  reader.fail({ ok: false, reason: 'TimedOut', receivedBytes: reader.receivedBytes });
+}
+
+/**
+ * One body being read: its chunks, the bytes it holds from each budget and its deadline. A
+ * class, so a review allocates one object and three bound listeners rather than a closure per
+ * step (the server reads one body per review).
+ */
+class BodyReader {
+  private readonly chunks: Buffer[] = [];
+  /** Slots of bytes that had to wait for room. */
+  private readonly releases: (() => void)[] = [];
+  /** Bytes taken at once from each budget (in `budgets` order), given back together. */
+  private readonly held: number[] = [0, 0];
+  receivedBytes = 0;
+  private heldBytes = 0;
+  private isDone = false;
+  private remainingMs: number;
+  private armedAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onData: (chunk: Buffer) => void;
+  private readonly onEnd: () => void;
+  private readonly onAbort: () => void;
+
+  constructor(
+    private readonly request: IncomingMessage,
+    private readonly maxBodyBytes: number,
+    timeoutMs: number,
+    private readonly budgets: readonly ReviewQueue[],
+    private readonly budgetBytes: number,
+    private readonly resolve: (result: BudgetedBody) => void,
+  ) {
+    this.remainingMs = timeoutMs;
+    this.onData = this.data.bind(this);
+    this.onEnd = this.end.bind(this);
+    this.onAbort = this.abort.bind(this);
+  }
+
+  start(): void {
+    this.arm();
+    this.request.on('data', this.onData);
+    this.request.on('end', this.onEnd);
+    this.request.on('error', this.onAbort);
+    this.request.on('close', this.onAbort);
+  }
+
+  /** Gives back every byte held; idempotent (the answer's `release`, or a failure). */
+  releaseAll(): void {
+    for (let i = 0; i < this.budgets.length; i += 1) {
+      const units = this.held[i] ?? 0;
+      this.held[i] = 0;
+      (this.budgets[i] as ReviewQueue).give(units);
+    }
+    for (const release of this.releases.splice(0)) release();
+  }
+
+  fail(result: Exclude<BudgetedBody, { ok: true }>): void {
+    if (this.isDone) return;
+    this.request.pause();
+    this.detach();
+    this.chunks.length = 0;
+    this.releaseAll();
+    this.resolve(result);
+  }
+
+  private arm(): void {
+    this.armedAt = performance.now();
+    this.timer = setTimeout(onBodyTimedOut, this.remainingMs, this);
+  }
+
+  private disarm(): void {
+    clearTimeout(this.timer);
+    this.remainingMs = Math.max(0, this.remainingMs - (performance.now() - this.armedAt));
+  }
+
+  private detach(): void {
+    this.isDone = true;
+    clearTimeout(this.timer);
+    this.request.off('data', this.onData);
+    this.request.off('end', this.onEnd);
+    this.request.off('error', this.onAbort);
+    this.request.off('close', this.onAbort);
+  }
+
+  private data(chunk: Buffer): void {
+    this.receivedBytes += chunk.length;
+    if (this.receivedBytes > this.maxBodyBytes) {
+      this.fail({ ok: false, reason: 'TooLarge' });
+      return;
+    }
+    this.chunks.push(chunk);
+    const wanted = Math.min(chunk.length, this.budgetBytes - this.heldBytes);
+    if (wanted <= 0) return;
+    // The first chunk queues in arrival order; later ones go first (see AcquireOptions.isPriority).
+    const isPriority = this.heldBytes > 0;
+    if (tryTakeAll(this.budgets, this.held, wanted, isPriority)) {
+      this.heldBytes += wanted;
+      return;
+    }
+    // No room now: stop reading, wait in line for these bytes, then carry on.
+    this.request.pause();
+    this.disarm();
+    void acquireAll(this.budgets, wanted, isPriority).then((granted) => {
+      if (!granted.ok) {
+        this.fail({ ok: false, reason: granted.reason });
         return;
       }
-      chunks.push(chunk);
-      const wanted = Math.min(chunk.length, budgetBytes - heldBytes);
-      if (wanted <= 0) return;
-      // The first chunk queues in arrival order; later ones go first (see AcquireOptions.isPriority).
-      const isPriority = heldBytes > 0;
-      const release = tryAcquireAll(budgets, wanted, isPriority);
-      if (release !== undefined) {
-        heldBytes += wanted;
-        releases.push(release);
+      if (this.isDone) {
+        granted.release();
         return;
       }
-      // No room now: stop reading, wait in line for these bytes, then carry on.
-      request.pause();
-      disarm();
-      void acquireAll(budgets, wanted, isPriority).then((granted) => {
-        if (!granted.ok) {
-          fail({ ok: false, reason: granted.reason });
-          return;
-        }
-        if (isDone) {
-          granted.release();
-          return;
-        }
-        heldBytes += wanted;
-        releases.push(granted.release);
-        arm();
-        request.resume();
-      });
-    };
-    const onEnd = (): void => {
-      if (isDone) return;
-      detach();
-      resolve({ ok: true, body: Buffer.concat(chunks, receivedBytes), release: releaseAll });
-    };
-    const onAbort = (): void => fail({ ok: false, reason: 'Aborted' });
-    arm();
-    request.on('data', onData);
-    request.on('end', onEnd);
-    request.on('error', onAbort);
-    request.on('close', onAbort);
-  });
+      this.heldBytes += wanted;
+      this.releases.push(granted.release);
+      this.arm();
+      this.request.resume();
+    });
+  }
+
+  private end(): void {
+    if (this.isDone) return;
+    this.detach();
+    this.resolve({ ok: true, body: Buffer.concat(this.chunks, this.receivedBytes), release: this.releaseAll.bind(this) });
+  }
+
+  private abort(): void {
+    this.fail({ ok: false, reason: 'Aborted' });
+  }
 }

@@ -25,15 +25,19 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import type { DestinationStream } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import { ConfigError, parseConfig, serveUntilSignal } from '../../shared/runtime/index.js';
 import { DEFAULT_OPERATOR_VERSION } from '../../shared/api/index.js';
 import {
   DEFAULT_DCGM_ENDPOINT_TEMPLATE,
+  DEFAULT_EXPORTER_NAMESPACES,
   DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE,
   ENV_DCGM_ENDPOINT_TEMPLATE,
+  ENV_EXPORTER_NAMESPACES,
   ENV_INTEL_XPU_ENDPOINT_TEMPLATE,
+  EXPORTER_NAMESPACES_EXPECTED,
   canonicalVersion,
+  parseExporterNamespaces,
   type ClusterTopologyObservation,
   type DcgmFacts,
   type NodeFacts,
@@ -93,12 +97,16 @@ export function discoveryBudgetSeconds(webhookTimeoutSeconds: number): number {
   return Math.max(1, webhookTimeoutSeconds - WEBHOOK_ANSWER_MARGIN_SECONDS);
 }
 
-/** How admission reads the metrics exporters: where, within which budget, with which cache (one per process, as upstream's operator keeps one). */
+/** How admission reads the metrics exporters: where, within which budget, with which cache (one per process, as upstream's operator keeps one), trusting which namespaces, logging where. */
 export interface ExporterLoaderOptions {
   readonly templates?: Partial<MetricsEndpointTemplates>;
   readonly budgetSeconds: number;
   readonly cache?: GpuDiscoveryCache;
   readonly scrape?: ScrapeMetrics;
+  /** `GPU_EXPORTER_NAMESPACES` parsed; absent: `gpu-operator` (shared/domain `DEFAULT_EXPORTER_NAMESPACES`). */
+  readonly trustedNamespaces?: readonly string[];
+  /** Where untrusted exporter pods are logged (warn). */
+  readonly log?: Pick<Logger, 'debug' | 'warn'>;
 }
 
 /**
@@ -115,6 +123,8 @@ export function createExporterLoader(kube: Kube, options: ExporterLoaderOptions)
       ...(gpuSku === undefined ? {} : { gpuSku }),
       ...(options.cache === undefined ? {} : { cache: options.cache }),
       ...(options.scrape === undefined ? {} : { scrape: options.scrape }),
+      ...(options.trustedNamespaces === undefined ? {} : { trustedNamespaces: options.trustedNamespaces }),
+      ...(options.log === undefined ? {} : { log: options.log }),
     });
 }
 
@@ -187,6 +197,9 @@ Environment:
                          where DCGM exporter pods are scraped (default ${DEFAULT_DCGM_ENDPOINT_TEMPLATE})
   ${ENV_INTEL_XPU_ENDPOINT_TEMPLATE}
                          where Intel XPU exporter pods are scraped (default ${DEFAULT_INTEL_XPU_ENDPOINT_TEMPLATE})
+  ${ENV_EXPORTER_NAMESPACES}
+                         the namespaces whose DaemonSet-controlled exporter pods are trusted, comma
+                         separated (default ${DEFAULT_EXPORTER_NAMESPACES.join(',')}); "*" trusts any namespace, as upstream
   OPERATOR_VERSION       stamped on every new DGD as nvidia.com/dynamo-operator-origin-version (never over
                          a value already there), and the DGDR default profiler image
                          nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version> (a semantic version; default ${DEFAULT_OPERATOR_VERSION})
@@ -301,13 +314,16 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
   const dgdr = { operatorVersion: operatorVersion === '' ? DEFAULT_OPERATOR_VERSION : operatorVersion, ...(defaultImage === '' ? {} : { defaultImage }) };
   // v1beta2 hardware discovery lists the Nodes (dgdrV1Beta2.enabled only; the chart grants the list).
   let listNodes: (() => Promise<readonly NodeFacts[]>) | undefined;
-  let loadExporters: ((gpuSku: string | undefined) => Promise<DcgmFacts>) | undefined;
+  // Made once the server's logger exists (untrusted exporter pods are logged).
+  let loadExporters: ((log: Logger) => (gpuSku: string | undefined) => Promise<DcgmFacts>) | undefined;
   let readClusterTopology: ((name: string) => Promise<ClusterTopologyObservation>) | undefined;
   if (config.dgdrV1Beta2Enabled) {
     const timeoutText = deps.env['WEBHOOK_TIMEOUT_SECONDS'] ?? '';
     const isTimeoutValid = timeoutText === '' || (/^\d+$/.test(timeoutText.trim()) && Number(timeoutText) >= 1 && Number(timeoutText) <= 30);
     if (!isTimeoutValid) return fail(`WEBHOOK_TIMEOUT_SECONDS must be an integer from 1 to 30 (the webhooks' timeoutSeconds), got ${JSON.stringify(timeoutText)}`);
     const webhookTimeoutSeconds = timeoutText === '' ? DEFAULT_WEBHOOK_TIMEOUT_SECONDS : Number(timeoutText);
+    const exporterNamespaces = parseExporterNamespaces(deps.env[ENV_EXPORTER_NAMESPACES]);
+    if (!exporterNamespaces.ok) return fail(`${ENV_EXPORTER_NAMESPACES} must be ${EXPORTER_NAMESPACES_EXPECTED}, got ${JSON.stringify(deps.env[ENV_EXPORTER_NAMESPACES])}`);
     let kubeConfig: KubeConnectionConfig | undefined;
     try {
       kubeConfig = await loadKubeConnection(config.kubeconfigPath, deps.env);
@@ -322,11 +338,15 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
     readClusterTopology = createClusterTopologyReader(kube);
     const dcgmTemplate = deps.env[ENV_DCGM_ENDPOINT_TEMPLATE] ?? '';
     const intelXpuTemplate = deps.env[ENV_INTEL_XPU_ENDPOINT_TEMPLATE] ?? '';
-    loadExporters = createExporterLoader(kube, {
-      templates: { ...(dcgmTemplate === '' ? {} : { dcgm: dcgmTemplate }), ...(intelXpuTemplate === '' ? {} : { intelXpu: intelXpuTemplate }) },
-      budgetSeconds: discoveryBudgetSeconds(webhookTimeoutSeconds),
-      cache: new GpuDiscoveryCache(() => new Date()),
-    });
+    const cache = new GpuDiscoveryCache(() => new Date());
+    loadExporters = (log) =>
+      createExporterLoader(kube, {
+        templates: { ...(dcgmTemplate === '' ? {} : { dcgm: dcgmTemplate }), ...(intelXpuTemplate === '' ? {} : { intelXpu: intelXpuTemplate }) },
+        budgetSeconds: discoveryBudgetSeconds(webhookTimeoutSeconds),
+        cache,
+        trustedNamespaces: exporterNamespaces.namespaces,
+        log,
+      });
   }
   // Plain HTTP is for local tools: never expose it beyond loopback unless asked to.
   const host = values.host ?? (isPlain ? '127.0.0.1' : undefined);
@@ -342,7 +362,7 @@ export async function serve(argv: readonly string[], deps: AdmissionServeDeps = 
         ...(tls === undefined ? {} : { tls }),
         config: { lpxEnabled: config.lpxEnabled, modelRegistryUrl: config.lpxModelRegistryUrl, replicasModifiers: config.replicasModifiers, dgdr },
         ...(listNodes === undefined ? {} : { listNodes }),
-        ...(loadExporters === undefined ? {} : { loadExporters }),
+        ...(loadExporters === undefined ? {} : { loadExporters: loadExporters(log) }),
         ...(readClusterTopology === undefined ? {} : { readClusterTopology }),
         maxBodyBytes,
         shutdownDelaySeconds,

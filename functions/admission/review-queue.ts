@@ -50,6 +50,14 @@ export interface ReviewQueue {
   acquire(units?: number, options?: AcquireOptions): Promise<SlotResult>;
   /** Takes `units` at once when they are free and nobody waits ahead; otherwise undefined (nothing taken, nothing queued). */
   tryAcquire(units: number, options?: AcquireOptions): { readonly release: () => void } | undefined;
+  /**
+   * {@link tryAcquire} without a slot object, for a caller that counts what it holds (a body's
+   * bytes, chunk by chunk): the units taken (`units` as {@link acquire} counts them), or 0 when
+   * none were. Give them back with {@link give}.
+   */
+  tryTake(units: number, options?: AcquireOptions): number;
+  /** Gives back units taken with {@link tryTake} (the sum of several takes at once is fine), letting waiters in. */
+  give(units: number): void;
   /** Units held now (reviews, or bytes for a byte budget). */
   readonly active: number;
   /** Reviews waiting for a slot now. */
@@ -98,12 +106,17 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
     };
   };
 
-  const tryAcquire = (requested: number, options: AcquireOptions = {}): { readonly release: () => void } | undefined => {
+  const tryTake = (requested: number, options?: AcquireOptions): number => {
     const units = Math.min(Math.max(1, Math.ceil(requested)), maxConcurrent);
-    const isAheadOfUs = options.isPriority === true ? waiters[0]?.isPriority === true : waiters.length > 0;
-    if (isAheadOfUs || active + units > maxConcurrent) return undefined;
+    const isAheadOfUs = options?.isPriority === true ? waiters[0]?.isPriority === true : waiters.length > 0;
+    if (isAheadOfUs || active + units > maxConcurrent) return 0;
     active += units;
-    return slot(units) as { readonly release: () => void };
+    return units;
+  };
+
+  const tryAcquire = (requested: number, options: AcquireOptions = {}): { readonly release: () => void } | undefined => {
+    const units = tryTake(requested, options);
+    return units === 0 ? undefined : (slot(units) as { readonly release: () => void });
   };
 
   return {
@@ -114,6 +127,12 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
       return waiters.length;
     },
     tryAcquire,
+    tryTake,
+    give(units: number): void {
+      if (units <= 0) return;
+      active -= units;
+      admitWaiters();
+    },
     acquire(requested = 1, options: AcquireOptions = {}): Promise<SlotResult> {
       const units = Math.min(Math.max(1, Math.ceil(requested)), maxConcurrent);
       const isPriority = options.isPriority === true;

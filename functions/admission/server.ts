@@ -210,11 +210,11 @@ export interface AdmissionServer {
 type ServerState = 'serving' | 'draining' | 'stopping' | 'closed';
 
 const TEXT_PLAIN = 'text/plain; charset=utf-8';
-const JSON_CONTENT: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
 
 /** `application/json`, with or without parameters (`; charset=utf-8`), in any case. */
 function isJsonContentType(value: string | undefined): boolean {
-  return value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
+  // The API server's exact value first (no string built); any other spelling is parsed.
+  return value === 'application/json' || value?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }
 
 function urlFor(isTls: boolean, address: AddressInfo): string {
@@ -256,13 +256,20 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
   const maxBufferedBodyBytesPerSource = Math.min(maxBufferedBodyBytes, options.maxBufferedBodyBytesPerSource ?? Math.max(maxBodyBytes, Math.floor(maxBufferedBodyBytes / DEFAULT_SOURCE_SHARE_DIVISOR)));
   /** Each source address's byte budget, while it has a body being read or answered. */
   const sourceBudgets = new Map<string, { readonly budget: ReturnType<typeof createReviewQueue>; users: number }>();
+  /**
+   * One idle source budget kept for the next address that needs one: a budget holding nothing
+   * with nobody waiting is as good as a new one, and one review at a time from one address (the
+   * API server's usual pace) otherwise made a new budget per review.
+   */
+  let spareSourceBudget: ReturnType<typeof createReviewQueue> | undefined;
   const takeSourceBudget = (address: string): { readonly budget: ReturnType<typeof createReviewQueue>; readonly budgetBytes: number; readonly done: () => void } => {
     let entry = sourceBudgets.get(address);
     if (entry === undefined) {
       entry = {
-        budget: createReviewQueue({ maxConcurrent: maxBufferedBodyBytesPerSource, maxQueued: options.maxQueuedReviews ?? DEFAULT_MAX_QUEUED_REVIEWS, queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS }),
+        budget: spareSourceBudget ?? createReviewQueue({ maxConcurrent: maxBufferedBodyBytesPerSource, maxQueued: options.maxQueuedReviews ?? DEFAULT_MAX_QUEUED_REVIEWS, queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS }),
         users: 0,
       };
+      spareSourceBudget = undefined;
       sourceBudgets.set(address, entry);
     }
     const taken = entry;
@@ -272,13 +279,40 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       budgetBytes: maxBufferedBodyBytesPerSource,
       done: () => {
         taken.users -= 1;
-        if (taken.users === 0 && sourceBudgets.get(address) === taken) sourceBudgets.delete(address);
+        if (taken.users !== 0 || sourceBudgets.get(address) !== taken) return;
+        sourceBudgets.delete(address);
+        if (taken.budget.active === 0 && taken.budget.queued === 0) spareSourceBudget = taken.budget;
       },
     };
   };
   const tlsMaterial = options.tls === undefined ? undefined : await readTlsMaterial(options.tls);
   const registry = options.registry ?? new Registry();
-  const reviews = new Counter({ name: 'dynamo_fn_admission_reviews_total', help: 'AdmissionReviews answered, by webhook, served version and verdict', labelNames: ['webhook', 'version', 'allowed'], registers: [registry] });
+  /**
+   * Answered reviews not yet added to `reviews`, by label set: counting one is a number's
+   * increment, and the counter gets the sums whenever it is read (its `collect`), so a scrape
+   * sees every review answered before it, as with an increment per review (which hashed the
+   * three labels each time).
+   */
+  const reviewCounts = new Map<string, { readonly labels: { readonly webhook: string; readonly version: string; readonly allowed: string }; count: number }>();
+  const countReview = (webhook: string, version: string, allowed: boolean): void => {
+    const key = `${webhook} ${version} ${allowed}`;
+    const entry = reviewCounts.get(key);
+    if (entry === undefined) reviewCounts.set(key, { labels: { webhook, version, allowed: String(allowed) }, count: 1 });
+    else entry.count += 1;
+  };
+  const reviews = new Counter({
+    name: 'dynamo_fn_admission_reviews_total',
+    help: 'AdmissionReviews answered, by webhook, served version and verdict',
+    labelNames: ['webhook', 'version', 'allowed'],
+    registers: [registry],
+    collect() {
+      for (const entry of reviewCounts.values()) {
+        if (entry.count === 0) continue;
+        this.inc(entry.labels, entry.count);
+        entry.count = 0;
+      }
+    },
+  });
   const rejected = new Counter({ name: 'dynamo_fn_admission_rejected_requests_total', help: 'Requests refused before review (bad body, too large, too slow, queue full, unknown path)', labelNames: ['code'], registers: [registry] });
   const duration = new Histogram({
     name: 'dynamo_fn_admission_review_duration_seconds',
@@ -287,6 +321,16 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
     registers: [registry],
   });
+  /** The histogram's child per webhook, bound once (its labels are not looked up per review). */
+  const durationOf = new Map<string, { observe(value: number): void }>();
+  const observeDuration = (webhook: string, seconds: number): void => {
+    let child = durationOf.get(webhook);
+    if (child === undefined) {
+      child = duration.labels({ webhook });
+      durationOf.set(webhook, child);
+    }
+    child.observe(seconds);
+  };
   new Gauge({ name: 'dynamo_fn_admission_reviews_active', help: 'Reviews holding body bytes (reading or answering)', registers: [registry], collect() { this.set(active); } });
   new Gauge({ name: 'dynamo_fn_admission_reviews_queued', help: 'Reviews waiting for body bytes', registers: [registry], collect() { this.set(bodyBudget.queued); } });
   new Gauge({ name: 'dynamo_fn_admission_body_bytes_buffered', help: 'Request body bytes reserved (reading, queued or being answered)', registers: [registry], collect() { this.set(bodyBudget.active); } });
@@ -308,6 +352,17 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     if (!response.hasHeader('content-type')) response.setHeader('content-type', TEXT_PLAIN);
     response.setHeader('content-length', Buffer.byteLength(body));
     response.writeHead(status);
+    response.end(body);
+  }
+
+  /**
+   * {@link send} of a 200 JSON answer (every answered review), its headers handed to `writeHead`
+   * as one list instead of set one by one: the same three headers in the same order.
+   */
+  function sendJson(response: ServerResponse, body: string): void {
+    if (response.headersSent || response.writableEnded) return;
+    const length = String(Buffer.byteLength(body));
+    response.writeHead(200, state === 'serving' ? ['content-type', 'application/json', 'content-length', length] : ['content-type', 'application/json', 'connection', 'close', 'content-length', length]);
     response.end(body);
   }
 
@@ -421,9 +476,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       send(response, 400, `${answer.message}\n`);
       return;
     }
-    send(response, 200, JSON.stringify(answer.review), JSON_CONTENT);
-    reviews.inc({ webhook: route.kind, version: route.version, allowed: String(answer.summary.allowed) });
-    duration.observe({ webhook: route.kind }, durationMs / 1000);
+    sendJson(response, JSON.stringify(answer.review));
+    countReview(route.kind, route.version, answer.summary.allowed);
+    observeDuration(route.kind, durationMs / 1000);
     const { uid, operation, namespace, name, allowed, issues, warnings, patchOperations } = answer.summary;
     reviewLog(route).info({ uid, operation, namespace, name, allowed, issues, warnings, patchOperations, durationMs }, 'Answered AdmissionReview');
   }
@@ -439,9 +494,9 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
       send(response, 400, `${answer.message}\n`);
       return;
     }
-    send(response, 200, JSON.stringify(answer.review), JSON_CONTENT);
-    reviews.inc({ webhook: 'convert', version: answer.summary.desiredAPIVersion, allowed: String(answer.summary.isSuccess) });
-    duration.observe({ webhook: 'convert' }, durationMs / 1000);
+    sendJson(response, JSON.stringify(answer.review));
+    countReview('convert', answer.summary.desiredAPIVersion, answer.summary.isSuccess);
+    observeDuration('convert', durationMs / 1000);
     if (answer.summary.isSuccess) log.debug({ webhook: 'convert', ...answer.summary, durationMs }, 'Answered ConversionReview');
     else log.warn({ webhook: 'convert', ...answer.summary, durationMs }, 'Refused ConversionReview');
   }
@@ -508,7 +563,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     const started = performance.now();
     const url = request.url ?? '/';
     const route = findWebhookRoute(url);
-    const isConvert = url.split('?')[0] === CONVERT_PATH;
+    const isConvert = route === undefined && url.split('?')[0] === CONVERT_PATH;
     if (route === undefined && !isConvert) {
       const path = url.split('?')[0];
       if ((path === '/healthz' || path === '/readyz') && (request.method === 'GET' || request.method === 'HEAD')) {

@@ -44,7 +44,7 @@ export async function load(deps: CleanupDeps, namespace: string, name: string, r
     // Only the Run's own Jobs (issue 20 item 1): a Job anyone labelled with the Run's uid is never stopped here, nor waited for.
     const jobs = (jobsByUid[index] ?? []).filter((job) => controllerUidOf(job) === uid).map(jobStateOf);
     const parsed = runObject === undefined ? undefined : RunSchema.safeParse(runObject);
-    const run = parsed?.success === true ? { name: parsed.data.metadata.name ?? '', isComplete: isRunComplete(parsed.data) } : undefined;
+    const run = parsed?.success === true ? { name: parsed.data.metadata.name ?? '', isComplete: isRunComplete(parsed.data), claimName: traceClaimNameOf(parsed.data) } : undefined;
     readers.set(uid, { runUid: uid, run, jobs });
   }
   return { object, claim, readers };

@@ -3,6 +3,8 @@
  * `dynamo-fn replay` uses): which events name a request, the answer for each outcome, and the
  * writes it makes. The same paths against the real API server are in test/integration/profile.test.ts.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMemoryKube } from '../../shared/dev/memory-kube.js';
@@ -11,6 +13,7 @@ import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runt
 import { configMapRoute, handle, jobRoute, type ProfileDeps } from './dgdr.js';
 
 const NOW = new Date('2026-12-01T09:00:00Z');
+const OUT3 = readFileSync(resolve(import.meta.dirname, '../../../shared/fixtures/profiler/out3.final_config.yaml'), 'utf8');
 const HARDWARE = { gpuSku: 'h100_sxm', vramMb: 81559, numGpusPerNode: 8, totalGpus: 8, rdma: false };
 
 function aDgdr(spec: Record<string, unknown> = {}): KubeObject {
@@ -78,6 +81,44 @@ describe('profile function: DGDR handler', () => {
     };
     await expect(handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).rejects.toBeInstanceOf(TransientError);
     expect((await get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' }))?.['spec']).toEqual({});
+  });
+
+  /** A request whose Job completed and whose output (written by its copier: controller reference to uid-1) holds OUT3, a planner deployment naming ConfigMap planner-config-fb8c. */
+  function profiledWorld(): KubeObject[] {
+    const dgdr = { ...aDgdr(), status: { phase: 'Profiling', profilingPhase: 'Done', profilingJobName: 'profile-qwen', observedGeneration: 1 } };
+    const owner = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'qwen', uid: 'uid-1', controller: true, blockOwnerDeletion: true };
+    const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'profile-qwen', namespace: 'ns', uid: 'job-uid', labels: { dgdr: 'qwen' }, ownerReferences: [owner] }, status: { conditions: [{ type: 'Complete', status: 'True' }] } };
+    const output = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dgdr-output-qwen', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns' }, ownerReferences: [owner] }, data: { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT3 } };
+    return [dgdr, job, output];
+  }
+  const plannerRef = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'planner-config-fb8c' };
+
+  it('issue 20 "names and name-labels alone never prove it": the create of a planner ConfigMap meets a planted one with the request\'s name labels: Permanent PlannerConfigMapConflict naming it, the ConfigMap untouched, no DGD', async () => {
+    const planted: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-config-fb8c', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' } }, data: { 'planner_config.json': '{"planted":true}' } };
+    const { kube, deps } = depsWith([...profiledWorld(), planted]);
+    const before = await kube.get(plannerRef);
+    const message = 'ConfigMap planner-config-fb8c (named by the profiling output) already exists and was not created by this DynamoGraphDeploymentRequest; it is left untouched (neither adopted nor deployed). Delete that ConfigMap and create a new request';
+    expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Permanent', reason: 'PlannerConfigMapConflict', message: `Deployment failed: ${message}` });
+    expect(await kube.get(plannerRef)).toEqual(before);
+    const dgdr = await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'qwen' });
+    expect((dgdr?.['status'] as { phase: string }).phase).toBe('Failed');
+    const events = kube.takeWrites().flatMap((w) => (w.verb === 'createEvent' ? [{ type: w.event.type, reason: w.event.reason, note: w.event.note }] : []));
+    expect(events).toEqual([{ type: 'Warning', reason: 'ConfigMapCreationFailed', note: message }]);
+    expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
+  });
+
+  it('issue 20: a planner ConfigMap this request created in an earlier pass (uid label, no owner, as upstream creates it) is its own on the retried create; the request goes on to Deploying', async () => {
+    const { kube, deps } = depsWith(profiledWorld());
+    expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });
+    const created = await kube.get(plannerRef);
+    expect(created?.metadata.labels).toEqual({ 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' });
+    expect(created?.metadata['ownerReferences']).toBeUndefined();
+    // The same step again (its status write lost): the ConfigMap of that name is the request's own.
+    const retry = depsWith([...profiledWorld(), created as KubeObject]);
+    expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), retry.deps)).toEqual({ kind: 'Done' });
+    const request = await retry.kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'qwen' });
+    expect((request?.['status'] as { phase: string }).phase).toBe('Deploying');
+    expect(retry.kube.takeWrites().filter((w) => w.verb === 'createEvent').map((w) => (w.verb === 'createEvent' ? w.event.reason : ''))).toEqual(['SpecGenerated']);
   });
 
   it('child events name their request: a profiling Job by its dgdr label, a ConfigMap by its tracking labels; others are Done with no write', async () => {

@@ -16,7 +16,9 @@
  * delete of a stale output ConfigMap this request controls (never one it cannot prove its own: that
  * one is neither read nor deleted, and the request fails with `OutputConfigMapConflict`), create (when missing) of the Job's service account
  * `dgdr-profiling-job` and its RoleBinding, create of the Job, server-side apply of the request's
- * annotations, create of planner ConfigMaps and of the DGD (never taking over an existing object),
+ * annotations, create of planner ConfigMaps (labelled with the request's uid; one of that name the
+ * request did not create fails it with `PlannerConfigMapConflict`) and of the DGD (labelled likewise;
+ * never taking over an existing object),
  * the status through the status subresource, then Events. Field manager `dynamo-profile`.
  * Answers: Done; Permanent when the request failed (reported on its status); Transient on API
  * errors that may pass (and when a child it just created is not visible yet).
@@ -53,7 +55,8 @@ import {
   hasMetricsExporters,
   isControlledBy,
   readMetricsGpuNodes,
-  trackingLabels,
+  isPlannerConfigMapOurs,
+  decidePlannerConfigMapConflict,
   withoutUnchangedStatus,
   type ChildFacts,
   type DgdrDesired,
@@ -79,6 +82,8 @@ export interface ProfileDeps extends HandlerDeps {
   readonly scrapeMetrics?: ScrapeMetrics;
   /** This instance's 60 s cache of successful metrics discoveries (absent: every discovery scrapes). */
   readonly discoveryCache?: GpuDiscoveryCache;
+  /** The namespaces whose DaemonSet-controlled exporter pods are trusted (`GPU_EXPORTER_NAMESPACES`); absent: `gpu-operator`. */
+  readonly exporterNamespaces?: readonly string[];
   /** In a resync: its reads, answered from one LIST per kind (shared/kube `createListSnapshot`); a pass's first load reads here, writes and re-reads go to `kube`. */
   readonly snapshot?: KubeReader;
 }
@@ -126,6 +131,7 @@ function childFacts(object: KubeObject): ChildFacts {
     ...(object.metadata.uid === undefined ? {} : { uid: object.metadata.uid }),
     labels: object.metadata.labels ?? {},
     ownerReferences: Array.isArray(owners) ? (owners as ChildFacts['ownerReferences']) : [],
+    ...(object.metadata.resourceVersion === undefined ? {} : { resourceVersion: object.metadata.resourceVersion }),
   };
 }
 
@@ -180,6 +186,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr, read: 
         ...(deps.scrapeMetrics === undefined ? {} : { scrape: deps.scrapeMetrics }),
         ...(gpuSku === undefined ? {} : { gpuSku }),
         ...(deps.discoveryCache === undefined ? {} : { cache: deps.discoveryCache }),
+        ...(deps.exporterNamespaces === undefined ? {} : { trustedNamespaces: deps.exporterNamespaces }),
         log: deps.log,
       })
     : undefined;
@@ -198,7 +205,7 @@ export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr, read: 
     jobPods: pods.map(podFacts),
     outputData: output === undefined ? undefined : ((output['data'] ?? {}) as Record<string, string>),
     // Its owners decide whether the data is read at all (classifyOutputConfigMap, issue 20).
-    output: output === undefined ? undefined : { ...childFacts(output), ...(output.metadata.resourceVersion === undefined ? {} : { resourceVersion: output.metadata.resourceVersion }) },
+    output: output === undefined ? undefined : childFacts(output),
     dgd: dgd === undefined ? undefined : { ...childFacts(dgd), state: dgdStatus.state, components: Object.values(dgdStatus.components ?? {}) },
     configMaps: configMaps.map(childFacts),
     dgdPodContainers: dgdPods.flatMap(waitingContainers),
@@ -240,17 +247,22 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     current = await deps.kube.apply({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, resourceVersion: current.metadata.resourceVersion, ...annotations } }, { force: true });
   }
   const events = [...desired.events];
+  let result = desired;
   for (const configMap of desired.configMaps) {
     const object = configMap as Parameters<Kube['create']>[0];
     const created = await deps.kube.create(object);
     if (created !== undefined) continue;
     const existing = await deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: object.metadata.name });
-    const isOurs = existing !== undefined && Object.entries(trackingLabels(dgdr)).every(([k, v]) => existing.metadata.labels?.[k] === v);
-    if (!isOurs) events.push({ type: 'Warning', reason: 'ConfigMapCreationFailed', action: 'Create', note: `Failed to create ConfigMaps from profiling output: ConfigMap ${object.metadata.name} already exists and was not created by this request; it is left untouched` });
+    if (existing === undefined) throw new TransientError(`ConfigMap ${namespace}/${object.metadata.name} already existed and is gone; reconciling again to create it`);
+    // Ours only when stamped with this request's uid by an earlier pass (issue 20); else the request fails naming it and no DGD follows.
+    if (isPlannerConfigMapOurs(childFacts(existing), dgdr, undefined)) continue;
+    result = decidePlannerConfigMapConflict(dgdr, desired.status, object.metadata.name, deps.now());
+    events.length = 0;
+    events.push(...result.events);
+    break;
   }
-  let result = desired;
-  if (desired.dgd !== undefined) {
-    const object = desired.dgd as Parameters<Kube['create']>[0];
+  if (result.dgd !== undefined) {
+    const object = result.dgd as Parameters<Kube['create']>[0];
     try {
       const created = await deps.kube.create(object);
       if (created === undefined) throw new TransientError(`DynamoGraphDeployment ${namespace}/${object.metadata.name} already exists; reconciling again to check who created it`);
@@ -263,8 +275,10 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     }
   }
   for (const adopted of result.adoptConfigMaps) {
-    // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner).
-    await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ownerReferences: adopted.ownerReferences } }, { force: true });
+    // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner);
+    // only the version the decision proved its own: one replaced since the read is a 409 (TransientError), decided again.
+    const precondition = adopted.resourceVersion === undefined ? {} : { resourceVersion: adopted.resourceVersion };
+    await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ...precondition, ownerReferences: adopted.ownerReferences } }, { force: true });
   }
   if (result.status !== undefined) {
     await deps.kube.applyStatus(

@@ -13,12 +13,14 @@
  * `ETCD_ENDPOINTS`, `MODEL_EXPRESS_URL`, `PROMETHEUS_ENDPOINT`, passed to the profiler when set
  * (upstream `AddStandardEnvVars`); `DCGM_METRICS_ENDPOINT_TEMPLATE` and
  * `INTEL_XPU_METRICS_ENDPOINT_TEMPLATE`, where hardware discovery scrapes DCGM and Intel XPU exporter
- * pods (`{POD_IP}` replaced; defaults `http://{POD_IP}:9400/metrics` and `http://{POD_IP}:8080/metrics`, upstream's).
+ * pods (`{POD_IP}` replaced; defaults `http://{POD_IP}:9400/metrics` and `http://{POD_IP}:8080/metrics`, upstream's);
+ * `GPU_EXPORTER_NAMESPACES`, the namespaces whose DaemonSet-controlled exporter pods discovery
+ * trusts (comma separated, `*` any; default `gpu-operator`; chart `hardwareDiscovery.exporterNamespaces`).
  * @module
  */
 import { hostname } from 'node:os';
 import { DGDR_V1BETA1, FIELD_MANAGER_PROFILE, FIELD_MANAGER_PROFILE_PUBLISHER, FIELD_MANAGER_PROFILE_RUN, isDgdrV1Beta2View, LABEL_DGDR_RUN_UID } from '../../shared/api/index.js';
-import { ENV_DCGM_ENDPOINT_TEMPLATE, ENV_INTEL_XPU_ENDPOINT_TEMPLATE } from '../../shared/domain/index.js';
+import { ENV_DCGM_ENDPOINT_TEMPLATE, ENV_EXPORTER_NAMESPACES, ENV_INTEL_XPU_ENDPOINT_TEMPLATE, EXPORTER_NAMESPACES_EXPECTED, parseExporterNamespaces } from '../../shared/domain/index.js';
 import { createKube, createListSnapshot, loadKubeConnection, type Kube, type KubeConnectionConfig } from '../../shared/kube/index.js';
 import { ConfigError, combineResyncOutcomes, type FunctionDefinition, type HandlerDeps, type Route } from '../../shared/runtime/index.js';
 import { GpuDiscoveryCache } from '../../shared/discovery/index.js';
@@ -36,8 +38,13 @@ export interface ProfileFunctionDeps extends ProfileDeps {
 /** Environment variables copied into the profiler container when set (upstream `AddStandardEnvVars`). */
 export const STANDARD_ENV_NAMES = ['NATS_SERVER', 'ETCD_ENDPOINTS', 'MODEL_EXPRESS_URL', 'PROMETHEUS_ENDPOINT'] as const;
 
-/** The function's dependencies around a given client. */
+/**
+ * The function's dependencies around a given client.
+ * Failures: ConfigError naming GPU_EXPORTER_NAMESPACES when it is not a namespace list or `*`.
+ */
 export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record<string, string | undefined>> = process.env): ProfileDeps {
+  const exporterNamespaces = parseExporterNamespaces(env[ENV_EXPORTER_NAMESPACES]);
+  if (!exporterNamespaces.ok) throw new ConfigError([{ key: ENV_EXPORTER_NAMESPACES, expected: EXPORTER_NAMESPACES_EXPECTED, received: env[ENV_EXPORTER_NAMESPACES] }]);
   const operatorImage = env['OPERATOR_IMAGE'];
   const dcgmEndpointTemplate = env[ENV_DCGM_ENDPOINT_TEMPLATE];
   const intelXpuEndpointTemplate = env[ENV_INTEL_XPU_ENDPOINT_TEMPLATE];
@@ -56,6 +63,7 @@ export function depsWithKube(base: HandlerDeps, kube: Kube, env: Readonly<Record
     ...(intelXpuEndpointTemplate === undefined || intelXpuEndpointTemplate === '' ? {} : { intelXpuEndpointTemplate }),
     // One cache per function instance (upstream keeps one per operator process).
     discoveryCache: new GpuDiscoveryCache(base.now),
+    exporterNamespaces: exporterNamespaces.namespaces,
   };
 }
 

@@ -10,7 +10,8 @@
  * Service, Kubernetes discovery ServiceAccount/Role/RoleBinding and intra-pod GMS
  * ResourceClaimTemplate names and of its v1alpha1
  * PVCs to create, whoever controls them; the Grove PodCliques and PodCliqueScalingGroups of
- * its PodCliqueSet (label `app.kubernetes.io/part-of=<pcs>`).
+ * its PodCliqueSet (label `app.kubernetes.io/part-of=<pcs>`), of which only those the
+ * PodCliqueSet controls, or one of its scaling groups, count (`selectGroveChildren`).
  * Decides: `decideDgd` / `decideDgdFailure` (shared/domain, pure).
  * Writes: server-side apply of the PodCliqueSet, component Services, discovery
  * ServiceAccount/Role/RoleBinding and GMS ResourceClaimTemplates this DGD controls (never an object it does not), a create of
@@ -54,6 +55,7 @@ import {
   REASON_FAILED_TO_RECONCILE,
   childOwner,
   isGroveCoherentSupported,
+  selectGroveChildren,
   resolveUpdateStrategy,
   componentServiceName,
   decideDgd,
@@ -148,11 +150,13 @@ export async function load(deps: ReconcileDeps, key: ObjectKey): Promise<DgdObse
   if (pcs !== undefined) children.PodCliqueSet.set(pcsName, pcs);
   for (const service of services) if (service !== undefined) children.Service.set(service.metadata.name, service);
   Object.assign(children, identityAndClaims);
-  for (const object of cliques) {
+  // Only the PodCliqueSet's own children (issue 20): a clique or scaling group someone else planted at a rendered name is never read nor scaled.
+  const grove = selectGroveChildren(pcs?.metadata.uid, groups, cliques);
+  for (const object of grove.podCliques) {
     const child = PodCliqueSchema.safeParse(object);
     if (child.success) children.PodClique.set(object.metadata.name, child.data);
   }
-  for (const object of groups) {
+  for (const object of grove.scalingGroups) {
     const child = PodCliqueScalingGroupSchema.safeParse(object);
     if (child.success) children.PodCliqueScalingGroup.set(object.metadata.name, child.data);
   }

@@ -9,7 +9,8 @@
  * `lpx.nvidia.com/deployment-uid`), which lead to the LPXGD that controls them, so a deleted
  * runtime ConfigMap is recreated on its own delete event (upstream watches its owned ConfigMaps).
  * Reads: the LPXGD, its owning DGD, the LPX PodCliqueSet, its PodCliqueScalingGroups and
- * PodCliques (label `app.kubernetes.io/part-of=<pcs>`), the namespace's LpuPipelineRequests, and
+ * PodCliques (label `app.kubernetes.io/part-of=<pcs>`; only those the PodCliqueSet or one of
+ * its scaling groups controls count, `selectGroveChildren`), the namespace's LpuPipelineRequests, and
  * for the DGD the LPXGD was made from: the Model Express download status of each `gs://` build
  * (./model-express.ts, when `MODEL_EXPRESS_URL` is set) and the immutable snapshot (inventory and
  * its one compiler contract, `manifest.v2.capnp.bin` or `deployment.v1.capnp.bin`, decoded into
@@ -67,6 +68,7 @@ import {
   lpxRuntimeConfigMapOwner,
   lpxSnapshotBuildUrls,
   parseModelRegistryUrl,
+  selectGroveChildren,
   planModelDownloads,
   type BuildRef,
   type BuildSnapshotReading,
@@ -120,17 +122,22 @@ export async function load(deps: ReconcileDeps, key: ObjectKey, registry: BuildR
   const dgd = dgdObject === undefined ? undefined : parseDgd(dgdObject);
   const pcsName = lpxPodCliqueSetName({ namespace: key.namespace, name: key.name, uid: lpxgd.metadata.uid ?? '' });
   const pcs = await deps.kube.get({ apiVersion: GROVE_API_VERSION, kind: PODCLIQUESET_KIND, namespace: key.namespace, name: pcsName });
-  const groups = await deps.kube.list(GROVE_API_VERSION, 'PodCliqueScalingGroup', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` });
+  const [groups, cliques] = await Promise.all([
+    deps.kube.list(GROVE_API_VERSION, 'PodCliqueScalingGroup', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` }),
+    deps.kube.list(GROVE_API_VERSION, 'PodClique', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` }),
+  ]);
+  // Only the PodCliqueSet's own children (issue 20; as the cleanup function reads them): a planted scaling group is never scaled, nor its replicas published.
+  const grove = selectGroveChildren(pcs?.metadata.uid, groups, cliques);
   const scalingGroups = new Map<string, PodCliqueScalingGroup>();
   const rawGroups = new Map<string, KubeObject>();
-  for (const object of groups) {
+  for (const object of grove.scalingGroups) {
     const group = PodCliqueScalingGroupSchema.safeParse(object);
     if (!group.success) continue;
     scalingGroups.set(object.metadata.name, group.data);
     rawGroups.set(object.metadata.name, object);
   }
   const podCliques = new Map<string, PodClique>();
-  for (const object of await deps.kube.list(GROVE_API_VERSION, 'PodClique', key.namespace, { labelSelector: `${LABEL_GROVE_PART_OF}=${pcsName}` })) {
+  for (const object of grove.podCliques) {
     const clique = PodCliqueSchema.safeParse(object);
     if (clique.success) podCliques.set(object.metadata.name, clique.data);
   }

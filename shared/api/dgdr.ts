@@ -51,6 +51,12 @@ export const LABEL_APP = 'app';
 export const LABEL_DGDR = 'dgdr';
 export const LABEL_DGDR_NAME = 'dgdr.nvidia.com/name';
 export const LABEL_DGDR_NAMESPACE = 'dgdr.nvidia.com/namespace';
+/**
+ * Ours (issue 20 "the same rule everywhere"): the uid of the request that created the object, stamped
+ * at creation on the generated DGD and the planner ConfigMaps. A name label names a request anyone
+ * can guess; the uid exists only once the request does, so an object planted before it cannot carry it.
+ */
+export const LABEL_DGDR_UID = 'dgdr.nvidia.com/uid';
 export const LABEL_MANAGED_BY = 'nvidia.com/managed-by';
 export const LABEL_VALUE_DYNAMO_PROFILER = 'dynamo-profiler';
 export const LABEL_VALUE_DYNAMO_OPERATOR = 'dynamo-operator';

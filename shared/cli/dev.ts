@@ -25,7 +25,7 @@ import {
   type ChartGates,
   type Dgd,
 } from '../api/index.js';
-import type { AdmissionConfig } from '../domain/index.js';
+import { ENV_EXPORTER_NAMESPACES, EXPORTER_NAMESPACES_EXPECTED, parseExporterNamespaces, type AdmissionConfig } from '../domain/index.js';
 import { chartSubscriptions, startEventBridge } from '../dev/bridge.js';
 import { createKube, type ApplyObject, type Kube, type KubeObject } from '../kube/index.js';
 import { defaultConfig, startFunctionServer, type FunctionDefinition } from '../runtime/index.js';
@@ -136,7 +136,11 @@ Options:
                       with --lpx-enabled: lpx.modelRegistryURL (file:// or gs://); default
                       file://<repo>/examples/lpx/builds, the sample build shipped there
   --verbose           debug logs (every event delivery, every ConversionReview)
-  -h, --help          show this help`;
+  -h, --help          show this help
+
+Environment: GPU_EXPORTER_NAMESPACES, the namespaces whose DaemonSet-controlled DCGM / Intel XPU
+exporter pods hardware discovery trusts (profile and admission alike; comma separated; default
+gpu-operator, as the chart's hardwareDiscovery.exporterNamespaces; "*" any namespace).`;
 
 /** A DGD from an --apply file, as dev applies it (v1beta1, namespace set, no status). */
 interface DevDgd {
@@ -413,11 +417,17 @@ export async function run(argv: readonly string[]): Promise<number> {
     if (nodesClient === undefined) throw new Error('cannot list Nodes: the API server is not started yet');
     return (await nodesClient.list('v1', 'Node')).map(nodeFacts);
   };
-  // The DCGM / Intel XPU exporters, read as `serve admission` reads them (default endpoints, the chart's webhook timeout).
+  // The DCGM / Intel XPU exporters, read as `serve admission` reads them (default endpoints, the chart's webhook timeout),
+  // trusting the namespaces GPU_EXPORTER_NAMESPACES names (default gpu-operator, the chart's default), as the profile function does.
+  const exporterNamespaces = parseExporterNamespaces(process.env[ENV_EXPORTER_NAMESPACES]);
+  if (!exporterNamespaces.ok) {
+    process.stderr.write(`dynamo-fn dev: ${ENV_EXPORTER_NAMESPACES} must be ${EXPORTER_NAMESPACES_EXPECTED}, got ${JSON.stringify(process.env[ENV_EXPORTER_NAMESPACES])}\n`);
+    return 1;
+  }
   const exporterCache = new GpuDiscoveryCache(() => new Date());
   const loadExporters = async (gpuSku: string | undefined) => {
     if (nodesClient === undefined) throw new Error('cannot list exporter pods: the API server is not started yet');
-    return createExporterLoader(nodesClient, { budgetSeconds: discoveryBudgetSeconds(chartAdmissionSettings().webhookTimeoutSeconds), cache: exporterCache })(gpuSku);
+    return createExporterLoader(nodesClient, { budgetSeconds: discoveryBudgetSeconds(chartAdmissionSettings().webhookTimeoutSeconds), cache: exporterCache, trustedNamespaces: exporterNamespaces.namespaces, log: functionLog })(gpuSku);
   };
   // The ClusterTopologyBinding a DGD creation names, read as `serve admission` reads it (with the same client as the Nodes).
   const readClusterTopology = async (name: string) => {

@@ -64,8 +64,10 @@ Environment:
   reconcile renders as 'dynamo-fn render' with these flags does: OPERATOR_VERSION (default
   1.6.1), GROVE_TERMINATION_DELAY (15m), DISCOVERY_BACKEND (kubernetes or etcd),
   GANG_SCHEDULER (none, kai or volcano), MPI_SSH_SECRET_NAME (mpi-run-ssh-secret).
-  profile also reads OPERATOR_IMAGE, DCGM_METRICS_ENDPOINT_TEMPLATE and
-  INTEL_XPU_METRICS_ENDPOINT_TEMPLATE; admission's own are in 'dynamo-fn serve admission --help'.
+  profile also reads OPERATOR_IMAGE, DCGM_METRICS_ENDPOINT_TEMPLATE,
+  INTEL_XPU_METRICS_ENDPOINT_TEMPLATE and GPU_EXPORTER_NAMESPACES (the namespaces whose
+  DaemonSet-controlled exporter pods hardware discovery trusts, comma separated; default
+  gpu-operator; "*" any); admission's own are in 'dynamo-fn serve admission --help'.
 
 A bad value stops the command before it listens, naming the variable; exit code 1.`;
 

@@ -67,7 +67,7 @@ describe('scrapeMetricsEndpoint', () => {
 });
 
 describe('GpuDiscoveryCache', () => {
-  const facts: DcgmFacts = { exporterPods: [{ namespace: 'default', name: 'dcgm-pod', nodeName: 'node-a', phase: 'Running', podIp: '10.0.0.1' }], isGpuOperatorRunning: false };
+  const facts: DcgmFacts = { exporterPods: [{ namespace: 'gpu-operator', name: 'dcgm-pod', nodeName: 'node-a', phase: 'Running', podIp: '10.0.0.1', controller: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'nvidia-dcgm-exporter' } }], isGpuOperatorRunning: false };
   const start = new Date('2026-12-01T12:00:00Z');
   function cacheAt(): { cache: GpuDiscoveryCache; advanceMs: (ms: number) => void } {
     let now = start;

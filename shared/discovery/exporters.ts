@@ -10,7 +10,10 @@
  * discovery is kept 60 s per SKU filter ({@link GpuDiscoveryCache}). A caller with a deadline (the
  * admission webhook's timeout) gives a time budget: no scrape outlives it. Reads only: pods list
  * cluster-wide (the profile role and, under dgdrV1Beta2.enabled, the admission role have it). The
- * rules are in shared/domain/dgdr/dcgm.ts, intel-xpu.ts and discovery.ts. Used by the profile
+ * rules are in shared/domain/dgdr/dcgm.ts, intel-xpu.ts and discovery.ts. Only trusted exporter
+ * pods are scraped (dcgm.ts `exporterPodTrust`: in a namespace the administrator names, default
+ * `gpu-operator`, and controlled by a DaemonSet; issue 20 item 1); the others are logged and named
+ * in a failed discovery's message, never contacted. Used by the profile
  * function (v1beta1) and the admission function (v1beta2 defaulting).
  * Source: upstream deploy/operator/internal/gpu/discovery.go (../shared/upstream-notes/dgdr.md §3.2,
  * profiler.md §2.2).
@@ -22,6 +25,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 
 import {
+  DEFAULT_EXPORTER_NAMESPACES,
   DCGM_DIAL_TIMEOUT_SECONDS,
   DCGM_EXPORTER_SELECTORS,
   DCGM_REQUEST_TIMEOUT_SECONDS,
@@ -31,9 +35,11 @@ import {
   INTEL_XPU_EXPORTER_SELECTORS,
   NETWORK_OPERATOR_NAMESPACE,
   isGpuDiscoveryCacheEntryFresh,
+  exporterControllerOf,
   isScrapableExporterPod,
   metricsEndpoint,
   readMetricsGpuNodes,
+  splitExporterPods,
   type DcgmExporterPod,
   type DcgmFacts,
   type DiscoverySignals,
@@ -136,7 +142,8 @@ interface PodShape {
 
 function exporterPod(pod: KubeObject): Omit<DcgmExporterPod, 'scrape'> {
   const { spec, status } = pod as KubeObject & PodShape;
-  return { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, nodeName: spec?.nodeName ?? '', phase: status?.phase ?? '', podIp: status?.podIP ?? '' };
+  const controller = exporterControllerOf(pod);
+  return { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name, nodeName: spec?.nodeName ?? '', phase: status?.phase ?? '', podIp: status?.podIP ?? '', ...(controller === undefined ? {} : { controller }) };
 }
 
 /** Lists pods by each selector in turn, deduplicated by namespace/name (upstream `listDCGMExporterPods`). */
@@ -203,14 +210,35 @@ export interface DiscoveryLoadOptions {
   /** Aborts every scrape still running when it fires ({@link discoveryBudget}): admission must answer within its webhook timeout. */
   readonly budget?: AbortSignal;
   readonly cache?: GpuDiscoveryCache;
-  /** Where a reused discovery is logged (debug). */
-  readonly log?: Pick<Logger, 'debug'>;
+  /**
+   * The namespaces whose DaemonSet-controlled exporter pods are trusted (`*`: any); default
+   * {@link DEFAULT_EXPORTER_NAMESPACES} (`gpu-operator`). Setting `GPU_EXPORTER_NAMESPACES`.
+   */
+  readonly trustedNamespaces?: readonly string[];
+  /** Where a reused discovery (debug) and each untrusted exporter pod (warn) are logged. */
+  readonly log?: Pick<Logger, 'debug' | 'warn'>;
 }
 
-/** One source's exporter pods and their scrapes ({@link SCRAPE_CONCURRENCY} at a time, in list order). */
-async function loadExporters(kube: Kube, selectors: readonly string[], template: string, scrape: ScrapeMetrics, budget: AbortSignal | undefined): Promise<ExporterPodsFacts> {
+/** How one source is read: its selectors and endpoint, the scraper, the budget, the trusted namespaces and the log. */
+interface SourceLoad {
+  readonly selectors: readonly string[];
+  readonly template: string;
+  readonly scrape: ScrapeMetrics;
+  readonly budget: AbortSignal | undefined;
+  readonly trustedNamespaces: readonly string[];
+  readonly log: Pick<Logger, 'warn'> | undefined;
+}
+
+/**
+ * One source's exporter pods and their scrapes ({@link SCRAPE_CONCURRENCY} at a time, in list
+ * order): the pods are listed cluster-wide, so a planted one is seen and named, but only the
+ * trusted ones are scraped.
+ */
+async function loadExporters(kube: Kube, source: SourceLoad): Promise<ExporterPodsFacts> {
+  const { template, scrape, budget } = source;
   try {
-    const pods = (await listBySelectors(kube, selectors)).map(exporterPod);
+    const { trusted: pods, untrusted } = splitExporterPods((await listBySelectors(kube, source.selectors)).map(exporterPod), source.trustedNamespaces);
+    for (const pod of untrusted) source.log?.warn({ pod: `${pod.namespace}/${pod.name}`, reason: pod.reason }, 'Skipped untrusted exporter pod');
     const exporterPods: DcgmExporterPod[] = [];
     // A few at a time: an unreachable exporter costs up to the 5 s request timeout.
     for (let start = 0; start < pods.length; start += SCRAPE_CONCURRENCY) {
@@ -224,7 +252,7 @@ async function loadExporters(kube: Kube, selectors: readonly string[], template:
         )),
       );
     }
-    return { exporterPods };
+    return { exporterPods, ...(untrusted.length === 0 ? {} : { untrustedPods: untrusted }) };
   } catch (error) {
     // A refused list (PermanentError, e.g. 403) is the source's failure, as upstream's list error is.
     if (!(error instanceof PermanentError)) throw error;
@@ -243,7 +271,8 @@ async function isGpuOperatorRunningIn(kube: Kube): Promise<boolean> {
 }
 
 /**
- * The metrics exporters for one discovery, in upstream's order: a fresh cached success for the SKU
+ * The metrics exporters for one discovery, in upstream's order (only the trusted pods of each
+ * source scraped, see {@link DiscoveryLoadOptions.trustedNamespaces}): a fresh cached success for the SKU
  * filter; else the DCGM exporters; the Intel XPU exporters only when DCGM gives no node of the
  * filter and its pods could be listed; the GPU Operator's pods only when neither has pods. A
  * success is cached. Transient API errors propagate (the event is retried).
@@ -254,11 +283,11 @@ export async function loadMetricsFacts(kube: Kube, options: DiscoveryLoadOptions
     options.log?.debug({ gpuSku: options.gpuSku ?? '' }, 'Reused cached GPU discovery');
     return cached;
   }
-  const scrape = options.scrape ?? scrapeMetricsEndpoint;
-  const dcgm = await loadExporters(kube, DCGM_EXPORTER_SELECTORS, options.templates.dcgm, scrape, options.budget);
+  const base = { scrape: options.scrape ?? scrapeMetricsEndpoint, budget: options.budget, trustedNamespaces: options.trustedNamespaces ?? DEFAULT_EXPORTER_NAMESPACES, log: options.log };
+  const dcgm = await loadExporters(kube, { ...base, selectors: DCGM_EXPORTER_SELECTORS, template: options.templates.dcgm });
   let facts: DcgmFacts = { ...dcgm, isGpuOperatorRunning: false };
   if (dcgm.listError === undefined && !readMetricsGpuNodes(facts, options.gpuSku, []).ok) {
-    const intelXpu = await loadExporters(kube, INTEL_XPU_EXPORTER_SELECTORS, options.templates.intelXpu, scrape, options.budget);
+    const intelXpu = await loadExporters(kube, { ...base, selectors: INTEL_XPU_EXPORTER_SELECTORS, template: options.templates.intelXpu });
     const hasNoPods = dcgm.exporterPods.length === 0 && intelXpu.exporterPods.length === 0 && intelXpu.listError === undefined;
     const isGpuOperatorRunning = hasNoPods && (await isGpuOperatorRunningIn(kube));
     facts = { ...dcgm, isGpuOperatorRunning, intelXpu };

@@ -17,6 +17,7 @@ export interface OwnedObject {
   readonly metadata?: {
     readonly name?: string;
     readonly namespace?: string;
+    readonly uid?: string;
     readonly ownerReferences?: readonly Readonly<Record<string, unknown>>[];
   };
 }
@@ -58,6 +59,29 @@ export function controllerRefOf(object: OwnedObject): ControllerRef | undefined 
  */
 export function isControlledByParent(object: OwnedObject, parentUid: string): boolean {
   return parentUid !== '' && controllerRefOf(object)?.uid === parentUid;
+}
+
+/**
+ * The Grove children of one PodCliqueSet a pass may read (issue 20 "the same rule everywhere a
+ * function reads what a Job or a user could also write"): the PodCliqueScalingGroups and
+ * PodCliques whose controller is the PodCliqueSet's uid, and the PodCliques whose controller is
+ * one of those scaling groups (Grove's chain: the PodCliqueSet controls its standalone cliques and
+ * its scaling groups, a scaling group the cliques of its replicas; see {@link childOwner}). A
+ * child at a rendered name that someone else controls, or nobody, is not the PodCliqueSet's:
+ * its status and replicas are never read and no scale write reaches it (DESIGN.md "Writes":
+ * never adopt). With no PodCliqueSet uid (none observed) nothing is kept. The cleanup function
+ * already reads LPX scaling groups so. In: `metadata.uid` and `metadata.ownerReferences`.
+ * Out: the kept objects, in their order. Pure.
+ */
+export function selectGroveChildren<G extends OwnedObject, C extends OwnedObject>(
+  pcsUid: string | undefined,
+  scalingGroups: readonly G[],
+  podCliques: readonly C[],
+): { readonly scalingGroups: G[]; readonly podCliques: C[] } {
+  if (pcsUid === undefined || pcsUid === '') return { scalingGroups: [], podCliques: [] };
+  const kept = scalingGroups.filter((group) => isControlledByParent(group, pcsUid));
+  const owners = new Set([pcsUid, ...kept.flatMap((group) => (group.metadata?.uid === undefined || group.metadata.uid === '' ? [] : [group.metadata.uid]))]);
+  return { scalingGroups: kept, podCliques: podCliques.filter((clique) => owners.has(controllerRefOf(clique)?.uid ?? '')) };
 }
 
 /**

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ANNOTATION_CRD_FEATURE_GATE, OWN_CRDS, chartAdmissionSettings, chartFunctions, gateCrd, ownCrds, type ChartFunction } from '../../shared/api/index.js';
 import { functionSnapshotArgs } from '../../shared/cli/function-snapshot.js';
+import { DEFAULT_EXPORTER_NAMESPACES } from '../../shared/domain/index.js';
 import { FUNCTION_NAMES } from '../../shared/cli/serve.js';
 import { createKube, type Kube } from '../../shared/kube/index.js';
 import { parseRenderSettings } from '../../shared/runtime/index.js';
@@ -352,6 +353,14 @@ describe('helm lint and template', () => {
       expect(env['DGD_REPLICAS_MODIFIERS']).toBe(chartAdmissionSettings(namespace).replicasModifiers.join(','));
       expect(env['WEBHOOK_TIMEOUT_SECONDS']).toBe(String(chartAdmissionSettings(namespace).webhookTimeoutSeconds));
     }
+  });
+
+  it('hardware discovery trusts the exporter namespaces the functions trust when GPU_EXPORTER_NAMESPACES is unset, as dev does (gpu-operator), in the profile function and admission alike; a list set is passed joined by commas (issue 20 item 1)', async () => {
+    const envOf = (objects: readonly Rendered[], name: string) => Object.fromEntries((workloads(objects).find((w) => w.name === name)?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    const defaults = await template(['--set', 'dgdrV1Beta2.enabled=true']);
+    for (const name of ['Service dynamo-profile', 'Deployment dynamo-admission']) expect(envOf(defaults, name)['GPU_EXPORTER_NAMESPACES']).toBe(DEFAULT_EXPORTER_NAMESPACES.join(','));
+    const named = await template(['--set', 'dgdrV1Beta2.enabled=true,hardwareDiscovery.exporterNamespaces={gpu-operator,intel-xpu}']);
+    for (const name of ['Service dynamo-profile', 'Deployment dynamo-admission']) expect(envOf(named, name)['GPU_EXPORTER_NAMESPACES']).toBe('gpu-operator,intel-xpu');
   });
 
   it("the reconcile ApiServerSource watches only the kinds the reconcile function's routes take (the LPX ones with lpx.enabled)", async () => {

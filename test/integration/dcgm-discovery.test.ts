@@ -6,7 +6,12 @@
  * an Intel XPU Manager exporter pod (`app.kubernetes.io/name=xpumd`) on an Intel node; kwok makes
  * them Running and gives each a pod IP; the profile function behind the local event bridge, on a
  * clock the test holds still and moves on (the function's injectable `now`), so the 60 s cache
- * expires exactly when the test says, however slow the machine.
+ * expires exactly when the test says, however slow the machine. The exporter pods are what
+ * discovery trusts (issue 20 item 1, "a function only trusts what it can prove"): the DCGM ones
+ * pods of the GPU Operator's DaemonSet in `gpu-operator` (the default trusted namespace), the
+ * Intel one a pod of Intel XPU Manager's DaemonSet in a namespace the function is told to trust
+ * (`GPU_EXPORTER_NAMESPACES`); a labelled pod planted in a user's namespace serving a fabricated
+ * SKU, and a bare pod in `gpu-operator`, are never scraped, and a failed discovery names them.
  *
  * What does not run here: the exporters themselves (there are no GPUs). A real HTTP server on
  * loopback stands in for each exporter pod and serves the Prometheus text a DCGM exporter serves
@@ -32,6 +37,7 @@ import { TransientError, defaultConfig, startFunctionServer, type FunctionServer
 import { gpuNodeObjects, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
+import { GPU_OPERATOR_DCGM_EXPORTER, applyExporterDaemonSet, createExporterPod, deleteExporterPods, intelXpuManager, type RunningExporterPod } from '../support/exporter-daemonsets.js';
 import { repoRoot } from '../support/paths.js';
 import { admitDgdrThroughChain } from '../unit/dgdr-admission-chain.js';
 
@@ -59,8 +65,13 @@ let bridge: EventBridge;
 let namespace = '';
 let nodeNames: string[] = [];
 let xpuNodeName = '';
-let exporterPods: { name: string; podIp: string; nodeName: string }[] = [];
-let xpumdPod = { name: '', podIp: '', nodeName: '' };
+let exporterPods: RunningExporterPod[] = [];
+let xpumdPod: RunningExporterPod = { namespace: '', name: '', podIp: '', nodeName: '' };
+/** Where the administrator installed Intel XPU Manager: named in GPU_EXPORTER_NAMESPACES beside gpu-operator. */
+let intelNamespace = '';
+/** Labelled pods no administrator runs (the last test plants them). */
+let plantedPods: RunningExporterPod[] = [];
+let fakeNodeNames: string[] = [];
 /** The profile function's clock: held still, moved on only by the test. */
 let clockMs = Date.now();
 
@@ -111,45 +122,20 @@ beforeAll(async () => {
   namespace = await createTestNamespace(kubeConfig, 'dcgm');
   nodeNames = await createBareGpuNodes('2xNVIDIA-H200:8', NODE_PREFIX);
   [xpuNodeName = ''] = await createBareGpuNodes('1xIntel-Arc-Pro-B60:3:24480', XPU_NODE_PREFIX);
-  // Intel XPU Manager's exporter, as its DaemonSet runs it (upstream xpumdPod: app.kubernetes.io/name=xpumd).
-  await user.create({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'xpumd-0', namespace, labels: { 'app.kubernetes.io/name': 'xpumd' } },
-    spec: { nodeName: xpuNodeName, containers: [{ name: 'xpumd', image: 'intel/xpumanager:latest', ports: [{ name: 'metrics', containerPort: 8080 }] }] },
-  });
-  for (const [index, nodeName] of nodeNames.entries()) {
-    await user.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: `nvidia-dcgm-exporter-${index}`, namespace, labels: { app: 'nvidia-dcgm-exporter' } },
-      spec: { nodeName, containers: [{ name: 'nvidia-dcgm-exporter', image: 'nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless', ports: [{ name: 'metrics', containerPort: 9400 }] }] },
-    });
-  }
-  exporterPods = await eventually(
-    'kwok to run both exporter pods with pod IPs',
-    async () => {
-      const pods = await user.list('v1', 'Pod', namespace, { labelSelector: 'app=nvidia-dcgm-exporter' });
-      const running = pods.map((pod) => ({ name: pod.metadata.name, status: (pod['status'] ?? {}) as { phase?: string; podIP?: string }, nodeName: ((pod['spec'] ?? {}) as { nodeName?: string }).nodeName ?? '' }));
-      if (running.length !== 2 || !running.every((p) => p.status.phase === 'Running' && (p.status.podIP ?? '') !== '')) return undefined;
-      return running.map((p) => ({ name: p.name, podIp: p.status.podIP ?? '', nodeName: p.nodeName }));
-    },
-    TIMEOUT_MS,
-  );
-  xpumdPod = await eventually(
-    'kwok to run the xpumd pod with a pod IP',
-    async () => {
-      const pod = await user.get({ apiVersion: 'v1', kind: 'Pod', namespace, name: 'xpumd-0' });
-      const status = (pod?.['status'] ?? {}) as { phase?: string; podIP?: string };
-      return status.phase === 'Running' && (status.podIP ?? '') !== '' ? { name: 'xpumd-0', podIp: status.podIP ?? '', nodeName: xpuNodeName } : undefined;
-    },
-    TIMEOUT_MS,
-  );
+  // Intel XPU Manager's exporter, as its DaemonSet runs it (upstream xpumdPod: app.kubernetes.io/name=xpumd), where the administrator put it.
+  intelNamespace = await createTestNamespace(kubeConfig, 'intel-xpu');
+  const intel = intelXpuManager(intelNamespace);
+  xpumdPod = await createExporterPod(user, intel, xpuNodeName, await applyExporterDaemonSet(user, intel), TIMEOUT_MS);
+  // The GPU Operator's DCGM exporters: its DaemonSet's pods in gpu-operator, one per GPU node.
+  const dcgmDaemonSetUid = await applyExporterDaemonSet(user, GPU_OPERATOR_DCGM_EXPORTER);
+  exporterPods = [];
+  for (const nodeName of nodeNames) exporterPods.push(await createExporterPod(user, GPU_OPERATOR_DCGM_EXPORTER, nodeName, dcgmDaemonSetUid, TIMEOUT_MS));
 
   const env = {
     ...process.env,
     DCGM_METRICS_ENDPOINT_TEMPLATE: `http://127.0.0.1:${exporterPort}/{POD_IP}/metrics`,
     INTEL_XPU_METRICS_ENDPOINT_TEMPLATE: `http://127.0.0.1:${exporterPort}/xpu/{POD_IP}/metrics`,
+    GPU_EXPORTER_NAMESPACES: `gpu-operator,${intelNamespace}`,
   };
   server = await startFunctionServer(
     { ...profile, init: (base) => initProfile(base, env) },
@@ -167,11 +153,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await bridge?.stop();
   await server?.close();
-  for (const pod of [...exporterPods, xpumdPod]) if (pod.name !== '') await user.delete({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.name });
   // Exporter pods are found cluster-wide: the files after this one must not see them (kwok finishes the delete).
-  await eventually('the exporter pods gone', async () => ((await user.list('v1', 'Pod', namespace, { labelSelector: 'app=nvidia-dcgm-exporter' })).length === 0 ? true : undefined), TIMEOUT_MS);
-  await eventually('the xpumd pod gone', async () => ((await user.list('v1', 'Pod', namespace, { labelSelector: 'app.kubernetes.io/name=xpumd' })).length === 0 ? true : undefined), TIMEOUT_MS);
-  for (const name of [...nodeNames, xpuNodeName]) if (name !== '') await user.delete({ apiVersion: 'v1', kind: 'Node', name });
+  await deleteExporterPods(user, [...exporterPods, xpumdPod, ...plantedPods], TIMEOUT_MS);
+  await user.delete({ apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: GPU_OPERATOR_DCGM_EXPORTER.namespace, name: GPU_OPERATOR_DCGM_EXPORTER.name });
+  if (intelNamespace !== '') await user.delete({ apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: intelNamespace, name: intelXpuManager(intelNamespace).name });
+  for (const name of [...nodeNames, xpuNodeName, ...fakeNodeNames]) if (name !== '') await user.delete({ apiVersion: 'v1', kind: 'Node', name });
   await new Promise<void>((done) => exporters?.close(() => done()));
 });
 
@@ -257,7 +243,7 @@ describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
     expect(validation?.message).toContain('GPU hardware discovery failed: metrics discovery failed: dcgm discovery failed: failed to scrape any dcgm exporter pod: [');
     for (const endpoint of endpoints) expect(validation?.message).toContain(endpoint);
     const xpuEndpoint = `http://127.0.0.1:${exporterPort}/xpu/${xpumdPod.podIp}/metrics`;
-    expect(validation?.message).toContain(`; intel-xpumd discovery failed: failed to scrape any intel-xpumd exporter pod: [pod xpumd-0 (${xpumdPod.podIp}): ${xpuEndpoint}: metrics endpoint ${xpuEndpoint} returned status 503]`);
+    expect(validation?.message).toContain(`; intel-xpumd discovery failed: failed to scrape any intel-xpumd exporter pod: [pod ${xpumdPod.name} (${xpumdPod.podIp}): ${xpuEndpoint}: metrics endpoint ${xpuEndpoint} returned status 503]`);
     expect(validation?.message).toContain('; node-label discovery failed: no nodes with NVIDIA GPU Feature Discovery labels found');
     expect(dcgmScrapes()).toBeGreaterThan(scrapedBefore);
     expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-dcgm-down' })).toBeUndefined();
@@ -274,5 +260,42 @@ describe('hardware discovery from DCGM exporters', { timeout: 240_000 }, () => {
     expect(validation?.message).toContain('request this hardware as nvidia.com/v1beta2 with spec.hardware.gpu.sku b60, budget and numGpusPerNode');
     expect(scrapes.get(xpuPath(xpumdPod.podIp)) ?? 0).toBeGreaterThan(xpuScrapedBefore);
     expect(await user.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: 'profile-xpu-b60' })).toBeUndefined();
+  });
+
+  it('a function only trusts what it can prove (issue 20 item 1): a labelled pod planted in a user\'s namespace (even DaemonSet-controlled) and a bare pod in gpu-operator, both serving a fabricated 16 x B200 node, are never scraped; the GPU Operator\'s DaemonSet pods decide, and a failed discovery names the planted pods', async () => {
+    // A node of the planted pods' own, so that, trusted, their 16 B200s would be the auto-selected shape.
+    fakeNodeNames = await createBareGpuNodes('1xNVIDIA-B200:8', 'dcgm-fake');
+    const fakeNode = fakeNodeNames[0] ?? '';
+    // A user may run a DaemonSet in their own namespace: the owner does not make the namespace trusted.
+    const userDaemonSet = { ...GPU_OPERATOR_DCGM_EXPORTER, namespace };
+    const planted = await createExporterPod(user, userDaemonSet, fakeNode, await applyExporterDaemonSet(user, userDaemonSet), TIMEOUT_MS);
+    const bare = await createExporterPod(user, GPU_OPERATOR_DCGM_EXPORTER, fakeNode, undefined, TIMEOUT_MS);
+    plantedPods = [planted, bare];
+    const fabricated = Array.from({ length: 16 }, (_, gpu) => `DCGM_FI_DEV_GPU_TEMP{gpu="${gpu}",modelName="NVIDIA B200",Hostname="${fakeNode}"} 40\nDCGM_FI_DEV_FB_FREE{gpu="${gpu}",Hostname="${fakeNode}"} 183359\n`).join('');
+    for (const pod of plantedPods) bodies.set(dcgmPath(pod.podIp), fabricated);
+    for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
+    await functionIdle();
+    clockMs += 61_000;
+    await applyDgdr('dcgm-planted', {});
+    const stored = await eventually('the discovered hardware on the request', async () => {
+      const dgdr = await getDgdr('dcgm-planted');
+      return (dgdr?.['spec'] as { hardware?: unknown } | undefined)?.hardware === undefined ? undefined : dgdr;
+    }, TIMEOUT_MS);
+    expect((stored['spec'] as Obj)['hardware']).toEqual({ gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 16, rdma: false, interconnect: 'nvlink' });
+    for (const pod of plantedPods) expect(scrapes.get(dcgmPath(pod.podIp)) ?? 0).toBe(0);
+
+    // Trusted exporters down, 60 s on: the request's message names the pods it ignored, and why.
+    for (const pod of exporterPods) bodies.set(dcgmPath(pod.podIp), 503);
+    bodies.set(xpuPath(xpumdPod.podIp), 503);
+    await functionIdle();
+    clockMs += 61_000;
+    await applyDgdr('dcgm-planted-down', {});
+    const validation = await failedValidation('dcgm-planted-down');
+    expect(validation?.message).toContain('GPU hardware discovery failed: metrics discovery failed: dcgm discovery failed: failed to scrape any dcgm exporter pod: [');
+    expect(validation?.message).toContain('; ignored untrusted exporter pods: ');
+    expect(validation?.message).toContain(`${namespace}/${planted.name} (namespace ${namespace} is not a trusted exporter namespace (gpu-operator, ${intelNamespace}))`);
+    expect(validation?.message).toContain(`gpu-operator/${bare.name} (not controlled by a DaemonSet)`);
+    expect(validation?.message).toContain('; node-label discovery failed: ');
+    for (const pod of plantedPods) expect(scrapes.get(dcgmPath(pod.podIp)) ?? 0).toBe(0);
   });
 });

@@ -5,8 +5,10 @@
  * served by the admission server with the Node lister and the exporter reader `serve admission`
  * builds (functions/admission/index.ts `createExporterLoader`, budget `discoveryBudgetSeconds(10)`).
  * kwok runs GPU nodes without GPU Feature Discovery labels (no GFD installed), a DCGM exporter pod
- * on each NVIDIA node (label `app=nvidia-dcgm-exporter`) and an Intel XPU Manager exporter pod
- * (`app.kubernetes.io/name=xpumd`) on an Intel node, and gives each a pod IP.
+ * on each NVIDIA node (label `app=nvidia-dcgm-exporter`, a pod of the GPU Operator's DaemonSet in
+ * `gpu-operator`) and an Intel XPU Manager exporter pod (`app.kubernetes.io/name=xpumd`, its
+ * DaemonSet's, in a namespace the reader is told to trust) on an Intel node, and gives each a pod
+ * IP. A labelled pod planted in the user's namespace is never read (issue 20 item 1).
  *
  * What does not run here: the exporters themselves (there are no GPUs). A real HTTP server on
  * loopback stands in for each exporter pod and serves the Prometheus text a DCGM exporter serves
@@ -35,6 +37,7 @@ import { gpuNodeObjects, parseGpuFleet } from '../harness/gpu-nodes.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { apiClient, type ApiAnswer, type ApiClient, type Obj } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
+import { GPU_OPERATOR_DCGM_EXPORTER, applyExporterDaemonSet, createExporterPod, deleteExporterPods, intelXpuManager, type RunningExporterPod } from '../support/exporter-daemonsets.js';
 import { repoRoot } from '../support/paths.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
@@ -54,8 +57,13 @@ let namespace = '';
 let admission: AdmissionServer | undefined;
 let exporters: Server | undefined;
 let nodeNames: string[] = [];
-let dcgmPods: { name: string; podIp: string; nodeName: string }[] = [];
-let xpumdPod = { name: '', podIp: '', nodeName: '' };
+let dcgmPods: RunningExporterPod[] = [];
+let xpumdPod: RunningExporterPod = { namespace: '', name: '', podIp: '', nodeName: '' };
+/** Where the administrator installed Intel XPU Manager, trusted beside gpu-operator. */
+let intelNamespace = '';
+/** Labelled pods no administrator runs (one test plants them). */
+let plantedPods: RunningExporterPod[] = [];
+let fakeNodeNames: string[] = [];
 /** An exporter that accepts the connection and never answers. */
 const HANG = 'hang';
 /** The body each exporter path (`/<pod IP>/metrics`, `/xpu/<pod IP>/metrics`) serves, the HTTP status it fails with, or {@link HANG}. */
@@ -89,15 +97,6 @@ async function createBareGpuNodes(fleet: string, prefix: string): Promise<string
   return nodes.map((node) => node.metadata.name);
 }
 
-/** Waits until kwok runs the pod and has written its IP into the pod status. */
-async function runningPod(name: string, nodeName: string): Promise<{ name: string; podIp: string; nodeName: string }> {
-  return eventually(`kwok to run ${name} with a pod IP`, async () => {
-    const pod = await admin.get({ apiVersion: 'v1', kind: 'Pod', namespace, name });
-    const status = (pod?.['status'] ?? {}) as { phase?: string; podIP?: string };
-    return status.phase === 'Running' && (status.podIP ?? '') !== '' ? { name, podIp: status.podIP ?? '', nodeName } : undefined;
-  }, TIMEOUT_MS);
-}
-
 beforeAll(async () => {
   exporters = createServer((request, response) => {
     const url = request.url ?? '';
@@ -120,23 +119,13 @@ beforeAll(async () => {
   const nvidiaNodes = await createBareGpuNodes('2xNVIDIA-H200:8', 'v1beta2-dcgm-gpu');
   const [intelNode = ''] = await createBareGpuNodes('1xIntel-Arc-Pro-B60:3:24480', 'v1beta2-dcgm-xpu');
   nodeNames = [...nvidiaNodes, intelNode];
-  for (const [index, nodeName] of nvidiaNodes.entries()) {
-    await admin.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: `nvidia-dcgm-exporter-${index}`, namespace, labels: { app: 'nvidia-dcgm-exporter' } },
-      spec: { nodeName, containers: [{ name: 'nvidia-dcgm-exporter', image: 'nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless', ports: [{ name: 'metrics', containerPort: 9400 }] }] },
-    });
-  }
-  await admin.create({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'xpumd-0', namespace, labels: { 'app.kubernetes.io/name': 'xpumd' } },
-    spec: { nodeName: intelNode, containers: [{ name: 'xpumd', image: 'intel/xpumanager:latest', ports: [{ name: 'metrics', containerPort: 8080 }] }] },
-  });
+  // The GPU Operator's DCGM exporters (its DaemonSet's pods in gpu-operator) and Intel XPU Manager's, where the administrator put it.
+  const dcgmDaemonSetUid = await applyExporterDaemonSet(admin, GPU_OPERATOR_DCGM_EXPORTER);
   dcgmPods = [];
-  for (const [index, nodeName] of nvidiaNodes.entries()) dcgmPods.push(await runningPod(`nvidia-dcgm-exporter-${index}`, nodeName));
-  xpumdPod = await runningPod('xpumd-0', intelNode);
+  for (const nodeName of nvidiaNodes) dcgmPods.push(await createExporterPod(admin, GPU_OPERATOR_DCGM_EXPORTER, nodeName, dcgmDaemonSetUid, TIMEOUT_MS));
+  intelNamespace = await createTestNamespace(kubeConfig, 'intel-xpu');
+  const intel = intelXpuManager(intelNamespace);
+  xpumdPod = await createExporterPod(admin, intel, intelNode, await applyExporterDaemonSet(admin, intel), TIMEOUT_MS);
 
   const certs = await generateServingCertificates({ ipAddresses: ['127.0.0.1'] });
   admission = await startAdmissionServer({
@@ -151,6 +140,9 @@ beforeAll(async () => {
       templates,
       budgetSeconds: discoveryBudgetSeconds(WEBHOOK_TIMEOUT_SECONDS),
       cache: new GpuDiscoveryCache(() => new Date(clockMs)),
+      // GPU_EXPORTER_NAMESPACES=gpu-operator,<intel namespace>, as `serve admission` parses it.
+      trustedNamespaces: ['gpu-operator', intelNamespace],
+      log,
     }),
   });
   const base = `https://127.0.0.1:${admission.port}`;
@@ -172,13 +164,11 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) await admin.delete({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name: CONFIGURATION });
   await admission?.close();
-  for (const pod of [...dcgmPods, xpumdPod]) if (pod.name !== '') await admin.delete({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.name });
   // Exporter pods are found cluster-wide: the files after this one must not see them (kwok finishes the delete).
-  await eventually('the exporter pods gone', async () => {
-    const left = [...(await admin.list('v1', 'Pod', namespace, { labelSelector: 'app=nvidia-dcgm-exporter' })), ...(await admin.list('v1', 'Pod', namespace, { labelSelector: 'app.kubernetes.io/name=xpumd' }))];
-    return left.length === 0 ? true : undefined;
-  }, TIMEOUT_MS);
-  for (const name of nodeNames) if (name !== '') await admin.delete({ apiVersion: 'v1', kind: 'Node', name });
+  await deleteExporterPods(admin, [...dcgmPods, xpumdPod, ...plantedPods], TIMEOUT_MS);
+  await admin.delete({ apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: GPU_OPERATOR_DCGM_EXPORTER.namespace, name: GPU_OPERATOR_DCGM_EXPORTER.name });
+  if (intelNamespace !== '') await admin.delete({ apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: intelNamespace, name: intelXpuManager(intelNamespace).name });
+  for (const name of [...nodeNames, ...fakeNodeNames]) if (name !== '') await admin.delete({ apiVersion: 'v1', kind: 'Node', name });
   exporters?.closeAllConnections();
   await new Promise<void>((done) => (exporters === undefined ? done() : exporters.close(() => done())));
 });
@@ -239,12 +229,29 @@ describe('DGDR v1beta2 admission discovers hardware from metrics exporters (dgdr
     expect((await api('GET', requestPath('dcgm-down'))).status).toBe(404);
   });
 
+  it('a function only trusts what it can prove (issue 20 item 1): a labelled pod planted in the user\'s namespace serving a fabricated 16 x B200 node is never scraped; the GPU Operator\'s DaemonSet pods give h200_sxm', async () => {
+    fakeNodeNames = await createBareGpuNodes('1xNVIDIA-B200:8', 'v1beta2-dcgm-fake');
+    const fakeNode = fakeNodeNames[0] ?? '';
+    const userDaemonSet = { ...GPU_OPERATOR_DCGM_EXPORTER, namespace };
+    const planted = await createExporterPod(admin, userDaemonSet, fakeNode, await applyExporterDaemonSet(admin, userDaemonSet), TIMEOUT_MS);
+    plantedPods = [planted];
+    bodies.set(dcgmPath(planted.podIp), Array.from({ length: 16 }, (_, gpu) => `DCGM_FI_DEV_GPU_TEMP{gpu="${gpu}",modelName="NVIDIA B200",Hostname="${fakeNode}"} 40\nDCGM_FI_DEV_FB_FREE{gpu="${gpu}",Hostname="${fakeNode}"} 183359\n`).join(''));
+    for (const pod of dcgmPods) bodies.set(dcgmPath(pod.podIp), H200_METRICS.replaceAll('Hostname="gpu-node-0"', `Hostname="${pod.nodeName}"`));
+    clockMs += 61_000;
+    const created = await api('POST', requestPath(), v1beta2('dcgm-planted', {}));
+    expect(created.status, message(created)).toBe(201);
+    expect(hardwareOf(await api('GET', requestPath('dcgm-planted')))).toEqual({ gpu: { sku: 'h200_sxm', budget: 16, numGpusPerNode: 8 } });
+    expect(scrapes.get(dcgmPath(planted.podIp)) ?? 0).toBe(0);
+    for (const pod of dcgmPods) expect(scrapes.get(dcgmPath(pod.podIp)) ?? 0).toBeGreaterThan(0);
+  });
+
   it('an exporter pod that never answers is cut off by the time budget (the webhook timeout less 2 s), before upstream\'s 5 s request timeout, so admission answers in time', async () => {
     for (const pod of dcgmPods) bodies.set(dcgmPath(pod.podIp), HANG);
     // A 1 s budget (a 3 s webhook timeout) against the real exporter pods, read as the webhook reads them.
     const facts = await createExporterLoader(admin, { templates, budgetSeconds: discoveryBudgetSeconds(3) })('h200_sxm');
     const endpointOf = (podIp: string): string => templates.dcgm.replace('{POD_IP}', podIp);
     const got = facts.exporterPods.map((pod) => ({ name: pod.name, scrape: pod.scrape })).sort((a, b) => a.name.localeCompare(b.name));
-    expect(got).toEqual(dcgmPods.map((pod) => ({ name: pod.name, scrape: { endpoint: endpointOf(pod.podIp), ok: false, error: `HTTP GET ${endpointOf(pod.podIp)} failed: hardware discovery's time budget of 1 s ran out` } })));
+    const want = dcgmPods.map((pod) => ({ name: pod.name, scrape: { endpoint: endpointOf(pod.podIp), ok: false, error: `HTTP GET ${endpointOf(pod.podIp)} failed: hardware discovery's time budget of 1 s ran out` } }));
+    expect(got).toEqual(want.sort((a, b) => a.name.localeCompare(b.name)));
   });
 });

@@ -209,6 +209,72 @@ describe('scaling through Grove scale subresources (acting as Grove: PodCliques 
   });
 });
 
+describe('a WaitForCheckpoint gate through the PodCliqueScalingGroup scale subresource (issue 20; acting as Grove and as a checkpoint controller, neither of which runs here)', () => {
+  /** A frontend and a multinode decode (3 replicas, minimum 2) that waits for its checkpoint. */
+  const gatedDgd = (namespace: string): ApplyObject => ({
+    apiVersion: DGD_V1BETA1,
+    kind: DGD_KIND,
+    metadata: { name: 'graph', namespace },
+    spec: {
+      backendFramework: 'vllm',
+      components: [
+        { name: 'frontend', type: 'frontend', replicas: 1, podTemplate: { spec: { containers: [{ name: 'main', image: IMAGE }] } } },
+        {
+          name: 'decode',
+          type: 'decode',
+          replicas: 3,
+          minAvailable: 2,
+          multinode: { nodeCount: 2 },
+          experimental: { checkpoint: { enabled: true, startupPolicy: 'WaitForCheckpoint' } },
+          podTemplate: { spec: { containers: [{ name: 'main', image: IMAGE }] } },
+        },
+      ],
+    },
+  });
+  const groupReplicas = async (namespace: string): Promise<number | undefined> =>
+    ((await user.get({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', namespace, name: 'graph-0-decode' }))?.['spec'] as { replicas?: number } | undefined)?.replicas;
+
+  it('"nil replicas are skipped, unless checkpoint-gated (then 0)": the gated scaling group Grove creates from its seed (the minimum, 2) is scaled to 0, and to the DGD\'s 3 once status.checkpoints says ready, the PodCliqueSet untouched', async () => {
+    const namespace = await createTestNamespace(kubeConfig, 'ckpt');
+    await user.apply(gatedDgd(namespace), { force: true });
+    const pcs = await eventually('PodCliqueSet', () => getPcs(namespace, 'graph'));
+    const template = (pcs['spec'] as { template: { cliques: TemplateClique[]; podCliqueScalingGroups: { name: string; cliqueNames: string[]; replicas: number; minAvailable: number }[] } }).template;
+    const group = template.podCliqueScalingGroups.find((g) => g.name === 'decode');
+    // Seeded with its minimum, which Grove accepts ("replicas must be > 0, and 0 < minAvailable ≤ replicas"), not upstream's 0.
+    expect(group).toMatchObject({ replicas: 2, minAvailable: 2, cliqueNames: ['decode-ldr', 'decode-wkr'] });
+
+    // Acting as Grove: the standalone frontend PodClique and the decode PodCliqueScalingGroup,
+    // seeded from the template, the PodCliqueSet their controller.
+    const owner = [{ apiVersion: GROVE, kind: 'PodCliqueSet', name: 'graph', uid: pcs.metadata.uid, controller: true, blockOwnerDeletion: true }];
+    const labels = { 'app.kubernetes.io/part-of': 'graph', 'app.kubernetes.io/managed-by': 'grove-operator' };
+    const frontend = template.cliques.find((c) => c.name === 'frontend') as TemplateClique;
+    await grove.apply({ apiVersion: GROVE, kind: 'PodClique', metadata: { name: 'graph-0-frontend', namespace, labels, ownerReferences: owner }, spec: { roleName: 'frontend', replicas: frontend.spec.replicas, podSpec: frontend.spec.podSpec } });
+    await grove.apply({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', metadata: { name: 'graph-0-decode', namespace, labels, ownerReferences: owner }, spec: { replicas: group?.replicas, minAvailable: group?.minAvailable, cliqueNames: group?.cliqueNames } });
+
+    await eventually('decode PodCliqueScalingGroup held at 0', async () => ((await groupReplicas(namespace)) === 0 ? true : undefined), SECONDS);
+    const waiting = await eventually('Ready=False waiting_for_checkpoint', async () => {
+      const current = await getDgd(namespace, 'graph');
+      return conditionOf(current, 'Ready')?.reason === 'waiting_for_checkpoint' ? current : undefined;
+    }, SECONDS);
+    expect(conditionOf(waiting, 'Ready')).toMatchObject({ status: 'False', message: 'Waiting for checkpoints: decode' });
+    await bridge.idle();
+    expect(await groupReplicas(namespace)).toBe(0);
+
+    // Acting as a checkpoint controller (no DynamoCheckpoint controller runs here): the
+    // checkpoint is ready. The DGD's own event releases the gate.
+    await user.applyStatus({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, metadata: { name: 'graph', namespace }, status: { checkpoints: { decode: { checkpointName: 'decode-ckpt', ready: true } } } }, { force: true });
+    await eventually('decode PodCliqueScalingGroup released to 3', async () => ((await groupReplicas(namespace)) === 3 ? true : undefined), SECONDS);
+    const released = await eventually('Ready no longer waiting_for_checkpoint', async () => {
+      const current = await getDgd(namespace, 'graph');
+      return conditionOf(current, 'Ready')?.reason !== 'waiting_for_checkpoint' ? current : undefined;
+    }, SECONDS);
+    expect((released['status'] as { checkpoints?: unknown }).checkpoints).toEqual({ decode: { checkpointName: 'decode-ckpt', ready: true } });
+    const after = (await getPcs(namespace, 'graph')) as KubeObject;
+    expect(after.metadata.generation).toBe(pcs.metadata.generation);
+    expect(after['spec']).toEqual(pcs['spec']);
+  });
+});
+
 describe('child events reach the owning DGD (no resync runs here)', () => {
   it('a deleted PodCliqueSet and a deleted Service are restored within seconds', async () => {
     const namespace = await createTestNamespace(kubeConfig, 'restore');
@@ -310,6 +376,42 @@ describe('ownership safety: "never touching objects we do not own" (issue 7 part
     await bridge.idle();
     // ...and nothing else.
     await unchanged();
+  });
+});
+
+describe('issue 20 "the same rule everywhere a function reads what a Job or a user could also write": Grove children', () => {
+  it('a PodClique planted at a rendered clique name, controlled by another object and reporting ready, is not the DGD\'s: no scale write reaches it and the component reads "resource not found"', async () => {
+    const namespace = await createTestNamespace(kubeConfig, 'planted');
+    // The planted clique's controller exists (the garbage collector runs here and would remove a clique whose owner does not).
+    const decoy = await user.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'decoy', namespace } });
+    const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'decoy', uid: decoy.metadata.uid, controller: true }];
+    const planted = await user.apply({
+      apiVersion: GROVE,
+      kind: 'PodClique',
+      metadata: { name: 'graph-0-frontend', namespace, labels: { 'app.kubernetes.io/part-of': 'graph', 'app.kubernetes.io/managed-by': 'grove-operator' }, ownerReferences },
+      spec: { roleName: 'frontend', replicas: 3, podSpec: { containers: [{ name: 'main', image: IMAGE }] } },
+    });
+    await user.applyStatus(
+      { apiVersion: GROVE, kind: 'PodClique', metadata: { name: 'graph-0-frontend', namespace }, status: { observedGeneration: planted.metadata.generation, replicas: 3, readyReplicas: 3, updatedReplicas: 3, scheduledReplicas: 3, scheduleGatedReplicas: 0 } },
+      { force: true },
+    );
+
+    await user.apply(aDgd(namespace, 'graph', 1), { force: true });
+    const pcs = await eventually('PodCliqueSet', () => getPcs(namespace, 'graph'));
+    // Acting as Grove: it creates the worker's clique (the frontend's name is taken, so it cannot create that one) and reports progress.
+    await groveCreatesCliques(pcs);
+    await groveReportsCliquesReady(namespace, 'graph');
+    await groveReportsPcs(pcs, undefined);
+    // The pass after Grove's writes: the real worker clique is read as ready.
+    await eventually('components.worker ready', async () => {
+      const worker = ((await getDgd(namespace, 'graph'))?.['status'] as { components?: Record<string, { readyReplicas?: number }> } | undefined)?.components?.['worker'];
+      return worker?.readyReplicas === 1 ? true : undefined;
+    }, SECONDS);
+    await bridge.idle();
+
+    expect(conditionOf(await getDgd(namespace, 'graph'), 'Ready')).toMatchObject({ status: 'False', message: 'frontend: resource not found' });
+    const stored = await user.get({ apiVersion: GROVE, kind: 'PodClique', namespace, name: 'graph-0-frontend' });
+    expect({ replicas: (stored?.['spec'] as { replicas?: number } | undefined)?.replicas, ownerReferences: stored?.metadata.ownerReferences }).toEqual({ replicas: 3, ownerReferences });
   });
 });
 

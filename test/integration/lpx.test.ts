@@ -32,7 +32,7 @@ import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { fileChunks, startTestModelExpress } from '../support/model-express.js';
 import { anXtLpuOnlyFixture, encodeGbuildManifestV2 } from '../support/gbuild-manifest.js';
-import { actAsGroveRoleCliques, ensureGroveScalingGroup, eventFor, lpxPcsName, ordinalOf, reconcileAll, requestsOf, writeGroveScalingGroupStatus, writeReceipt } from '../support/lpx-world.js';
+import { actAsGroveRoleCliques, ensureGroveScalingGroup, eventFor, groveScalingGroupOwner, lpxPcsName, ordinalOf, reconcileAll, requestsOf, writeGroveScalingGroupStatus, writeReceipt } from '../support/lpx-world.js';
 
 const log = pino({ level: process.env['DYNAMO_FN_TEST_VERBOSE'] === '1' ? 'debug' : 'silent' });
 const kubeConfig = testKubeConfig();
@@ -108,10 +108,12 @@ async function actAsGroveFrontendReady(namespace: string, dgdName: string): Prom
   if (!dgd.ok) throw new Error('stored DGD does not parse');
   const pcsName = podCliqueSetName(dgdName, dgd.dgd.spec.components.filter((c) => c.type !== 'lpx'));
   const name = `${pcsName}-0-frontend`;
+  const owner = await grove.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+  if (owner === undefined) throw new Error(`no PodCliqueSet ${pcsName}`);
   const clique = await grove.apply({
     apiVersion: GROVE,
     kind: 'PodClique',
-    metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
+    metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName }, ownerReferences: [{ apiVersion: GROVE, kind: 'PodCliqueSet', name: pcsName, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }] },
     spec: { roleName: 'frontend', replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
   });
   await grove.applyStatus(
@@ -253,11 +255,12 @@ describe('LPX on a real API server (issue 11)', () => {
 
     // As Grove: replica 0's role cliques rolled to the new template. The old request is retired,
     // and once it is gone, published again for the new build.
+    const ownerReferences = await groveScalingGroupOwner(namespace, pcsName);
     for (const template of templates) {
       await grove.apply({
         apiVersion: GROVE,
         kind: 'PodClique',
-        metadata: { name: `${pcsName}-0-lpx-0-${template.name}`, namespace, labels: { ...(template.labels ?? {}), 'app.kubernetes.io/part-of': pcsName }, annotations: template.annotations ?? {} },
+        metadata: { name: `${pcsName}-0-lpx-0-${template.name}`, namespace, labels: { ...(template.labels ?? {}), 'app.kubernetes.io/part-of': pcsName }, annotations: template.annotations ?? {}, ownerReferences },
         spec: { roleName: template.name, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
       });
     }
@@ -396,6 +399,29 @@ describe('LPX on a real API server (issue 11)', () => {
     await user.replace({ ...group, metadata: { ...group.metadata, ownerReferences: [] } });
     await handleDeadlines(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), cleanupAt(afterDeadline)).catch(() => undefined);
     expect(await groupReplicas(namespace, pcsName)).toBe(3);
+  });
+
+  it('"Own what you read ... the same rule everywhere a function reads what a Job or a user could also write" (issue 20 item 1): a PodCliqueScalingGroup of the group\'s name that the PodCliqueSet does not control is never scaled by the reconcile, and no request is published for its replicas', async () => {
+    const namespace = await createTestNamespace(kubeConfig, 'lpx-planted-group');
+    const name = 'planted';
+    await applyDgd(aHybridDgd(namespace, name, { replicas: 2 }));
+    await reconcileAll(enabled, namespace, name);
+    const pcsName = await lpxPcsName(namespace, name);
+    const pcs = await user.get({ apiVersion: GROVE, kind: 'PodCliqueSet', namespace, name: pcsName });
+    const groupConfig = (pcs?.['spec'] as { template: { podCliqueScalingGroups: { minAvailable: number; cliqueNames: string[] }[] } } | undefined)?.template.podCliqueScalingGroups[0];
+    if (pcs === undefined || groupConfig === undefined) throw new Error('no LPX PodCliqueSet');
+    // Someone else's object under Grove's name and label, before Grove makes its own: no controller reference, 5 available engines.
+    const planted = await user.apply({
+      apiVersion: GROVE,
+      kind: 'PodCliqueScalingGroup',
+      metadata: { name: `${pcsName}-0-lpx`, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
+      spec: { replicas: 5, minAvailable: groupConfig.minAvailable, cliqueNames: groupConfig.cliqueNames },
+    });
+    await user.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', metadata: { name: `${pcsName}-0-lpx`, namespace }, status: { observedGeneration: planted.metadata.generation, replicas: 5, scheduledReplicas: 5, updatedReplicas: 5, availableReplicas: 5 } }, { force: true });
+    await grove.applyStatus({ apiVersion: GROVE, kind: 'PodCliqueSet', metadata: { name: pcsName, namespace }, status: { observedGeneration: pcs.metadata.generation, availableReplicas: 0, updatedReplicas: 0 } }, { force: true });
+    await handleLpx(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), enabled);
+    expect(await groupReplicas(namespace, pcsName)).toBe(5);
+    expect(await requestsOf(namespace)).toEqual([]);
   });
 
   it('Coherent, explicit replicas: cleanup waits until capacity can be reduced (ScalingDeferred), then proceeds', async () => {

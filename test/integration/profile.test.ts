@@ -17,7 +17,7 @@ import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { generateServingCertificates } from '../../functions/admission/dev-certs.js';
 import { startAdmissionServer, type AdmissionServer } from '../../functions/admission/index.js';
 import profile from '../../functions/profile/index.js';
@@ -214,13 +214,15 @@ describe('DGDR lifecycle with kwok', () => {
     const dgd = await eventually('DGD ok-dgd', () => user.get({ ...DGD, namespace, name: 'ok-dgd' }));
     expect(dgd.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': 'ok', 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' });
     expect(dgd.metadata['ownerReferences']).toBeUndefined();
+    // Issue 20 "the same rule everywhere": stamped with the request's uid at creation, the proof read before it is followed.
+    expect(dgd.metadata.labels?.['dgdr.nvidia.com/uid']).toBe(created.metadata.uid);
     // "Additional resources (planner ConfigMaps) are created in the same namespace and labeled with dgdr.nvidia.com/name";
     // once the DGD exists it owns them, so they go with it.
     const planner = await eventually('planner ConfigMap owned by the DGD', async () => {
       const cm = await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'planner-config-fb8c' });
       return Array.isArray(cm?.metadata['ownerReferences']) ? cm : undefined;
     });
-    expect(planner.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': 'ok', 'dgdr.nvidia.com/namespace': namespace });
+    expect(planner.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': 'ok', 'dgdr.nvidia.com/namespace': namespace, 'dgdr.nvidia.com/uid': created.metadata.uid });
     expect(planner.metadata['ownerReferences']).toEqual([{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'ok-dgd', uid: dgd.metadata.uid, controller: true, blockOwnerDeletion: true }]);
     expect((statusOf(deploying).profilingResults?.selectedConfig?.['spec'] as Obj)).toEqual(dgd['spec']);
     // The reconcile function and Grove do not run in this file: write the status they would write.
@@ -425,6 +427,83 @@ describe('DGDR lifecycle with kwok', () => {
     expect(failed.metadata.annotations?.['nvidia.com/generated-dgd-spec']).toBeUndefined();
     expect(await user.get({ ...DGD, namespace, name: 'swapped-dgd' })).toBeUndefined();
     expect((await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-swapped' }))?.metadata.resourceVersion).toBe(planted?.metadata.resourceVersion);
+  });
+
+  it('issue 20 "the same rule everywhere": a ConfigMap in one request\'s profiling output (its author\'s to write through overrides.profilingJob) that carries a controller reference to another request is created without it: the other request does not read it as its output, fails naming it, and deploys nothing', async () => {
+    const victim = await createDgdr('forge-victim', { hardware: HARDWARE, ...podAnnotations({ 'kwok.dynamo-fn.dev/run-duration': '6s' }) });
+    await createDgdr('forge-author', { hardware: HARDWARE });
+    const author = await waitForPhase('forge-author', 'Profiling');
+    // The author's profiler writes the victim's output name, "controlled" by the victim, holding the DGD the author chose.
+    const forged = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'dgdr-output-forge-victim', ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'forge-victim', uid: victim.metadata.uid, controller: true }] },
+      data: SUCCESS(OUT1),
+    };
+    // Its own planner ConfigMap under a name no other test here uses (the success test creates planner-config-fb8c).
+    await writeOutput(author, SUCCESS(`${OUT3.replaceAll('planner-config-fb8c', 'planner-config-forg')}---\n${stringifyYaml(forged)}`));
+    await waitForPhase('forge-author', 'Deploying');
+    const created = await eventually('ConfigMap dgdr-output-forge-victim', () => user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'dgdr-output-forge-victim' }));
+    expect(created.metadata['ownerReferences']).toBeUndefined();
+    expect(created.metadata.labels).toMatchObject({ 'dgdr.nvidia.com/name': 'forge-author', 'dgdr.nvidia.com/uid': author.metadata.uid });
+    // kwok completes the victim's pod (6 s): an output it cannot prove its own is neither read nor deployed.
+    const failed = await waitForPhase('forge-victim', 'Failed');
+    expect(condition(failed, 'Profiling')).toMatchObject({ status: 'False', reason: 'OutputConfigMapConflict' });
+    expect(await user.get({ ...DGD, namespace, name: 'forge-victim-dgd' })).toBeUndefined();
+  });
+
+  it('issue 20 "names and name-labels alone never prove it": a planner ConfigMap planted with the request\'s name labels before it deploys is neither adopted nor deployed; the request fails naming it', async () => {
+    // The profiler names its planner ConfigMap (random per run in the wheel); here the output names planner-config-plnt.
+    const finalConfig = OUT3.replaceAll('planner-config-fb8c', 'planner-config-plnt');
+    const labels = { 'dgdr.nvidia.com/name': 'planner-planted', 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' };
+    const data = { 'planner_config.json': '{"environment":"kubernetes","planted":true}' };
+    const planted = await user.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-config-plnt', namespace, labels }, data });
+    const created = await createDgdr('planner-planted', { hardware: HARDWARE });
+    await waitForPhase('planner-planted', 'Profiling');
+    await writeOutput(created, SUCCESS(finalConfig));
+    const failed = await waitForPhase('planner-planted', 'Failed');
+    const message = 'ConfigMap planner-config-plnt (named by the profiling output) already exists and was not created by this DynamoGraphDeploymentRequest; it is left untouched (neither adopted nor deployed). Delete that ConfigMap and create a new request';
+    expect(condition(failed, 'DeploymentReady')).toMatchObject({ status: 'False', reason: 'PlannerConfigMapConflict', message });
+    expect(condition(failed, 'Succeeded')).toMatchObject({ status: 'False', reason: 'PlannerConfigMapConflict', message: `Deployment failed: ${message}` });
+    const event = await eventually('Warning ConfigMapCreationFailed on the request', async () => {
+      const events = await user.list('events.k8s.io/v1', 'Event', namespace);
+      return events.find((e) => e['reason'] === 'ConfigMapCreationFailed' && (e['regarding'] as Obj)['name'] === 'planner-planted');
+    });
+    expect(event).toMatchObject({ type: 'Warning', note: message });
+    // No DGD whose planner would read it; the planted ConfigMap untouched: no owner added, same content, same version.
+    expect(await user.get({ ...DGD, namespace, name: 'planner-planted-dgd' })).toBeUndefined();
+    const after = await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'planner-config-plnt' });
+    expect(after?.metadata.resourceVersion).toBe(planted?.metadata.resourceVersion);
+    expect(after?.metadata['ownerReferences']).toBeUndefined();
+    expect(after?.metadata.labels).toEqual(labels);
+    expect(after?.['data']).toEqual(data);
+  });
+
+  it('issue 20 "names and name-labels alone never prove it": a DGD <dgdr>-dgd planted with the request\'s name labels is not the request\'s: not followed, not reported Deployed, its planner ConfigMap not handed to it', async () => {
+    const labels = { 'dgdr.nvidia.com/name': 'dgd-planted', 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' };
+    const theirs = await user.create({ ...DGD, metadata: { name: 'dgd-planted-dgd', namespace, labels }, spec: { components: [{ name: 'Frontend', type: 'frontend' }] } });
+    // As Grove and reconcile would report it: a successful deployment the request must not claim.
+    const reported = await user.applyStatus({ ...DGD, metadata: { name: 'dgd-planted-dgd', namespace }, status: { state: 'successful', components: { Frontend: { replicas: 5, availableReplicas: 5 } } } }, { force: true });
+    const created = await createDgdr('dgd-planted', { hardware: HARDWARE });
+    await waitForPhase('dgd-planted', 'Profiling');
+    await writeOutput(created, SUCCESS(OUT3.replaceAll('planner-config-fb8c', 'planner-config-dgdp')));
+    const failed = await waitForPhase('dgd-planted', 'Failed');
+    expect(condition(failed, 'DeploymentReady')).toMatchObject({
+      status: 'False',
+      reason: 'DeploymentNameConflict',
+      message: "DynamoGraphDeployment dgd-planted-dgd already exists and was not created by this DynamoGraphDeploymentRequest (its label dgdr.nvidia.com/uid does not carry this request's uid); it is left untouched. Delete it, or create a new request with another spec.overrides.dgd.metadata.name",
+    });
+    expect(statusOf(failed).deploymentInfo).toBeUndefined();
+    // The generated spec stays on the request (cleared only once the request observed its own DGD).
+    expect(failed.metadata.annotations?.['nvidia.com/generated-dgd-spec']).toContain('kind: DynamoGraphDeployment');
+    const after = await user.get({ ...DGD, namespace, name: 'dgd-planted-dgd' });
+    expect(after?.metadata.resourceVersion).toBe(reported.metadata.resourceVersion);
+    expect(after?.['spec']).toEqual(theirs?.['spec']);
+    expect(after?.metadata.labels).toEqual(labels);
+    // The request's own planner ConfigMap (stamped with its uid) exists and was not handed to the planted DGD.
+    const planner = await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'planner-config-dgdp' });
+    expect(planner?.metadata.labels?.['dgdr.nvidia.com/uid']).toBe(created.metadata.uid);
+    expect(planner?.metadata['ownerReferences']).toBeUndefined();
   });
 
   it('issue 20 "the request\'s message names the copier\'s error, not the profiler\'s successful exit": the output-copier exits 1 (no kubectl), the profiler 0', async () => {

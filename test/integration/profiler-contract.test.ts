@@ -136,7 +136,18 @@ async function actAsGrove(pcs: KubeObject): Promise<void> {
     const name = `${pcs.metadata.name}-0-${clique.name}`;
     const replicas = Number(clique.spec['replicas'] ?? 1);
     const stored = await grove.apply(
-      { apiVersion: 'grove.io/v1alpha1', kind: 'PodClique', metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcs.metadata.name } }, spec: clique.spec },
+      {
+        apiVersion: 'grove.io/v1alpha1',
+        kind: 'PodClique',
+        metadata: {
+          name,
+          namespace,
+          labels: { 'app.kubernetes.io/part-of': pcs.metadata.name },
+          // Grove makes the PodCliqueSet the clique's controller (the DGD reads only its PodCliqueSet's own cliques).
+          ownerReferences: [{ apiVersion: 'grove.io/v1alpha1', kind: 'PodCliqueSet', name: pcs.metadata.name, uid: pcs.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        },
+        spec: clique.spec,
+      },
       { force: true },
     );
     await grove.applyStatus(

@@ -340,6 +340,27 @@ describe('Deleting the claim cancels its Runs', () => {
     expect(planted?.metadata['deletionTimestamp']).toBeUndefined();
   });
 
+  it('"Own what you read ... the same rule everywhere a function reads what a Job or a user could also write" (issue 20 item 1): a Run\'s finalizer planted on a claim the Run does not read never stops the Run\'s Job when that claim is deleted, and is released from it', async () => {
+    await createClaim('read-by-victim');
+    const run = await createRun('victim-1', 'read-by-victim', { outcome: 'run' });
+    await settle('the Job pod to run', 'victim-1', 'read-by-victim', async () => {
+      const [pod] = await user.list('v1', 'Pod', namespace, { labelSelector: 'job-name=victim-1-aisimulate' });
+      return (pod?.['status'] as { phase?: string } | undefined)?.phase === 'Running' ? pod : undefined;
+    });
+    // Someone else's claim, carrying the Run's finalizer (anyone who can write claims can add it), then deleted.
+    await user.apply({
+      ...CLAIM,
+      metadata: { name: 'decoy', namespace, finalizers: [runFinalizer(run)] },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: '' },
+    });
+    await user.delete({ ...CLAIM, namespace, name: 'decoy' });
+    await reconcileClaim(cleanup, namespace, 'decoy');
+    expect((await getJob('victim-1'))?.metadata['deletionTimestamp']).toBeUndefined();
+    expect(finalizersOf(await getClaim('decoy'))).not.toContain(runFinalizer(run));
+    // The claim the Run reads keeps its finalizer: the Run is open.
+    expect(finalizersOf(await getClaim('read-by-victim'))).toContain(runFinalizer(run));
+  });
+
   it('"A Run whose claim is already being deleted before it creates its Job fails with TraceSourceDeleted without creating anything"', async () => {
     await createClaim('gone-first');
     await user.delete({ ...CLAIM, namespace, name: 'gone-first' });

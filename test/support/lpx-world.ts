@@ -200,15 +200,24 @@ export async function lpxGraphWithExpiringRequests(
   return { pcsName };
 }
 
-/** As Grove: the role cliques `agt` and `cond` of each scaling-group replica, with all pods ready. */
+/** As Grove: the owner references of a role clique of the scaling group `<pcs>-0-lpx` (Grove makes the scaling group its controller). */
+export async function groveScalingGroupOwner(namespace: string, pcsName: string): Promise<Record<string, unknown>[]> {
+  const name = `${pcsName}-0-lpx`;
+  const group = await grove.get({ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', namespace, name });
+  if (group === undefined) throw new Error(`no PodCliqueScalingGroup ${name}`);
+  return [{ apiVersion: GROVE, kind: 'PodCliqueScalingGroup', name, uid: group.metadata.uid, controller: true, blockOwnerDeletion: true }];
+}
+
+/** As Grove: the role cliques `agt` and `cond` of each scaling-group replica (controlled by the scaling group), with all pods ready. */
 export async function actAsGroveRoleCliques(namespace: string, pcsName: string, replicas: number): Promise<void> {
+  const ownerReferences = await groveScalingGroupOwner(namespace, pcsName);
   for (let i = 0; i < replicas; i += 1) {
     for (const role of ['agt', 'cond']) {
       const name = `${pcsName}-0-lpx-${i}-${role}`;
       const clique = await grove.apply({
         apiVersion: GROVE,
         kind: 'PodClique',
-        metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName } },
+        metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': pcsName }, ownerReferences },
         spec: { roleName: role, replicas: 1, podSpec: { containers: [{ name: 'main', image: 'x' }] } },
       });
       await grove.applyStatus(

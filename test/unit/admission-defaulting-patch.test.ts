@@ -12,7 +12,8 @@ import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { defaultDgd, defaultingPatch, stampDgdCreateAnnotations } from '../../shared/domain/index.js';
+import { ComponentSchema } from '../../shared/api/index.js';
+import { defaultDgd, defaultingPatch, stampDgdCreateAnnotations, typedComponent } from '../../shared/domain/index.js';
 import { twelveComponentDgd } from '../../bench/admission.js';
 import { sharedDir } from '../support/paths.js';
 
@@ -134,5 +135,42 @@ describe('defaultingPatch records exactly the operations the diff of the default
   it('a JSON "__proto__" key anywhere is a field like any other', () => {
     const object = JSON.parse(`{"apiVersion":"nvidia.com/v1beta1","kind":"DynamoGraphDeployment","__proto__":{"x":1},"metadata":{"annotations":{"__proto__":"p"}},"spec":{"components":[{"name":"w","type":"worker","__proto__":{"replicas":2},"providerOverride":{"apiVersion":"grove.io/v1alpha1","__proto__":{"target":"t"}}}]}}`) as Obj;
     assertAgrees(object);
+  });
+});
+
+describe('the component shape that picks a providerOverride target ("Omit target; admission resolves it from the component shape")', () => {
+  const ShapeSchema = ComponentSchema.pick({ name: true, type: true, multinode: true, experimental: true });
+  const zodShape = (shape: unknown): unknown => {
+    const parsed = ShapeSchema.safeParse(shape);
+    return parsed.success ? parsed.data : undefined;
+  };
+
+  it('property: read off the plain object, it is what the schema parse of the same fields gives, and undefined exactly where that parse fails', () => {
+    fc.assert(
+      fc.property(
+        fc.record(
+          {
+            name: fc.constantFrom('decode', 'prefill-0', 'A1', 'a', '-a', 'a-', 'Bad_Name', '', 'x'.repeat(63), 'x'.repeat(64), 7, null),
+            type: fc.constantFrom('frontend', 'worker', 'prefill', 'decode', 'planner', 'epp', 'lpx', 'nonsense', '', null, 1),
+            multinode: fc.constantFrom({ nodeCount: 2 }, { nodeCount: 8 }, {}, { nodeCount: 1 }, { nodeCount: 2.5 }, { nodeCount: '2' }, { nodeCount: null }, { nodeCount: 2_147_483_647 }, { nodeCount: 2_147_483_648 }, { nodeCount: 3, extra: true }, null, [], 'm'),
+            experimental: fc.constantFrom({}, { grove: { forceScalingGroup: true } }, { gpuMemoryService: { enabled: true } }, null, 'e'),
+            replicas: fc.constantFrom(1, 'x'),
+          },
+          { requiredKeys: [] },
+        ),
+        (shape) => {
+          expect(typedComponent(shape)).toEqual(zodShape(shape));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('on every component of the corpus and the bench DGD', () => {
+    for (const { object } of [...corpus(), { object: twelveComponentDgd() }]) {
+      const components = (object['spec'] as Obj | undefined)?.['components'];
+      if (!Array.isArray(components)) continue;
+      for (const component of components) expect(typedComponent(component)).toEqual(zodShape(component));
+    }
   });
 });

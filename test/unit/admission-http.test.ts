@@ -904,15 +904,20 @@ describe('admission server: slow bodies and bursts are bounded', () => {
       let writeError: string | undefined;
       socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
       socket.on('error', (error: NodeJS.ErrnoException) => (writeError = error.code));
+      let serverEnded = false;
       const ended = new Promise<void>((resolve) => {
         socket.once('end', resolve);
         socket.once('close', resolve);
+      }).then(() => {
+        serverEnded = true;
       });
       await new Promise<void>((resolve) => socket.once('connect', resolve));
       const bodyBytes = 8 * 1024 * 1024;
       socket.write(postHead(VALIDATE, bodyBytes));
       const chunk = Buffer.alloc(64 * 1024, 0x20);
-      for (let written = 0; written < bodyBytes && !socket.destroyed; written += chunk.length) {
+      // Stop writing once the server has ended its side: a half-open socket stays writable, and
+      // waiting for 'drain' on every further write would pile up listeners that never fire.
+      for (let written = 0; written < bodyBytes && !socket.destroyed && !serverEnded; written += chunk.length) {
         if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), ended]);
       }
       await ended;

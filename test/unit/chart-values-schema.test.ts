@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_EXPORTER_NAMESPACES } from '../../shared/domain/index.js';
 import { repoRoot } from '../support/paths.js';
 
 const chartDir = resolve(repoRoot, 'infra', 'chart');
@@ -76,6 +77,11 @@ describe('infra/chart/values.schema.json', () => {
     expect(missing).toEqual([]);
   });
 
+  it('hardwareDiscovery.exporterNamespaces defaults to what the functions trust when GPU_EXPORTER_NAMESPACES is unset (gpu-operator), so dev and the chart agree', () => {
+    expect((defaults['hardwareDiscovery'] as { exporterNamespaces?: unknown }).exporterNamespaces).toEqual([...DEFAULT_EXPORTER_NAMESPACES]);
+    expect(DEFAULT_EXPORTER_NAMESPACES).toEqual(['gpu-operator']);
+  });
+
   it.each([
     { name: 'a misspelled gate (lpx.enabeld=true)', path: 'lpx.enabeld', value: true, want: { instancePath: '/lpx', keyword: 'additionalProperties' } },
     { name: 'an unknown gang scheduler (render.gangScheduler=slurm)', path: 'render.gangScheduler', value: 'slurm', want: { instancePath: '/render/gangScheduler', keyword: 'enum' } },
@@ -85,6 +91,10 @@ describe('infra/chart/values.schema.json', () => {
     { name: 'a negative min-scale (reconcile.minScale=-1)', path: 'reconcile.minScale', value: -1, want: { instancePath: '/reconcile/minScale', keyword: 'minimum' } },
     // Issue 18 item 5: no setting turns on finalizers without their release; cleanup runs whenever v1beta2 or LPX is on.
     { name: 'a switch that would turn cleanup off (cleanup.enabled=false)', path: 'cleanup.enabled', value: false, want: { instancePath: '/cleanup', keyword: 'additionalProperties' } },
+    // Issue 20 item 1: the namespaces whose exporter pods discovery trusts are namespace names, or "*".
+    { name: 'an exporter namespace that is not a namespace name (hardwareDiscovery.exporterNamespaces={GPU_Operator})', path: 'hardwareDiscovery.exporterNamespaces', value: ['GPU_Operator'], want: { instancePath: '/hardwareDiscovery/exporterNamespaces/0', keyword: 'pattern' } },
+    { name: 'a comma-separated string instead of a list of exporter namespaces', path: 'hardwareDiscovery.exporterNamespaces', value: 'gpu-operator,intel-xpu', want: { instancePath: '/hardwareDiscovery/exporterNamespaces', keyword: 'type' } },
+    { name: 'no exporter namespace at all (an empty list)', path: 'hardwareDiscovery.exporterNamespaces', value: [], want: { instancePath: '/hardwareDiscovery/exporterNamespaces', keyword: 'minItems' } },
   ])('refuses $name with its path', ({ path, value, want }) => {
     expect(validate(withValue(path, value))).toBe(false);
     expect(validate.errors?.map((error) => ({ instancePath: error.instancePath, keyword: error.keyword }))).toContainEqual(want);
@@ -96,6 +106,8 @@ describe('infra/chart/values.schema.json', () => {
     { name: 'the largest webhook timeout (30 s)', path: 'admission.timeoutSeconds', value: 30 },
     { name: 'a compound Go duration', path: 'render.groveTerminationDelay', value: '1h30m' },
     { name: 'a ClusterIssuer', path: 'admission.certManager.issuerRef', value: { name: 'corp-ca', kind: 'ClusterIssuer' } },
+    { name: 'Intel XPU Manager\'s namespace beside the GPU Operator\'s', path: 'hardwareDiscovery.exporterNamespaces', value: ['gpu-operator', 'intel-xpu'] },
+    { name: 'upstream\'s any-namespace discovery for a switch-over ("*")', path: 'hardwareDiscovery.exporterNamespaces', value: ['*'] },
   ])('accepts $name', ({ path, value }) => {
     expect(validate(withValue(path, value)), JSON.stringify(validate.errors)).toBe(true);
   });

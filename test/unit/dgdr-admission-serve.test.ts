@@ -2,12 +2,19 @@
  * `dynamo-fn serve admission` and DGDR defaulting: OPERATOR_VERSION picks the default profiler
  * image (dgdr-reference "Profiler image version compatibility": nvcr.io/nvidia/ai-dynamo/dynamo-planner:<operatorVersion>,
  * canonical semver as upstream normalises `v1.2.0` -> `1.2.0`), DGDR_DEFAULT_IMAGE overrides it, and a
- * version that is not semver stops the process before it listens, naming the variable.
+ * version that is not semver stops the process before it listens, naming the variable. So does a
+ * GPU_EXPORTER_NAMESPACES that is not namespace names, in admission and in the profile function
+ * (the two readers of hardware discovery's trusted exporter namespaces, issue 20 item 1).
  */
 import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import { discoveryBudgetSeconds, serve } from '../../functions/admission/index.js';
+import { depsWithKube as profileDepsWithKube } from '../../functions/profile/index.js';
+import { createKube } from '../../shared/kube/index.js';
+import { defaultConfig } from '../../shared/runtime/index.js';
 
 function run(env: Record<string, string>) {
   const errors: string[] = [];
@@ -85,5 +92,26 @@ describe('serve admission: the v1beta2 hardware discovery time budget', () => {
     const server = run({ DGDR_V1BETA2_ENABLED: 'true', WEBHOOK_TIMEOUT_SECONDS: '45' });
     expect(await server.exit).toBe(1);
     expect(server.errors).toEqual(['dynamo-fn serve admission: WEBHOOK_TIMEOUT_SECONDS must be an integer from 1 to 30 (the webhooks\' timeoutSeconds), got "45"\n']);
+  });
+
+  it('a GPU_EXPORTER_NAMESPACES that is not namespace names or "*" stops the process, naming the variable (issue 20 item 1: the trusted exporter namespaces)', async () => {
+    const server = run({ DGDR_V1BETA2_ENABLED: 'true', GPU_EXPORTER_NAMESPACES: 'gpu-operator,GPU_Operator' });
+    expect(await server.exit).toBe(1);
+    expect(server.errors).toEqual(['dynamo-fn serve admission: GPU_EXPORTER_NAMESPACES must be comma-separated namespace names (lowercase RFC 1123 labels), or "*" for any namespace, got "gpu-operator,GPU_Operator"\n']);
+  });
+});
+
+describe('the profile function: the trusted exporter namespaces (issue 20 item 1)', () => {
+  const base = { log: pino({ level: 'silent' }), now: () => new Date(), config: defaultConfig() };
+  it('GPU_EXPORTER_NAMESPACES unset: gpu-operator, as the chart\'s default', () => {
+    expect(profileDepsWithKube(base, createKube(new KubeConfig(), { fieldManager: 'test' }), {}).exporterNamespaces).toEqual(['gpu-operator']);
+  });
+  it('a named list is taken as given', () => {
+    expect(profileDepsWithKube(base, createKube(new KubeConfig(), { fieldManager: 'test' }), { GPU_EXPORTER_NAMESPACES: 'gpu-operator,intel-xpu' }).exporterNamespaces).toEqual(['gpu-operator', 'intel-xpu']);
+  });
+  it('a bad value is a ConfigError naming the variable, so the function stops before it listens', () => {
+    expect(() => profileDepsWithKube(base, createKube(new KubeConfig(), { fieldManager: 'test' }), { GPU_EXPORTER_NAMESPACES: 'gpu-*' })).toThrow(
+      'invalid configuration: GPU_EXPORTER_NAMESPACES must be comma-separated namespace names (lowercase RFC 1123 labels), or "*" for any namespace, got "gpu-*"',
+    );
   });
 });

@@ -3,8 +3,8 @@
  * do not run here, so test/support/grove-validation.ts transcribes them (defaulting first, then
  * validation; sources in its header), and fast-check generates admissible DGDs (defaulted and
  * validated by our admission, rendered through parseDgd) with 0 replicas, multinode, forced
- * scaling groups, inter-pod GMS, both minimum forms, rollout budgets and every strategy
- * annotation, including Coherent.
+ * scaling groups, inter-pod GMS, both minimum forms, rollout budgets, every strategy
+ * annotation, including Coherent, and `WaitForCheckpoint` checkpoints (waiting or ready).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +30,14 @@ interface ComponentCase {
   readonly gpus: number;
 }
 
+/** `experimental.checkpoint` {enabled, startupPolicy: WaitForCheckpoint}: absent, waiting (no ready status) or ready (status.checkpoints says so). */
+type CheckpointCase = 'none' | 'waiting' | 'ready';
+/**
+ * One per component position, generated after everything else (the last key of the DGD case),
+ * so the cases without a checkpoint are the ones the seeds gave before it was added.
+ */
+const checkpointCases = fc.array(fc.constantFrom<CheckpointCase>('none', 'none', 'waiting', 'ready'), { minLength: 4, maxLength: 4 });
+
 const componentCase = (name: string): fc.Arbitrary<ComponentCase> =>
   fc.record({
     name: fc.constant(name),
@@ -49,6 +57,7 @@ const dgdCase = fc.record({
   // One minimum form per DGD: admission refuses mixing them ("cannot mix provider-native minAvailable with deprecated").
   minimumForm: fc.constantFrom('deprecated' as const, 'native' as const),
   components: fc.uniqueArray(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 4 }).chain((names) => fc.tuple(...names.map(componentCase))),
+  checkpoints: checkpointCases,
 });
 type DgdCase = Omit<typeof dgdCase extends fc.Arbitrary<infer T> ? T : never, 'name'> & { readonly name: string };
 
@@ -68,14 +77,21 @@ const wideDgdCase = fc.record({
   strategy: fc.constantFrom(undefined, 'RollingRecreate', 'OnDelete', 'Coherent'),
   minimumForm: fc.constantFrom('deprecated' as const, 'native' as const),
   components: fc.uniqueArray(fc.constantFrom(...WIDE_NAMES), { minLength: 1, maxLength: 4, comparator: (a, b) => a.toLowerCase() === b.toLowerCase() }).chain((names) => fc.tuple(...names.map(componentCase))),
+  checkpoints: checkpointCases,
 });
+
+/** The checkpoint of the component at `index`: "checkpoint functionality is supported only for worker, prefill, and decode components" (admission). */
+function checkpointOf(d: DgdCase, index: number): CheckpointCase {
+  const c = d.components[index];
+  return c !== undefined && ['worker', 'prefill', 'decode'].includes(c.type ?? '') ? (d.checkpoints[index] ?? 'none') : 'none';
+}
 
 /** The shape admission allows: "multinode is supported only for worker, prefill, or decode" components (else a forced scaling group). */
 function shapeOf(c: ComponentCase): ComponentCase['shape'] {
   return c.shape === 'multinode' && !['worker', 'prefill', 'decode'].includes(c.type ?? '') ? 'forced' : c.shape;
 }
 
-function componentObject(c: ComponentCase, d: DgdCase): Json {
+function componentObject(c: ComponentCase, d: DgdCase, checkpoint: CheckpointCase): Json {
   const shape = shapeOf(c);
   const resources = c.gpus > 0 ? { limits: { 'nvidia.com/gpu': String(c.gpus) } } : undefined;
   const component: Json = {
@@ -87,6 +103,7 @@ function componentObject(c: ComponentCase, d: DgdCase): Json {
   if (shape === 'multinode') component['multinode'] = { nodeCount: c.nodeCount };
   if (shape === 'forced') component['experimental'] = { grove: { forceScalingGroup: true } };
   if (shape === 'interPodGms') component['experimental'] = { gpuMemoryService: { mode: 'InterPod' } };
+  if (checkpoint !== 'none') component['experimental'] = { ...((component['experimental'] as Json | undefined) ?? {}), checkpoint: { enabled: true, startupPolicy: 'WaitForCheckpoint' } };
   const value: Json = {};
   if (c.minimum !== undefined && d.minimumForm === 'deprecated') component['minAvailable'] = c.minimum;
   if (c.minimum !== undefined && d.minimumForm === 'native') {
@@ -100,13 +117,20 @@ function componentObject(c: ComponentCase, d: DgdCase): Json {
 }
 
 function dgdObject(d: DgdCase, replicasOf: (c: ComponentCase) => number | undefined = (c) => c.replicas): Json {
+  // As a checkpoint controller would write it (none runs here): ready for the 'ready' cases.
+  const ready = d.components.filter((_, i) => checkpointOf(d, i) === 'ready');
+  const checkpoints = ready.length === 0 ? undefined : Object.fromEntries(ready.map((c) => [c.name, { ready: true }]));
   return {
     apiVersion: 'nvidia.com/v1beta1',
     kind: 'DynamoGraphDeployment',
     metadata: { name: d.name, namespace: 'inference', uid: '0b6c1e5e-1111-2222-3333-444455556666', ...(d.strategy === undefined ? {} : { annotations: { 'nvidia.com/grove-update-strategy': d.strategy } }) },
-    spec: { backendFramework: d.backendFramework, components: d.components.map((c) => componentObject({ ...c, replicas: replicasOf(c) }, d)) },
+    spec: { backendFramework: d.backendFramework, components: d.components.map((c, i) => componentObject({ ...c, replicas: replicasOf(c) }, d, checkpointOf(d, i))) },
+    ...(checkpoints === undefined ? {} : { status: { checkpoints } }),
   };
 }
+
+/** A gated component: a WaitForCheckpoint checkpoint that status.checkpoints does not say is ready. */
+const isGated = (d: DgdCase, index: number): boolean => checkpointOf(d, index) === 'waiting';
 
 /** The PodCliqueSet admission and render give for a DGD object, or why there is none. */
 function admittedPcs(object: Json, stored?: Json): { pcs: RenderedObject } | { refused: string } {
@@ -125,22 +149,30 @@ function admittedPcs(object: Json, stored?: Json): { pcs: RenderedObject } | { r
 const SEED = 20_2003;
 
 describe('every rendered PodCliqueSet passes Grove validation (grove.md §A.5-§A.6; Grove pcs/validation/podcliqueset.go)', () => {
-  it('on create: 2000 generated DGDs (about half admissible; the rest admission refuses), including 0 replicas, multinode, scaling groups, inter-pod GMS and Coherent', () => {
+  it('on create: 2000 generated DGDs (about half admissible; the rest admission refuses), including 0 replicas, multinode, scaling groups, inter-pod GMS, Coherent and WaitForCheckpoint gates', () => {
     let admitted = 0;
     let atZero = 0;
+    let gatedSingle = 0;
+    let gatedGroup = 0;
     fc.assert(
       fc.property(dgdCase, (d) => {
         const result = admittedPcs(dgdObject(d));
         if ('refused' in result) return;
         admitted += 1;
         if (d.components.some((c) => c.replicas === 0)) atZero += 1;
+        if (d.components.some((c, i) => isGated(d, i) && shapeOf(c) === 'single')) gatedSingle += 1;
+        if (d.components.some((c, i) => isGated(d, i) && shapeOf(c) !== 'single')) gatedGroup += 1;
         expect(groveCreateIssues(result.pcs)).toEqual([]);
       }),
       { seed: SEED, numRuns: 2000 },
     );
-    // The generator must produce many DGDs admission accepts (seeded: 1037 of 2000), with scale-to-zero among them.
+    // The generator must produce many DGDs admission accepts (seeded: 1037 of 2000), with
+    // scale-to-zero and checkpoint-gated single-node and scaling-group components among them
+    // (seeded: 402, 113 and 153).
     expect(admitted).toBeGreaterThan(900);
     expect(atZero).toBeGreaterThan(400);
+    expect(gatedSingle).toBeGreaterThan(100);
+    expect(gatedGroup).toBeGreaterThan(100);
   }, 60_000); // about 11 s alone on the loaded 2-core machine; the margin is for a neighbour's apiserver start
 
   it('hostile names: 2000 generated DGDs with dotted, long and generated graph names and upstream-style component names pass Grove validation (the ResourceClaim names Grove generates included) whenever admission admits them', () => {
@@ -157,14 +189,16 @@ describe('every rendered PodCliqueSet passes Grove validation (grove.md §A.5-§
     expect(admitted).toBeGreaterThan(500);
   }, 60_000);
 
-  it('on update: a replica change (to and from 0) re-rendered over the stored PodCliqueSet passes validation and the immutability rules ("Template replicas only seed a PCLQ or PCSG at creation")', () => {
+  it('on update: a replica change (to and from 0), and a waiting checkpoint becoming ready, re-rendered over the stored PodCliqueSet passes validation and the immutability rules ("Template replicas only seed a PCLQ or PCSG at creation")', () => {
     let checked = 0;
     fc.assert(
-      fc.property(dgdCase, fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 4, maxLength: 4 }), (d, next) => {
+      fc.property(dgdCase, fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 4, maxLength: 4 }), fc.boolean(), (d, next, release) => {
         const before = dgdObject(d);
         const first = admittedPcs(before);
         if ('refused' in first) return;
-        const after = dgdObject(d, (c) => next[d.components.indexOf(c)]);
+        // release: status.checkpoints now says ready for every waiting checkpoint (the gate opens).
+        const later = release ? { ...d, checkpoints: d.checkpoints.map((c) => (c === 'waiting' ? ('ready' as const) : c)) } : d;
+        const after = dgdObject(later, (c) => next[d.components.indexOf(c)]);
         const second = admittedPcs(after, before);
         if ('refused' in second) return;
         checked += 1;
@@ -181,24 +215,36 @@ describe('every rendered PodCliqueSet passes Grove validation (grove.md §A.5-§
   }, 60_000);
 });
 
-describe('known gap, not fixed here: a WaitForCheckpoint gate renders a scaling group at 0 (upstream shouldGateGroveScalingGroupReplicas does the same)', () => {
-  // Grove refuses it ("replicas must be > 0"); seeding the minimum instead needs the scale
-  // subresource to hold the gated child at 0 (upstream: "nil replicas are skipped, unless
-  // checkpoint-gated (then 0)", upstream-notes/dgd.md §4.7), which pendingScaleIntents does not do yet.
-  // When that lands this test fails: turn it into an ordinary it().
-  it.fails('a gated multinode component passes Grove validation', () => {
+describe('a WaitForCheckpoint gate renders what Grove accepts (issue 20: the gated child seeds its minimum; the scale subresource holds it at 0, grove-scaling.test.ts)', () => {
+  // Upstream renders the gated scaling group at 0 (shouldGateGroveScalingGroupReplicas), which
+  // Grove refuses ("replicas must be > 0"); here it seeds its minimum and the scale subresource
+  // holds the child at 0 (upstream: "nil replicas are skipped, unless checkpoint-gated (then 0)",
+  // upstream-notes/dgd.md §4.7).
+  const gatedPcs = (component: Json): RenderedObject => {
     const object = {
       apiVersion: 'nvidia.com/v1beta1',
       kind: 'DynamoGraphDeployment',
       metadata: { name: 'g', namespace: 'inference' },
-      spec: { components: [{ name: 'decode', type: 'decode', replicas: 2, multinode: { nodeCount: 2 }, experimental: { checkpoint: { enabled: true, startupPolicy: 'WaitForCheckpoint' } }, podTemplate: { spec: { containers: [{ name: 'main', image: 'i' }] } } }] },
+      spec: { components: [{ podTemplate: { spec: { containers: [{ name: 'main', image: 'i' }] } }, experimental: { checkpoint: { enabled: true, startupPolicy: 'WaitForCheckpoint' } }, ...component }] },
     };
     const parsed = parseDgd(object);
     if (!parsed.ok) throw new Error('does not parse');
     const rendered = renderDgd(parsed.dgd);
     const pcs = rendered.ok ? rendered.objects.find((o) => o.kind === 'PodCliqueSet') : undefined;
     expect(pcs).toBeDefined();
-    expect(groveCreateIssues(pcs as RenderedObject)).toEqual([]);
+    return pcs as RenderedObject;
+  };
+
+  it('a gated multinode component passes Grove validation', () => {
+    expect(groveCreateIssues(gatedPcs({ name: 'decode', type: 'decode', replicas: 2, multinode: { nodeCount: 2 } }))).toEqual([]);
+  });
+
+  it('a gated multinode component with minAvailable 2 passes Grove validation ("0 < minAvailable ≤ replicas")', () => {
+    expect(groveCreateIssues(gatedPcs({ name: 'decode', type: 'decode', replicas: 3, minAvailable: 2, multinode: { nodeCount: 2 } }))).toEqual([]);
+  });
+
+  it('a gated single-node component with minAvailable 2 passes Grove validation (Grove would default a clique at 0 to 1, below its minimum)', () => {
+    expect(groveCreateIssues(gatedPcs({ name: 'worker', type: 'worker', replicas: 3, minAvailable: 2 }))).toEqual([]);
   });
 });
 

@@ -24,6 +24,8 @@ import {
   ANNOTATION_ENABLE_GROVE,
   ANNOTATION_OPERATOR_ORIGIN_VERSION,
   ANNOTATION_WORKLOAD_PROVIDER,
+  COMPONENT_NAME_PATTERN,
+  COMPONENT_TYPES,
   ComponentSchema,
   DGD_V1ALPHA1,
   DGD_V1BETA1,
@@ -98,10 +100,42 @@ function withDefaultTarget(parent: Record<string, unknown>, key: string, target:
 /** The fields that decide a component's Grove shape (and so its override target). */
 const ComponentShapeSchema = ComponentSchema.pick({ name: true, type: true, multinode: true, experimental: true });
 
-/** The component's shape as the domain types it (multinode's nodeCount defaulted to 2, as the CRD does), or undefined when malformed. */
-function typedComponent(shape: unknown): Component | undefined {
+/**
+ * The component's shape as the domain types it (multinode's nodeCount defaulted to 2, as the CRD
+ * does), or undefined when malformed: `ComponentSchema.pick({ name, type, multinode, experimental })`'s
+ * parse, read off the plain object when it is plainly well-formed. Pure.
+ */
+export function typedComponent(shape: unknown): Component | undefined {
+  const plain = plainComponentShape(shape);
+  if (plain !== undefined) return plain;
   const parsed = ComponentShapeSchema.safeParse(shape);
   return parsed.success ? parsed.data : undefined;
+}
+
+const KNOWN_COMPONENT_TYPES: ReadonlySet<unknown> = new Set(COMPONENT_TYPES);
+const MAX_INT32 = 2_147_483_647;
+
+/**
+ * The shape read off the plain object when it is plainly one {@link ComponentShapeSchema}
+ * accepts (the common case: a valid name, a known type or none, no `experimental`, `multinode`
+ * absent or a whole `nodeCount` from 2 or none), with what that parse gives for these fields
+ * (nodeCount defaulted to 2); undefined for anything else, which zod then decides (so a
+ * malformed shape still gets no target). Pure.
+ */
+function plainComponentShape(shape: unknown): Component | undefined {
+  if (!isObject(shape) || shape['experimental'] !== undefined) return undefined;
+  const name = shape['name'];
+  const type = shape['type'];
+  if (typeof name !== 'string' || name.length < 1 || name.length > 63 || !COMPONENT_NAME_PATTERN.test(name)) return undefined;
+  if (type !== undefined && !KNOWN_COMPONENT_TYPES.has(type)) return undefined;
+  const typed = (type === undefined ? { name } : { name, type }) as Component;
+  const multinode = shape['multinode'];
+  if (multinode === undefined) return typed;
+  if (!isObject(multinode)) return undefined;
+  // Only an absent nodeCount is defaulted (`null` is not a number to zod either).
+  const nodeCount = multinode['nodeCount'] === undefined ? 2 : multinode['nodeCount'];
+  if (typeof nodeCount !== 'number' || !Number.isInteger(nodeCount) || nodeCount < 2 || nodeCount > MAX_INT32) return undefined;
+  return { ...typed, multinode: { nodeCount } };
 }
 
 /**

@@ -159,46 +159,53 @@ export function validateParsedDgd(dgd: Dgd, old: Dgd | undefined, isUpdate: bool
   };
 
   const backend = validateBackendFrameworkImmutable(ctx);
-  const issues: FieldIssue[] = [
-    ...validateUpdateStrategyAnnotation(ctx),
-    ...validateMetadataAnnotations(ctx),
-    ...validateMetadataAnnotationsUpdate(ctx),
-    ...validateGroveWorkloadProvider(ctx),
-    ...validateComponentsPresent(ctx),
-    ...validateGroveNameBudget(ctx),
-    ...validateComponentSetImmutable(ctx),
-    ...backend.issues,
-    ...validateGraphImmutableFields(ctx),
-    ...validateRestart(ctx),
-    ...validateLpxGate(ctx),
-    ...validateLpxComposition(ctx),
-    ...validateLpxGraph(ctx),
-    ...validateScalingAdapterReplicas(ctx),
-  ];
-  dgd.spec.components.forEach((component, index) => {
-    issues.push(
-      ...validateComponentTypeImmutable(ctx, component, index),
-      ...validateMultinode(ctx, component, index),
-      ...validateTypeSpecificFields(component, index),
-      ...validateMainContainer(component, index),
-      ...validateRuntimeVersionOverrideRequired(ctx, component, index),
-      ...validateComponentImmutableFields(ctx, component, index),
-      ...validateLpxComponent(ctx, component, index),
-    );
-  });
-  issues.push(
-    ...validateProviderOverrides(ctx),
-    ...validateTopologyConstraints(ctx),
-    ...validateKvTransferPolicyTopology(ctx),
-    ...validateMinAvailableForms(ctx),
-    ...validateMinAvailableFitsReplicas(ctx),
-    ...validateMinAvailableImmutable(ctx),
-    ...validateRolloutBudget(ctx),
-  );
+  // Each rule's issues are appended in turn (most rules find none: nothing is copied for them).
+  const issues: FieldIssue[] = [];
+  append(issues, validateUpdateStrategyAnnotation(ctx));
+  append(issues, validateMetadataAnnotations(ctx));
+  append(issues, validateMetadataAnnotationsUpdate(ctx));
+  append(issues, validateGroveWorkloadProvider(ctx));
+  append(issues, validateComponentsPresent(ctx));
+  append(issues, validateGroveNameBudget(ctx));
+  append(issues, validateComponentSetImmutable(ctx));
+  append(issues, backend.issues);
+  append(issues, validateGraphImmutableFields(ctx));
+  append(issues, validateRestart(ctx));
+  append(issues, validateLpxGate(ctx));
+  append(issues, validateLpxComposition(ctx));
+  append(issues, validateLpxGraph(ctx));
+  append(issues, validateScalingAdapterReplicas(ctx));
+  const components = dgd.spec.components;
+  for (let index = 0; index < components.length; index += 1) {
+    const component = components[index] as Component;
+    append(issues, validateComponentTypeImmutable(ctx, component, index));
+    append(issues, validateMultinode(ctx, component, index));
+    append(issues, validateTypeSpecificFields(component, index));
+    append(issues, validateMainContainer(component, index));
+    append(issues, validateRuntimeVersionOverrideRequired(ctx, component, index));
+    append(issues, validateComponentImmutableFields(ctx, component, index));
+    append(issues, validateLpxComponent(ctx, component, index));
+  }
+  append(issues, validateProviderOverrides(ctx));
+  append(issues, validateTopologyConstraints(ctx));
+  append(issues, validateKvTransferPolicyTopology(ctx));
+  append(issues, validateMinAvailableForms(ctx));
+  append(issues, validateMinAvailableFitsReplicas(ctx));
+  append(issues, validateMinAvailableImmutable(ctx));
+  append(issues, validateRolloutBudget(ctx));
   // Last, and only for an otherwise valid DGD: it may render (./storable-size.ts).
-  if (issues.length === 0) issues.push(...validateStorableSize(dgd, { config: { ...DEFAULT_RENDER_CONFIG, lpxEnabled: config.lpxEnabled }, ...(objectBytes === undefined ? {} : { objectBytes }) }));
-  const warnings = [...backend.warnings, ...minAvailableDeprecationWarnings(ctx), ...legacyLocalPartitionsWarnings(ctx), ...completeOutageWarnings(ctx, issues)];
+  if (issues.length === 0) append(issues, validateStorableSize(dgd, { config: { ...DEFAULT_RENDER_CONFIG, lpxEnabled: config.lpxEnabled }, ...(objectBytes === undefined ? {} : { objectBytes }) }));
+  const warnings: string[] = [];
+  append(warnings, backend.warnings);
+  append(warnings, minAvailableDeprecationWarnings(ctx));
+  append(warnings, legacyLocalPartitionsWarnings(ctx));
+  append(warnings, completeOutageWarnings(ctx, issues));
   return { issues, warnings };
+}
+
+/** Appends `items` to `into`, in order. */
+function append<T>(into: T[], items: readonly T[]): void {
+  for (let i = 0; i < items.length; i += 1) into.push(items[i] as T);
 }
 
 /**

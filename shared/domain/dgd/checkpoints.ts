@@ -60,6 +60,19 @@ export function checkpointStatuses(dgd: Pick<Dgd, 'spec' | 'status'>): Record<st
 }
 
 /**
+ * Whether a component's replicas are held at 0 until its checkpoint is ready:
+ * `experimental.checkpoint.enabled` with `startupPolicy: WaitForCheckpoint` and
+ * `status.checkpoints[<name>].ready` not true. Held through the scale subresource: its Grove
+ * child is seeded with its minimum and scaled to 0 (grove-scaling.ts `templateReplicas`,
+ * `desiredChildReplicas`). Source: upstream `buildCliqueForRole`,
+ * `shouldGateGroveScalingGroupReplicas`, `dgd_grove_scaler.go`. Pure.
+ */
+export function isCheckpointGated(dgd: Pick<Dgd, 'status'>, component: Component): boolean {
+  const config = checkpointConfig(component);
+  return config?.startupPolicy === 'WaitForCheckpoint' && !storedReady(dgd, component.name);
+}
+
+/**
  * The Ready message while `WaitForCheckpoint` components wait, or undefined when none does:
  * `Waiting for checkpoints: <component> (<checkpointName>), <component>`, sorted (upstream
  * `applyCheckpointStartupReadiness`). Pure.

@@ -58,28 +58,43 @@ export function componentChild(pcsName: string, component: Component): { readonl
 /**
  * The template `replicas` of a component's clique or scaling group, which only seed the Grove
  * child at creation (grove.md §A.6 "Replica propagation"): the component's `replicas` (omitted
- * -> 1); 0 while a `WaitForCheckpoint` checkpoint is not ready (`gated`, upstream
- * `buildCliqueForRole` / `shouldGateGroveScalingGroupReplicas`).
+ * -> 1).
  *
- * A component at 0 replicas seeds its effective minimum instead (at least 1), and the scale
- * subresource then brings the live child to 0 ({@link pendingScaleIntents}: the desired 0
- * differs from the seed). Why: Grove's webhook refuses a template at 0 - a scaling group needs
- * `replicas > 0` and `0 < minAvailable <= replicas`, and a clique's `replicas` 0 is defaulted to
- * 1 with the minimum kept, so any minimum above 1 is refused (grove.md §A.5, §A.6; Grove
- * `validatePodCliqueScalingGroupConfigs`, `validatePodCliqueSpec`): "a Grove clique cannot rest
- * at zero (grove#676)" (upstream `GenerateDynamoComponentsDeployments`). Upstream Dynamo renders
- * the 0 as is (`expandSingleNodeRoles`, `buildGroveScalingGroupConfig`), which Grove defaults to
- * 1 for a clique and refuses for a scaling group (issue 20, upstream reports R12/R26); the
- * Grove-side scale to zero is durable ("Scaling an existing clique to zero afterwards does work",
- * upstream elastic-EP design notes), and the scale subresource is not intercepted by Grove's
- * webhook (grove.md §A.6 "Webhook registration scope"). The minimum itself is never lowered:
- * it is immutable in Grove, and "ordinary Grove components may scale to zero without clearing
- * their minimum" (dgd-reference "Configure native minimum availability"). Pure.
+ * A component at 0 replicas, and one held at 0 by a `WaitForCheckpoint` checkpoint that is not
+ * ready (`gated`), seeds its effective minimum instead (at least 1), and the scale subresource
+ * then brings the live child to 0 ({@link pendingScaleIntents}: the desired 0, see
+ * {@link desiredChildReplicas}, differs from the seed). Why: Grove's webhook refuses a template
+ * at 0 - a scaling group needs `replicas > 0` and `0 < minAvailable <= replicas`, and a clique's
+ * `replicas` 0 is defaulted to 1 with the minimum kept, so any minimum above 1 is refused
+ * (grove.md §A.5, §A.6; Grove `validatePodCliqueScalingGroupConfigs`, `validatePodCliqueSpec`):
+ * "a Grove clique cannot rest at zero (grove#676)" (upstream `GenerateDynamoComponentsDeployments`).
+ * Upstream Dynamo renders the 0 as is (`expandSingleNodeRoles`, `buildGroveScalingGroupConfig`;
+ * for the gate `buildCliqueForRole`, `shouldGateGroveScalingGroupReplicas`), which Grove
+ * defaults to 1 for a clique and refuses for a scaling group (issue 20, upstream reports
+ * R12/R26); upstream's scaler then holds the gated child at 0 through the scale subresource
+ * ("nil replicas are skipped, unless checkpoint-gated (then 0)", upstream-notes/dgd.md §4.7
+ * step 4; `dgd_grove_scaler.go`), as this does. The Grove-side scale to zero is durable
+ * ("Scaling an existing clique to zero afterwards does work", upstream elastic-EP design notes),
+ * and the scale subresource is not intercepted by Grove's webhook (grove.md §A.6 "Webhook
+ * registration scope"). The minimum itself is never lowered: it is immutable in Grove, and
+ * "ordinary Grove components may scale to zero without clearing their minimum" (dgd-reference
+ * "Configure native minimum availability"). Pure.
  */
 export function templateReplicas(component: Component, gated: boolean): number {
-  if (gated) return 0;
-  const replicas = component.replicas ?? 1;
+  const replicas = gated ? 0 : (component.replicas ?? 1);
   return replicas > 0 ? replicas : Math.max(1, effectiveMinAvailable(component));
+}
+
+/**
+ * The `spec.replicas` a component's Grove child is scaled to, or undefined when it is left to
+ * whoever scales it: 0 while `gated` (a `WaitForCheckpoint` checkpoint not ready), else the
+ * component's `replicas`, undefined when omitted ("nil replicas are skipped, unless
+ * checkpoint-gated (then 0)", upstream-notes/dgd.md §4.7 step 4; upstream `dgd_grove_scaler.go`).
+ * Once the checkpoint is ready the gate is released: the child goes to the component's
+ * `replicas`. Pure.
+ */
+export function desiredChildReplicas(component: Component, gated: boolean): number | undefined {
+  return gated ? 0 : component.replicas;
 }
 
 /** The observed PodCliqueSet as Grove's schema reads it, or undefined when absent or unreadable. Pure. */
@@ -135,12 +150,14 @@ export function decideScalingGate(pcs: PodCliqueSet | undefined, writtenThisPass
 }
 
 /**
- * The scale writes that bring each component's Grove child to the component's `replicas`.
- * In: the components (ordinary, non-LPX), the PodCliqueSet name and namespace, the observed
- * children by name. Out: one intent per existing child whose `spec.replicas` differs, in
- * component order. A component without `replicas` is left to whoever scales it (upstream:
- * "nil replicas are skipped"); a child Grove has not created yet is skipped and scaled on a
- * later pass (upstream `scaleResource`: NotFound is ignored). Source: upstream-notes/dgd.md
+ * The scale writes that bring each component's Grove child to its desired replicas
+ * ({@link desiredChildReplicas}). In: the components (ordinary, non-LPX), the PodCliqueSet name
+ * and namespace, the observed children by name, and which components a `WaitForCheckpoint`
+ * checkpoint holds at 0 (`isGated`, checkpoints.ts `isCheckpointGated`). Out: one intent per
+ * existing child whose `spec.replicas` differs, in component order. A component without
+ * `replicas` and not gated is left to whoever scales it (upstream: "nil replicas are skipped,
+ * unless checkpoint-gated (then 0)"); a child Grove has not created yet is skipped and scaled on
+ * a later pass (upstream `scaleResource`: NotFound is ignored). Source: upstream-notes/dgd.md
  * §4.7 step 4; grove.md §A.6 "Later scaling happens on the child's own scale subresource". Pure.
  */
 export function pendingScaleIntents(
@@ -148,14 +165,16 @@ export function pendingScaleIntents(
   pcsName: string,
   namespace: string,
   children: { readonly PodClique: ReadonlyMap<string, PodClique>; readonly PodCliqueScalingGroup: ReadonlyMap<string, PodCliqueScalingGroup> },
+  isGated: (component: Component) => boolean,
 ): ScaleIntent[] {
   const intents: ScaleIntent[] = [];
   for (const component of components) {
-    if (component.replicas === undefined) continue;
+    const desired = desiredChildReplicas(component, isGated(component));
+    if (desired === undefined) continue;
     const target = componentChild(pcsName, component);
     const child = target.kind === PODCLIQUE_KIND ? children.PodClique.get(target.name) : children.PodCliqueScalingGroup.get(target.name);
-    if (child === undefined || child.spec.replicas === component.replicas) continue;
-    intents.push({ apiVersion: GROVE_API_VERSION, kind: target.kind, namespace, name: target.name, component: component.name, replicas: component.replicas });
+    if (child === undefined || child.spec.replicas === desired) continue;
+    intents.push({ apiVersion: GROVE_API_VERSION, kind: target.kind, namespace, name: target.name, component: component.name, replicas: desired });
   }
   return intents;
 }

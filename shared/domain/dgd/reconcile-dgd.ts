@@ -51,7 +51,7 @@ import { resolveUpdateStrategy } from './availability.js';
 import { MESSAGE_GROVE_COHERENT_UNSUPPORTED } from './grove-coherent.js';
 import { dynamoNamespace, isWorkerClass } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
-import { checkpointStatuses, waitingForCheckpointsMessage, type ComponentCheckpointStatus } from './checkpoints.js';
+import { checkpointStatuses, isCheckpointGated, waitingForCheckpointsMessage, type ComponentCheckpointStatus } from './checkpoints.js';
 import { isWorkerGenerationChanged, podCliqueSetUsesWorkerHashSuffix, shouldRenderWorkerHashSuffix } from './worker-hash-suffix.js';
 import { combineReadiness } from '../lpx/readiness.js';
 import { describeMissingAlphaPvcs, providedAlphaPvcNames } from './alpha-pvcs.js';
@@ -170,7 +170,9 @@ type ReadyCondition = Pick<Condition, 'status' | 'reason' | 'message'>;
  *   scaled, `Ready=False`, reason `failed_to_reconcile_the_resources`, upstream's message
  *   (permanent, left to the resync);
  * - otherwise the rendered objects (an existing PodCliqueSet keeps its seeded template
- *   replicas; the v1alpha1 PVCs go to `create`, and only those that do not exist yet), the scale writes the Coherent gate allows, `Ready` from the observed children,
+ *   replicas; the v1alpha1 PVCs go to `create`, and only those that do not exist yet), the scale writes the Coherent gate allows
+ *   (a `WaitForCheckpoint` component's child held at 0 until its checkpoint is ready, then
+ *   scaled to its `replicas`), `Ready` from the observed children,
  *   `ScalingDeferred` (True, state pending, Ready reason `scaling_deferred`) while the gate
  *   holds back a pending replica change under Coherent, else False `ScalingAllowed`.
  * `status.observedGeneration` advances only when the pass succeeds (not on a failure).
@@ -236,7 +238,7 @@ export function decideDgd(observed: DgdObserved, config: RenderConfig, now: Date
   const written = observed.podCliqueSetWritten === true;
   const readiness = evaluateReadiness(dgd, observed, pcs, written);
   const gate = decideScalingGate(pcs, written);
-  const pending = pendingScaleIntents(ordinary, pcsName, dgd.metadata.namespace ?? '', observed.children);
+  const pending = pendingScaleIntents(ordinary, pcsName, dgd.metadata.namespace ?? '', observed.children, (c) => isCheckpointGated(dgd, c));
   const deferred = gate.blocked && gate.reason === 'CoherentUpdateInProgress' && pending.length > 0;
   const ordinaryReady = readiness.notReady.length === 0 && !deferred;
   const ordinaryVerdict = deferred

@@ -188,20 +188,30 @@ describe('schedulers (upstream injectKaiSchedulerIfEnabled, injectVolcanoSchedul
   });
 });
 
-describe('checkpoint gating (upstream buildCliqueForRole, shouldGateGroveScalingGroupReplicas)', () => {
-  const checkpointed = (ready: boolean | undefined, multinode = false) => {
-    const dgd = aDgd({ spec: { components: [aComponent('worker', 'worker', { replicas: 3, experimental: { checkpoint: { enabled: true, startupPolicy: 'WaitForCheckpoint' } }, ...(multinode ? { multinode: { nodeCount: 2 } } : {}) })] } });
+describe('checkpoint gating (upstream buildCliqueForRole, shouldGateGroveScalingGroupReplicas; held at 0 through the scale subresource, grove-scaling.test.ts)', () => {
+  const checkpointed = (ready: boolean | undefined, multinode = false, minAvailable?: number) => {
+    const dgd = aDgd({ spec: { components: [aComponent('worker', 'worker', { replicas: 3, experimental: { checkpoint: { enabled: true, startupPolicy: 'WaitForCheckpoint' } }, ...(multinode ? { multinode: { nodeCount: 2 } } : {}), ...(minAvailable === undefined ? {} : { minAvailable }) })] } });
     return ready === undefined ? dgd : { ...dgd, status: { checkpoints: { worker: { checkpointName: 'c', ready } } } };
   };
+  // Changed by issue 20 (was 0, upstream's render): Grove defaults a clique at 0 to 1 and refuses
+  // a scaling group at 0 ("replicas must be > 0, and 0 < minAvailable ≤ replicas", grove.md
+  // §A.5-§A.6), so a gated component seeds its minimum, as a component at 0 does, and the scale
+  // subresource holds the live child at 0 until the checkpoint is ready (pendingScaleIntents).
   it.each([
-    { name: 'no checkpoint status yet: replicas 0', ready: undefined, want: 0 },
-    { name: 'checkpoint not ready: replicas 0', ready: false, want: 0 },
+    { name: 'no checkpoint status yet: seeds its minimum 1', ready: undefined, want: 1 },
+    { name: 'checkpoint not ready: seeds its minimum 1', ready: false, want: 1 },
     { name: 'checkpoint ready: the component replicas', ready: true, want: 3 },
   ])('WaitForCheckpoint holds a standalone clique: $name', ({ ready, want }) => {
     expect(cliqueOf(checkpointed(ready), 'worker').spec.replicas).toBe(want);
   });
-  it('gates the scaling group of a multinode component', () => {
-    expect(pcsOf(checkpointed(false, true)).spec.template.podCliqueScalingGroups?.[0]?.['replicas']).toBe(0);
+  it('seeds a gated standalone clique with a minimum of 2 at 2 (Grove would refuse minAvailable 2 over its defaulted 1)', () => {
+    const clique = cliqueOf(checkpointed(false, false, 2), 'worker');
+    expect([clique.spec.replicas, (clique.spec as { minAvailable?: number }).minAvailable]).toEqual([2, 2]);
+  });
+  it('gates the scaling group of a multinode component: seeds its minimum (1; Grove refuses 0), not its replicas (3)', () => {
+    expect(pcsOf(checkpointed(false, true)).spec.template.podCliqueScalingGroups?.[0]?.['replicas']).toBe(1);
+    expect(pcsOf(checkpointed(false, true, 2)).spec.template.podCliqueScalingGroups?.[0]).toMatchObject({ replicas: 2, minAvailable: 2 });
+    expect(pcsOf(checkpointed(true, true)).spec.template.podCliqueScalingGroups?.[0]?.['replicas']).toBe(3);
   });
 });
 

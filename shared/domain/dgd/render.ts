@@ -52,6 +52,7 @@ import {
 import { buildPodSpec, cliqueAnnotations, cliqueLabels, componentAnnotation, DEFAULT_POD_SETTINGS, discoveryBackend, dynamoNamespace, isWorkerClass, labelValue, type CliqueContext, type PodSettings } from './pod-template.js';
 import { computeWorkerHash } from './worker-hash.js';
 import { templateReplicas } from './grove-scaling.js';
+import { isCheckpointGated } from './checkpoints.js';
 import { experimentalMode, gmsComponentIssues, gmsResourceClaimTemplate, gmsResourceClaimTemplateName, gmsResourceClaimTemplateSpec, gpuMemoryServiceMode, isInterPodGms } from './gms.js';
 import { failoverComponentIssues, failoverWarnings, interPodGmsLayout } from './failover.js';
 import { renderAlphaPvcs } from './alpha-pvcs.js';
@@ -301,19 +302,6 @@ export function typedGraphTopology(dgd: Dgd): Record<string, unknown> | undefine
   return { topologyName: typed.clusterTopologyName, ...(typed.packDomain === undefined ? {} : { pack: { required: typed.packDomain } }) };
 }
 
-/**
- * Whether a component's replicas are held at 0 until its checkpoint is ready:
- * `experimental.checkpoint.enabled` with `startupPolicy: WaitForCheckpoint` and
- * `status.checkpoints[<name>].ready` not true. Source: upstream `buildCliqueForRole`,
- * `shouldGateGroveScalingGroupReplicas`. Pure.
- */
-export function isCheckpointGated(dgd: Dgd, component: Component): boolean {
-  const checkpoint = component.experimental?.checkpoint as { enabled?: unknown; startupPolicy?: unknown } | undefined;
-  if (checkpoint?.enabled !== true || checkpoint.startupPolicy !== 'WaitForCheckpoint') return false;
-  const observed = (dgd.status as { checkpoints?: Record<string, { ready?: unknown }> } | undefined)?.checkpoints?.[component.name];
-  return observed?.ready !== true;
-}
-
 function overrideValue(value: Record<string, unknown> | undefined, ...path: string[]): unknown {
   let node: unknown = value;
   for (const key of path) {
@@ -375,8 +363,9 @@ export function withSchedulerName(podSpec: Record<string, unknown>, scheduler: P
  * - `rollingUpdate` and `topologyConstraint` from the component's providerOverride on the
  *   owning clique or scaling group; the root override only on `spec.template.topologyConstraint`;
  * - `spec.updateStrategy.type` from the strategy annotation, absent without one;
- * - replicas 0 while a `WaitForCheckpoint` checkpoint is not ready (clique or scaling group);
- *   a component at 0 replicas seeds its effective minimum (grove-scaling.ts `templateReplicas`);
+ * - a component at 0 replicas, or held at 0 while a `WaitForCheckpoint` checkpoint is not ready
+ *   (clique or scaling group), seeds its effective minimum, and the scale subresource holds the
+ *   live child at 0 (grove-scaling.ts `templateReplicas`, `desiredChildReplicas`);
  * - each clique's pod spec from pod-template.ts (`buildPodSpec`; multinode cliques with their
  *   leader/worker role), the scheduler name and KAI queue label of the installation, and the
  *   Volcano queue annotation on the PodCliqueSet.
@@ -390,7 +379,7 @@ function renderPodCliqueSet(dgd: Dgd, namespace: string, components: readonly Co
   const settings = podSettings(config);
   for (const component of components) {
     const ctx: CliqueContext = { dgd, namespace, component, workerHash: isWorkerClass(component) ? workerHash : undefined, settings };
-    // A component at 0 seeds its minimum; the scale subresource takes it to 0 (grove-scaling.ts).
+    // A component at 0 (or checkpoint-gated) seeds its minimum; the scale subresource takes it to 0 (grove-scaling.ts).
     const replicas = templateReplicas(component, isCheckpointGated(dgd, component));
     const minimum = effectiveMinAvailable(component);
     const owned = ownedOverrides(component);

@@ -12,6 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../../test/support/paths.js';
 import {
   DEFAULT_DCGM_ENDPOINT_TEMPLATE,
+  DEFAULT_EXPORTER_NAMESPACES,
+  exporterControllerOf,
+  exporterPodTrust,
   hasInfinibandPods,
   interconnectOf,
   metricsEndpoint,
@@ -19,6 +22,8 @@ import {
   readDcgmMetrics,
   readExporterMetrics,
   readExporterNodes,
+  parseExporterNamespaces,
+  splitExporterPods,
   type DcgmExporterPod,
   type DcgmNodesResult,
   type MetricsSource,
@@ -192,10 +197,22 @@ describe('readExporterMetrics', () => {
   });
 });
 
+/** The GPU Operator's DCGM exporter DaemonSet, the controller of its pods (NVIDIA gpu-operator assets/state-dcgm-exporter). */
+const DCGM_DAEMONSET = { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'nvidia-dcgm-exporter' };
+
+/** The h200 fixture as the exporter on `nodeName` serves it: the DaemonSet sets NODE_NAME from spec.nodeName, which dcgm-exporter writes as `Hostname`. */
+const h200On = (nodeName: string): string => fixture('h200-hgx-8gpu.metrics').replace(/Hostname="[^"]*"/g, `Hostname="${nodeName}"`);
+
+/** A Running pod of the GPU Operator's DCGM exporter DaemonSet in gpu-operator, serving the h200 fixture about its own node. */
 function exporter(name: string, overrides: Partial<DcgmExporterPod> = {}): DcgmExporterPod {
   const podIp = overrides.podIp ?? '10.0.0.1';
-  return { namespace: 'gpu-operator', name, nodeName: `node-of-${name}`, phase: 'Running', podIp, scrape: { endpoint: `http://${podIp}:9400/metrics`, ok: true, body: fixture('h200-hgx-8gpu.metrics') }, ...overrides };
+  const nodeName = overrides.nodeName ?? `node-of-${name}`;
+  return { namespace: 'gpu-operator', name, nodeName, phase: 'Running', podIp, controller: DCGM_DAEMONSET, scrape: { endpoint: `http://${podIp}:9400/metrics`, ok: true, body: h200On(nodeName) }, ...overrides };
 }
+
+/** DCGM samples of `gpus` GPUs (ids from `firstGpu`) of `model`, each with `fbMb` MiB, as the exporter on `hostname` labels them. */
+const dcgmSamples = (hostname: string, model: string, firstGpu: number, gpus: number, fbMb: number): string =>
+  Array.from({ length: gpus }, (_, i) => `DCGM_FI_DEV_GPU_TEMP{gpu="${firstGpu + i}",modelName="${model}",Hostname="${hostname}"} 40\nDCGM_FI_DEV_FB_FREE{gpu="${firstGpu + i}",Hostname="${hostname}"} ${fbMb}\n`).join('');
 
 describe('readExporterNodes', () => {
   const xpumd = fixture('xpumd-b60-3gpu.metrics');
@@ -213,10 +230,41 @@ describe('readExporterNodes', () => {
       },
     },
     {
-      name: 'a pod that is not Running, or has no IP, is not read; an unscheduled pod\'s node is its Hostname',
-      reason: 'upstream discoverPrometheusPods ("pod.Status.Phase != Running || PodIP == \\"\\"" skips)',
-      input: { source: 'dcgm', pods: [exporter('pending', { phase: 'Pending' }), exporter('no-ip', { podIp: '' }), exporter('dcgm-c', { nodeName: '' })] },
-      want: { ok: true, nodes: [{ name: 'gpu-node-0', product: 'NVIDIA H200', gpuCount: 8, vramMb: 143771, interconnect: 'nvlink' }] },
+      name: 'a pod that is not Running, or has no IP, is not read (upstream); a pod with no spec.nodeName gives no node, whatever Hostname its metrics claim (a function only trusts what it can prove)',
+      reason: 'upstream discoverPrometheusPods ("pod.Status.Phase != Running || PodIP == \\"\\"" skips; it names an unscheduled pod\'s node by the exporter\'s Hostname, which the exporter chooses); issue 20 item 1',
+      input: { source: 'dcgm', pods: [exporter('pending', { phase: 'Pending' }), exporter('no-ip', { podIp: '' }), exporter('dcgm-c', { nodeName: '', scrape: { endpoint: 'http://10.0.0.1:9400/metrics', ok: true, body: h200On('gpu-node-0') } })] },
+      want: { ok: false, error: 'no GPU metrics could be parsed from any dcgm exporter pod' },
+    },
+    {
+      name: 'each pod\'s metrics count only for the node the pod runs on: GPUs its samples label with another node\'s Hostname are ignored',
+      reason: 'issue 20 item 1 ("a pod reporting GPUs of other nodes is ignored for those"); upstream counts every sample for the pod\'s node',
+      input: { source: 'dcgm', pods: [exporter('dcgm-a', { nodeName: 'node-a', scrape: { endpoint: 'http://10.0.0.1:9400/metrics', ok: true, body: dcgmSamples('node-a', 'NVIDIA H200', 0, 8, 143771) + dcgmSamples('node-b', 'NVIDIA B200', 8, 64, 183359) } })] },
+      want: { ok: true, nodes: [{ name: 'node-a', product: 'NVIDIA H200', gpuCount: 8, vramMb: 143771, interconnect: 'pcie' }] },
+    },
+    {
+      name: 'a pod whose metrics are all about other nodes gives no node: "no GPUs detected from DCGM metrics" for it',
+      reason: 'issue 20 item 1 (metrics count only for the pod\'s spec.nodeName); upstream parseDCGMAcceleratorMetrics error text',
+      input: { source: 'dcgm', pods: [exporter('dcgm-a', { nodeName: 'node-a', scrape: { endpoint: 'http://10.0.0.1:9400/metrics', ok: true, body: dcgmSamples('node-b', 'NVIDIA B200', 0, 8, 183359) } })] },
+      want: { ok: false, error: 'failed to scrape any dcgm exporter pod: [pod dcgm-a (10.0.0.1): http://10.0.0.1:9400/metrics: no GPUs detected from DCGM metrics]' },
+    },
+    {
+      name: 'an Intel exporter\'s devices labelled with another node_name are ignored for its own node',
+      reason: 'issue 20 item 1; upstream parseIntelAcceleratorMetrics reads node_name, counts every device',
+      input: {
+        source: 'intel-xpumd',
+        pods: [
+          exporter('xpumd', {
+            nodeName: 'xpu-node',
+            podIp: '10.0.0.4',
+            scrape: {
+              endpoint: 'http://10.0.0.4:8080/metrics',
+              ok: true,
+              body: '# TYPE hw_gpu_info gauge\nhw_gpu_info{device_id="0",device_name="Intel(R) Graphics [0xe211]",pci_device_id="0xe211",node_name="xpu-node"} 1\nhw_gpu_info{device_id="1",device_name="Intel(R) Graphics [0xe211]",pci_device_id="0xe211",node_name="other-node"} 1\n',
+            },
+          }),
+        ],
+      },
+      want: { ok: true, nodes: [{ name: 'xpu-node', product: 'Intel(R) Graphics [0xe211]', gpuCount: 1, vramMb: 0, interconnect: 'pcie', pciDeviceId: '0xe211' }] },
     },
     {
       name: 'an xpumd exporter: the Intel node with its PCI device id, scraped at :8080',
@@ -268,6 +316,95 @@ describe('readExporterNodes', () => {
   ];
   it.each(rows)('$name', ({ input, want }) => {
     expect(readExporterNodes(input.source, input.pods)).toEqual(want);
+  });
+});
+
+describe('exporterPodTrust: a function only trusts what it can prove (issue 20 item 1)', () => {
+  const pod = (overrides: Partial<DcgmExporterPod> = {}): Pick<DcgmExporterPod, 'namespace' | 'name' | 'controller'> => ({ namespace: 'gpu-operator', name: 'nvidia-dcgm-exporter-x7k2p', controller: DCGM_DAEMONSET, ...overrides });
+  const rows: { name: string; reason: string; input: { pod: Pick<DcgmExporterPod, 'namespace' | 'name' | 'controller'>; trustedNamespaces: readonly string[] }; want: ReturnType<typeof exporterPodTrust> }[] = [
+    {
+      name: 'the GPU Operator\'s DaemonSet pod in gpu-operator, the default trusted namespace, is trusted',
+      reason: 'NVIDIA gpu-operator runs nvidia-dcgm-exporter as a DaemonSet in its namespace; DEFAULT_EXPORTER_NAMESPACES',
+      input: { pod: pod(), trustedNamespaces: DEFAULT_EXPORTER_NAMESPACES },
+      want: { isTrusted: true },
+    },
+    {
+      name: 'a labelled pod in a foreign (user) namespace is not trusted, though a DaemonSet controls it',
+      reason: 'issue 20 item 1 (a): any user who can create a pod can label it as a DCGM exporter',
+      input: { pod: pod({ namespace: 'team-a' }), trustedNamespaces: DEFAULT_EXPORTER_NAMESPACES },
+      want: { isTrusted: false, reason: 'namespace team-a is not a trusted exporter namespace (gpu-operator)' },
+    },
+    {
+      name: 'a pod in gpu-operator that no DaemonSet controls (a bare or debug pod) is not trusted',
+      reason: 'issue 20 item 1 (b): controlled by a DaemonSet (controller ownerReference kind DaemonSet)',
+      input: { pod: pod({ controller: undefined }), trustedNamespaces: DEFAULT_EXPORTER_NAMESPACES },
+      want: { isTrusted: false, reason: 'not controlled by a DaemonSet' },
+    },
+    {
+      name: 'a pod in gpu-operator controlled by a ReplicaSet is not trusted',
+      reason: 'issue 20 item 1 (b)',
+      input: { pod: pod({ controller: { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'exporter-5d9c' } }), trustedNamespaces: DEFAULT_EXPORTER_NAMESPACES },
+      want: { isTrusted: false, reason: 'not controlled by a DaemonSet' },
+    },
+    {
+      name: 'a controller named DaemonSet of another API group is not a DaemonSet',
+      reason: 'issue 20 item 1 (b): apps/v1 DaemonSet (a CRD may be called DaemonSet too)',
+      input: { pod: pod({ controller: { apiVersion: 'example.com/v1', kind: 'DaemonSet', name: 'x' } }), trustedNamespaces: DEFAULT_EXPORTER_NAMESPACES },
+      want: { isTrusted: false, reason: 'not controlled by a DaemonSet' },
+    },
+    {
+      name: 'an Intel XPU Manager DaemonSet pod in a namespace the administrator names is trusted',
+      reason: 'GPU_EXPORTER_NAMESPACES / hardwareDiscovery.exporterNamespaces (Intel has no conventional namespace)',
+      input: { pod: pod({ namespace: 'intel-xpu', controller: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'intel-xpumanager' } }), trustedNamespaces: ['gpu-operator', 'intel-xpu'] },
+      want: { isTrusted: true },
+    },
+    {
+      name: '"*" trusts any namespace, as upstream does (switch-over), and still requires a DaemonSet',
+      reason: 'ANY_EXPORTER_NAMESPACE; issue 20 item 1 (b) still applies',
+      input: { pod: pod({ namespace: 'team-a', controller: undefined }), trustedNamespaces: ['*'] },
+      want: { isTrusted: false, reason: 'not controlled by a DaemonSet' },
+    },
+    {
+      name: '"*" trusts a DaemonSet pod in any namespace',
+      reason: 'ANY_EXPORTER_NAMESPACE: upstream listDCGMExporterPods lists every namespace',
+      input: { pod: pod({ namespace: 'monitoring' }), trustedNamespaces: ['*'] },
+      want: { isTrusted: true },
+    },
+  ];
+  it.each(rows)('$name', ({ input, want }) => {
+    expect(exporterPodTrust(input.pod, input.trustedNamespaces)).toEqual(want);
+  });
+
+  it('splitExporterPods keeps the trusted pods in list order and names every other one with its reason', () => {
+    const pods = [pod({ name: 'planted', namespace: 'team-a' }), pod({ name: 'ds-0' }), pod({ name: 'debug', controller: undefined }), pod({ name: 'ds-1' })];
+    expect(splitExporterPods(pods, DEFAULT_EXPORTER_NAMESPACES)).toEqual({
+      trusted: [pods[1], pods[3]],
+      untrusted: [
+        { namespace: 'team-a', name: 'planted', reason: 'namespace team-a is not a trusted exporter namespace (gpu-operator)' },
+        { namespace: 'gpu-operator', name: 'debug', reason: 'not controlled by a DaemonSet' },
+      ],
+    });
+  });
+
+  it.each([
+    { name: 'the controller owner reference of a DaemonSet pod', input: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'nvidia-dcgm-exporter', uid: 'u1', controller: true, blockOwnerDeletion: true }], want: DCGM_DAEMONSET },
+    { name: 'an owner that is not the controller gives none', input: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'nvidia-dcgm-exporter', uid: 'u1' }], want: undefined },
+    { name: 'a malformed ownerReferences (an object, not a list) gives none', input: { apiVersion: 'apps/v1', kind: 'DaemonSet', controller: true }, want: undefined },
+  ])('exporterControllerOf: $name', ({ input, want }) => {
+    expect(exporterControllerOf({ metadata: { name: 'p', ownerReferences: input as never } })).toEqual(want);
+  });
+});
+
+describe('parseExporterNamespaces (GPU_EXPORTER_NAMESPACES)', () => {
+  it.each([
+    { name: 'unset: gpu-operator, the GPU Operator\'s namespace', input: undefined, want: { ok: true, namespaces: ['gpu-operator'] } },
+    { name: 'empty: the default too', input: ' ', want: { ok: true, namespaces: ['gpu-operator'] } },
+    { name: 'a comma-separated list, spaces and empty entries ignored, duplicates dropped', input: ' gpu-operator , intel-xpu,,gpu-operator', want: { ok: true, namespaces: ['gpu-operator', 'intel-xpu'] } },
+    { name: '"*": any namespace (upstream\'s behaviour)', input: '*', want: { ok: true, namespaces: ['*'] } },
+    { name: 'a name that is not a namespace name is refused', input: 'gpu-operator,GPU_Operator', want: { ok: false, invalid: 'GPU_Operator' } },
+    { name: 'a wildcard pattern is not "*"', input: 'gpu-*', want: { ok: false, invalid: 'gpu-*' } },
+  ])('$name', ({ input, want }) => {
+    expect(parseExporterNamespaces(input)).toEqual(want);
   });
 });
 

@@ -11,8 +11,16 @@
  * `buildDCGMEndpoints`, `discoverPrometheusPods`, `listGPUOperatorRunningPods`, `detectIBPods`,
  * `ScrapeMetricsEndpoint`) and its metrics parser (`parseDCGMAcceleratorMetrics`), recorded in
  * ../shared/upstream-notes/profiler.md §2.2 and dgdr.md §3.2, §3.5.
+ *
+ * Where we part from upstream (issue 20 item 1, "the same rule everywhere a function reads what a
+ * Job or a user could also write"): upstream reads any pod carrying an exporter label in any
+ * namespace, so anyone who can create a pod could serve fabricated GPU metrics. Here an exporter
+ * pod is read only when it proves it is the administrator's ({@link exporterPodTrust}: a trusted
+ * namespace, controlled by a DaemonSet), and its metrics count only for the node it runs on
+ * ({@link readExporterMetrics} with the pod's `spec.nodeName`).
  * @module
  */
+import { controllerRefOf } from '../ownership.js';
 import { hasIntelXpuMetricFamilies, readIntelXpuMetrics } from './intel-xpu.js';
 
 /** Label selectors of DCGM exporter pods, in upstream's order (`listDCGMExporterPods`). */
@@ -20,6 +28,93 @@ export const DCGM_EXPORTER_SELECTORS: readonly string[] = ['app=nvidia-dcgm-expo
 /** Where a GPU Operator runs its pods, and their selectors (`listGPUOperatorRunningPods`). */
 export const GPU_OPERATOR_NAMESPACE = 'gpu-operator';
 export const GPU_OPERATOR_SELECTORS: readonly string[] = ['app=gpu-operator', 'app.kubernetes.io/name=gpu-operator'];
+/**
+ * The namespaces whose exporter pods are trusted when the administrator names none: the GPU
+ * Operator's, where its `nvidia-dcgm-exporter` DaemonSet runs (NVIDIA gpu-operator
+ * assets/state-dcgm-exporter). Intel XPU Manager has no such convention (its kustomize manifests
+ * install into whatever namespace kubectl targets, usually `default`, which users can write), so
+ * its namespace must be named. Issue 20 item 1.
+ */
+export const DEFAULT_EXPORTER_NAMESPACES: readonly string[] = [GPU_OPERATOR_NAMESPACE];
+/** The value that trusts exporter pods in any namespace, as upstream does (for a switch-over only: any user who can create a pod there can then plant one). */
+export const ANY_EXPORTER_NAMESPACE = '*';
+/** The setting naming the trusted exporter namespaces (comma separated; chart value `hardwareDiscovery.exporterNamespaces`). */
+export const ENV_EXPORTER_NAMESPACES = 'GPU_EXPORTER_NAMESPACES';
+/** The controller kind a trusted exporter pod has (`apps/v1` DaemonSet): one pod per node, run by the administrator's DaemonSet. */
+export const EXPORTER_CONTROLLER = { apiVersion: 'apps/v1', kind: 'DaemonSet' } as const;
+/** The labels by which a DCGM (`Hostname`) or Intel XPU (`node_name`) sample names its node. */
+export const EXPORTER_NODE_LABELS: readonly string[] = ['Hostname', 'node_name'];
+
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** What {@link ENV_EXPORTER_NAMESPACES} takes, as a configuration error words it ("<key> must be <this>, got <value>"). */
+export const EXPORTER_NAMESPACES_EXPECTED = `comma-separated namespace names (lowercase RFC 1123 labels), or "${ANY_EXPORTER_NAMESPACE}" for any namespace`;
+
+/**
+ * Parses the trusted exporter namespaces setting: comma-separated namespace names (spaces around
+ * commas ignored, duplicates dropped), or `*` for any namespace (upstream's behaviour). Unset or
+ * empty gives {@link DEFAULT_EXPORTER_NAMESPACES}. Out: the namespaces, or the first entry that is
+ * neither (`invalid`; see {@link EXPORTER_NAMESPACES_EXPECTED}). Pure.
+ */
+export function parseExporterNamespaces(text: string | undefined): { readonly ok: true; readonly namespaces: readonly string[] } | { readonly ok: false; readonly invalid: string } {
+  const entries = (text ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  if (entries.length === 0) return { ok: true, namespaces: DEFAULT_EXPORTER_NAMESPACES };
+  const invalid = entries.find((entry) => entry !== ANY_EXPORTER_NAMESPACE && (entry.length > 63 || !NAMESPACE_NAME.test(entry)));
+  return invalid === undefined ? { ok: true, namespaces: [...new Set(entries)] } : { ok: false, invalid };
+}
+
+/** Whether an exporter pod may be read, or why not. */
+export type ExporterPodTrust = { readonly isTrusted: true } | { readonly isTrusted: false; readonly reason: string };
+
+/**
+ * The trust rule of hardware discovery: an exporter pod is read only when
+ * (a) it runs in a namespace the cluster administrator names (`trustedNamespaces`; `*` is any), and
+ * (b) it is controlled by a DaemonSet (its controller owner reference is an `apps/v1` DaemonSet).
+ * (c), that its metrics count only for its own node, is {@link readExporterMetrics}'s.
+ * Anyone who can create a pod can give it an exporter's labels; only the administrator can run
+ * a DaemonSet in the GPU Operator's namespace. Out: trusted, or the reason (`namespace <ns> is not
+ * a trusted exporter namespace (<list>)`, `not controlled by a DaemonSet`).
+ * Source: issue 20 item 1 ("a function only trusts what it can prove"); upstream trusts any
+ * labelled pod (discovery.go `listDCGMExporterPods`). Pure.
+ */
+export function exporterPodTrust(pod: Pick<DcgmExporterPod, 'namespace' | 'controller'>, trustedNamespaces: readonly string[]): ExporterPodTrust {
+  if (!trustedNamespaces.includes(ANY_EXPORTER_NAMESPACE) && !trustedNamespaces.includes(pod.namespace)) {
+    return { isTrusted: false, reason: `namespace ${pod.namespace} is not a trusted exporter namespace (${trustedNamespaces.join(', ')})` };
+  }
+  if (pod.controller?.kind !== EXPORTER_CONTROLLER.kind || pod.controller.apiVersion !== EXPORTER_CONTROLLER.apiVersion) {
+    return { isTrusted: false, reason: 'not controlled by a DaemonSet' };
+  }
+  return { isTrusted: true };
+}
+
+/** An exporter pod left unread, and why ({@link exporterPodTrust}). */
+export interface UntrustedExporterPod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly reason: string;
+}
+
+/**
+ * Splits one source's labelled pods into the trusted ones (read) and the untrusted ones (named,
+ * never scraped), each in list order ({@link exporterPodTrust}). Pure.
+ */
+export function splitExporterPods<P extends Pick<DcgmExporterPod, 'namespace' | 'name' | 'controller'>>(pods: readonly P[], trustedNamespaces: readonly string[]): { readonly trusted: readonly P[]; readonly untrusted: readonly UntrustedExporterPod[] } {
+  const trusted: P[] = [];
+  const untrusted: UntrustedExporterPod[] = [];
+  for (const pod of pods) {
+    const trust = exporterPodTrust(pod, trustedNamespaces);
+    if (trust.isTrusted) trusted.push(pod);
+    else untrusted.push({ namespace: pod.namespace, name: pod.name, reason: trust.reason });
+  }
+  return { trusted, untrusted };
+}
+
+/** The controller of a pod as discovery records it: kind and apiVersion of its `controller: true` owner reference. Pure. */
+export function exporterControllerOf(pod: Parameters<typeof controllerRefOf>[0]): DcgmExporterPod['controller'] {
+  const ref = controllerRefOf(pod);
+  return ref === undefined ? undefined : { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
+}
+
 /** Any pod here whose name contains `rdma` means InfiniBand RDMA (`detectIBPods`). */
 export const NETWORK_OPERATOR_NAMESPACE = 'nvidia-network-operator';
 /** `defaultDCGMEndpointTemplate`; the env `DCGM_METRICS_ENDPOINT_TEMPLATE` replaces it. */
@@ -259,13 +354,28 @@ export function interconnectOf(nvlinkLinks: number): Pick<DcgmReading, 'intercon
 /**
  * Reads one scraped body: Prometheus text, then Intel XPU metrics when the body has the
  * `hw_gpu_info` family ({@link hasIntelXpuMetricFamilies}), DCGM metrics otherwise, whichever
- * exporter label found the pod. Failures: the parse error, or the chosen reader's.
- * Source: upstream `ScrapeMetricsEndpoint` ("if hasIntelMetricFamilies ... parseIntelMetrics"). Pure.
+ * exporter label found the pod. With `nodeName` (the pod's `spec.nodeName`), a sample whose node
+ * label (`Hostname`, Intel `node_name`: {@link EXPORTER_NODE_LABELS}) names another node is
+ * ignored: an exporter speaks only for the node it runs on (the GPU Operator's DaemonSet sets
+ * `NODE_NAME` from `spec.nodeName`, which dcgm-exporter writes as `Hostname`). Failures: the
+ * parse error, or the chosen reader's (so a body only about other nodes is `no GPUs detected from
+ * DCGM metrics`).
+ * Source: upstream `ScrapeMetricsEndpoint` ("if hasIntelMetricFamilies ... parseIntelMetrics");
+ * the node rule is issue 20 item 1's (upstream counts every sample). Pure.
  */
-export function readExporterMetrics(body: string): DcgmReadingResult {
+export function readExporterMetrics(body: string, nodeName?: string): DcgmReadingResult {
   const parsed = parsePrometheusText(body);
   if (!parsed.ok) return parsed;
-  return hasIntelXpuMetricFamilies(parsed) ? readIntelXpuMetrics(parsed) : readDcgmMetrics(parsed.samples);
+  const own = nodeName === undefined ? parsed : { ...parsed, samples: parsed.samples.filter((sample) => isSampleOfNode(sample, nodeName)) };
+  return hasIntelXpuMetricFamilies(own) ? readIntelXpuMetrics(own) : readDcgmMetrics(own.samples);
+}
+
+/** A sample with no node label, or whose node labels all name `nodeName`. */
+function isSampleOfNode(sample: PrometheusSample, nodeName: string): boolean {
+  return EXPORTER_NODE_LABELS.every((label) => {
+    const value = sample.labels[label];
+    return value === undefined || value === '' || value === nodeName;
+  });
 }
 
 /**
@@ -290,6 +400,8 @@ export interface DcgmExporterPod {
   readonly phase: string;
   /** `status.podIP` ("" when none). */
   readonly podIp: string;
+  /** The pod's controller owner reference (`controller: true`), when it has one ({@link exporterPodTrust} reads it). */
+  readonly controller?: { readonly apiVersion: string; readonly kind: string; readonly name: string };
   /** The endpoint scraped and its body, or the scrape's error (`HTTP GET <endpoint> failed: ...`, `metrics endpoint <endpoint> returned status <n>`); absent for a pod not scraped. */
   readonly scrape?: { readonly endpoint: string; readonly ok: true; readonly body: string } | { readonly endpoint: string; readonly ok: false; readonly error: string };
 }
@@ -303,8 +415,10 @@ export function isScrapableExporterPod(pod: Pick<DcgmExporterPod, 'phase' | 'pod
 export interface ExporterPodsFacts {
   /** Why the exporter pods could not be listed (e.g. the API server refused it); the pods are then empty. */
   readonly listError?: string;
-  /** The source's exporter pods cluster-wide, deduplicated by namespace/name, in list order. */
+  /** The source's trusted exporter pods ({@link exporterPodTrust}), deduplicated by namespace/name, in list order. */
   readonly exporterPods: readonly DcgmExporterPod[];
+  /** The source's labelled pods that were not trusted, and why: never scraped, named in discovery's failure message. */
+  readonly untrustedPods?: readonly UntrustedExporterPod[];
 }
 
 /**
@@ -321,7 +435,7 @@ export interface DcgmFacts extends ExporterPodsFacts {
 
 /** One node as an exporter describes it. */
 export interface DcgmNode {
-  /** The node's name: the pod's `spec.nodeName`, else the exporter's `Hostname` (Intel: `node_name`). */
+  /** The node's name: the pod's `spec.nodeName` (never a name the exporter's metrics give). */
   readonly name: string;
   readonly product: string;
   readonly gpuCount: number;
@@ -341,7 +455,10 @@ export type MetricsSource = 'dcgm' | 'intel-xpumd';
  * wins, so two exporters on one node count once), or why none, with upstream's messages:
  * `failed to scrape any <source> exporter pod: [pod <name> (<ip>): <endpoint>: <error> ...]` (HTTP,
  * status, parse and reader errors alike), or `no GPU metrics could be parsed from any <source>
- * exporter pod` when none was scrapable. In: the source's pods with their scrapes.
+ * exporter pod` when none was scrapable. In: the source's pods with their scrapes. A pod gives
+ * only its own node (`spec.nodeName`), counting only the samples about that node
+ * ({@link readExporterMetrics}); a pod with no node gives none (upstream names it by the
+ * exporter's `Hostname`, which the exporter chooses: issue 20 item 1).
  * Source: upstream `discoverPrometheusPods`, `scrapeAnyEndpoint` (profiler.md §2.2); its test
  * TestDiscoverGPUsFromIntelExporterFiltered "dedupes same node across multiple intel exporter pods". Pure.
  */
@@ -349,13 +466,13 @@ export function readExporterNodes(source: MetricsSource, exporterPods: readonly 
   const nodes: DcgmNode[] = [];
   const errors: string[] = [];
   for (const pod of exporterPods) {
-    if (!isScrapableExporterPod(pod) || pod.scrape === undefined) continue;
-    const reading = pod.scrape.ok ? readExporterMetrics(pod.scrape.body) : { ok: false as const, error: pod.scrape.error };
+    if (!isScrapableExporterPod(pod) || pod.nodeName === '' || pod.scrape === undefined) continue;
+    const reading = pod.scrape.ok ? readExporterMetrics(pod.scrape.body, pod.nodeName) : { ok: false as const, error: pod.scrape.error };
     if (!reading.ok) {
       errors.push(`pod ${pod.name} (${pod.podIp}): ${pod.scrape.endpoint}: ${reading.error}`);
       continue;
     }
-    const name = pod.nodeName !== '' ? pod.nodeName : reading.reading.hostname;
+    const name = pod.nodeName;
     if (nodes.some((n) => n.name === name)) continue;
     const { model, gpuCount, vramMb, interconnect, pciDeviceId } = reading.reading;
     nodes.push({ name, product: model, gpuCount, vramMb, interconnect, ...(pciDeviceId === undefined ? {} : { pciDeviceId }) });

@@ -14,6 +14,8 @@ import type { DcgmExporterPod, DcgmFacts } from './dcgm.js';
 import {
   discoverHardware,
   discoverHardwareMetadata,
+  MAX_NAMED_UNTRUSTED_EXPORTER_PODS,
+  hasMetricsExporters,
   inferIntelXpuSku,
   isGpuDiscoveryCacheEntryFresh,
   needsHardwareMetadataDiscovery,
@@ -231,18 +233,25 @@ function bareNode(name: string, extra: Record<string, string> = {}): NodeFacts {
   return { name, labels: { 'kubernetes.io/hostname': name, ...extra } };
 }
 
-/** A Running DCGM exporter pod on `nodeName` whose scrape returned the fixture body (test/fixtures/dcgm/). */
+/** The GPU Operator's DCGM exporter DaemonSet, the controller of its pods (NVIDIA gpu-operator assets/state-dcgm-exporter). */
+const DCGM_DAEMONSET = { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'nvidia-dcgm-exporter' };
+
+/**
+ * A Running DCGM exporter pod of the GPU Operator's DaemonSet on `nodeName` whose scrape returned
+ * the fixture body (test/fixtures/dcgm/), its `Hostname` label the pod's node (the DaemonSet sets
+ * NODE_NAME from spec.nodeName, which dcgm-exporter writes as Hostname).
+ */
 function exporterOn(nodeName: string, fixture: string, index: number): DcgmExporterPod {
   const podIp = `10.244.0.${index + 10}`;
-  const body = readFileSync(resolve(repoRoot, 'test', 'fixtures', 'dcgm', fixture), 'utf8');
-  return { namespace: 'gpu-operator', name: `nvidia-dcgm-exporter-${index}`, nodeName, phase: 'Running', podIp, scrape: { endpoint: `http://${podIp}:9400/metrics`, ok: true, body } };
+  const body = readFileSync(resolve(repoRoot, 'test', 'fixtures', 'dcgm', fixture), 'utf8').replace(/Hostname="[^"]*"/g, `Hostname="${nodeName}"`);
+  return { namespace: 'gpu-operator', name: `nvidia-dcgm-exporter-${index}`, nodeName, phase: 'Running', podIp, controller: DCGM_DAEMONSET, scrape: { endpoint: `http://${podIp}:9400/metrics`, ok: true, body } };
 }
 
 /** A Running Intel XPU exporter pod (label app.kubernetes.io/name=xpumd) on `nodeName` serving upstream's xpumd body (3 x B60). */
 function xpumdOn(nodeName: string, index: number): DcgmExporterPod {
   const podIp = `10.244.1.${index + 10}`;
   const body = readFileSync(resolve(repoRoot, 'test', 'fixtures', 'dcgm', 'xpumd-b60-3gpu.metrics'), 'utf8');
-  return { namespace: 'intel-xpum', name: `xpumd-${index}`, nodeName, phase: 'Running', podIp, scrape: { endpoint: `http://${podIp}:8080/metrics`, ok: true, body } };
+  return { namespace: 'intel-xpum', name: `xpumd-${index}`, nodeName, phase: 'Running', podIp, controller: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'intel-xpumanager' }, scrape: { endpoint: `http://${podIp}:8080/metrics`, ok: true, body } };
 }
 
 const failing = (pod: DcgmExporterPod, status: number): DcgmExporterPod => ({ ...pod, scrape: { endpoint: pod.scrape?.endpoint ?? '', ok: false, error: `metrics endpoint ${pod.scrape?.endpoint ?? ''} returned status ${status}` } });
@@ -433,9 +442,67 @@ describe('readMetricsGpuNodes', () => {
       input: { dcgm: { exporterPods: [], isGpuOperatorRunning: true } },
       want: { ok: false, error: 'no GPU metrics exporters found: DCGM is not enabled in the GPU Operator and no Intel XPU exporter pods found' },
     },
+    {
+      name: 'only untrusted exporter pods (a function only trusts what it can prove): none is read, and the failure names each with its reason',
+      reason: 'issue 20 item 1 ("untrusted exporter pods are skipped ... and named there"); upstream\'s own message first',
+      input: {
+        dcgm: {
+          exporterPods: [],
+          untrustedPods: [{ namespace: 'team-a', name: 'fake-dcgm', reason: 'namespace team-a is not a trusted exporter namespace (gpu-operator)' }],
+          isGpuOperatorRunning: false,
+          intelXpu: { exporterPods: [], untrustedPods: [{ namespace: 'gpu-operator', name: 'xpumd-debug', reason: 'not controlled by a DaemonSet' }] },
+        },
+      },
+      want: {
+        ok: false,
+        error:
+          'no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found; ignored untrusted exporter pods: ' +
+          'team-a/fake-dcgm (namespace team-a is not a trusted exporter namespace (gpu-operator)), gpu-operator/xpumd-debug (not controlled by a DaemonSet)',
+      },
+    },
+    {
+      name: 'a trusted exporter failing beside an untrusted one: the failure is the trusted one\'s, and the untrusted pod is named',
+      reason: 'issue 20 item 1; upstream discoverPrometheusPods for the trusted pod',
+      input: { dcgm: { exporterPods: [failing(h200, 503)], untrustedPods: [{ namespace: 'team-a', name: 'fake-dcgm', reason: 'namespace team-a is not a trusted exporter namespace (gpu-operator)' }], isGpuOperatorRunning: false, intelXpu: { exporterPods: [] } } },
+      want: {
+        ok: false,
+        error:
+          'dcgm discovery failed: failed to scrape any dcgm exporter pod: [pod nvidia-dcgm-exporter-0 (10.244.0.10): http://10.244.0.10:9400/metrics: metrics endpoint http://10.244.0.10:9400/metrics returned status 503]' +
+          '; ignored untrusted exporter pods: team-a/fake-dcgm (namespace team-a is not a trusted exporter namespace (gpu-operator))',
+      },
+    },
   ];
   it.each(rows)('$name', ({ input, want }) => {
     expect(readMetricsGpuNodes(input.dcgm, input.gpuSku, [bareNode('gpu-a'), bareNode('xpu-node')])).toEqual(want);
+  });
+});
+
+describe('hasMetricsExporters', () => {
+  it.each([
+    { name: 'no pods, no list error: metrics discovery is absent', reason: 'upstream: without exporters the node labels decide alone', input: { exporterPods: [], isGpuOperatorRunning: false }, want: false },
+    { name: 'only an untrusted pod counts as seen, so a failed discovery names it', reason: 'issue 20 item 1 ("named there")', input: { exporterPods: [], untrustedPods: [{ namespace: 'team-a', name: 'fake-dcgm', reason: 'r' }], isGpuOperatorRunning: false }, want: true },
+    { name: 'an untrusted Intel pod counts too', reason: 'issue 20 item 1', input: { exporterPods: [], isGpuOperatorRunning: false, intelXpu: { exporterPods: [], untrustedPods: [{ namespace: 'team-a', name: 'xpumd', reason: 'r' }] } }, want: true },
+  ])('$name', ({ input, want }) => {
+    expect(hasMetricsExporters(input)).toBe(want);
+  });
+
+  it(`many untrusted pods: the first ${MAX_NAMED_UNTRUSTED_EXPORTER_PODS} are named, the rest counted, so planting pods cannot grow the request's message without bound`, () => {
+    const untrustedPods = Array.from({ length: 25 }, (_, i) => ({ namespace: 'team-a', name: `fake-${i}`, reason: 'r' }));
+    const result = readMetricsGpuNodes({ exporterPods: [], untrustedPods, isGpuOperatorRunning: false, intelXpu: { exporterPods: [] } }, undefined, []);
+    expect(result).toEqual({
+      ok: false,
+      error: `no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found; ignored untrusted exporter pods: ${untrustedPods.slice(0, 10).map((p) => `team-a/${p.name} (r)`).join(', ')}, and 15 more`,
+    });
+  });
+
+  it('labels failing with only untrusted exporters: the request\'s message names the ignored pods beside the node-label failure', () => {
+    const dcgm: DcgmFacts = { exporterPods: [], untrustedPods: [{ namespace: 'team-a', name: 'fake-dcgm', reason: 'namespace team-a is not a trusted exporter namespace (gpu-operator)' }], isGpuOperatorRunning: false, intelXpu: { exporterPods: [] } };
+    expect(discoverHardware(undefined, [bareNode('gpu-a')], { dcgm })).toEqual({
+      ok: false,
+      message:
+        'metrics discovery failed: no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found; ignored untrusted exporter pods: team-a/fake-dcgm (namespace team-a is not a trusted exporter namespace (gpu-operator))' +
+        '; node-label discovery failed: no nodes with NVIDIA GPU Feature Discovery labels found (checked 1 nodes). Ensure GPU nodes have labels: nvidia.com/gpu.count, nvidia.com/gpu.product, nvidia.com/gpu.memory; or set spec.hardware.{gpuSku,vramMb,numGpusPerNode,totalGpus} explicitly',
+    });
   });
 });
 

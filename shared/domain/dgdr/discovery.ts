@@ -165,9 +165,29 @@ export interface DiscoverySignals {
 
 type GpuNodesResult = { readonly ok: true; readonly nodes: readonly GpuNode[] } | { readonly ok: false; readonly error: string };
 
-/** Whether any metrics exporter was seen (pods of either source, or a refused list): without one, metrics discovery is simply absent. Pure. */
+/**
+ * Whether any metrics exporter was seen (pods of either source, trusted or not, or a refused
+ * list): without one, metrics discovery is simply absent. An untrusted pod counts, so that a
+ * failed discovery's message names it (issue 20 item 1). Pure.
+ */
 export function hasMetricsExporters(dcgm: DcgmFacts): boolean {
-  return dcgm.exporterPods.length > 0 || dcgm.listError !== undefined || (dcgm.intelXpu?.exporterPods.length ?? 0) > 0 || dcgm.intelXpu?.listError !== undefined;
+  const sources = [dcgm, dcgm.intelXpu ?? { exporterPods: [] }];
+  return sources.some((source) => source.exporterPods.length > 0 || source.listError !== undefined || (source.untrustedPods?.length ?? 0) > 0);
+}
+
+/** How many untrusted exporter pods a failure message names; the rest are counted (anyone can create many, and a condition message is bounded). */
+export const MAX_NAMED_UNTRUSTED_EXPORTER_PODS = 10;
+
+/**
+ * `; ignored untrusted exporter pods: <ns>/<name> (<reason>), ...` for the untrusted pods of both
+ * sources (the first {@link MAX_NAMED_UNTRUSTED_EXPORTER_PODS}, then `and <n> more`), or "". Pure.
+ */
+function untrustedPodsNote(dcgm: DcgmFacts): string {
+  const untrusted = [...(dcgm.untrustedPods ?? []), ...(dcgm.intelXpu?.untrustedPods ?? [])];
+  if (untrusted.length === 0) return '';
+  const named = untrusted.slice(0, MAX_NAMED_UNTRUSTED_EXPORTER_PODS).map((pod) => `${pod.namespace}/${pod.name} (${pod.reason})`);
+  const more = untrusted.length - named.length;
+  return `; ignored untrusted exporter pods: ${named.join(', ')}${more > 0 ? `, and ${more} more` : ''}`;
 }
 
 /** An exporter's node with its SKU (Intel: from the device name, then the PCI device id) and the Node's RDMA labels. */
@@ -194,6 +214,8 @@ function gpuNodeOf(node: DcgmNode, nodes: readonly NodeFacts[]): GpuNode {
  * - neither source has pods: `no GPU metrics exporters found: DCGM is not enabled in the GPU
  *   Operator and no Intel XPU exporter pods found` when GPU Operator pods run, else `no GPU metrics
  *   exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found`.
+ * - either failure ends with `; ignored untrusted exporter pods: <ns>/<name> (<reason>), ...` when
+ *   labelled pods were not trusted (./dcgm.ts `exporterPodTrust`; issue 20 item 1, ours).
  * Intel exporters are read whatever `gpuSku` asks for: upstream tries both sources for every filter.
  * `gpuSku` is a v1beta1 `gpuSku` or a v1beta2 open `sku`: a node counts when its normalised SKU equals it.
  * Source: upstream `discoverFromMetricsSources`, `discoverPrometheusPods`, `normalizeScrapedGPUInfo`
@@ -213,12 +235,14 @@ export function readMetricsGpuNodes(dcgm: DcgmFacts, gpuSku: string | undefined,
     if (read.ok && (gpuSku === undefined || gpuNodes.some((n) => n.sku === gpuSku))) return { ok: true, nodes: gpuNodes };
     errors.push(`${source} discovery failed: ${read.ok ? `no GPU nodes matching SKU "${gpuSku ?? ''}" found` : read.error}`);
   }
-  if (errors.length > 0) return { ok: false, error: errors.join('; ') };
+  if (errors.length > 0) return { ok: false, error: `${errors.join('; ')}${untrustedPodsNote(dcgm)}` };
   return {
     ok: false,
-    error: dcgm.isGpuOperatorRunning
-      ? 'no GPU metrics exporters found: DCGM is not enabled in the GPU Operator and no Intel XPU exporter pods found'
-      : 'no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found',
+    error: `${
+      dcgm.isGpuOperatorRunning
+        ? 'no GPU metrics exporters found: DCGM is not enabled in the GPU Operator and no Intel XPU exporter pods found'
+        : 'no GPU metrics exporters found: no DCGM exporter pods found and no Intel XPU exporter pods found'
+    }${untrustedPodsNote(dcgm)}`,
   };
 }
 

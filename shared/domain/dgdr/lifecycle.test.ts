@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import { DgdrSchema, formatIssue, type Condition, type Dgdr } from '../../api/index.js';
 import { validateDgd } from '../admission/index.js';
-import { classifyOutputConfigMap, decideDgdr, succeededCondition, type ChildFacts, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
+import { classifyOutputConfigMap, decideDgdr, decidePlannerConfigMapConflict, isPlannerConfigMapOurs, isRequestsDgd, plannerConfigMapNames, succeededCondition, type ChildFacts, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
 
 type Obj = Record<string, unknown>;
 
@@ -100,7 +100,8 @@ describe('decideDgdr', () => {
   it('Pending with DCGM exporters: their hardware and interconnect are persisted and reach the Job\'s --config (upstream enrichHardwareFromDiscovery)', () => {
     const dgdr = aDgdr({ spec: { hardware: undefined } });
     const body = readFileSync(resolve(import.meta.dirname, '../../../test/fixtures/dcgm/h200-hgx-8gpu.metrics'), 'utf8');
-    const exporterPods = ['a', 'b'].map((node, i) => ({ namespace: 'gpu-operator', name: `dcgm-${node}`, nodeName: node, phase: 'Running', podIp: `10.0.0.${i + 1}`, scrape: { endpoint: `http://10.0.0.${i + 1}:9400/metrics`, ok: true as const, body } }));
+    // The GPU Operator's DaemonSet pods, each exporter's Hostname its own node (NODE_NAME from spec.nodeName).
+    const exporterPods = ['a', 'b'].map((node, i) => ({ namespace: 'gpu-operator', name: `dcgm-${node}`, nodeName: node, phase: 'Running', podIp: `10.0.0.${i + 1}`, controller: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'nvidia-dcgm-exporter' }, scrape: { endpoint: `http://10.0.0.${i + 1}:9400/metrics`, ok: true as const, body: body.replace(/Hostname="[^"]*"/g, `Hostname="${node}"`) } }));
     const desired = decideDgdr(observed(dgdr, { nodes: [{ name: 'a', labels: {} }, { name: 'b', labels: {} }], discoverySignals: { dcgm: { exporterPods, isGpuOperatorRunning: false } } }), CONFIG, NOW);
     const want = { gpuSku: 'h200_sxm', vramMb: 143771, numGpusPerNode: 8, totalGpus: 16, rdma: false, interconnect: 'nvlink' };
     expect(desired.hardware).toEqual(want);
@@ -260,7 +261,7 @@ describe('decideDgdr', () => {
     expect(desired.dgd).toBeUndefined();
   });
 
-  it('Profiling done, autoApply true: <dgdr>-dgd, annotation and selectedConfig, planner ConfigMap with tracking labels, Deploying', () => {
+  it('Profiling done, autoApply true: <dgdr>-dgd, annotation and selectedConfig, planner ConfigMap with tracking labels and (issue 20) the request\'s uid label, Deploying', () => {
     const outputData = { phase: 'Done', message: 'Profiler completed successfully', profiler_status: 'success', 'final_config.yaml': OUT3 };
     const desired = decideDgdr(observed(aDgdr({ status: profilingStatus({ profilingPhase: 'GeneratingDGD' }) }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
     expect(desired.status?.phase).toBe('Deploying');
@@ -273,9 +274,40 @@ describe('decideDgdr', () => {
     expect(conditionOf(desired, 'Profiling')).toMatchObject({ status: 'True', reason: 'ProfilingCompleted', message: 'Profiling job completed successfully' });
     expect(conditionOf(desired, 'SpecGenerated')).toMatchObject({ status: 'True', reason: 'SpecGenerated', message: 'DynamoGraphDeployment spec generated successfully' });
     expect(desired.configMaps.map((c) => c['metadata'])).toEqual([
-      { name: 'planner-config-fb8c', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' } },
+      { name: 'planner-config-fb8c', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' } },
     ]);
+    expect(desired.configMaps.map((c) => (c['metadata'] as Obj)['ownerReferences'])).toEqual([undefined]);
     expect(desired.events).toEqual([{ type: 'Normal', reason: 'SpecGenerated', action: 'Create', note: 'DynamoGraphDeployment spec generated successfully' }]);
+  });
+
+  it('issue 20 "the same rule everywhere" and upstream createAdditionalResources ("Create/update with no owner reference"): a planner ConfigMap from the profiling output (which overrides.profilingJob lets the request\'s author write) is created with its name, labels and annotations only; a controller reference to another request, finalizers, a namespace and a uid label it carries are not', () => {
+    const documents = parseAllDocuments(OUT3).map((d) => d.toJS() as Obj);
+    const planted = documents.map((d) =>
+      d['kind'] === 'ConfigMap'
+        ? {
+            ...d,
+            metadata: {
+              ...(d['metadata'] as Obj),
+              namespace: 'elsewhere',
+              labels: { app: 'planner', 'dgdr.nvidia.com/uid': 'other-uid' },
+              annotations: { note: 'kept' },
+              finalizers: ['example.com/hold'],
+              ownerReferences: [{ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', name: 'other', uid: 'other-uid', controller: true, blockOwnerDeletion: true }],
+            },
+          }
+        : d,
+    );
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': planted.map((d) => stringifyYaml(d)).join('---\n') };
+    const desired = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deploying');
+    expect(desired.configMaps.map((c) => c['metadata'])).toEqual([
+      {
+        name: 'planner-config-fb8c',
+        namespace: 'ns',
+        labels: { app: 'planner', 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' },
+        annotations: { note: 'kept' },
+      },
+    ]);
   });
 
   it('Profiling done, autoApply false -> Ready, "Generated spec is available in annotation nvidia.com/generated-dgd-spec"', () => {
@@ -366,7 +398,7 @@ describe('decideDgdr', () => {
     expect(gone.status && 'deploymentInfo' in gone.status).toBe(false);
   });
 
-  it('"After it reaches Ready, you may enable autoApply": Ready -> Deploying; then the DGD is created with the current runtimeVersionOverride, labels and no owner reference', () => {
+  it('"After it reaches Ready, you may enable autoApply": Ready -> Deploying; then the DGD is created with the current runtimeVersionOverride, labels (issue 20: and the request\'s uid label) and no owner reference', () => {
     const ready = aDgdr({ spec: { autoApply: true, runtimeVersionOverride: '1.6.2' }, generation: 2, status: readyStatus(), annotations: { 'nvidia.com/generated-dgd-spec': annotation() } });
     const deploying = decideDgdr(observed(ready), CONFIG, NOW);
     expect(deploying.status?.phase).toBe('Deploying');
@@ -375,7 +407,7 @@ describe('decideDgdr', () => {
     const metadata = created.dgd?.['metadata'] as Obj;
     expect(metadata['name']).toBe('qwen-dgd');
     expect(metadata['namespace']).toBe('ns');
-    expect(metadata['labels']).toEqual({ 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' });
+    expect(metadata['labels']).toEqual({ 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' });
     expect(metadata['ownerReferences']).toBeUndefined();
     expect(((created.dgd?.['spec'] as { components: Obj[] }).components).every((c) => c['runtimeVersionOverride'] === '1.6.2')).toBe(true);
     expect(created.events).toEqual([{ type: 'Normal', reason: 'DeploymentCreated', action: 'Create', note: 'DynamoGraphDeployment qwen-dgd created successfully' }]);
@@ -400,7 +432,8 @@ describe('decideDgdr', () => {
   });
 
   const deployingDgdr = () => aDgdr({ status: { phase: 'Deploying', dgdName: 'qwen-dgd', observedGeneration: 1, conditions: [] }, annotations: { 'nvidia.com/generated-dgd-spec': annotation() } });
-  const ourDgd = (state: string) => ({ name: 'qwen-dgd', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns' }, ownerReferences: [], state, components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 0 }] });
+  /** The DGD this request created: the tracking labels and the uid label it stamps at creation (dgdToCreate). */
+  const ourDgd = (state: string) => ({ name: 'qwen-dgd', uid: 'dgd-uid', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' }, ownerReferences: [], state, components: [{ replicas: 1, availableReplicas: 1 }, { replicas: 2, availableReplicas: 0 }] });
 
   it('"a collision is reported, not adopted": an existing DGD without this request\'s labels fails the request and is left untouched', () => {
     const desired = decideDgdr(observed(deployingDgdr(), { dgd: { ...ourDgd('successful'), labels: {} } }), CONFIG, NOW);
@@ -422,7 +455,7 @@ describe('decideDgdr', () => {
   it('"planner ConfigMaps ... labeled with dgdr.nvidia.com/name": once the DGD exists they get it as controller owner; the output ConfigMap keeps its DGDR owner', () => {
     const labels = { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns' };
     const configMaps = [
-      { name: 'planner-config-fb8c', labels, ownerReferences: [] },
+      { name: 'planner-config-fb8c', labels: { ...labels, 'dgdr.nvidia.com/uid': 'uid-1' }, ownerReferences: [] },
       { name: 'dgdr-output-qwen', labels, ownerReferences: [{ uid: 'uid-1', controller: true }] },
       { name: 'planner-profile-data-1a2b', labels, ownerReferences: [{ uid: 'dgd-uid', controller: true }] },
       // Issue 20 "Own what you read": labels anyone can set do not make a ConfigMap someone else controls ours to take over.
@@ -513,5 +546,181 @@ describe('classifyOutputConfigMap (issue 20 "Own what you read")', () => {
   it('a request with no uid (never stored) proves nothing', () => {
     const dgdr = aDgdr();
     expect(classifyOutputConfigMap(ownOutput(), { ...dgdr, metadata: { ...dgdr.metadata, uid: undefined } })).toBe('Foreign');
+  });
+});
+
+/**
+ * Issue 20 item 1, "the same rule everywhere": a function acts on (reads, adopts, deletes, reports) an
+ * object it did not create only when it can prove it created it for this request; names and name
+ * labels alone never prove it. Here: the planner ConfigMaps the profiling output names, and the
+ * generated DGD. The proof is the label dgdr.nvidia.com/uid the function stamps at creation (the DGD
+ * carries no owner reference: dgdr-reference "Resource ownership").
+ */
+describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the generated DGD are the request\'s only with proof', () => {
+  const RULE = '"names and name-labels alone never prove it"';
+  const TRACKING = { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator' };
+  const STAMPED = { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-1' };
+  const PLANNER_CONFLICT = 'ConfigMap planner-config-fb8c (named by the profiling output) already exists and was not created by this DynamoGraphDeploymentRequest; it is left untouched (neither adopted nor deployed). Delete that ConfigMap and create a new request';
+  const DGD_CONFLICT = "DynamoGraphDeployment qwen-dgd already exists and was not created by this DynamoGraphDeploymentRequest (its label dgdr.nvidia.com/uid does not carry this request's uid); it is left untouched. Delete it, or create a new request with another spec.overrides.dgd.metadata.name";
+
+  /** The annotations the Profiling step stores for OUT3 (a planner deployment: ConfigMap planner-config-fb8c before the DGD). */
+  const generatedAnnotations = (): Record<string, string> => {
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT3 };
+    const generated = decideDgdr(observed(aDgdr({ status: profilingStatus() }), { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    return { ...(generated.annotations ?? {}) };
+  };
+  const deployingStatus = (): Obj => ({ phase: 'Deploying', dgdName: 'qwen-dgd', profilingJobName: 'profile-qwen', observedGeneration: 1, conditions: [cond('Profiling', 'True', 'ProfilingCompleted', 'Profiling job completed successfully', 1, EARLIER), cond('SpecGenerated', 'True', 'SpecGenerated', 'DynamoGraphDeployment spec generated successfully', 1, EARLIER)] });
+  /** Deploying, before the DGD exists: both annotations stored. */
+  const beforeDgd = () => aDgdr({ status: deployingStatus(), annotations: generatedAnnotations() });
+  /** Deploying once the DGD was observed: the generated spec annotation cleared, the additional resources kept. */
+  const afterDgd = (phase: 'Deploying' | 'Deployed' = 'Deploying') => aDgdr({ status: { ...deployingStatus(), phase }, annotations: { 'dgdr.nvidia.com/additional-resources': generatedAnnotations()['dgdr.nvidia.com/additional-resources'] ?? '' } });
+  const dgdWith = (labels: Record<string, string>, state = 'pending') => ({ name: 'qwen-dgd', uid: 'dgd-uid', labels, ownerReferences: [], state, components: [{ replicas: 1, availableReplicas: 1 }] });
+  const planner = (fields: Partial<ChildFacts> = {}): ChildFacts => ({ name: 'planner-config-fb8c', labels: STAMPED, ownerReferences: [], ...fields });
+  const toDgd = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', name: 'qwen-dgd', uid: 'dgd-uid', controller: true, blockOwnerDeletion: true };
+
+  it('the stored additional resources name the planner ConfigMap (plannerConfigMapNames)', () => {
+    expect(plannerConfigMapNames(beforeDgd())).toEqual(['planner-config-fb8c']);
+    expect(plannerConfigMapNames(aDgdr())).toEqual([]);
+  });
+
+  it(`${RULE}: a planted, labelled, ownerless planner ConfigMap before the DGD exists: not adopted, the request fails naming it, no DGD`, () => {
+    const dgdr = beforeDgd();
+    const desired = decideDgdr(observed(dgdr, { configMaps: [planner({ labels: TRACKING })] }), CONFIG, NOW);
+    expect(desired).toEqual({
+      hardware: undefined,
+      deleteStaleOutput: undefined,
+      job: undefined,
+      annotations: undefined,
+      configMaps: [],
+      dgd: undefined,
+      adoptConfigMaps: [],
+      status: {
+        ...deployingStatus(),
+        phase: 'Failed',
+        conditions: [
+          cond('DeploymentReady', 'False', 'PlannerConfigMapConflict', PLANNER_CONFLICT, null),
+          cond('Profiling', 'True', 'ProfilingCompleted', 'Profiling job completed successfully', 1, EARLIER),
+          cond('SpecGenerated', 'True', 'SpecGenerated', 'DynamoGraphDeployment spec generated successfully', 1, EARLIER),
+          cond('Succeeded', 'False', 'PlannerConfigMapConflict', `Deployment failed: ${PLANNER_CONFLICT}`),
+        ],
+      },
+      events: [{ type: 'Warning', reason: 'ConfigMapCreationFailed', action: 'Create', note: PLANNER_CONFLICT }],
+    });
+  });
+
+  it.each([
+    { name: 'labelled and ownerless (planted after the DGD)', reason: 'tracking labels anyone can set', configMap: planner({ labels: TRACKING }) },
+    { name: 'controlled by another uid', reason: 'DESIGN.md "Writes": never adopt what another controls', configMap: planner({ ownerReferences: [{ uid: 'other-uid', controller: true }] }) },
+    { name: 'stamped with another request\'s uid', reason: 'an earlier request of the same name has another uid', configMap: planner({ labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' } }) },
+  ])(`${RULE}: with the request's DGD, a planner ConfigMap $name is not adopted; the request fails naming it ($reason)`, ({ configMap }) => {
+    const desired = decideDgdr(observed(afterDgd(), { dgd: dgdWith(STAMPED), configMaps: [configMap] }), CONFIG, NOW);
+    expect(desired.adoptConfigMaps).toEqual([]);
+    expect(desired.dgd).toBeUndefined();
+    expect(desired.status?.phase).toBe('Failed');
+    expect(desired.status?.deploymentInfo).toBeUndefined();
+    expect(conditionOf(desired, 'DeploymentReady')).toEqual(cond('DeploymentReady', 'False', 'PlannerConfigMapConflict', PLANNER_CONFLICT, null));
+    expect(desired.events).toEqual([{ type: 'Warning', reason: 'ConfigMapCreationFailed', action: 'Create', note: PLANNER_CONFLICT }]);
+  });
+
+  it(`${RULE}: Deployed, a planner ConfigMap replaced by a labelled ownerless one fails the request too (as a foreign DGD does)`, () => {
+    const desired = decideDgdr(observed(afterDgd('Deployed'), { dgd: dgdWith(STAMPED, 'successful'), configMaps: [planner({ labels: TRACKING })] }), CONFIG, NOW);
+    expect(desired.adoptConfigMaps).toEqual([]);
+    expect(desired.status?.phase).toBe('Failed');
+    expect(conditionOf(desired, 'Succeeded')).toMatchObject({ reason: 'PlannerConfigMapConflict', message: `Deployment failed: ${PLANNER_CONFLICT}` });
+  });
+
+  it('ours (stamped with the request\'s uid, ownerless) -> adopted into the DGD; a labelled ownerless ConfigMap the output does not name is left alone, not adopted', () => {
+    const stranger = { name: 'someone-elses', labels: TRACKING, ownerReferences: [] };
+    const desired = decideDgdr(observed(afterDgd(), { dgd: dgdWith(STAMPED), configMaps: [planner({ resourceVersion: '7' }), stranger] }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deploying');
+    // Only the version proved ours is handed over (resourceVersion precondition on the apply).
+    expect(desired.adoptConfigMaps).toEqual([{ name: 'planner-config-fb8c', resourceVersion: '7', ownerReferences: [toDgd] }]);
+    expect(desired.events).toEqual([]);
+  });
+
+  it('already adopted: controlled by the request\'s DGD (upstream\'s adoption before switch-over carries no uid label) -> nothing to do, no conflict', () => {
+    const desired = decideDgdr(observed(afterDgd('Deployed'), { dgd: dgdWith(STAMPED, 'successful'), configMaps: [planner({ labels: TRACKING, ownerReferences: [{ uid: 'dgd-uid', controller: true }] })] }), CONFIG, NOW);
+    expect(desired.adoptConfigMaps).toEqual([]);
+    expect(desired.status?.phase).toBe('Deployed');
+  });
+
+  it(`${RULE}: a planted DGD with the request's name and labels (no uid label) before it was created is not the request's: no deploymentInfo, no adoption, not Deployed, the generated spec kept`, () => {
+    const dgdr = beforeDgd();
+    const desired = decideDgdr(observed(dgdr, { dgd: dgdWith(TRACKING, 'successful'), configMaps: [planner()] }), CONFIG, NOW);
+    expect(desired.dgd).toBeUndefined();
+    expect(desired.annotations).toBeUndefined();
+    expect(desired.adoptConfigMaps).toEqual([]);
+    expect(desired.status?.phase).toBe('Failed');
+    expect(desired.status?.deploymentInfo).toBeUndefined();
+    expect(conditionOf(desired, 'DeploymentReady')).toEqual(cond('DeploymentReady', 'False', 'DeploymentNameConflict', DGD_CONFLICT, null));
+    expect(desired.events).toEqual([{ type: 'Warning', reason: 'DeploymentCreationFailed', action: 'Create', note: DGD_CONFLICT }]);
+  });
+
+  it(`${RULE}: a DGD stamped with another request's uid (an earlier request of the same name) is not the request's, even Deployed`, () => {
+    const desired = decideDgdr(observed(afterDgd('Deployed'), { dgd: dgdWith({ ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' }, 'successful') }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Failed');
+    expect(conditionOf(desired, 'DeploymentReady')).toMatchObject({ reason: 'DeploymentNameConflict', message: DGD_CONFLICT });
+  });
+
+  it('switch-over: a DGD without the uid label that the request already observed as its own (generated spec annotation cleared, name labels) is still followed', () => {
+    const desired = decideDgdr(observed(afterDgd('Deployed'), { dgd: dgdWith(TRACKING, 'successful') }), CONFIG, NOW);
+    expect(desired.status?.phase).toBe('Deployed');
+    expect(desired.status?.deploymentInfo).toEqual({ replicas: 1, availableReplicas: 1 });
+  });
+
+  it.each<{ name: string; dgd: ChildFacts; annotations: Record<string, string>; want: boolean }>([
+    { name: 'stamped with the request uid', dgd: dgdWith(STAMPED), annotations: { 'nvidia.com/generated-dgd-spec': 'x' }, want: true },
+    { name: 'stamped with another uid, annotation cleared', dgd: dgdWith({ ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' }), annotations: {}, want: false },
+    { name: 'stamped with an empty uid', dgd: dgdWith({ ...TRACKING, 'dgdr.nvidia.com/uid': '' }), annotations: {}, want: false },
+    { name: 'name labels only, generated spec not yet observed', dgd: dgdWith(TRACKING), annotations: { 'nvidia.com/generated-dgd-spec': 'x' }, want: false },
+    { name: 'name labels only, generated spec cleared to "" (upstream clears it so)', dgd: dgdWith(TRACKING), annotations: { 'nvidia.com/generated-dgd-spec': '' }, want: true },
+    { name: 'no labels, annotation cleared', dgd: dgdWith({}), annotations: {}, want: false },
+  ])('isRequestsDgd: $name -> $want', ({ dgd, annotations, want }) => {
+    expect(isRequestsDgd(dgd, aDgdr({ annotations }))).toBe(want);
+  });
+
+  it.each([
+    { name: 'stamped, ownerless', configMap: planner(), dgdUid: undefined, want: true },
+    { name: 'stamped, controlled by the request\'s DGD', configMap: planner({ ownerReferences: [{ uid: 'dgd-uid', controller: true }] }), dgdUid: 'dgd-uid', want: true },
+    { name: 'stamped, controlled by another object', configMap: planner({ ownerReferences: [{ uid: 'x', controller: true }] }), dgdUid: 'dgd-uid', want: false },
+    { name: 'stamped, controlled by a DGD before the request has one', configMap: planner({ ownerReferences: [{ uid: 'dgd-uid', controller: true }] }), dgdUid: undefined, want: false },
+    { name: 'name labels only, ownerless', configMap: planner({ labels: TRACKING }), dgdUid: 'dgd-uid', want: false },
+    { name: 'stamped with another uid', configMap: planner({ labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-2' } }), dgdUid: undefined, want: false },
+  ])('isPlannerConfigMapOurs: $name -> $want', ({ configMap, dgdUid, want }) => {
+    expect(isPlannerConfigMapOurs(configMap, aDgdr(), dgdUid)).toBe(want);
+  });
+
+  it('a request with no uid (never stored) proves nothing', () => {
+    const dgdr = aDgdr();
+    const noUid = { ...dgdr, metadata: { ...dgdr.metadata, uid: undefined } };
+    expect(isPlannerConfigMapOurs(planner({ labels: { ...TRACKING, 'dgdr.nvidia.com/uid': '' } }), noUid, undefined)).toBe(false);
+    expect(isRequestsDgd(dgdWith({ ...TRACKING, 'dgdr.nvidia.com/uid': '' }), noUid)).toBe(false);
+  });
+
+  it(`${RULE}: the create of a planner ConfigMap finds one of that name (409) the request did not create: decidePlannerConfigMapConflict fails the step's own status, no DGD`, () => {
+    const outputData = { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT3 };
+    const dgdr = aDgdr({ status: profilingStatus() });
+    const step = decideDgdr(observed(dgdr, { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
+    const failed = decidePlannerConfigMapConflict(dgdr, step.status, 'planner-config-fb8c', NOW);
+    expect(failed).toEqual({
+      hardware: undefined,
+      deleteStaleOutput: undefined,
+      job: undefined,
+      annotations: undefined,
+      configMaps: [],
+      dgd: undefined,
+      adoptConfigMaps: [],
+      status: {
+        ...step.status,
+        phase: 'Failed',
+        conditions: [
+          cond('DeploymentReady', 'False', 'PlannerConfigMapConflict', PLANNER_CONFLICT, null),
+          cond('Profiling', 'True', 'ProfilingCompleted', 'Profiling job completed successfully'),
+          cond('SpecGenerated', 'True', 'SpecGenerated', 'DynamoGraphDeployment spec generated successfully'),
+          cond('Succeeded', 'False', 'PlannerConfigMapConflict', `Deployment failed: ${PLANNER_CONFLICT}`),
+        ],
+      },
+      events: [{ type: 'Warning', reason: 'ConfigMapCreationFailed', action: 'Create', note: PLANNER_CONFLICT }],
+    });
   });
 });

@@ -3,7 +3,10 @@
  * Phases `Pending -> Profiling -> Ready | Deploying -> Deployed | Failed`, one step per call (the
  * status write's own update event, or the resync, brings the next step); the five conditions with
  * their reasons; the profiling Job; the generated DGD (never adopted: an existing DGD this request
- * did not create is reported as a conflict); Events.
+ * did not create is reported as a conflict); Events. Issue 20 "the same rule everywhere": the
+ * request acts on (reads, adopts, reports) a child only when it can prove it created it for this
+ * request (a controller reference to its uid, or the uid label stamped at creation); names and
+ * name labels alone prove nothing.
  *
  * Source: ../shared/reference/dgdr-reference.txt "Lifecycle", "Conditions", "Status", "Resource
  * ownership", "Profiler image version compatibility"; ../shared/upstream-notes/dgdr.md §1.2-§1.5 and
@@ -11,7 +14,7 @@
  * deploy/operator/internal/controller/dynamographdeploymentrequest_controller.go.
  * @module
  */
-import { stringify as stringifyYaml } from 'yaml';
+import { parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import {
   ANNOTATION_ADDITIONAL_RESOURCES,
   ANNOTATION_GENERATED_DGD_SPEC,
@@ -24,6 +27,7 @@ import {
   DGD_V1BETA1,
   LABEL_DGDR_NAME,
   LABEL_DGDR_NAMESPACE,
+  LABEL_DGDR_UID,
   LABEL_MANAGED_BY,
   LABEL_VALUE_DYNAMO_OPERATOR,
   MAX_ADDITIONAL_RESOURCES_BYTES,
@@ -48,6 +52,8 @@ export interface ChildFacts {
   readonly uid?: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly ownerReferences: readonly { readonly uid?: unknown; readonly controller?: unknown }[];
+  /** The version read (a precondition for the writes that act on what the decision proved). */
+  readonly resourceVersion?: string;
 }
 
 /** What the profile function loaded for one DGDR. */
@@ -60,12 +66,12 @@ export interface DgdrObserved {
   /** Data of the ConfigMap `dgdr-output-<name>`, when it exists; read only when {@link output} proves it is this request's. */
   readonly outputData: Readonly<Record<string, string>> | undefined;
   /** Name, labels, owner references and resourceVersion of that ConfigMap, when it exists. */
-  readonly output: (ChildFacts & { readonly resourceVersion?: string }) | undefined;
+  readonly output: ChildFacts | undefined;
   /** The DGD named `status.dgdName`, when it exists. */
   readonly dgd: (ChildFacts & { readonly state: string | undefined; readonly components: readonly { readonly replicas?: number; readonly availableReplicas?: number }[] }) | undefined;
   /** Waiting containers (init and regular) of the DGD's pods, loaded while Deploying a DGD that is not yet successful. */
   readonly dgdPodContainers: readonly { readonly pod: string; readonly container: string; readonly reason: string; readonly message: string }[];
-  /** ConfigMaps with this request's tracking labels (the planner ConfigMaps, the output); loaded while Deploying or Deployed. */
+  /** ConfigMaps with this request's tracking labels (the planner ConfigMaps, the output); loaded while Ready, Deploying or Deployed. */
   readonly configMaps: readonly ChildFacts[];
   /** Every Node (name, labels); loaded only when Pending and discovery is needed. */
   readonly nodes: readonly NodeFacts[] | undefined;
@@ -97,8 +103,8 @@ export interface DgdrDesired {
   readonly configMaps: readonly Obj[];
   /** The DGD to create (never taking over an existing one). */
   readonly dgd: Obj | undefined;
-  /** Planner ConfigMaps to hand to the DGD: their owner references become the DGD as controller (server-side apply). */
-  readonly adoptConfigMaps: readonly { readonly name: string; readonly ownerReferences: readonly Obj[] }[];
+  /** Planner ConfigMaps to hand to the DGD: their owner references become the DGD as controller (server-side apply; the version proved, when read, as precondition). */
+  readonly adoptConfigMaps: readonly { readonly name: string; readonly resourceVersion?: string; readonly ownerReferences: readonly Obj[] }[];
   /** The whole status the function owns; undefined: leave the status as it is. */
   readonly status: DgdrStatus | undefined;
   readonly events: readonly DgdrEventIntent[];
@@ -126,6 +132,8 @@ export const REASON_DEPLOYMENT_NAME_CONFLICT = 'DeploymentNameConflict';
 export const REASON_JOB_NAME_CONFLICT = 'JobNameConflict';
 /** Ours (issue 20): a ConfigMap named `dgdr-output-<name>` that this request does not control; never read, never deleted. */
 export const REASON_OUTPUT_NAME_CONFLICT = 'OutputConfigMapConflict';
+/** Ours (issue 20 "the same rule everywhere"): a planner ConfigMap the profiling output names exists and was not created by this request; never adopted. */
+export const REASON_PLANNER_CONFIG_MAP_CONFLICT = 'PlannerConfigMapConflict';
 
 export const MESSAGE_DISCOVERING_HARDWARE = 'Discovering GPU hardware and preparing profiling job';
 export const MESSAGE_SPEC_GENERATED = 'DynamoGraphDeployment spec generated successfully';
@@ -263,9 +271,94 @@ function jobConflictMessage(jobName: string): string {
   return `Job ${jobName} already exists and is not controlled by this DynamoGraphDeploymentRequest; delete that Job or create the request under another name`;
 }
 
-/** Whether a DGD carries this request's labels `dgdr.nvidia.com/name` and `dgdr.nvidia.com/namespace` (dgdr-reference "Resource ownership"). Pure. */
-export function isCreatedByRequest(dgd: ChildFacts, dgdr: Dgdr): boolean {
-  return dgd.labels[LABEL_DGDR_NAME] === dgdr.metadata.name && dgd.labels[LABEL_DGDR_NAMESPACE] === dgdr.metadata.namespace;
+/** Whether a child carries this request's labels `dgdr.nvidia.com/name` and `dgdr.nvidia.com/namespace` (dgdr-reference "Resource ownership": how the relation is tracked, not a proof). Pure. */
+export function hasTrackingLabels(child: ChildFacts, dgdr: Dgdr): boolean {
+  return child.labels[LABEL_DGDR_NAME] === dgdr.metadata.name && child.labels[LABEL_DGDR_NAMESPACE] === dgdr.metadata.namespace;
+}
+
+/** Whether `child` carries the label `dgdr.nvidia.com/uid` with this request's uid (stamped at creation, {@link creationLabels}). Pure. */
+function isStampedBy(child: ChildFacts, dgdr: Dgdr): boolean {
+  return dgdr.metadata.uid !== undefined && child.labels[LABEL_DGDR_UID] === dgdr.metadata.uid;
+}
+
+/**
+ * Whether the DGD `status.dgdName` is provably this request's (issue 20 "the same rule everywhere";
+ * DESIGN.md "Writes": never adopt). The DGD carries no owner reference (dgdr-reference "Resource
+ * ownership": it outlives the request), so the proof is the label `dgdr.nvidia.com/uid` this
+ * function stamps when it creates the DGD: a DGD made before the request existed cannot carry its
+ * uid. A DGD with that label and another uid is never the request's (an earlier request of the same
+ * name, or a forgery). A DGD without the label (switch-over: the upstream operator, or this function
+ * before the stamp, created it) is the request's only when it carries the name labels and the request
+ * had already observed it as its own: the annotation `nvidia.com/generated-dgd-spec` is cleared
+ * only then (upstream-notes/dgdr.md §1.2 step 5, and here), and only the request's writers can
+ * clear it. A same-named DGD planted before the creation finds the annotation still set and is a
+ * conflict. In: the DGD's labels, the request's uid, name, namespace and annotations. Pure.
+ */
+export function isRequestsDgd(dgd: ChildFacts, dgdr: Dgdr): boolean {
+  if (dgd.labels[LABEL_DGDR_UID] !== undefined) return isStampedBy(dgd, dgdr);
+  const isObservedBefore = (dgdr.metadata.annotations?.[ANNOTATION_GENERATED_DGD_SPEC] ?? '') === '';
+  return isObservedBefore && hasTrackingLabels(dgd, dgdr);
+}
+
+/**
+ * Whether a planner ConfigMap is provably this request's (issue 20 "the same rule everywhere"):
+ * once the request's DGD controls it, it is the DGD's (adopted; upstream's adoption before
+ * switch-over too); with no controller, only when it carries the label `dgdr.nvidia.com/uid` with the
+ * request's uid, which this function stamps when it creates it from the profiling output. Anything
+ * else (ownerless and unstamped, stamped by another request, controlled by another object) is not
+ * the request's, whatever its name labels say. In: the ConfigMap's labels and owner references, the
+ * request's uid, the DGD's uid when it is the request's. Pure.
+ */
+export function isPlannerConfigMapOurs(configMap: ChildFacts, dgdr: Dgdr, dgdUid: string | undefined): boolean {
+  const controller = configMap.ownerReferences.find((r) => r.controller === true);
+  if (controller !== undefined) return dgdUid !== undefined && controller.uid === dgdUid;
+  return isStampedBy(configMap, dgdr);
+}
+
+/**
+ * The names of the ConfigMaps the profiling output carries, from the request's annotation
+ * `dgdr.nvidia.com/additional-resources` (the DGD's planner mounts them by name). Unreadable
+ * documents are skipped (the annotation is this function's own copy). Pure.
+ */
+export function plannerConfigMapNames(dgdr: Dgdr): string[] {
+  const yaml = dgdr.metadata.annotations?.[ANNOTATION_ADDITIONAL_RESOURCES] ?? '';
+  if (yaml === '') return [];
+  return parseAllDocuments(yaml).flatMap((doc) => {
+    if (doc.errors.length > 0) return [];
+    const value: unknown = doc.toJS();
+    if (!isObject(value) || value['kind'] !== 'ConfigMap' || value['apiVersion'] !== 'v1') return [];
+    const name = isObject(value['metadata']) ? value['metadata']['name'] : undefined;
+    return typeof name === 'string' ? [name] : [];
+  });
+}
+
+/** The conflict message for a planner ConfigMap this request did not create (ours, in the words of the other conflicts). Pure. */
+export function plannerConfigMapConflictMessage(name: string): string {
+  return `ConfigMap ${name} (named by the profiling output) already exists and was not created by this DynamoGraphDeploymentRequest; it is left untouched (neither adopted nor deployed). Delete that ConfigMap and create a new request`;
+}
+
+/**
+ * A planner ConfigMap the profiling output names that is not this request's: Failed,
+ * `DeploymentReady=False` reason `PlannerConfigMapConflict` naming it, Warning
+ * `ConfigMapCreationFailed` (upstream's reason for this step, profiler.md §1.7), and no DGD: its
+ * planner would read that ConfigMap. `status` is the status to fail from (the step's own when the
+ * create found it, else the observed one). Source: issue 20 "the same rule everywhere". Pure.
+ */
+export function decidePlannerConfigMapConflict(dgdr: Dgdr, status: DgdrStatus | undefined, name: string, now: Date): DgdrDesired {
+  return plannerConfigMapConflict(new StatusDraft(status, dgdr.metadata.generation ?? 0, now), name);
+}
+
+function plannerConfigMapConflict(draft: StatusDraft, name: string): DgdrDesired {
+  return failWith(draft, CONDITION_DEPLOYMENT_READY, REASON_PLANNER_CONFIG_MAP_CONFLICT, plannerConfigMapConflictMessage(name), { reason: 'ConfigMapCreationFailed', action: 'Create' });
+}
+
+/** The first planner ConfigMap the profiling output names that is present and not the request's (see {@link isPlannerConfigMapOurs}). Pure. */
+function foreignPlannerConfigMap(observed: DgdrObserved, dgdUid: string | undefined): string | undefined {
+  const names = new Set(plannerConfigMapNames(observed.dgdr));
+  return observed.configMaps
+    .filter((cm) => names.has(cm.name) && !isPlannerConfigMapOurs(cm, observed.dgdr, dgdUid))
+    .map((cm) => cm.name)
+    .sort((a, b) => a.localeCompare(b))[0];
 }
 
 /**
@@ -462,7 +555,11 @@ function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: Sta
     .build(isAutoApply ? 'Deploying' : 'Ready');
   const configMaps = generated.additional
     .filter((d) => d['kind'] === 'ConfigMap' && d['apiVersion'] === 'v1')
-    .map((cm) => ({ ...cm, metadata: { ...(isObject(cm['metadata']) ? cm['metadata'] : {}), namespace, labels: { ...labelsOf(cm), ...trackingLabels(dgdr) } } }));
+    // Stamped with the request's uid (issue 20): the proof read before adopting one into the DGD.
+    // Only its name and annotations are taken from the output: the profiling output is the request author's to write
+    // (overrides.profilingJob), and an owner reference or finalizer in it would have this function forge another
+    // object's proof (a controller reference to another request's uid); upstream creates them with no owner.
+    .map((cm) => ({ ...cm, metadata: { ...outputMetadata(cm), namespace, labels: { ...labelsOf(cm), ...creationLabels(dgdr) } } }));
   return {
     ...NOTHING,
     annotations: { [ANNOTATION_GENERATED_DGD_SPEC]: stringifyYaml(dgd), ...(additionalYaml === '' ? {} : { [ANNOTATION_ADDITIONAL_RESOURCES]: additionalYaml }) },
@@ -476,6 +573,12 @@ function decideGenerated(observed: DgdrObserved, finalConfig: string, draft: Sta
   };
 }
 
+/** The `metadata.name` and `metadata.annotations` of a profiling-output object, nothing else of its metadata. Pure. */
+function outputMetadata(object: Obj): Obj {
+  const metadata = isObject(object['metadata']) ? object['metadata'] : {};
+  return Object.fromEntries((['name', 'annotations'] as const).filter((key) => metadata[key] !== undefined).map((key) => [key, metadata[key]]));
+}
+
 function labelsOf(object: Obj): Record<string, string> {
   const metadata = object['metadata'];
   const labels = isObject(metadata) ? metadata['labels'] : undefined;
@@ -485,6 +588,15 @@ function labelsOf(object: Obj): Record<string, string> {
 /** The labels tying children to the request: `dgdr.nvidia.com/name`, `dgdr.nvidia.com/namespace`, `nvidia.com/managed-by` (dgdr-reference "Resource ownership"). Pure. */
 export function trackingLabels(dgdr: Dgdr): Record<string, string> {
   return { [LABEL_DGDR_NAME]: dgdr.metadata.name ?? '', [LABEL_DGDR_NAMESPACE]: dgdr.metadata.namespace ?? '', [LABEL_MANAGED_BY]: LABEL_VALUE_DYNAMO_OPERATOR };
+}
+
+/**
+ * The labels of what the request creates (the DGD, the planner ConfigMaps): the tracking labels and
+ * `dgdr.nvidia.com/uid` with the request's uid (omitted when it has none: never stored). Upstream
+ * sets the first three; the uid is ours (issue 20 "the same rule everywhere"). Pure.
+ */
+export function creationLabels(dgdr: Dgdr): Record<string, string> {
+  return { ...trackingLabels(dgdr), ...(dgdr.metadata.uid === undefined ? {} : { [LABEL_DGDR_UID]: dgdr.metadata.uid }) };
 }
 
 /**
@@ -507,7 +619,8 @@ function decideReady(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
 
 /**
  * The DGD to create from the stored annotation: the current `runtimeVersionOverride` applied, the
- * request's labels, namespace = the DGDR's, and no owner reference (the DGD outlives the request).
+ * request's labels and its uid label ({@link creationLabels}), namespace = the DGDR's, and no owner
+ * reference (the DGD outlives the request).
  * Source: upstream-notes/dgdr.md §1.2 step 6; dgdr-reference "Resource ownership". Pure.
  */
 export function dgdToCreate(dgdr: Dgdr, annotation: string): { readonly ok: true; readonly dgd: Obj } | { readonly ok: false; readonly message: string } {
@@ -517,7 +630,7 @@ export function dgdToCreate(dgdr: Dgdr, annotation: string): { readonly ok: true
   const metadata = dgd['metadata'] as Obj;
   return {
     ok: true,
-    dgd: { ...dgd, apiVersion: DGD_V1BETA1, kind: DGD_KIND, metadata: { ...metadata, namespace: dgdr.metadata.namespace, labels: { ...labelsOf(dgd), ...trackingLabels(dgdr) } } },
+    dgd: { ...dgd, apiVersion: DGD_V1BETA1, kind: DGD_KIND, metadata: { ...metadata, namespace: dgdr.metadata.namespace, labels: { ...labelsOf(dgd), ...creationLabels(dgdr) } } },
   };
 }
 
@@ -537,7 +650,7 @@ function deploymentDeleted(draft: StatusDraft, dgdName: string): DgdrDesired {
 }
 
 function nameConflict(draft: StatusDraft, dgdName: string): DgdrDesired {
-  const message = `DynamoGraphDeployment ${dgdName} already exists and was not created by this DynamoGraphDeploymentRequest (labels ${LABEL_DGDR_NAME}/${LABEL_DGDR_NAMESPACE} do not name it); it is left untouched. Delete it, or create a new request with another spec.overrides.dgd.metadata.name`;
+  const message = `DynamoGraphDeployment ${dgdName} already exists and was not created by this DynamoGraphDeploymentRequest (its label ${LABEL_DGDR_UID} does not carry this request's uid); it is left untouched. Delete it, or create a new request with another spec.overrides.dgd.metadata.name`;
   return failWith(draft, CONDITION_DEPLOYMENT_READY, REASON_DEPLOYMENT_NAME_CONFLICT, message, { reason: 'DeploymentCreationFailed', action: 'Create' });
 }
 
@@ -549,12 +662,17 @@ function decideDeploying(observed: DgdrObserved, draft: StatusDraft): DgdrDesire
   const annotation = dgdr.metadata.annotations?.[ANNOTATION_GENERATED_DGD_SPEC] ?? '';
   if (dgd === undefined) {
     if (annotation === '') return deploymentDeleted(draft, dgdName);
+    // No DGD whose planner would read a ConfigMap this request did not create (issue 20).
+    const foreign = foreignPlannerConfigMap(observed, undefined);
+    if (foreign !== undefined) return plannerConfigMapConflict(draft, foreign);
     const created = dgdToCreate(dgdr, annotation);
     if (!created.ok) return failWith(draft, CONDITION_SPEC_GENERATED, REASON_GENERATION_FAILED, created.message, { reason: 'GenerationFailed', action: 'Create' });
     const status = draft.set({ dgdName }).condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_IN_PROGRESS, `DGD ${dgdName} is being created`).build('Deploying');
     return { ...NOTHING, dgd: created.dgd, status, events: [{ type: 'Normal', reason: 'DeploymentCreated', action: 'Create', note: `DynamoGraphDeployment ${dgdName} created successfully` }] };
   }
-  if (!isCreatedByRequest(dgd, dgdr)) return nameConflict(draft, dgdName);
+  if (!isRequestsDgd(dgd, dgdr)) return nameConflict(draft, dgdName);
+  const foreign = foreignPlannerConfigMap(observed, dgd.uid);
+  if (foreign !== undefined) return plannerConfigMapConflict(draft, foreign);
   const adoptConfigMaps = configMapsToAdopt(observed, dgd);
   // Observed: the stored copy is no longer needed to create it (upstream clears the annotation).
   const additional = dgdr.metadata.annotations?.[ANNOTATION_ADDITIONAL_RESOURCES];
@@ -581,16 +699,19 @@ export function imagePullFailures(observed: DgdrObserved): DgdrEventIntent[] {
 
 /**
  * The planner ConfigMaps (tracking labels, not the output `dgdr-output-<name>`) not yet controlled by
- * the DGD: once it exists they live and die with it. Source: upstream `adoptAdditionalResources`
- * (upstream-notes/profiler.md §1.7; the output ConfigMap keeps its DGDR owner). Pure.
+ * the DGD: once it exists they live and die with it. Only those this request created (ownerless and
+ * stamped with its uid, {@link isPlannerConfigMapOurs}): an ownerless one with only the name labels is
+ * anyone's and stays untouched (issue 20 "the same rule everywhere"). Source: upstream
+ * `adoptAdditionalResources` (upstream-notes/profiler.md §1.7; the output ConfigMap keeps its DGDR owner). Pure.
  */
 export function configMapsToAdopt(observed: DgdrObserved, dgd: NonNullable<DgdrObserved['dgd']>): DgdrDesired['adoptConfigMaps'] {
   if (dgd.uid === undefined) return [];
   const output = outputConfigMapName(observed.dgdr.metadata.name ?? '');
   return observed.configMaps
-    // A ConfigMap someone else controls is never taken over, whatever its labels say (DESIGN.md "Writes": never adopt).
-    .filter((cm) => cm.name !== output && isCreatedByRequest(cm, observed.dgdr) && !cm.ownerReferences.some((r) => r.controller === true))
-    .map((cm) => ({ name: cm.name, ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
+    // A ConfigMap someone else controls, or one this request did not create, is never taken over, whatever its labels say (DESIGN.md "Writes": never adopt).
+    .filter((cm) => cm.name !== output && !cm.ownerReferences.some((r) => r.controller === true) && isStampedBy(cm, observed.dgdr))
+    // Only the version proved (a ConfigMap replaced since the read is a 409, decided again).
+    .map((cm) => ({ name: cm.name, ...(cm.resourceVersion === undefined ? {} : { resourceVersion: cm.resourceVersion }), ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
@@ -599,7 +720,9 @@ function decideDeployed(observed: DgdrObserved, draft: StatusDraft): DgdrDesired
   const { dgdr, dgd } = observed;
   const dgdName = dgdr.status?.dgdName ?? '';
   if (dgd === undefined) return deploymentDeleted(draft, dgdName);
-  if (!isCreatedByRequest(dgd, dgdr)) return nameConflict(draft, dgdName);
+  if (!isRequestsDgd(dgd, dgdr)) return nameConflict(draft, dgdName);
+  const foreign = foreignPlannerConfigMap(observed, dgd.uid);
+  if (foreign !== undefined) return plannerConfigMapConflict(draft, foreign);
   draft.set({ deploymentInfo: deploymentInfo(dgd) });
   const adoptConfigMaps = configMapsToAdopt(observed, dgd);
   if (dgd.state !== 'successful') {

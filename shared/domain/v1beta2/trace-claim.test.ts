@@ -8,9 +8,11 @@ const FINALIZER = `nvidia.com/dgdr-run-${RUN_UID}`;
 const OTHER_UID = '7d1f0a52-0000-4000-8000-000000000002';
 const OTHER_FINALIZER = `nvidia.com/dgdr-run-${OTHER_UID}`;
 const JOB = 'qwen3-trace-replay-1-aisimulate';
+/** The claim the Runs read (aClaim's name). */
+const CLAIM = aClaim().name;
 
 function reader(overrides: Partial<ClaimReader> = {}): ClaimReader {
-  return { runUid: RUN_UID, run: { name: 'qwen3-trace-replay-1', isComplete: false }, jobs: [aJob()], ...overrides };
+  return { runUid: RUN_UID, run: { name: 'qwen3-trace-replay-1', isComplete: false, claimName: CLAIM }, jobs: [aJob()], ...overrides };
 }
 
 describe('trace claim release: claim state x Job state x Run state -> action and reason', () => {
@@ -26,14 +28,14 @@ describe('trace claim release: claim state x Job state x Run state -> action and
       name: 'complete Run whose Job finished: release',
       reason: 'reference: "removes a Run\'s finalizer once the Run is complete and none of its Jobs is still running"',
       claim: aClaim(),
-      readers: [reader({ run: { name: 'r', isComplete: true }, jobs: [aJob({ outcome: 'Complete' })] })],
+      readers: [reader({ run: { name: 'r', isComplete: true, claimName: CLAIM }, jobs: [aJob({ outcome: 'Complete' })] })],
       want: { removeFinalizers: [FINALIZER], stopJobs: [], verdicts: [{ kind: 'Release', runUid: RUN_UID, finalizer: FINALIZER, reason: 'RunComplete' }] },
     },
     {
       name: 'complete Run whose Job is still being deleted: keep until it is gone',
       reason: 'reference: "... and none of its Jobs is still running"',
       claim: aClaim(),
-      readers: [reader({ run: { name: 'r', isComplete: true }, jobs: [aJob({ outcome: 'Failed', isDeleting: true })] })],
+      readers: [reader({ run: { name: 'r', isComplete: true, claimName: CLAIM }, jobs: [aJob({ outcome: 'Failed', isDeleting: true })] })],
       want: { removeFinalizers: [], stopJobs: [], verdicts: [{ kind: 'Keep', runUid: RUN_UID, reason: 'JobRunning' }] },
     },
     {
@@ -75,15 +77,29 @@ describe('trace claim release: claim state x Job state x Run state -> action and
       name: 'claim being deleted, Run failed TraceSourceDeleted and its Job gone: release',
       reason: 'reference: "... and the operator then removes the Run\'s finalizer"',
       claim: aClaim({ isDeleting: true }),
-      readers: [reader({ run: { name: 'r', isComplete: true }, jobs: [] })],
+      readers: [reader({ run: { name: 'r', isComplete: true, claimName: CLAIM }, jobs: [] })],
       want: { removeFinalizers: [FINALIZER], stopJobs: [], verdicts: [{ kind: 'Release', runUid: RUN_UID, finalizer: FINALIZER, reason: 'RunComplete' }] },
     },
     {
       name: 'two Runs share the claim: each finalizer is decided on its own; others are never touched',
       reason: 'reference: "Every Run that reads the claim adds its own finalizer, so Runs of several requests can share a claim"',
       claim: aClaim({ finalizers: ['kubernetes.io/pvc-protection', FINALIZER, OTHER_FINALIZER, 'example.com/keep'] }),
-      readers: [reader({ run: { name: 'r', isComplete: true }, jobs: [] }), reader({ runUid: OTHER_UID })],
+      readers: [reader({ run: { name: 'r', isComplete: true, claimName: CLAIM }, jobs: [] }), reader({ runUid: OTHER_UID })],
       want: { removeFinalizers: [FINALIZER], stopJobs: [], verdicts: [{ kind: 'Release', runUid: RUN_UID, finalizer: FINALIZER, reason: 'RunComplete' }, { kind: 'Keep', runUid: OTHER_UID, reason: 'RunOpen' }] },
+    },
+    {
+      name: 'issue 20 "the same rule everywhere a function reads what a Job or a user could also write": claim being deleted, carrying the finalizer of an open Run that reads another claim: its active Job is not stopped, the finalizer is released',
+      reason: 'reference: the operator stops "the Job of every Run that reads it"; a finalizer anyone added proves nothing',
+      claim: aClaim({ name: 'decoy', isDeleting: true }),
+      readers: [reader()],
+      want: { removeFinalizers: [FINALIZER], stopJobs: [], verdicts: [{ kind: 'Release', runUid: RUN_UID, finalizer: FINALIZER, reason: 'NotReader' }] },
+    },
+    {
+      name: 'issue 20: a live claim carrying the finalizer of a Run that reads no claim (a static workload): released, its Job untouched',
+      reason: 'reference Protection: "Every Run that reads the claim adds its own finalizer"; this Run reads none',
+      claim: aClaim({ name: 'decoy' }),
+      readers: [reader({ run: { name: 'static-1', isComplete: false, claimName: undefined } })],
+      want: { removeFinalizers: [FINALIZER], stopJobs: [], verdicts: [{ kind: 'Release', runUid: RUN_UID, finalizer: FINALIZER, reason: 'NotReader' }] },
     },
   ];
 

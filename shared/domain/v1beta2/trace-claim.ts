@@ -15,14 +15,14 @@ import { runUidOfFinalizer, type ClaimState, type JobState } from './observed.js
 /** One Run named by a claim finalizer, as observed now. */
 export interface ClaimReader {
   readonly runUid: string;
-  /** The Run, or undefined when it is gone. */
-  readonly run: { readonly name: string; readonly isComplete: boolean } | undefined;
+  /** The Run, or undefined when it is gone; `claimName` is the claim its spec reads (`traceClaimNameOf`), if any. */
+  readonly run: { readonly name: string; readonly isComplete: boolean; readonly claimName: string | undefined } | undefined;
   /** The Jobs labelled with this Run's uid (a gone Run's Jobs linger until garbage collection). */
   readonly jobs: readonly JobState[];
 }
 
 export type ClaimReaderVerdict =
-  | { readonly kind: 'Release'; readonly runUid: string; readonly finalizer: string; readonly reason: 'RunComplete' | 'RunDeleted' }
+  | { readonly kind: 'Release'; readonly runUid: string; readonly finalizer: string; readonly reason: 'RunComplete' | 'RunDeleted' | 'NotReader' }
   | { readonly kind: 'StopJob'; readonly runUid: string; readonly jobName: string }
   | { readonly kind: 'Keep'; readonly runUid: string; readonly reason: 'RunOpen' | 'JobRunning' | 'JobsLinger' };
 
@@ -39,12 +39,18 @@ export interface ClaimDesired {
  * Decides one reader of the claim: a gone Run is released once its Jobs are gone too; a
  * complete Run once none of its Jobs still runs; on a claim under deletion the active Jobs of
  * an open Run are stopped (the Run then fails `TraceSourceDeleted` and is released as complete).
- * Source: reference "Trace claim lifecycle" (Protection; Deleting the claim cancels its Runs). Pure.
+ * A Run whose spec reads another claim (or none) is not a reader of this one, whatever finalizer
+ * the claim carries (anyone who can write the claim can add one): its Jobs are never stopped here
+ * and the finalizer, which protects nothing the Run reads, is released at once (`NotReader`;
+ * issue 20 "the same rule everywhere a function reads what a Job or a user could also write").
+ * Source: reference "Trace claim lifecycle" (Protection: "Every Run that reads the claim adds
+ * its own finalizer"; Deleting the claim cancels "every Run that reads it"). Pure.
  */
 export function decideClaimReader(claim: ClaimState, reader: ClaimReader, finalizer: string): readonly ClaimReaderVerdict[] {
   if (reader.run === undefined) {
     return reader.jobs.length === 0 ? [{ kind: 'Release', runUid: reader.runUid, finalizer, reason: 'RunDeleted' }] : [{ kind: 'Keep', runUid: reader.runUid, reason: 'JobsLinger' }];
   }
+  if (reader.run.claimName !== claim.name) return [{ kind: 'Release', runUid: reader.runUid, finalizer, reason: 'NotReader' }];
   const running = reader.jobs.filter(isJobRunning);
   if (reader.run.isComplete) {
     return running.length === 0 ? [{ kind: 'Release', runUid: reader.runUid, finalizer, reason: 'RunComplete' }] : [{ kind: 'Keep', runUid: reader.runUid, reason: 'JobRunning' }];
