@@ -116,10 +116,12 @@ interface Probe {
   readonly isAnswered: (statusCode: number, body: string) => boolean;
 }
 
-async function firstAnswer(probe: Probe, deadlineMs: number): Promise<void> {
+async function firstAnswer(probe: Probe, deadlineMs: number, child?: ChildProcess): Promise<void> {
   const deadline = performance.now() + deadlineMs;
   let last = 'no answer';
   for (;;) {
+    // A process that exited (a blob built by another Node.js, a bad option) will not answer.
+    if (child !== undefined && child.exitCode !== null) throw new Error(`${probe.url}: the process exited with code ${child.exitCode} before answering`);
     try {
       const response = await request(probe.url, { method: 'POST', headers: probe.headers, body: probe.body, ...(probe.dispatcher === undefined ? {} : { dispatcher: probe.dispatcher }) });
       const text = await response.body.text();
@@ -157,7 +159,7 @@ async function measure(args: (port: number) => readonly string[], env: NodeJS.Pr
   const child = spawn(process.execPath, args(port), { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   try {
-    await firstAnswer(probe(port), 60_000).catch((error: unknown) => {
+    await firstAnswer(probe(port), 60_000, child).catch((error: unknown) => {
       throw new Error(`${(error as Error).message}; stderr: ${stderr.slice(0, 2000)}`);
     });
     const ms = performance.now() - started;

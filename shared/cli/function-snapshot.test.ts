@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { functionSnapshotArgs, snapshotBlobPath } from './function-snapshot.js';
+import { decodeEvent } from '../runtime/index.js';
+import { functionSnapshotArgs, snapshotBlobPath, warmUpForSnapshot, warmUpMessages } from './function-snapshot.js';
 
 describe('snapshotBlobPath', () => {
   it.each([
@@ -20,5 +21,18 @@ describe('functionSnapshotArgs', () => {
     const [, blob] = functionSnapshotArgs('/app/dist/bundles', 'reconcile');
     expect(snapshotBlobPath(functionSnapshotArgs('/app/dist/bundles', 'reconcile'))).toBe(blob);
     expect(blob?.replace(/\.blob$/, '.mjs')).toBe('/app/dist/bundles/reconcile.mjs');
+  });
+});
+
+describe('warmUpForSnapshot', () => {
+  it('runs while the snapshot is built without I/O or a throw, leaving nothing behind (its results are dropped)', () => {
+    expect(warmUpForSnapshot()).toBeUndefined();
+  });
+
+  it('decodes a real ApiServerSource event in each mode, "Reference mode" and "Resource mode" (knative.md §1.2-1.4), down the accepted path a real event takes, not a rejection', () => {
+    expect(warmUpMessages().map((message) => decodeEvent(message))).toEqual([
+      { ok: true, decoded: { category: 'apiserver', mode: 'Reference', event: { id: 'warm-up', type: 'dev.knative.apiserver.ref.update', source: 'https://127.0.0.1', key: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'warm-up' }, object: undefined } } },
+      { ok: true, decoded: { category: 'apiserver', mode: 'Resource', event: { id: 'warm-up', type: 'dev.knative.apiserver.resource.update', source: 'https://127.0.0.1', key: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'warm-up' }, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'warm-up', namespace: 'default', uid: 'u', resourceVersion: '1', labels: { a: 'b' } } } } } },
+    ]);
   });
 });

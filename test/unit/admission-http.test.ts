@@ -8,7 +8,7 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, createSecureContext } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Readable } from 'node:stream';
@@ -359,6 +359,41 @@ describe('admission server TLS hardening (issue 12)', () => {
       expect(await tlsHandshake(tlsServer.port, { ca: certs.caPem, ...options })).toMatch(want);
     } finally {
       await tlsServer.close();
+    }
+  });
+
+  it('"if (ca) addCACerts(...) else context.addRootCerts()" (Node 24 lib/internal/tls/secure-context.js): the serving contexts load none of Node\'s root certificates (a cold start\'s 13-18 ms), and a client trusting the generated CA still gets its review answered', async () => {
+    // The native SecureContext's prototype, shared by every context this process makes.
+    const native = Object.getPrototypeOf((createSecureContext({ ca: [] }) as unknown as { context: object }).context) as { addRootCerts: (...args: unknown[]) => unknown };
+    const addRootCerts = native.addRootCerts;
+    let rootLoads = 0;
+    native.addRootCerts = function (this: unknown, ...args: unknown[]) {
+      rootLoads += 1;
+      return addRootCerts.apply(this, args);
+    };
+    const certs = await generateServingCertificates();
+    const dir = await mkdtemp(join(tmpdir(), 'admission-roots-'));
+    try {
+      // The check that the rule still holds for this Node: a context without `ca` loads them.
+      createSecureContext({});
+      expect(rootLoads).toBe(1);
+      rootLoads = 0;
+      await writeFile(join(dir, 'tls.crt'), certs.certPem);
+      await writeFile(join(dir, 'tls.key'), certs.keyPem);
+      const tlsServer = await aServer({ tls: { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') } });
+      const dispatcher = new Agent({ connect: { ca: certs.caPem } });
+      try {
+        const response = await request(`${tlsServer.url}${VALIDATE}`, { method: 'POST', body: JSON.stringify(aReview(aDgd())), headers: { 'content-type': 'application/json' }, dispatcher });
+        expect({ status: response.statusCode, body: (await response.body.json()) as unknown }).toEqual({ status: 200, body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'f9b3c1d2', allowed: true } } });
+        // The client's context has its `ca` too: no context of the exchange loaded the roots.
+        expect(rootLoads).toBe(0);
+      } finally {
+        await dispatcher.close();
+        await tlsServer.close();
+      }
+    } finally {
+      native.addRootCerts = addRootCerts;
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
