@@ -19,6 +19,7 @@ import { generateServingCertificates } from '../../functions/admission/dev-certs
 import { DEFAULT_ADMISSION_MAX_BODY_BYTES, exceedsNestingDepth, serve, startAdmissionServer, type AdmissionServer, type AdmissionServerOptions } from '../../functions/admission/index.js';
 import { defaultDgd, validateDgd } from '../../shared/domain/index.js';
 import { aComponent, aDgd, type Obj } from './admission-chain.js';
+import { startSlowBodyFlood } from '../support/slow-body-flood.js';
 
 const VALIDATE = '/validate/nvidia.com/v1beta1/dynamographdeployments';
 const MUTATE = '/mutate/nvidia.com/v1beta1/dynamographdeployments';
@@ -796,31 +797,16 @@ describe('admission server: slow bodies and bursts are bounded', () => {
    * Runs the issue's flood against `target` while valid reviews are sent every 100 ms for
    * `probeMs`; resolves every answer's status and time. Each flood connection declares
    * `declaredBytes`, sends `burstBytes` at once, then a byte every 500 ms, and reconnects when cut.
+   * The flood runs in a worker thread (test/support/slow-body-flood.ts): its connections' TLS
+   * handshakes and writes are the attacker's CPU, not the server's event loop's.
    */
   async function underFlood(target: { port: number; url: string; ca?: string }, flood: { connections: number; declaredBytes: number; burstBytes: number; localAddress?: string }, probeMs: number): Promise<{ answers: { status: number; ms: number }[]; peakOpen: number }> {
-    const open = new Set<RawConnection>();
-    let peakOpen = 0;
-    let isFlooding = true;
-    const tls = target.ca === undefined ? undefined : { ca: target.ca };
-    const trickler = async (): Promise<void> => {
-      while (isFlooding) {
-        const connection = await openRaw(target.port, { localAddress: flood.localAddress, tls });
-        open.add(connection);
-        peakOpen = Math.max(peakOpen, open.size);
-        connection.socket.write(postHead(VALIDATE, flood.declaredBytes) + '{' + ' '.repeat(Math.max(0, flood.burstBytes - 1)));
-        while (isFlooding && !connection.isClosed()) {
-          await sleep(500);
-          if (!connection.isClosed()) connection.socket.write(' ');
-        }
-        open.delete(connection);
-        connection.socket.destroy();
-      }
-    };
-    const tricklers = Array.from({ length: flood.connections }, () => trickler());
+    const attacker = startSlowBodyFlood({ port: target.port, path: VALIDATE, ...flood, ...(target.ca === undefined ? {} : { ca: target.ca }) });
     const dispatcher = target.ca === undefined ? undefined : new Agent({ connect: { ca: target.ca, servername: 'localhost' } });
+    let peakOpen = 0;
+    const answers: { status: number; ms: number }[] = [];
     try {
-      await sleep(500);
-      const answers: { status: number; ms: number }[] = [];
+      await Promise.all([attacker.allOpened, sleep(500)]);
       for (const startedAt = performance.now(); performance.now() - startedAt < probeMs; ) {
         const sentAt = performance.now();
         const response = await request(`${target.url}${VALIDATE}`, { method: 'POST', body: REVIEW, headers: { 'content-type': 'application/json' }, ...(dispatcher === undefined ? {} : { dispatcher }) });
@@ -828,13 +814,11 @@ describe('admission server: slow bodies and bursts are bounded', () => {
         answers.push({ status: response.statusCode, ms: performance.now() - sentAt });
         await sleep(100);
       }
-      return { answers, peakOpen };
     } finally {
-      isFlooding = false;
-      for (const connection of open) connection.socket.destroy();
-      await Promise.all(tricklers);
+      peakOpen = (await attacker.stop()).peakOpen;
       await dispatcher?.close();
     }
+    return { answers, peakOpen };
   }
 
   it.each([
