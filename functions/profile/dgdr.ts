@@ -55,7 +55,7 @@ import {
   hasMetricsExporters,
   isControlledBy,
   readMetricsGpuNodes,
-  isPlannerConfigMapOurs,
+  isPlannerConfigMapCreatedByUs,
   decidePlannerConfigMapConflict,
   withoutUnchangedStatus,
   type ChildFacts,
@@ -255,7 +255,7 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     const existing = await deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: object.metadata.name });
     if (existing === undefined) throw new TransientError(`ConfigMap ${namespace}/${object.metadata.name} already existed and is gone; reconciling again to create it`);
     // Ours only when stamped with this request's uid by an earlier pass (issue 20); else the request fails naming it and no DGD follows.
-    if (isPlannerConfigMapOurs(childFacts(existing), dgdr, undefined)) continue;
+    if (isPlannerConfigMapCreatedByUs(childFacts(existing), dgdr)) continue;
     result = decidePlannerConfigMapConflict(dgdr, desired.status, object.metadata.name, deps.now());
     events.length = 0;
     events.push(...result.events);

@@ -38,10 +38,15 @@ async function trickler(index) {
       continue;
     }
     let isClosed = false;
+    // Open means the server still holds it: it leaves the count the moment either side ends it.
+    const onClosed = () => {
+      isClosed = true;
+      open.delete(socket);
+    };
     socket.on('error', () => undefined);
     socket.on('data', () => undefined);
-    socket.once('close', () => (isClosed = true));
-    socket.once('end', () => (isClosed = true));
+    socket.once('close', onClosed);
+    socket.once('end', onClosed);
     open.add(socket);
     peakOpen = Math.max(peakOpen, open.size);
     if (isFirst) {

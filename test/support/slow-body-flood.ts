@@ -30,6 +30,8 @@ export interface Flood {
 /** Starts the flood; `stop()` must be called (it ends the worker). */
 export function startSlowBodyFlood(options: FloodOptions): Flood {
   const worker = new Worker(new URL('./slow-body-flood-worker.mjs', import.meta.url), { workerData: { ...options } });
+  let exitCode: number | undefined;
+  worker.once('exit', (code) => (exitCode = code));
   const allOpened = new Promise<void>((resolve, reject) => {
     const onMessage = (message: { open?: number }): void => {
       if (message.open !== undefined) {
@@ -44,6 +46,7 @@ export function startSlowBodyFlood(options: FloodOptions): Flood {
   return {
     allOpened,
     stop: async () => {
+      if (exitCode !== undefined) throw new Error(`the flood worker exited (code ${exitCode}) before it was stopped`);
       const stopped = new Promise<{ peakOpen: number }>((resolve, reject) => {
         worker.on('message', (message: { peakOpen?: number }) => {
           if (message.peakOpen !== undefined) resolve({ peakOpen: message.peakOpen });

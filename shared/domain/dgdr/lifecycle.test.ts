@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import { DgdrSchema, formatIssue, type Condition, type Dgdr } from '../../api/index.js';
 import { validateDgd } from '../admission/index.js';
-import { classifyOutputConfigMap, decideDgdr, decidePlannerConfigMapConflict, isPlannerConfigMapOurs, isRequestsDgd, plannerConfigMapNames, succeededCondition, type ChildFacts, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
+import { classifyOutputConfigMap, decideDgdr, decidePlannerConfigMapConflict, isPlannerConfigMapCreatedByUs, isPlannerConfigMapOurs, isRequestsDgd, plannerConfigMapNames, succeededCondition, type ChildFacts, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
 
 type Obj = Record<string, unknown>;
 
@@ -583,9 +583,9 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
     expect(plannerConfigMapNames(aDgdr())).toEqual([]);
   });
 
-  it(`${RULE}: a planted, labelled, ownerless planner ConfigMap before the DGD exists: not adopted, the request fails naming it, no DGD`, () => {
+  it(`${RULE}: before the DGD exists, a planner ConfigMap stamped with another request's uid (an earlier request of the same name): not adopted, the request fails naming it, no DGD`, () => {
     const dgdr = beforeDgd();
-    const desired = decideDgdr(observed(dgdr, { configMaps: [planner({ labels: TRACKING })] }), CONFIG, NOW);
+    const desired = decideDgdr(observed(dgdr, { configMaps: [planner({ labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' } })] }), CONFIG, NOW);
     expect(desired).toEqual({
       hardware: undefined,
       deleteStaleOutput: undefined,
@@ -609,7 +609,6 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
   });
 
   it.each([
-    { name: 'labelled and ownerless (planted after the DGD)', reason: 'tracking labels anyone can set', configMap: planner({ labels: TRACKING }) },
     { name: 'controlled by another uid', reason: 'DESIGN.md "Writes": never adopt what another controls', configMap: planner({ ownerReferences: [{ uid: 'other-uid', controller: true }] }) },
     { name: 'stamped with another request\'s uid', reason: 'an earlier request of the same name has another uid', configMap: planner({ labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' } }) },
   ])(`${RULE}: with the request's DGD, a planner ConfigMap $name is not adopted; the request fails naming it ($reason)`, ({ configMap }) => {
@@ -622,11 +621,22 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
     expect(desired.events).toEqual([{ type: 'Warning', reason: 'ConfigMapCreationFailed', action: 'Create', note: PLANNER_CONFLICT }]);
   });
 
-  it(`${RULE}: Deployed, a planner ConfigMap replaced by a labelled ownerless one fails the request too (as a foreign DGD does)`, () => {
-    const desired = decideDgdr(observed(afterDgd('Deployed'), { dgd: dgdWith(STAMPED, 'successful'), configMaps: [planner({ labels: TRACKING })] }), CONFIG, NOW);
+  it(`${RULE}: Deployed, a planner ConfigMap replaced by one controlled by another object fails the request too (as a foreign DGD does)`, () => {
+    const desired = decideDgdr(observed(afterDgd('Deployed'), { dgd: dgdWith(STAMPED, 'successful'), configMaps: [planner({ ownerReferences: [{ uid: 'other-uid', controller: true }] })] }), CONFIG, NOW);
     expect(desired.adoptConfigMaps).toEqual([]);
     expect(desired.status?.phase).toBe('Failed');
     expect(conditionOf(desired, 'Succeeded')).toMatchObject({ reason: 'PlannerConfigMapConflict', message: `Deployment failed: ${PLANNER_CONFLICT}` });
+  });
+
+  it('upgrade and switch-over: an ownerless planner ConfigMap with the request\'s name labels and no uid label (created by the upstream operator or an earlier version, before the stamp) is the request\'s: the request deploys and hands it to the DGD', () => {
+    // A request that was Ready (autoApply false) when this version was installed: its planner
+    // ConfigMaps were created unstamped; turning autoApply on must deploy, not fail.
+    const before = decideDgdr(observed(beforeDgd(), { configMaps: [planner({ labels: TRACKING })] }), CONFIG, NOW);
+    expect(before.status?.phase).toBe('Deploying');
+    expect(before.dgd).toBeDefined();
+    const after = decideDgdr(observed(afterDgd(), { dgd: dgdWith(STAMPED), configMaps: [planner({ labels: TRACKING, resourceVersion: '3' })] }), CONFIG, NOW);
+    expect(after.status?.phase).toBe('Deploying');
+    expect(after.adoptConfigMaps).toEqual([{ name: 'planner-config-fb8c', resourceVersion: '3', ownerReferences: [toDgd] }]);
   });
 
   it('ours (stamped with the request\'s uid, ownerless) -> adopted into the DGD; a labelled ownerless ConfigMap the output does not name is left alone, not adopted', () => {
@@ -684,10 +694,28 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
     { name: 'stamped, controlled by the request\'s DGD', configMap: planner({ ownerReferences: [{ uid: 'dgd-uid', controller: true }] }), dgdUid: 'dgd-uid', want: true },
     { name: 'stamped, controlled by another object', configMap: planner({ ownerReferences: [{ uid: 'x', controller: true }] }), dgdUid: 'dgd-uid', want: false },
     { name: 'stamped, controlled by a DGD before the request has one', configMap: planner({ ownerReferences: [{ uid: 'dgd-uid', controller: true }] }), dgdUid: undefined, want: false },
-    { name: 'name labels only, ownerless', configMap: planner({ labels: TRACKING }), dgdUid: 'dgd-uid', want: false },
+    { name: 'name labels only, ownerless (created before the stamp: upgrade, switch-over)', configMap: planner({ labels: TRACKING }), dgdUid: 'dgd-uid', want: true },
+    { name: 'no labels, ownerless', configMap: planner({ labels: {} }), dgdUid: undefined, want: false },
     { name: 'stamped with another uid', configMap: planner({ labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-2' } }), dgdUid: undefined, want: false },
   ])('isPlannerConfigMapOurs: $name -> $want', ({ configMap, dgdUid, want }) => {
     expect(isPlannerConfigMapOurs(configMap, aDgdr(), dgdUid)).toBe(want);
+  });
+
+  it.each([
+    { name: 'stamped with the request uid, ownerless (an earlier pass of ours)', configMap: planner(), want: true },
+    { name: 'name labels only, ownerless (planted before our create)', configMap: planner({ labels: TRACKING }), want: false },
+    { name: 'stamped, controlled by something', configMap: planner({ ownerReferences: [{ uid: 'x', controller: true }] }), want: false },
+    { name: 'stamped with another uid', configMap: planner({ labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-2' } }), want: false },
+  ])(`${RULE}: isPlannerConfigMapCreatedByUs (the create met one, 409): $name -> $want`, ({ configMap, want }) => {
+    expect(isPlannerConfigMapCreatedByUs(configMap, aDgdr())).toBe(want);
+  });
+
+  it('an alias bomb in the request\'s additional-resources annotation (its author can edit it) is skipped, never thrown', () => {
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 12; i += 1) levels.push(`l${i}: &l${i} [${Array.from({ length: 10 }, () => (i === 1 ? '*a' : `*l${i - 1}`)).join(', ')}]`);
+    const bomb = `${levels.join('\n')}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planner-config-fb8c\n`;
+    const dgdr = aDgdr({ annotations: { 'dgdr.nvidia.com/additional-resources': bomb } });
+    expect(plannerConfigMapNames(dgdr)).toEqual(['planner-config-fb8c']);
   });
 
   it('a request with no uid (never stored) proves nothing', () => {

@@ -301,31 +301,55 @@ export function isRequestsDgd(dgd: ChildFacts, dgdr: Dgdr): boolean {
 }
 
 /**
- * Whether a planner ConfigMap is provably this request's (issue 20 "the same rule everywhere"):
- * once the request's DGD controls it, it is the DGD's (adopted; upstream's adoption before
- * switch-over too); with no controller, only when it carries the label `dgdr.nvidia.com/uid` with the
- * request's uid, which this function stamps when it creates it from the profiling output. Anything
- * else (ownerless and unstamped, stamped by another request, controlled by another object) is not
- * the request's, whatever its name labels say. In: the ConfigMap's labels and owner references, the
- * request's uid, the DGD's uid when it is the request's. Pure.
+ * Whether a planner ConfigMap the request observes (listed by its name labels, Ready, Deploying or
+ * Deployed) is this request's (issue 20 "the same rule everywhere"): once a controller holds it,
+ * only when that is the request's DGD (adopted; upstream's adoption before switch-over too); with
+ * no controller, when it carries the label `dgdr.nvidia.com/uid` with the request's uid, which this
+ * function stamps when it creates it from the profiling output, and never when that label carries
+ * another uid (an earlier request of the same name). An ownerless ConfigMap with the request's
+ * name labels and no uid label is one the upstream operator or an earlier version of this
+ * function created (switch-over, upgrade): followed, as the unstamped DGD is ({@link isRequestsDgd}).
+ * One planted before this function creates its own is refused when that create meets it
+ * ({@link isPlannerConfigMapCreatedByUs}); replacing one after needs the right to delete it, as
+ * editing it in place does (docs/known-limits.md). In: the ConfigMap's labels and owner
+ * references, the request, the DGD's uid when it is the request's. Pure.
  */
 export function isPlannerConfigMapOurs(configMap: ChildFacts, dgdr: Dgdr, dgdUid: string | undefined): boolean {
   const controller = configMap.ownerReferences.find((r) => r.controller === true);
   if (controller !== undefined) return dgdUid !== undefined && controller.uid === dgdUid;
-  return isStampedBy(configMap, dgdr);
+  if (configMap.labels[LABEL_DGDR_UID] !== undefined) return isStampedBy(configMap, dgdr);
+  return hasTrackingLabels(configMap, dgdr);
+}
+
+/**
+ * Whether a planner ConfigMap this function's create found already there (409) is one an earlier
+ * pass of this function created for this request: stamped with the request's uid and controlled
+ * by nothing. Anything else, name labels or not, was there before the request made its own, and
+ * fails the request ({@link decidePlannerConfigMapConflict}). Source: issue 20 "the same rule
+ * everywhere". Pure.
+ */
+export function isPlannerConfigMapCreatedByUs(configMap: ChildFacts, dgdr: Dgdr): boolean {
+  return !configMap.ownerReferences.some((r) => r.controller === true) && isStampedBy(configMap, dgdr);
 }
 
 /**
  * The names of the ConfigMaps the profiling output carries, from the request's annotation
- * `dgdr.nvidia.com/additional-resources` (the DGD's planner mounts them by name). Unreadable
- * documents are skipped (the annotation is this function's own copy). Pure.
+ * `dgdr.nvidia.com/additional-resources` (the DGD's planner mounts them by name). The annotation
+ * is this function's copy, but the request's author can edit it: a document that does not parse,
+ * or that yaml refuses to expand (an alias bomb: `toJS` throws "Excessive alias count"), is
+ * skipped, never thrown. Pure.
  */
 export function plannerConfigMapNames(dgdr: Dgdr): string[] {
   const yaml = dgdr.metadata.annotations?.[ANNOTATION_ADDITIONAL_RESOURCES] ?? '';
   if (yaml === '') return [];
   return parseAllDocuments(yaml).flatMap((doc) => {
     if (doc.errors.length > 0) return [];
-    const value: unknown = doc.toJS();
+    let value: unknown;
+    try {
+      value = doc.toJS();
+    } catch {
+      return [];
+    }
     if (!isObject(value) || value['kind'] !== 'ConfigMap' || value['apiVersion'] !== 'v1') return [];
     const name = isObject(value['metadata']) ? value['metadata']['name'] : undefined;
     return typeof name === 'string' ? [name] : [];
@@ -707,9 +731,11 @@ export function imagePullFailures(observed: DgdrObserved): DgdrEventIntent[] {
 export function configMapsToAdopt(observed: DgdrObserved, dgd: NonNullable<DgdrObserved['dgd']>): DgdrDesired['adoptConfigMaps'] {
   if (dgd.uid === undefined) return [];
   const output = outputConfigMapName(observed.dgdr.metadata.name ?? '');
+  const named = new Set(plannerConfigMapNames(observed.dgdr));
   return observed.configMaps
-    // A ConfigMap someone else controls, or one this request did not create, is never taken over, whatever its labels say (DESIGN.md "Writes": never adopt).
-    .filter((cm) => cm.name !== output && !cm.ownerReferences.some((r) => r.controller === true) && isStampedBy(cm, observed.dgdr))
+    // A ConfigMap someone else controls, or one this request did not create, is never taken over, whatever its labels say (DESIGN.md "Writes": never adopt);
+    // an unstamped one (created before the stamp: upgrade, switch-over) only when the output names it.
+    .filter((cm) => cm.name !== output && !cm.ownerReferences.some((r) => r.controller === true) && (isStampedBy(cm, observed.dgdr) || (named.has(cm.name) && isPlannerConfigMapOurs(cm, observed.dgdr, dgd.uid))))
     // Only the version proved (a ConfigMap replaced since the read is a 409, decided again).
     .map((cm) => ({ name: cm.name, ...(cm.resourceVersion === undefined ? {} : { resourceVersion: cm.resourceVersion }), ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
     .sort((a, b) => a.name.localeCompare(b.name));
