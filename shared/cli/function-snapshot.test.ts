@@ -25,7 +25,7 @@ describe('functionSnapshotArgs', () => {
 });
 
 describe('warmUpForSnapshot', () => {
-  it('runs while the snapshot is built without I/O or a throw, leaving nothing behind (its results are dropped)', () => {
+  it('runs to the end without a throw (the snapshot build calls it; its results are dropped)', () => {
     expect(warmUpForSnapshot()).toBeUndefined();
   });
 
