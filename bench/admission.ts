@@ -350,7 +350,10 @@ async function main(): Promise<number> {
   const benchDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
   await mkdir(benchDist, { recursive: true });
   const serverDir = await mkdtemp(path.join(benchDist, 'bench-admission-'));
-  const serverScript = await buildServerBundle(serverDir);
+  const serverScript = await buildServerBundle(serverDir).catch(async (error: unknown) => {
+    await rm(serverDir, { recursive: true, force: true });
+    throw error;
+  });
   const child: ChildProcess = fork(serverScript, ['--server-child', '--log-level', values['log-level']], {
     execArgv: process.env['BENCH_CPU_PROF'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_CPU_PROF']],
     env: { ...process.env, BENCH_CERTS: JSON.stringify(certs) },

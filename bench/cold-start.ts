@@ -121,7 +121,7 @@ async function firstAnswer(probe: Probe, deadlineMs: number, child?: ChildProces
   let last = 'no answer';
   for (;;) {
     // A process that exited (a blob built by another Node.js, a bad option) will not answer.
-    if (child !== undefined && child.exitCode !== null) throw new Error(`${probe.url}: the process exited with code ${child.exitCode} before answering`);
+    if (child !== undefined && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`${probe.url}: the process exited (${child.exitCode === null ? `signal ${String(child.signalCode)}` : `code ${child.exitCode}`}) before answering`);
     try {
       const response = await request(probe.url, { method: 'POST', headers: probe.headers, body: probe.body, ...(probe.dispatcher === undefined ? {} : { dispatcher: probe.dispatcher }) });
       const text = await response.body.text();
