@@ -51,6 +51,9 @@ function conditionOf(desired: DgdrDesired, type: string): Condition | undefined 
 
 const profilingStatus = (fields: Obj = {}): Obj => ({ phase: 'Profiling', profilingPhase: 'Initializing', profilingJobName: 'profile-qwen', observedGeneration: 1, conditions: [cond('Profiling', 'False', 'Initializing', 'Discovering GPU hardware and preparing profiling job', 1, EARLIER)], ...fields });
 
+/** A decision that writes nothing but its status and Events: every other field of DgdrDesired empty (spread, then status and events). */
+const NO_WRITES = { hardware: undefined, deleteStaleOutput: undefined, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, adoptConfigMaps: [] } as const;
+
 describe('succeededCondition (upstream setSucceededCondition table)', () => {
   it.each([
     { phase: 'Pending', want: { status: 'False', reason: 'Pending', message: 'DGDR is pending' } },
@@ -171,13 +174,7 @@ describe('decideDgdr', () => {
   ])('"never deletes or reads one it cannot prove" (issue 20), Pending: a foreign dgdr-output-<name> $name is a conflict: no Job, not deleted', ({ output }) => {
     const desired = decideDgdr(observed(aDgdr(), { output, outputData: { phase: 'Done', message: '', profiler_status: 'success', 'final_config.yaml': OUT1 } }), CONFIG, NOW);
     expect(desired).toEqual({
-      hardware: undefined,
-      deleteStaleOutput: undefined,
-      job: undefined,
-      annotations: undefined,
-      configMaps: [],
-      dgd: undefined,
-      adoptConfigMaps: [],
+      ...NO_WRITES,
       status: {
         phase: 'Failed',
         observedGeneration: 1,
@@ -587,13 +584,7 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
     const dgdr = beforeDgd();
     const desired = decideDgdr(observed(dgdr, { configMaps: [planner({ labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' } })] }), CONFIG, NOW);
     expect(desired).toEqual({
-      hardware: undefined,
-      deleteStaleOutput: undefined,
-      job: undefined,
-      annotations: undefined,
-      configMaps: [],
-      dgd: undefined,
-      adoptConfigMaps: [],
+      ...NO_WRITES,
       status: {
         ...deployingStatus(),
         phase: 'Failed',
@@ -731,13 +722,7 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
     const step = decideDgdr(observed(dgdr, { job: ownJob([{ type: 'Complete', status: 'True' }]), outputData }), CONFIG, NOW);
     const failed = decidePlannerConfigMapConflict(dgdr, step.status, 'planner-config-fb8c', NOW);
     expect(failed).toEqual({
-      hardware: undefined,
-      deleteStaleOutput: undefined,
-      job: undefined,
-      annotations: undefined,
-      configMaps: [],
-      dgd: undefined,
-      adoptConfigMaps: [],
+      ...NO_WRITES,
       status: {
         ...step.status,
         phase: 'Failed',
