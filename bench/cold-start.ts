@@ -24,7 +24,9 @@
  * its statically imported chunks) and those only its dynamic imports (gated code) reach, and
  * its snapshot bundle's and blob's.
  *
- * Usage: npm run bench:cold-start [-- --runs N --sources --functions reconcile,admission --extra-node-options "FLAGS"]
+ * Usage: npm run bench:cold-start [-- --runs N --sources --functions reconcile,admission --extra-node-options="FLAGS" --cpu-prof DIR]
+ * (--cpu-prof DIR writes a V8 CPU profile of each function's start into DIR, each process
+ * stopped with SIGTERM so it is written; the profiler's own cost is in the times printed then.)
  * (--extra-node-options appends FLAGS to the chart's NODE_OPTIONS of every function, to measure
  * what a V8 flag buys before putting it in the chart.)
  * (--sources adds `serve reconcile` from the sources through tsx, as `npx dynamo-fn` in a clone
@@ -37,7 +39,7 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -135,11 +137,22 @@ async function firstAnswer(probe: Probe, deadlineMs: number, child?: ChildProces
   }
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+/** Stops a measured process: SIGKILL, or SIGTERM (the function drains and exits, so Node writes its `--cpu-prof` profile) with --cpu-prof. */
+async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
+  child.kill(signal);
   await exited;
+}
+
+/**
+ * What a pod's container starts with besides the image's and the chart's variables: PATH and
+ * HOME only. Not this shell's environment: a developer's NODE_EXTRA_CA_CERTS (this machine
+ * sets it to the system bundle, 144 certificates) made every function parse those certificates
+ * at its first TLS connection, 12-14 ms no pod pays, and NODE_OPTIONS would change how Node starts.
+ */
+function podEnvironment(): NodeJS.ProcessEnv {
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/' };
 }
 
 let nextPort = 23_000 + Math.floor(Math.random() * 2000);
@@ -152,11 +165,11 @@ interface Sample {
 }
 
 /** Spawns `node ...args`, waits for the probe's first answer on a fresh port; then idle RSS. */
-async function measure(args: (port: number) => readonly string[], env: NodeJS.ProcessEnv, probe: (port: number) => Probe): Promise<Sample> {
+async function measure(args: (port: number) => readonly string[], env: NodeJS.ProcessEnv, probe: (port: number) => Probe, stopSignal: NodeJS.Signals = 'SIGKILL'): Promise<Sample> {
   const port = nextPort++;
   let stderr = '';
   const started = performance.now();
-  const child = spawn(process.execPath, args(port), { cwd: REPO, env: { ...process.env, NODE_OPTIONS: '', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args(port), { cwd: REPO, env: { ...podEnvironment(), ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   try {
     await firstAnswer(probe(port), 60_000, child).catch((error: unknown) => {
@@ -167,7 +180,7 @@ async function measure(args: (port: number) => readonly string[], env: NodeJS.Pr
     await sleep(1000);
     return { ms, cpuMs: cpu, rssMiB: rssMiB(child.pid ?? 0) };
   } finally {
-    await stop(child);
+    await stop(child, stopSignal);
   }
 }
 
@@ -182,7 +195,7 @@ interface BundleSize {
 
 const FUNCTIONS = ['admission', 'reconcile', 'profile', 'cleanup'] as const;
 
-export async function runColdStartBench(runs: number, options: { readonly withSources?: boolean; readonly functions?: readonly string[]; readonly extraNodeOptions?: string } = {}): Promise<string> {
+export async function runColdStartBench(runs: number, options: { readonly withSources?: boolean; readonly functions?: readonly string[]; readonly extraNodeOptions?: string; readonly cpuProfileDir?: string } = {}): Promise<string> {
   if (!existsSync(join(BUNDLES, 'sizes.json'))) throw new Error(`no bundles in ${BUNDLES}: run npm run build (npm run bench:cold-start does)`);
   const sizes = JSON.parse(readFileSync(join(BUNDLES, 'sizes.json'), 'utf8')) as Record<string, BundleSize>;
   const values = parseYaml(readFileSync(join(REPO, 'infra', 'chart', 'values.yaml'), 'utf8')) as { functionNodeOptions: string; admission: { nodeOptions: string } };
@@ -251,7 +264,7 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
           const start = functionSnapshotArgs(BUNDLES, name);
           return name === 'admission' ? [...start, '--port', String(port), '--tls-cert', join(dir, 'tls.crt'), '--tls-key', join(dir, 'tls.key')] : start;
         },
-        env: { ...env, NODE_OPTIONS: [name === 'admission' ? values.admission.nodeOptions : values.functionNodeOptions, options.extraNodeOptions ?? ''].join(' ').trim() },
+        env: { ...env, NODE_OPTIONS: [name === 'admission' ? values.admission.nodeOptions : values.functionNodeOptions, options.extraNodeOptions ?? '', options.cpuProfileDir === undefined ? '' : `--cpu-prof --cpu-prof-dir=${options.cpuProfileDir}`].join(' ').trim() },
         probe: name === 'admission' ? admissionProbe : cloudEventProbe(name),
         hasAim: true,
       })),
@@ -263,7 +276,7 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
     const ours = variants.map(() => [] as Sample[]);
     for (let run = 0; run < runs; run += 1) {
       bare.push(await measure(() => [bareFile], {}, (port) => ({ url: `http://127.0.0.1:${port}/`, headers: { 'content-type': 'application/json' }, body: '{}', isAnswered: (statusCode) => statusCode === 200 })));
-      for (const [index, variant] of variants.entries()) ours[index]?.push(await measure(variant.args, variant.env, variant.probe));
+      for (const [index, variant] of variants.entries()) ours[index]?.push(await measure(variant.args, variant.env, variant.probe, options.cpuProfileDir === undefined ? 'SIGKILL' : 'SIGTERM'));
     }
     await tls.close();
     const bareMs = median(bare.map((m) => m.ms));
@@ -299,6 +312,6 @@ export async function runColdStartBench(runs: number, options: { readonly withSo
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, sources: { type: 'boolean', default: false }, functions: { type: 'string' }, 'extra-node-options': { type: 'string' } } });
-  process.stdout.write(await runColdStartBench(Number(values.runs), { withSources: values.sources, ...(values.functions === undefined ? {} : { functions: values.functions.split(',') }), ...(values['extra-node-options'] === undefined ? {} : { extraNodeOptions: values['extra-node-options'] }) }));
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, sources: { type: 'boolean', default: false }, functions: { type: 'string' }, 'extra-node-options': { type: 'string' }, 'cpu-prof': { type: 'string' } } });
+  process.stdout.write(await runColdStartBench(Number(values.runs), { withSources: values.sources, ...(values.functions === undefined ? {} : { functions: values.functions.split(',') }), ...(values['extra-node-options'] === undefined ? {} : { extraNodeOptions: values['extra-node-options'] }), ...(values['cpu-prof'] === undefined ? {} : { cpuProfileDir: resolve(values['cpu-prof']) }) }));
 }

@@ -24,6 +24,7 @@ describe('inClusterConfig (client-go rest.InClusterConfig)', () => {
     expect(inClusterConfig({ KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' }).getCurrentCluster()?.server).toBe('https://10.0.0.1:443');
     expect(inClusterConfig({ KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '8080' }).getCurrentCluster()?.server).toBe('http://10.0.0.1:8080');
     expect(inClusterConfig({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' }).getCurrentCluster()?.server).toBe('https://[fd00::1]:443');
+    expect(inClusterConfig({ KUBERNETES_SERVICE_HOST: 'kubernetes.default.svc', KUBERNETES_SERVICE_PORT: '443' }).getCurrentCluster()?.server).toBe('https://kubernetes.default.svc:443');
   });
 
   it('sends the service account token as a bearer token and trusts its CA; the token file is re-read a minute after the last read (it rotates), not before', async () => {
