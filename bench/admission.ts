@@ -12,7 +12,10 @@
  * same transport and bodies (replacing the absolute 1 ms, which measured the machine's load as
  * much as the server).
  *
- * Usage: npm run bench:admission [-- --requests N --warmup N --concurrency N --rounds N --log-level L]
+ * The server process runs with the chart's NODE_OPTIONS for admission (infra/chart/values.yaml
+ * `admission.nodeOptions`: its heap as deployed), or `--node-options="FLAGS"` instead (to measure
+ * a V8 flag before putting it in the chart).
+ * Usage: npm run bench:admission [-- --requests N --warmup N --concurrency N --rounds N --log-level L --node-options="FLAGS"]
  * (rows are measured in `--rounds` interleaved slices, default 20, about a second each here, so each row and its baseline see the same load: with 5, a bare row of the UPDATE bodies ran 3x faster than one of the half-size CREATE bodies in the same run)
  * (BENCH_CPU_PROF=DIR writes a CPU profile of the server process into DIR.)
  * @module
@@ -28,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { pino } from 'pino';
+import { parse as parseYaml } from 'yaml';
 import { Pool } from 'undici';
 import { generateServingCertificates, type ServingCertificates } from '../functions/admission/dev-certs.js';
 import { startAdmissionServer } from '../functions/admission/index.js';
@@ -328,6 +332,12 @@ async function buildServerBundle(dir: string): Promise<string> {
   return outfile;
 }
 
+/** The chart's NODE_OPTIONS for admission (infra/chart/values.yaml `admission.nodeOptions`). */
+async function chartAdmissionNodeOptions(): Promise<string> {
+  const values = parseYaml(await readFile(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'infra', 'chart', 'values.yaml'), 'utf8')) as { admission: { nodeOptions: string } };
+  return values.admission.nodeOptions;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -337,6 +347,7 @@ async function main(): Promise<number> {
       concurrency: { type: 'string', default: '16' },
       rounds: { type: 'string', default: '20' },
       'log-level': { type: 'string', default: 'info' },
+      'node-options': { type: 'string' },
     },
   });
   if (values['server-child']) {
@@ -354,9 +365,10 @@ async function main(): Promise<number> {
     await rm(serverDir, { recursive: true, force: true });
     throw error;
   });
+  const serverNodeOptions = values['node-options'] ?? (await chartAdmissionNodeOptions());
   const child: ChildProcess = fork(serverScript, ['--server-child', '--log-level', values['log-level']], {
     execArgv: process.env['BENCH_CPU_PROF'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_CPU_PROF']],
-    env: { ...process.env, BENCH_CERTS: JSON.stringify(certs) },
+    env: { ...process.env, NODE_OPTIONS: serverNodeOptions, BENCH_CERTS: JSON.stringify(certs) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   try {
@@ -401,7 +413,7 @@ async function main(): Promise<number> {
     // The same rows one request at a time: the service latency without queueing behind 15 others.
     const serial = { requests: Math.max(1, Math.floor(options.requests / 5)), warmup: Math.max(1, Math.floor(options.warmup / 5)), concurrency: 1 };
     const serialResults = await measureInterleaved(targets, certs.caPem, serial, options.rounds, 'concurrency 1', serverCpu);
-    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, in ${options.rounds} interleaved rounds, loopback, server log level ${values['log-level']}\n\n`);
+    process.stdout.write(`\nAdmissionReview throughput and latency: 12-component DGD (${bodyBytes}), concurrency ${options.concurrency}, ${options.requests} requests per row after ${options.warmup} warm-up, in ${options.rounds} interleaved rounds, loopback, server log level ${values['log-level']}, server NODE_OPTIONS "${serverNodeOptions}"\n\n`);
     process.stdout.write(`${table(results, { isSerial: false })}\n\naim: validate at least ${THROUGHPUT_AIM['validate']} x and mutate at least ${THROUGHPUT_AIM['mutate']} x the reviews/s of the bare server parsing the same bodies over the same transport\n`);
     process.stdout.write(`\nThe same rows at concurrency 1 (${serial.requests} requests per row): service latency without queueing; aim p99 at most ${SERIAL_P99_AIM_X_BARE} x the bare server's p99 over the same transport and bodies\n\n${table(serialResults, { isSerial: true })}\n`);
     return [...results, ...serialResults].some((m) => m.errors > 0) ? 1 : 0;

@@ -115,9 +115,10 @@ export const TLS12_CIPHERS = [
 
 /**
  * The serving context's trust store: none. Without a `ca` option Node's createSecureContext
- * loads its bundled root certificates into every context (Node 24,
+ * loads its root certificates into every context (Node 24,
  * lib/internal/tls/secure-context.js: `if (ca) addCACerts(...) else context.addRootCerts()`),
- * parsing about 120 of them on the first one: 13-18 ms of a cold start's CPU. A server uses a
+ * parsing them on the first one: its ~120 bundled ones (about 0.5 ms) and those of any
+ * NODE_EXTRA_CA_CERTS file (a system bundle of 144: 10-25 ms of a cold start's CPU). A server uses a
  * trust store only to verify client certificates, which the webhook never requests (the API
  * server authenticates by the serving certificate alone); its own chain is what the certificate
  * file holds. An empty list is truthy, so no root is loaded.
