@@ -176,12 +176,18 @@ const SNAPSHOT_SEPARATE = {
   'kubeconfig-file': path.resolve('shared/kube/kubeconfig-file.ts'),
   // MODEL_EXPRESS_URL (reconcile's gs:// LPX builds): the gRPC client.
   'grpc-js': '@grpc/grpc-js',
+  // lpx.enabled, an LPX build's first read (functions/reconcile/lpx-build.ts): the build
+  // contracts' decoders, capnp-es and their schemas (pure; they return plain data).
+  'lpx-build-contract': path.resolve('shared/domain/lpx/build-contract.ts'),
 };
 const separateForSnapshot = {
   name: 'separate-from-snapshot',
   setup(build) {
-    build.onResolve({ filter: /kubeconfig-file\.js$|^@grpc\/grpc-js$/ }, async (args) => {
+    build.onResolve({ filter: /kubeconfig-file\.js$|build-contract\.js$|^@grpc\/grpc-js$/ }, async (args) => {
       if (args.namespace !== 'file') return undefined;
+      // The LPX decoders only where lpx-build.ts imports them dynamically: the lpx barrel's
+      // `export *` of them stays a static re-export, dropped as unused.
+      if (args.path.endsWith('build-contract.js') && args.kind !== 'dynamic-import') return undefined;
       for (const [name, target] of Object.entries(SNAPSHOT_SEPARATE)) {
         const resolved = target.startsWith('/') ? path.resolve(args.resolveDir, args.path).replace(/\.js$/, '.ts') : args.path;
         if (resolved === target) return { path: name, namespace: 'snapshot-separate' };

@@ -8,7 +8,8 @@ import { mkdir, mkdtemp, rename, rm, symlink, truncate, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildSnapshotContentId, normalizeGbuildManifestV2, type LpxBuild } from '../../shared/domain/index.js';
+import { buildSnapshotContentId, type LpxBuild } from '../../shared/domain/index.js';
+import { normalizeGbuildManifestV2 } from '../../shared/domain/lpx/manifest-v2.js';
 import { TransientError } from '../../shared/runtime/index.js';
 import {
   EXECUTION_V1_BYTES,

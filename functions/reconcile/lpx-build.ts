@@ -38,7 +38,6 @@ import {
   buildSnapshotErrors,
   isSameInventory,
   normalizeBuildInventory,
-  normalizeBuildSnapshot,
   selectBuildContract,
   type BuildSnapshotReading,
 } from '../../shared/domain/index.js';
@@ -245,6 +244,10 @@ export async function acquireBuildSnapshot(store: BuildStore, buildUrl: string, 
   }
   if (Buffer.compare(first, second) !== 0) return { ok: false, error: buildSnapshotErrors.manifestChanged(buildUrl, file) };
   // Upstream normalizeBuildSnapshot: only the selected contract's fenced bytes are decoded and normalized.
+  // The decoders (capnp-es and the two contracts' schemas) load here, on an LPX build's first
+  // read: a reconcile without lpx.enabled never evaluates them (issue 17 item 1), and its
+  // snapshot leaves them out (scripts/build.mjs SNAPSHOT_SEPARATE).
+  const { normalizeBuildSnapshot } = await import('../../shared/domain/lpx/build-contract.js');
   const normalized = normalizeBuildSnapshot(contract.format, buildUrl, first, pre);
   if (!normalized.ok) return { ok: false, error: normalized.error };
   return { ok: true, contentId: buildSnapshotContentId(pre, first, file), build: normalized.build };

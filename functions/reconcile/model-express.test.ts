@@ -6,7 +6,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSnapshotContentId, normalizeGbuildManifestV2 } from '../../shared/domain/index.js';
+import { buildSnapshotContentId } from '../../shared/domain/index.js';
+import { normalizeGbuildManifestV2 } from '../../shared/domain/lpx/manifest-v2.js';
 import { TransientError } from '../../shared/runtime/index.js';
 import { EXECUTION_V1_FILE, aV3CompilerFixture, deploymentV1Of, encodeGbuildDeploymentV1, encodeGbuildManifestV2 } from '../../test/support/gbuild-manifest.js';
 import { fileChunks, startTestModelExpress, type ModelExpressScript, type TestModelExpress } from '../../test/support/model-express.js';

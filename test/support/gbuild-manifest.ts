@@ -18,7 +18,10 @@
  */
 import { createHash } from 'node:crypto';
 import * as $ from 'capnp-es';
-import { gbuildDeploymentV1 as v1, gbuildManifestV2 as schema, normalizeGbuildManifestV2, type LpxBuild } from '../../shared/domain/index.js';
+import type { LpxBuild } from '../../shared/domain/index.js';
+import * as v1 from '../../shared/domain/lpx/deployment-v1-schema.js';
+import * as schema from '../../shared/domain/lpx/manifest-v2-schema.js';
+import { normalizeGbuildManifestV2 } from '../../shared/domain/lpx/manifest-v2.js';
 
 /** Upstream `registryTestTopology` (model_fixture_test.go): an 8-chip XT topology name. */
 export const REGISTRY_TEST_TOPOLOGY = 'URSA_V2_1__Q8__8C__G_106__KP_FEC__GHZ_1_0__NO_FPGA';

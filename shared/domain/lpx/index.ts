@@ -8,29 +8,12 @@ export * from './model-registry.js';
 export * from './build.js';
 export * from './build-snapshot.js';
 export * from './topology.js';
-/** The rules both compiler contracts share (the helpers `ok`/`fail`/`read` stay module-local). */
-export {
-  HX_TOPOLOGY_FAMILY,
-  buildCompilationMode,
-  buildHXPartition,
-  buildXTPartition,
-  classifyManifestPartitions,
-  cleanManifestRelativeBuildPath,
-  isSupportedHxExtent,
-  positiveManifestUInt32,
-  validateManifestBatchSize,
-  validateManifestPartitionNodeCount,
-  validateRuntimeEmbeddingsAsset,
-  validateSelectedLPUPartitions,
-  type PartitionNodeCounts,
-} from './manifest-common.js';
-export * from './manifest-v2.js';
-/** The capnp-es schema classes of `manifest.v2.capnp.bin` (encoders in tests write real manifests with them). */
-export * as gbuildManifestV2 from './manifest-v2-schema.js';
-export * from './deployment-v1.js';
-/** The capnp-es schema classes of `deployment.v1.capnp.bin` (encoders in tests write real deployments with them). */
-export * as gbuildDeploymentV1 from './deployment-v1-schema.js';
-export * from './build-contract.js';
+/*
+ * The compiler contracts' decoders (manifest-common, manifest-v2, deployment-v1, their capnp-es
+ * schemas, build-contract) are not re-exported: they are imported from their modules, so a
+ * function reaches them only where an LPX build is read (functions/reconcile/lpx-build.ts loads
+ * build-contract.js on first use) and a bundle without LPX never evaluates capnp-es.
+ */
 export * from './model-download.js';
 export * from './workloads.js';
 export * from './derive.js';
