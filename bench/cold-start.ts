@@ -149,7 +149,7 @@ async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> 
  * What a pod's container starts with besides the image's and the chart's variables: PATH and
  * HOME only. Not this shell's environment: a developer's NODE_EXTRA_CA_CERTS (this machine
  * sets it to the system bundle, 144 certificates) made every function parse those certificates
- * at its first TLS connection, 12-14 ms no pod pays, and NODE_OPTIONS would change how Node starts.
+ * at its first TLS connection, 10-25 ms no pod pays, and NODE_OPTIONS would change how Node starts.
  */
 function podEnvironment(): NodeJS.ProcessEnv {
   return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: '/' };

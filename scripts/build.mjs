@@ -185,8 +185,8 @@ const separateForSnapshot = {
   setup(build) {
     build.onResolve({ filter: /kubeconfig-file\.js$|build-contract\.js$|^@grpc\/grpc-js$/ }, async (args) => {
       if (args.namespace !== 'file') return undefined;
-      // The LPX decoders only where lpx-build.ts imports them dynamically: the lpx barrel's
-      // `export *` of them stays a static re-export, dropped as unused.
+      // The LPX decoders only where lpx-build.ts imports them dynamically (on an LPX build's
+      // first read); a static import of build-contract.js, if one is ever added, is bundled as usual.
       if (args.path.endsWith('build-contract.js') && args.kind !== 'dynamic-import') return undefined;
       for (const [name, target] of Object.entries(SNAPSHOT_SEPARATE)) {
         const resolved = target.startsWith('/') ? path.resolve(args.resolveDir, args.path).replace(/\.js$/, '.ts') : args.path;
