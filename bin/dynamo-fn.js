@@ -12,5 +12,5 @@ if (major < 24) {
 }
 const { register } = await import('tsx/esm/api');
 register();
-const { main } = await import('../shared/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const { main, exitWhenDone } = await import('../shared/cli/main.ts');
+exitWhenDone(await main(process.argv.slice(2)));

@@ -9,7 +9,7 @@
  * behind them) are for the sources, not the bundle.
  * @module
  */
-import { main } from './main.js';
+import { exitWhenDone, main } from './main.js';
 import { useBundledFunctions } from './serve.js';
 
 useBundledFunctions({
@@ -18,4 +18,4 @@ useBundledFunctions({
   profile: () => import('../../functions/profile/index.js'),
   reconcile: () => import('../../functions/reconcile/index.js'),
 });
-process.exitCode = await main(process.argv.slice(2));
+exitWhenDone(await main(process.argv.slice(2)));

@@ -78,3 +78,21 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   return command.run(rest);
 }
+
+/** How long the process may stay alive after {@link main} returned before {@link exitWhenDone} ends it. */
+export const EXIT_GRACE_MS = 10_000;
+
+/**
+ * Ends the CLI's process with `code` once {@link main} has returned: the exit code is set and
+ * Node exits when nothing is left to run, as always; if something still holds the event loop
+ * `graceMs` later (a socket or timer a command forgot, which made `dev --wait` outlive its own
+ * timeout in two loaded test runs), it names what is still open on stderr and exits with `code`.
+ * The timer is unref'd: it never keeps the process alive itself.
+ */
+export function exitWhenDone(code: number, graceMs: number = EXIT_GRACE_MS): void {
+  process.exitCode = code;
+  setTimeout(() => {
+    process.stderr.write(`dynamo-fn: still running ${graceMs / 1000} s after the command finished (open: ${process.getActiveResourcesInfo().join(', ') || 'nothing named'}); exiting with ${code}\n`);
+    process.exit(code);
+  }, graceMs).unref();
+}

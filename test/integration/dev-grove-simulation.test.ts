@@ -29,7 +29,11 @@ async function runDev(args: readonly string[], example = EXAMPLE): Promise<{ cod
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // dev stops itself (--timeout-seconds 150); if it has not 380 s in, it is killed, so the
+  // failure shows what it printed instead of only the test's timeout.
+  const deadline = setTimeout(() => child.kill('SIGKILL'), 380_000);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(deadline);
   return { code, output };
 }
 
