@@ -107,6 +107,27 @@ describe('profile function: DGDR handler', () => {
     expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
   });
 
+  it('"nothing is lost or half-written": on PlannerConfigMapConflict the output\'s ConfigMaps this request created (this pass, or stamped with its uid by an earlier one) are deleted; the conflicting one and any other stay untouched', async () => {
+    const extra = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  planner_config.json: '{}'\n`;
+    // The output names three ConfigMaps: planner-config-fb8c (created by this pass), planner-planted (someone else's), planner-later (created for this request by an earlier pass).
+    const world = profiledWorld().map((o) => (o.metadata.name === 'dgdr-output-qwen' ? { ...o, data: { ...(o['data'] as Record<string, string>), 'final_config.yaml': `${OUT3}---\n${extra('planner-planted')}---\n${extra('planner-later')}` } } : o));
+    const planted: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-planted', namespace: 'ns', labels: { team: 'other' } }, data: { keep: 'me' } };
+    const later: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-later', namespace: 'ns', resourceVersion: '7', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' } }, data: {} };
+    const bystander: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'ns' }, data: { a: 'b' } };
+    const { kube, deps } = depsWith([...world, planted, later, bystander]);
+    const [plantedBefore, bystanderBefore] = [await kube.get({ ...plannerRef, name: 'planner-planted' }), await kube.get({ ...plannerRef, name: 'settings' })];
+    const result = await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps);
+    expect(result).toMatchObject({ kind: 'Permanent', reason: 'PlannerConfigMapConflict' });
+    expect((result as { message: string }).message).toContain('ConfigMap planner-planted (named by the profiling output) already exists');
+    expect(await kube.get(plannerRef)).toBeUndefined();
+    expect(await kube.get({ ...plannerRef, name: 'planner-later' })).toBeUndefined();
+    expect(await kube.get({ ...plannerRef, name: 'planner-planted' })).toEqual(plantedBefore);
+    expect(await kube.get({ ...plannerRef, name: 'settings' })).toEqual(bystanderBefore);
+    const writes = kube.takeWrites();
+    expect(writes.filter((w) => w.verb === 'delete').map((w) => (w.verb === 'delete' ? w.ref.name : ''))).toEqual(['planner-config-fb8c', 'planner-later']);
+    expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
+  });
+
   it('issue 20: a planner ConfigMap this request created in an earlier pass (uid label, no owner, as upstream creates it) is its own on the retried create; the request goes on to Deploying', async () => {
     const { kube, deps } = depsWith(profiledWorld());
     expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });

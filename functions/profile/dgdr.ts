@@ -248,18 +248,35 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
   }
   const events = [...desired.events];
   let result = desired;
-  for (const configMap of desired.configMaps) {
+  /** The ConfigMaps of the output this request created (in this pass or an earlier one), with the version seen. */
+  const ours: { name: string; resourceVersion: string | undefined }[] = [];
+  for (const [index, configMap] of desired.configMaps.entries()) {
     const object = configMap as Parameters<Kube['create']>[0];
     const created = await deps.kube.create(object);
-    if (created !== undefined) continue;
+    if (created !== undefined) {
+      ours.push({ name: object.metadata.name, resourceVersion: created.metadata.resourceVersion });
+      continue;
+    }
     const existing = await deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: object.metadata.name });
     if (existing === undefined) throw new TransientError(`ConfigMap ${namespace}/${object.metadata.name} already existed and is gone; reconciling again to create it`);
     // Ours only when stamped with this request's uid by an earlier pass (issue 20); else the request fails naming it and no DGD follows.
-    if (isPlannerConfigMapCreatedByUs(childFacts(existing), dgdr)) continue;
-    result = decidePlannerConfigMapConflict(dgdr, desired.status, object.metadata.name, deps.now());
+    if (isPlannerConfigMapCreatedByUs(childFacts(existing), dgdr)) {
+      ours.push({ name: object.metadata.name, resourceVersion: existing.metadata.resourceVersion });
+      continue;
+    }
+    // Nothing half-written: no DGD will mount the request's own ConfigMaps and nothing owns them,
+    // so they go with the failure (left, they would stay forever, and a new request from the same
+    // output would meet them as conflicts in turn).
+    const later = await ownConfigMapsAmong(deps, namespace, dgdr, desired.configMaps.slice(index + 1));
+    result = { ...decidePlannerConfigMapConflict(dgdr, desired.status, object.metadata.name, deps.now()), deleteConfigMaps: [...ours, ...later] };
     events.length = 0;
     events.push(...result.events);
     break;
+  }
+  for (const { name, resourceVersion } of result.deleteConfigMaps) {
+    // Only the version read: one changed since is a 409 (TransientError), decided again.
+    await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name }, resourceVersion === undefined ? {} : { resourceVersion });
+    deps.log.info({ kind: 'ConfigMap', name }, 'Deleted ConfigMap the failed request created');
   }
   if (result.dgd !== undefined) {
     const object = result.dgd as Parameters<Kube['create']>[0];
@@ -292,6 +309,21 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     await deps.kube.createEvent({ regarding: ref(current), type: event.type, reason: event.reason, note: event.note, action: event.action, reportingController: REPORTING_CONTROLLER, reportingInstance: deps.instance });
   }
   return result;
+}
+
+/**
+ * Of `configMaps` (the output's ConfigMaps after the conflicting one, which an earlier pass may
+ * have created), those that read as created by this request (`isPlannerConfigMapCreatedByUs`),
+ * with the version read. Throws TransientError/PermanentError from shared/kube.
+ */
+async function ownConfigMapsAmong(deps: ProfileDeps, namespace: string, dgdr: Dgdr, configMaps: readonly Obj[]): Promise<DgdrDesired['deleteConfigMaps']> {
+  const own: { name: string; resourceVersion: string | undefined }[] = [];
+  for (const configMap of configMaps) {
+    const name = (configMap as Parameters<Kube['create']>[0]).metadata.name;
+    const existing = await deps.kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name });
+    if (existing !== undefined && isPlannerConfigMapCreatedByUs(childFacts(existing), dgdr)) own.push({ name, resourceVersion: existing.metadata.resourceVersion });
+  }
+  return own;
 }
 
 /**

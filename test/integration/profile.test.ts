@@ -452,9 +452,11 @@ describe('DGDR lifecycle with kwok', () => {
     expect(await user.get({ ...DGD, namespace, name: 'forge-victim-dgd' })).toBeUndefined();
   });
 
-  it('issue 20 "names and name-labels alone never prove it": a planner ConfigMap planted with the request\'s name labels before it deploys is neither adopted nor deployed; the request fails naming it', async () => {
-    // The profiler names its planner ConfigMap (random per run in the wheel); here the output names planner-config-plnt.
-    const finalConfig = OUT3.replaceAll('planner-config-fb8c', 'planner-config-plnt');
+  it('issue 20 "names and name-labels alone never prove it": a planner ConfigMap planted with the request\'s name labels before it deploys is neither adopted nor deployed; the request fails naming it, and "nothing is half-written": the ConfigMap it had created goes', async () => {
+    // The profiler names its planner ConfigMap (random per run in the wheel); here the output names
+    // planner-config-plno, which the request creates, then planner-config-plnt, planted.
+    const own = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planner-config-plno\ndata:\n  planner_config.json: '{}'\n";
+    const finalConfig = `${own}---\n${OUT3.replaceAll('planner-config-fb8c', 'planner-config-plnt')}`;
     const labels = { 'dgdr.nvidia.com/name': 'planner-planted', 'dgdr.nvidia.com/namespace': namespace, 'nvidia.com/managed-by': 'dynamo-operator' };
     const data = { 'planner_config.json': '{"environment":"kubernetes","planted":true}' };
     const planted = await user.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-config-plnt', namespace, labels }, data });
@@ -477,6 +479,8 @@ describe('DGDR lifecycle with kwok', () => {
     expect(after?.metadata['ownerReferences']).toBeUndefined();
     expect(after?.metadata.labels).toEqual(labels);
     expect(after?.['data']).toEqual(data);
+    // The ConfigMap the request created before it met the planted one is deleted before it fails: no DGD will mount it, and nothing owns it.
+    expect(await user.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'planner-config-plno' })).toBeUndefined();
   });
 
   it('issue 20 "names and name-labels alone never prove it": a DGD <dgdr>-dgd planted with the request\'s name labels is not the request\'s: not followed, not reported Deployed, its planner ConfigMap not handed to it', async () => {

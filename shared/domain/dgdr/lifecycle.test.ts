@@ -52,7 +52,7 @@ function conditionOf(desired: DgdrDesired, type: string): Condition | undefined 
 const profilingStatus = (fields: Obj = {}): Obj => ({ phase: 'Profiling', profilingPhase: 'Initializing', profilingJobName: 'profile-qwen', observedGeneration: 1, conditions: [cond('Profiling', 'False', 'Initializing', 'Discovering GPU hardware and preparing profiling job', 1, EARLIER)], ...fields });
 
 /** A decision that writes nothing but its status and Events: every other field of DgdrDesired empty (spread, then status and events). */
-const NO_WRITES = { hardware: undefined, deleteStaleOutput: undefined, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, adoptConfigMaps: [] } as const;
+const NO_WRITES = { hardware: undefined, deleteStaleOutput: undefined, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, deleteConfigMaps: [], adoptConfigMaps: [] } as const;
 
 describe('succeededCondition (upstream setSucceededCondition table)', () => {
   it.each([
@@ -597,6 +597,24 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
       },
       events: [{ type: 'Warning', reason: 'ConfigMapCreationFailed', action: 'Create', note: PLANNER_CONFLICT }],
     });
+  });
+
+  it(`${RULE} and "nothing is lost or half-written": before the DGD exists, the request fails on a foreign planner ConfigMap and deletes, at the versions read, the output's ConfigMaps it created that nothing owns, and nothing else`, () => {
+    const additional = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planner-config-fb8c\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planner-config-zz\n";
+    const dgdr = aDgdr({ status: deployingStatus(), annotations: { ...generatedAnnotations(), 'dgdr.nvidia.com/additional-resources': additional } });
+    const configMaps = [
+      planner({ resourceVersion: '5' }),
+      planner({ name: 'planner-config-zz', labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' }, resourceVersion: '6' }),
+      // Stamped by this request but not named by its output: not deleted.
+      planner({ name: 'unnamed', resourceVersion: '7' }),
+    ];
+    const desired = decideDgdr(observed(dgdr, { configMaps }), CONFIG, NOW);
+    expect(conditionOf(desired, 'DeploymentReady')).toMatchObject({ reason: 'PlannerConfigMapConflict', message: PLANNER_CONFLICT.replace('planner-config-fb8c', 'planner-config-zz') });
+    expect(desired.dgd).toBeUndefined();
+    expect(desired.deleteConfigMaps).toEqual([{ name: 'planner-config-fb8c', resourceVersion: '5' }]);
+    // Controlled by the DGD (handed over) or by anything else: never deleted here.
+    const handed = decideDgdr(observed(dgdr, { configMaps: [planner({ ownerReferences: [{ uid: 'dgd-uid', controller: true }] }), configMaps[1] as ChildFacts] }), CONFIG, NOW);
+    expect(handed.deleteConfigMaps).toEqual([]);
   });
 
   it.each([

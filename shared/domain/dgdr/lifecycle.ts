@@ -103,6 +103,12 @@ export interface DgdrDesired {
   readonly configMaps: readonly Obj[];
   /** The DGD to create (never taking over an existing one). */
   readonly dgd: Obj | undefined;
+  /**
+   * The output's ConfigMaps this request created, to delete at the version read (a precondition):
+   * set when the request fails `PlannerConfigMapConflict` before its DGD exists, so nothing it
+   * half-wrote stays behind unowned (no DGD will mount them, and nothing would ever delete them).
+   */
+  readonly deleteConfigMaps: readonly { readonly name: string; readonly resourceVersion: string | undefined }[];
   /** Planner ConfigMaps to hand to the DGD: their owner references become the DGD as controller (server-side apply; the version proved, when read, as precondition). */
   readonly adoptConfigMaps: readonly { readonly name: string; readonly resourceVersion?: string; readonly ownerReferences: readonly Obj[] }[];
   /** The whole status the function owns; undefined: leave the status as it is. */
@@ -231,7 +237,7 @@ class StatusDraft {
   }
 }
 
-const NOTHING: DgdrDesired = { hardware: undefined, deleteStaleOutput: undefined, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, adoptConfigMaps: [], status: undefined, events: [] };
+const NOTHING: DgdrDesired = { hardware: undefined, deleteStaleOutput: undefined, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, deleteConfigMaps: [], adoptConfigMaps: [], status: undefined, events: [] };
 
 function only(status: DgdrStatus, events: readonly DgdrEventIntent[] = [], extra: Partial<DgdrDesired> = {}): DgdrDesired {
   return { ...NOTHING, ...extra, status, events };
@@ -374,6 +380,12 @@ export function decidePlannerConfigMapConflict(dgdr: Dgdr, status: DgdrStatus | 
 
 function plannerConfigMapConflict(draft: StatusDraft, name: string): DgdrDesired {
   return failWith(draft, CONDITION_DEPLOYMENT_READY, REASON_PLANNER_CONFIG_MAP_CONFLICT, plannerConfigMapConflictMessage(name), { reason: 'ConfigMapCreationFailed', action: 'Create' });
+}
+
+/** The planner ConfigMaps the profiling output names that this request created and nothing owns yet ({@link isPlannerConfigMapCreatedByUs}), with the version read. Pure. */
+function ownPlannerConfigMaps(observed: DgdrObserved): DgdrDesired['deleteConfigMaps'] {
+  const names = new Set(plannerConfigMapNames(observed.dgdr));
+  return observed.configMaps.filter((cm) => names.has(cm.name) && isPlannerConfigMapCreatedByUs(cm, observed.dgdr)).map((cm) => ({ name: cm.name, resourceVersion: cm.resourceVersion }));
 }
 
 /** The first planner ConfigMap the profiling output names that is present and not the request's (see {@link isPlannerConfigMapOurs}). Pure. */
@@ -688,7 +700,7 @@ function decideDeploying(observed: DgdrObserved, draft: StatusDraft): DgdrDesire
     if (annotation === '') return deploymentDeleted(draft, dgdName);
     // No DGD whose planner would read a ConfigMap this request did not create (issue 20).
     const foreign = foreignPlannerConfigMap(observed, undefined);
-    if (foreign !== undefined) return plannerConfigMapConflict(draft, foreign);
+    if (foreign !== undefined) return { ...plannerConfigMapConflict(draft, foreign), deleteConfigMaps: ownPlannerConfigMaps(observed) };
     const created = dgdToCreate(dgdr, annotation);
     if (!created.ok) return failWith(draft, CONDITION_SPEC_GENERATED, REASON_GENERATION_FAILED, created.message, { reason: 'GenerationFailed', action: 'Create' });
     const status = draft.set({ dgdName }).condition(CONDITION_DEPLOYMENT_READY, 'False', REASON_DEPLOYMENT_IN_PROGRESS, `DGD ${dgdName} is being created`).build('Deploying');

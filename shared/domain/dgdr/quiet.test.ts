@@ -42,7 +42,7 @@ function settled(world: (dgdr: Dgdr) => DgdrObserved, status: Obj): { readonly d
   return { dgdr, again: decideDgdr(world(dgdr), CONFIG, LATER) };
 }
 
-const QUIET = { hardware: undefined, deleteStaleOutput: undefined, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, adoptConfigMaps: [], status: undefined, events: [] };
+const QUIET = { hardware: undefined, deleteStaleOutput: undefined, job: undefined, annotations: undefined, configMaps: [], dgd: undefined, deleteConfigMaps: [], adoptConfigMaps: [], status: undefined, events: [] };
 
 interface Row {
   readonly name: string;
