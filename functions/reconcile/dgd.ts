@@ -307,8 +307,13 @@ async function report(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDe
   const writes = decideDgdWrites(observed, desired);
   if (writes.status === undefined) return true;
   const parent = observed.parent as KubeObject;
+  // The version read is a precondition: the status was decided from it (a checkpoint another
+  // controller made ready since, say), so a DGD changed meanwhile is a 409, TransientError, and
+  // decided again on a fresh read instead of overwritten from a stale one.
+  const apply = dgdStatusApply(parent, writes.status);
+  const { resourceVersion } = parent.metadata;
   try {
-    await deps.kube.applyStatus(dgdStatusApply(parent, writes.status), { force: true });
+    await deps.kube.applyStatus(resourceVersion === undefined ? apply : { ...apply, metadata: { ...apply.metadata, resourceVersion } }, { force: true });
   } catch (error) {
     if (error instanceof PermanentError && error.reason === 'NotFound') return false;
     throw error;

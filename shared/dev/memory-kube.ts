@@ -18,7 +18,7 @@
  */
 import { cloneJson } from '../domain/index.js';
 import type { ApplyObject, EventIntent, Kube, KubeObject, ObjectRef } from '../kube/index.js';
-import { PermanentError } from '../runtime/index.js';
+import { PermanentError, TransientError } from '../runtime/index.js';
 
 /** One recorded write. */
 export type RecordedWrite =
@@ -225,6 +225,11 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
       const before = store.objects.get(key);
       if (before === undefined) throw new PermanentError(`cannot apply status of ${obj.kind} ${obj.metadata.name}: 404 NotFound`, { reason: 'NotFound' });
+      // metadata.resourceVersion in an apply is a precondition, as the API server takes it.
+      const precondition = obj.metadata['resourceVersion'];
+      if (precondition !== undefined && precondition !== before.metadata.resourceVersion) {
+        throw new TransientError(`cannot apply status of ${obj.kind} ${obj.metadata.name}: 409 Conflict: the object has been modified`);
+      }
       return put(key, { ...before, metadata: { ...before.metadata }, status: cloneJson(obj['status']) }, 'applyStatus');
     },
     async create(obj: ApplyObject) {

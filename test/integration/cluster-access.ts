@@ -48,6 +48,8 @@ const ACCESS: Readonly<Record<string, 'none' | 'shared'>> = {
   'storable-size': 'shared',
   // Its DGD, PodCliqueSet and PodCliques live in its own namespace; it calls handle directly.
   'switch-over': 'shared',
+  // Its DGD and children live in its own namespace; it calls handle directly.
+  'dgd-status-precondition': 'shared',
   // Their ClusterRoles and bindings have test-unique names; the resync listings they prove are
   // filtered to their namespace.
   'rbac': 'shared',
