@@ -7,16 +7,29 @@
  * Every request of both sides goes through one loopback recorder, which counts them by verb.
  * Aims (issue 17 item 3): converge in one pass in at most 1.3x the bare applies' time; a quiet
  * resync makes 0 writes and at most one LIST (plus its pages) per kind read.
+ * The bare side's Services are deleted before ours run: the API server allocates each new
+ * Service's cluster IP by listing the IPAddress objects already allocated
+ * (`ipallocator.(*Allocator).Used`), so the side measured second paid for the first side's
+ * 1,000 Services (in a profile of the API server before this, IP allocation took 15% of its CPU while ours
+ * converged against 7% for the bare applies; before 2026-12-02 16:10 both sides' Services stayed).
+ * Beside the times, the CPU each side cost: the API server's and etcd's (their processes'
+ * utime + stime, Linux /proc) and this process's (the recorder, the bare applies' client, and
+ * on our side the reconcile function, which runs in it). On a machine whose cores the API
+ * server saturates, the converge time follows the total of those.
  *
  * Usage: npm run bench:reconcile [-- --dgds N]
+ * (BENCH_APISERVER_PPROF=DIR writes the API server's CPU profile of the first 18 s of each side
+ * into DIR/bare.pprof and DIR/ours.pprof, from its /debug/pprof/profile; read them with
+ * `go tool pprof -top -cum FILE`.)
  * @module
  */
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import reconcile from '../functions/reconcile/index.js';
 import { DGD_KIND, DGD_V1BETA1, parseDgd } from '../shared/api/index.js';
 import { renderDgd } from '../shared/domain/index.js';
@@ -37,6 +50,50 @@ function loadKubeConfig(file: string): KubeConfig {
 }
 
 const CONCURRENCY = 8;
+
+/** The pids of the control plane's processes: those whose command line names its folder (etcd's data dir, the API server's certificates). Linux only; [] elsewhere. */
+function controlPlanePids(dir: string): number[] {
+  try {
+    return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
+      } catch {
+        return false;
+      }
+    }).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** CPU seconds (user + system) the processes used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuSecondsOf(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone: counted no further.
+    }
+  }
+  return ticks / 100;
+}
+
+/**
+ * Starts an 18 s CPU profile of the API server (its /debug/pprof/profile, as the admin) and
+ * writes it to `<dir>/<label>.pprof` when done; nothing without a directory.
+ */
+async function profileApiServer(server: string, token: string, dir: string | undefined, label: string): Promise<void> {
+  if (dir === undefined) return;
+  const answer = await request(`${server}/debug/pprof/profile?seconds=18`, { headers: { authorization: `Bearer ${token}` }, dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) });
+  writeFileSync(path.join(dir, `${label}.pprof`), Buffer.from(await answer.body.arrayBuffer()));
+}
+
+const processCpuSeconds = (): number => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1e6;
+};
 
 function aGraph(namespace: string, index: number): ApplyObject {
   return {
@@ -81,22 +138,37 @@ export async function runReconcileBench(dgds: number): Promise<string> {
     const kube = createKube(loadKubeConfig(kubeconfigPath), { fieldManager: 'bench' });
     for (const namespace of ['bare', 'ours']) await kube.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
 
-    // Baseline: the rendered PodCliqueSets and Services, applied directly.
+    // Baseline: the rendered PodCliqueSets and Services, applied directly. Rendered for a DGD
+    // with a uid, so they carry the controller reference to it that ours carry (with the API
+    // server's OwnerReferencesPermissionEnforcement on, as the tests run it, a create with one is
+    // checked against the owner: 10-15% of the bare side's API server CPU, measured 2026-12-02;
+    // before then the bare objects had none).
     const bareObjects = Array.from({ length: dgds }, (_, index) => {
       const parsed = parseDgd(aGraph('bare', index));
       if (!parsed.ok) throw new Error('bench DGD does not parse');
-      const rendered = renderDgd(parsed.dgd);
+      const uid = `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+      const rendered = renderDgd({ ...parsed.dgd, metadata: { ...parsed.dgd.metadata, uid } });
       if (!rendered.ok) throw new Error('bench DGD does not render');
       return rendered.objects as unknown as ApplyObject[];
     });
+    const planePids = controlPlanePids(plane.dir);
     let from = recorder.requests.length;
+    const bareCpu = { plane: cpuSecondsOf(planePids), self: processCpuSeconds() };
+    const pprofDir = process.env['BENCH_APISERVER_PPROF'];
+    const bareProfile = profileApiServer(plane.server, plane.token, pprofDir, 'bare');
     const bareStarted = performance.now();
     await mapWithConcurrency(bareObjects, CONCURRENCY, async (objects) => {
       for (const object of objects) await kube.apply(object, { force: true });
     });
     const bareSeconds = (performance.now() - bareStarted) / 1000;
+    bareCpu.plane = cpuSecondsOf(planePids) - bareCpu.plane;
+    bareCpu.self = processCpuSeconds() - bareCpu.self;
     const bareRequests = recorder.requests.slice(from);
     const bareCalls = bareRequests.length;
+    await bareProfile;
+    // Their cluster IPs released, so ours allocate against as many Services as the bare side did.
+    const bareServices = await kube.list('v1', 'Service', 'bare');
+    await mapWithConcurrency(bareServices, CONCURRENCY, (service) => kube.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'bare', name: service.metadata.name }));
 
     // Ours: the DGDs exist; one resync event converges them all.
     await mapWithConcurrency(Array.from({ length: dgds }, (_, index) => index), CONCURRENCY, (index) => kube.apply(aGraph('ours', index), { force: true }));
@@ -110,6 +182,8 @@ export async function runReconcileBench(dgds: number): Promise<string> {
       // and waits for the next resync), so converging may take more than one: send resyncs, as
       // the PingSource would, until every DGD has its PodCliqueSet (at most 5).
       from = recorder.requests.length;
+      const oursCpu = { plane: cpuSecondsOf(planePids), self: processCpuSeconds() };
+      const oursProfile = profileApiServer(plane.server, plane.token, pprofDir, 'ours');
       const started = performance.now();
       let resyncs = 0;
       for (let pcsCount = 0; pcsCount < dgds; ) {
@@ -119,6 +193,9 @@ export async function runReconcileBench(dgds: number): Promise<string> {
         pcsCount = (await kube.list('grove.io/v1alpha1', 'PodCliqueSet', 'ours')).length;
       }
       const oursSeconds = (performance.now() - started) / 1000;
+      oursCpu.plane = cpuSecondsOf(planePids) - oursCpu.plane;
+      oursCpu.self = processCpuSeconds() - oursCpu.self;
+      await oursProfile;
       // The PodCliqueSet count is read through the recorder too: not the function's.
       const convergeRequests = recorder.requests.slice(from).filter((r) => !(r.verb === 'list' && r.namespace === 'ours'));
 
@@ -149,6 +226,8 @@ export async function runReconcileBench(dgds: number): Promise<string> {
         renderTable(`Reconcile (${dgds} DGDs by resync, concurrency ${CONCURRENCY}, real API server on loopback, every request through one recorder)`, [
           { name: `converge ${dgds} DGDs (${resyncs} resync${resyncs === 1 ? '' : 's'})`, value: oursSeconds, unit: 's', baseline: { name: `${dgds} bare applies of the rendered objects`, value: bareSeconds }, aim: { text: '<= 1.3x', isMet: oursSeconds <= 1.3 * bareSeconds && resyncs === 1 } },
           { name: 'converge: API calls per DGD', value: convergeRequests.length / dgds, unit: 'calls', baseline: { name: 'bare applies per DGD', value: bareCalls / dgds } },
+          { name: `converge: API server and etcd CPU (${planePids.length} processes)`, value: oursCpu.plane, unit: 's', baseline: { name: 'the same, bare applies', value: bareCpu.plane } },
+          { name: 'converge: this process\'s CPU (recorder, reconcile)', value: oursCpu.self, unit: 's', baseline: { name: 'the same, bare applies (recorder, client)', value: bareCpu.self } },
           { name: `quiet resync of ${dgds} unchanged DGDs: writes`, value: quietWrites, unit: 'writes', aim: { text: '0', isMet: quietWrites === 0 } },
           { name: 'quiet resync: LIST and GET requests', value: quietLists.length + quietGets, unit: 'reads', baseline: { name: `one LIST per kind read (${listedKinds.length}), with its pages`, value: pages }, aim: { text: '<= 1.0x', isMet: quietGets === 0 && quietLists.length <= pages } },
           { name: 'quiet resync: time', value: quietSeconds, unit: 's', baseline: { name: `converge ${dgds} DGDs`, value: oursSeconds } },
