@@ -79,7 +79,7 @@ import {
   type RenderConfig,
   type RenderedObject,
 } from '../../shared/domain/index.js';
-import type { Kube, KubeObject, ObjectRef } from '../../shared/kube/index.js';
+import { isResourceVersionConflict, type Kube, type KubeObject, type ObjectRef } from '../../shared/kube/index.js';
 import type { ModelExpressClient } from './model-express.js';
 import { DONE, PermanentError, TransientError, type HandlerDeps, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 
@@ -308,14 +308,19 @@ async function report(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDe
   if (writes.status === undefined) return true;
   const parent = observed.parent as KubeObject;
   // The version read is a precondition: the status was decided from it (a checkpoint another
-  // controller made ready since, say), so a DGD changed meanwhile is a 409, TransientError, and
-  // decided again on a fresh read instead of overwritten from a stale one.
+  // controller made ready since, say), so a DGD changed meanwhile answers 409 and nothing stale
+  // is written. That change has its own event (and the resync follows), whose pass decides
+  // again on a fresh read: this one ends here, its Events with its status.
   const apply = dgdStatusApply(parent, writes.status);
   const { resourceVersion } = parent.metadata;
   try {
     await deps.kube.applyStatus(resourceVersion === undefined ? apply : { ...apply, metadata: { ...apply.metadata, resourceVersion } }, { force: true });
   } catch (error) {
     if (error instanceof PermanentError && error.reason === 'NotFound') return false;
+    if (isResourceVersionConflict(error)) {
+      deps.log.debug({ resourceVersion }, 'Left the status to the pass of a newer DynamoGraphDeployment version');
+      return true;
+    }
     throw error;
   }
   await Promise.all(writes.events.map((event) => createEvent(deps, parent, event)));

@@ -17,8 +17,8 @@
  * @module
  */
 import { cloneJson } from '../domain/index.js';
-import type { ApplyObject, EventIntent, Kube, KubeObject, ObjectRef } from '../kube/index.js';
-import { PermanentError, TransientError } from '../runtime/index.js';
+import { classifyKubeError, KubeHttpError, type ApplyObject, type EventIntent, type Kube, type KubeObject, type ObjectRef } from '../kube/index.js';
+import { PermanentError } from '../runtime/index.js';
 
 /** One recorded write. */
 export type RecordedWrite =
@@ -228,7 +228,8 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       // metadata.resourceVersion in an apply is a precondition, as the API server takes it.
       const precondition = obj.metadata['resourceVersion'];
       if (precondition !== undefined && precondition !== before.metadata.resourceVersion) {
-        throw new TransientError(`cannot apply status of ${obj.kind} ${obj.metadata.name}: 409 Conflict: the object has been modified`);
+        const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: `Operation cannot be fulfilled on ${obj.kind} "${obj.metadata.name}": the object has been modified; please apply your changes to the latest version and try again` };
+        throw classifyKubeError(new KubeHttpError(409, JSON.stringify(status), {}), `apply status of ${obj.kind} ${obj.metadata.name}`);
       }
       return put(key, { ...before, metadata: { ...before.metadata }, status: cloneJson(obj['status']) }, 'applyStatus');
     },

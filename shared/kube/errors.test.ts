@@ -2,7 +2,7 @@ import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 
 import { PermanentError, TransientError } from '../runtime/index.js';
-import { classifyKubeError, kubeStatusOf } from './errors.js';
+import { classifyKubeError, isResourceVersionConflict, kubeStatusOf } from './errors.js';
 
 function anApiException(
   code: number,
@@ -141,6 +141,17 @@ describe('classifyKubeError', () => {
   it('returns an already classified error unchanged', () => {
     const transient = new TransientError('cannot get ConfigMap ns/x: 503');
     expect(classifyKubeError(transient, 'get ConfigMap ns/x')).toBe(transient);
+  });
+});
+
+describe('isResourceVersionConflict', () => {
+  it.each([
+    { name: 'a 409 Conflict on the resourceVersion precondition ("the object has been modified")', input: anApiException(409, { reason: 'Conflict', message: 'the object has been modified; please apply your changes to the latest version and try again' }), want: true },
+    { name: 'a 409 AlreadyExists (permanent)', input: anApiException(409, { reason: 'AlreadyExists', message: 'exists' }), want: false },
+    { name: 'a 503 (transient, not a conflict)', input: anApiException(503, { reason: 'ServiceUnavailable', message: 'try later' }), want: false },
+    { name: 'a connection failure', input: aConnectionError('ECONNRESET'), want: false },
+  ])('STYLE.md §12: $name -> $want', ({ input, want }) => {
+    expect(isResourceVersionConflict(classifyKubeError(input, 'apply status of DynamoGraphDeployment ns/x'))).toBe(want);
   });
 });
 

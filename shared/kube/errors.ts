@@ -132,6 +132,15 @@ export function classifyKubeError(error: unknown, what: string): TransientError 
   throw error;
 }
 
+/**
+ * Whether a failed write was refused because the object changed since it was read: a 409
+ * Conflict on a resourceVersion precondition (a TransientError from {@link classifyKubeError};
+ * not an AlreadyExists or an apply field conflict, which are permanent). Pure.
+ */
+export function isResourceVersionConflict(error: unknown): boolean {
+  return error instanceof TransientError && kubeStatusOf(error)?.code === 409;
+}
+
 function isTransientStatus(status: KubeStatus): boolean {
   if (status.code === 409) {
     // An apply field conflict or an AlreadyExists will fail the same way again; only a stale

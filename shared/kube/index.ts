@@ -20,7 +20,7 @@ export {
 } from './client.js';
 export { passKube } from './pass-kube.js';
 export { createListSnapshot, matchesLabels, parseLabelSelector, type KubeReader, type ListSnapshotOptions } from './snapshot.js';
-export { classifyKubeError, KubeHttpError, kubeStatusOf, type KubeStatus } from './errors.js';
+export { classifyKubeError, isResourceVersionConflict, KubeHttpError, kubeStatusOf, type KubeStatus } from './errors.js';
 export { ENV_SERVICE_ACCOUNT_DIR, inClusterConfig, loadKubeConnection, loadKubeconfigFile, SERVICE_ACCOUNT_DIR, type KubeConnectionConfig } from './transport.js';
 // Type only: a value re-export would tie client-node to every function's start chunk.
 export type { KubeConfig } from '@kubernetes/client-node';

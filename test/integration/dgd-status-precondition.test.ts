@@ -11,7 +11,7 @@ import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DGD_KIND, DGD_V1BETA1 } from '../../shared/api/index.js';
 import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
-import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube } from '../../functions/reconcile/index.js';
 import { handle, type ReconcileDeps } from '../../functions/reconcile/dgd.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
@@ -57,7 +57,7 @@ describe('DGD status write: "a checkpoint another controller made ready" is not 
     expect(checkpointsOf(first)).toEqual({ worker: { ready: false } });
   });
 
-  it('the pass that read ready: false before the controller wrote ready: true gets 409 (TransientError) and writes nothing; the next pass keeps ready: true and releases the worker', async () => {
+  it('the pass that read ready: false before the controller wrote ready: true gets 409 on its status write and ends without writing it or its Events (the change has its own event); the next pass keeps ready: true and releases the worker', async () => {
     // A spec edit (the frontend scaled to 2) makes the next pass decide a status write: a new generation to observe.
     const edited = aGraph(namespace) as { spec: { components: { replicas: number }[] } };
     edited.spec.components[0]!.replicas = 2;
@@ -78,10 +78,23 @@ describe('DGD status write: "a checkpoint another controller made ready" is not 
         },
       },
     };
-    await expect(handle(event(namespace), racing)).rejects.toBeInstanceOf(TransientError);
+    const statusWrites: unknown[] = [];
+    const applyStatus = racing.kube.applyStatus.bind(racing.kube);
+    racing.kube.applyStatus = async (object, options) => {
+      statusWrites.push(object);
+      return applyStatus(object, options);
+    };
+    const before = await user.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: NAME });
+    const eventsBefore = (await user.list('events.k8s.io/v1', 'Event', namespace)).length;
+    expect(await handle(event(namespace), racing)).toEqual({ kind: 'Done' });
     expect(isRaced).toBe(true);
+    // It tried, with the version it read as the precondition, and the API server refused it.
+    expect(statusWrites).toHaveLength(1);
+    expect((statusWrites[0] as KubeObject).metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
     const afterRace = await user.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: NAME });
     expect(checkpointsOf(afterRace)?.['worker']).toEqual({ ready: true });
+    expect((afterRace?.['status'] as { observedGeneration?: number }).observedGeneration).toBe((before?.['status'] as { observedGeneration?: number }).observedGeneration);
+    expect((await user.list('events.k8s.io/v1', 'Event', namespace)).length).toBe(eventsBefore);
     // Decided again on a fresh read: the ready checkpoint is kept and the worker no longer waits.
     await handle(event(namespace), deps);
     const settled = await user.get({ apiVersion: DGD_V1BETA1, kind: DGD_KIND, namespace, name: NAME });
