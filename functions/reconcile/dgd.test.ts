@@ -175,6 +175,21 @@ describe('reconcile handler: API calls (DESIGN.md "Writes")', () => {
     expect([migrated.type, migrated.reason, migrated.note]).toEqual(['Normal', 'WorkerHashMigrated', 'Recorded v2 worker hash annotation without rolling workers']);
   });
 
+  it('the status is sent with the resourceVersion read as a precondition; a 409 Conflict (the DGD changed since) ends the pass Done with nothing more written: no Event, no worker-hash commit (the newer version\'s event decides)', async () => {
+    stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1, resourceVersion: '7', annotations: { 'nvidia.com/current-worker-hash': 'abc12345' } } };
+    server.use(
+      http.patch(`${API}/apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/:name/status`, async ({ request }) => {
+        await record(request);
+        return HttpResponse.json({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: 'Operation cannot be fulfilled on dynamographdeployments.nvidia.com "my-graph": the object has been modified; please apply your changes to the latest version and try again' }, { status: 409 });
+      }),
+    );
+    await expect(handle(event, deps())).resolves.toEqual({ kind: 'Done' });
+    const status = calls.find((c) => c.path.endsWith('/status'));
+    expect((status?.body as { metadata: { resourceVersion?: string } }).metadata.resourceVersion).toBe('7');
+    expect(writes().at(-1)).toBe('PATCH /apis/nvidia.com/v1beta1/namespaces/inference/dynamographdeployments/my-graph/status');
+    expect(writes().filter((w) => w.startsWith('POST') || w.endsWith('/dynamographdeployments/my-graph'))).toEqual([]);
+  });
+
   it('render settings come from the function\'s configuration: GANG_SCHEDULER=kai and GROVE_TERMINATION_DELAY=30m reach the applied PodCliqueSet (init -> parseRenderSettings)', async () => {
     stored = { ...aDgd(), metadata: { ...aDgd().metadata, generation: 1 } };
     const dir = mkdtempSync(join(tmpdir(), 'reconcile-init-'));

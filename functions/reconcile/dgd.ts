@@ -300,12 +300,13 @@ async function scaleAll(deps: ReconcileDeps, desired: DgdDesired): Promise<Error
 
 /**
  * Writes the status, then the Events, when the status differs from the stored one
- * (`decideDgdWrites`: an unchanged status is not written, and has no Event). Out: false when
- * the DGD is gone (the status write was answered 404), so nothing more is written.
+ * (`decideDgdWrites`: an unchanged status is not written, and has no Event). Out: `gone` when
+ * the DGD is gone (the status write was answered 404), `superseded` when it changed since the
+ * pass read it (409 on the resourceVersion precondition): nothing more is written in either.
  */
-async function report(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDesired): Promise<boolean> {
+async function report(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDesired): Promise<'reported' | 'gone' | 'superseded'> {
   const writes = decideDgdWrites(observed, desired);
-  if (writes.status === undefined) return true;
+  if (writes.status === undefined) return 'reported';
   const parent = observed.parent as KubeObject;
   // The version read is a precondition: the status was decided from it (a checkpoint another
   // controller made ready since, say), so a DGD changed meanwhile answers 409 and nothing stale
@@ -316,15 +317,15 @@ async function report(deps: ReconcileDeps, observed: DgdObserved, desired: DgdDe
   try {
     await deps.kube.applyStatus(resourceVersion === undefined ? apply : { ...apply, metadata: { ...apply.metadata, resourceVersion } }, { force: true });
   } catch (error) {
-    if (error instanceof PermanentError && error.reason === 'NotFound') return false;
+    if (error instanceof PermanentError && error.reason === 'NotFound') return 'gone';
     if (isResourceVersionConflict(error)) {
       deps.log.debug({ resourceVersion }, 'Left the status to the pass of a newer DynamoGraphDeployment version');
-      return true;
+      return 'superseded';
     }
     throw error;
   }
   await Promise.all(writes.events.map((event) => createEvent(deps, parent, event)));
-  return true;
+  return 'reported';
 }
 
 async function createEvent(deps: ReconcileDeps, parent: KubeObject, event: DgdEventIntent): Promise<void> {
@@ -356,7 +357,8 @@ async function createEvent(deps: ReconcileDeps, parent: KubeObject, event: DgdEv
 async function reportFailure(deps: ReconcileDeps, observed: DgdObserved, failures: readonly Error[], retry: boolean): Promise<Outcome> {
   const message = failures.map((f) => f.message).join('; ');
   const failed = decideDgdFailure(observed, deps.now(), message);
-  if (!(await report(deps, observed, failed))) return goneDuringReconcile(deps);
+  // Superseded: the failure stands all the same (the newer version's pass meets it and reports it).
+  if ((await report(deps, observed, failed)) === 'gone') return goneDuringReconcile(deps);
   if (isAlreadyReported(observed, message)) {
     // The same failure was already on the DGD's status before this attempt: it persists (a
     // full Service IP range, a quota, a webhook denial). The broker stops here; the resync
@@ -410,10 +412,13 @@ export async function handle(event: KubeEvent, deps: ReconcileDeps): Promise<Out
   // "Unexpected API or admission failures use the normal reconciliation retry path and report
   // Failed with Ready=False while the failure persists" (dgd-reference).
   if (scaleFailures.length > 0) return reportFailure(deps, observed, scaleFailures, true);
-  if (!(await report(deps, observed, desired))) {
+  const reported = await report(deps, observed, desired);
+  if (reported === 'gone') {
     await undoCreations(deps, applied.created);
     return goneDuringReconcile(deps);
   }
+  // Decided from a version since replaced: its worker-hash commit and outcome are that pass's too.
+  if (reported === 'superseded') return DONE;
   if (desired.permanentFailure !== undefined) return { kind: 'Permanent', ...desired.permanentFailure };
   if (desired.parentAnnotations !== undefined) return annotateParent(deps, parent, desired);
   return DONE;
