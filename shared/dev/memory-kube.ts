@@ -17,7 +17,8 @@
  * @module
  */
 import { cloneJson } from '../domain/index.js';
-import { classifyKubeError, KubeHttpError, type ApplyObject, type EventIntent, type Kube, type KubeObject, type ObjectRef } from '../kube/index.js';
+import { classifyKubeError, KubeHttpError } from '../kube/errors.js';
+import type { ApplyObject, EventIntent, Kube, KubeObject, ObjectRef } from '../kube/index.js';
 import { PermanentError } from '../runtime/index.js';
 
 /** One recorded write. */
