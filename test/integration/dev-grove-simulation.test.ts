@@ -49,7 +49,7 @@ describe('dynamo-fn dev: the Grove simulation', () => {
   it('with --simulate none nothing plays Grove: "resource not found" keeps the DGD Ready=False, as without Grove', async () => {
     const { code, output } = await runDev(['--simulate', 'none']);
     expect(output).not.toContain('Simulating Grove');
-    expect(output).toContain('Simulations: none');
+    expect(output, output).toContain('Simulations: none');
     expect(output).toMatch(/Reconciled DynamoGraphDeployment dgd=inference\/llama-disagg podCliqueSets=llama-disagg ready=False reason=some_resources_are_not_ready message=".*resource not found/);
     expect(code, output).toBe(0);
   }, 420_000);
@@ -76,7 +76,13 @@ describe('dynamo-fn dev: the Grove simulation', () => {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     try {
-      const kubeconfigPath = await eventually('dev to print its kubeconfig', async () => /export KUBECONFIG=(\S+)/.exec(output)?.[1], 280_000, 250);
+      // A dev that exits before printing it fails the test at once, with what it printed.
+      let kubeconfigPath: string | undefined;
+      for (const deadline = Date.now() + 280_000; ; await sleep(250)) {
+        kubeconfigPath = /export KUBECONFIG=(\S+)/.exec(output)?.[1];
+        if (kubeconfigPath !== undefined) break;
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`dev ${child.exitCode === null ? 'printed no kubeconfig in 280 s' : `exited (${child.exitCode}) before printing its kubeconfig`}:\n${output}`);
+      }
       const kubeConfig = new KubeConfig();
       kubeConfig.loadFromFile(kubeconfigPath);
       const kube = createKube(kubeConfig, { fieldManager: 'kubectl' });
@@ -105,7 +111,7 @@ describe('dynamo-fn dev: the Grove simulation', () => {
       const code = await closed;
       const stopSeconds = (Date.now() - stopAt) / 1000;
       const afterStop = output.slice(output.lastIndexOf('Stopping'));
-      expect(afterStop).toContain('Stopped control plane');
+      expect(afterStop, output).toContain('Stopped control plane');
       expect(afterStop).not.toMatch(/ WARN | ERROR /);
       // 3-4 s measured (2026-12-02); 30-45 s when the group's SIGINT reached etcd and kube-apiserver.
       expect(stopSeconds, afterStop).toBeLessThan(20);
