@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../kube/index.js';
+import { isResourceVersionConflict, type KubeObject } from '../kube/index.js';
 import { createMemoryKube } from './memory-kube.js';
 
 const service = (name: string, extra: Record<string, unknown> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'inference' }, spec: { ports: [{ port: 80 }] }, ...extra });
@@ -80,5 +80,22 @@ describe('memory-kube: the in-memory API server replay runs against (shared/dev/
     kube.observe(service('a', { metadata: { name: 'a', namespace: 'inference', resourceVersion: '42' } }));
     expect(kube.objects()).toEqual([service('a', { metadata: { name: 'a', namespace: 'inference', resourceVersion: '42' } })]);
     expect(kube.takeWrites()).toEqual([]);
+  });
+
+  it('a write\'s resourceVersion precondition is kept as the API server keeps it: another version is a 409 Conflict (apply, status apply, update, delete); the version read passes', async () => {
+    const kube = createMemoryKube([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data: {} }], 'test');
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'a' };
+    const read = await kube.get(ref);
+    const stale = 'stale';
+    const conflicts = await Promise.all([
+      kube.apply({ ...ref, metadata: { name: 'a', namespace: 'ns', resourceVersion: stale } } as never).catch((e: unknown) => e),
+      kube.applyStatus({ ...ref, metadata: { name: 'a', namespace: 'ns', resourceVersion: stale }, status: {} } as never).catch((e: unknown) => e),
+      kube.replace({ ...(read as KubeObject), metadata: { ...(read as KubeObject).metadata, resourceVersion: stale } }).catch((e: unknown) => e),
+      kube.delete(ref, { resourceVersion: stale }).catch((e: unknown) => e),
+    ]);
+    expect(conflicts.map(isResourceVersionConflict)).toEqual([true, true, true, true]);
+    expect(await kube.get(ref)).toEqual(read);
+    await kube.delete(ref, { resourceVersion: read?.metadata.resourceVersion });
+    expect(await kube.get(ref)).toBeUndefined();
   });
 });

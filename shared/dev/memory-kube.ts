@@ -8,7 +8,9 @@
  * changed); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
  * namespace and equality label selectors (`a=b,c=d`); `get` of a missing object is undefined
  * (Gone); a status or scale write to a missing object, and a second Event of one name, fail as
- * the API server answers them (PermanentError `NotFound`, `AlreadyExists`).
+ * the API server answers them (PermanentError `NotFound`, `AlreadyExists`), and a write whose
+ * resourceVersion precondition names another version fails with the 409 Conflict the real
+ * client classifies (TransientError).
  *
  * One store can be written under several field managers (`as`), as the functions of one install
  * write one API server. Besides the `Kube` calls, replay tells the store what the captured
@@ -152,6 +154,17 @@ function storedKeyOf(store: Store, ref: ObjectRef): string | undefined {
   return undefined;
 }
 
+/**
+ * A write's resourceVersion precondition, as the API server takes it (in an apply's or update's
+ * `metadata.resourceVersion`, a delete's `preconditions`): a stored object at another version
+ * is a 409 Conflict, classified as the real client's (TransientError, `isResourceVersionConflict`).
+ */
+function requireVersion(before: KubeObject, resourceVersion: string | undefined, what: string): void {
+  if (resourceVersion === undefined || resourceVersion === before.metadata.resourceVersion) return;
+  const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: `Operation cannot be fulfilled on ${before.kind} "${before.metadata.name}": the object has been modified; please apply your changes to the latest version and try again` };
+  throw classifyKubeError(new KubeHttpError(409, JSON.stringify(status), {}), what);
+}
+
 function clientOf(store: Store, fieldManager: string): MemoryKube {
   /** Marks a key (and the lists that hold it) changed. */
   function touch(object: { apiVersion: string; kind: string; metadata: { namespace?: string | undefined; name: string } }): void {
@@ -209,6 +222,7 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
     async apply(obj: ApplyObject) {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
       const before = store.objects.get(key);
+      if (before !== undefined) requireVersion(before, obj.metadata['resourceVersion'] as string | undefined, `apply ${obj.kind} ${obj.metadata.name}`);
       const next = cloneJson(obj) as KubeObject;
       next.metadata = { ...(before === undefined ? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` } : cloneJson(before.metadata)), ...next.metadata };
       if (before?.['status'] !== undefined) next['status'] = cloneJson(before['status']);
@@ -226,12 +240,7 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
       const before = store.objects.get(key);
       if (before === undefined) throw new PermanentError(`cannot apply status of ${obj.kind} ${obj.metadata.name}: 404 NotFound`, { reason: 'NotFound' });
-      // metadata.resourceVersion in an apply is a precondition, as the API server takes it.
-      const precondition = obj.metadata['resourceVersion'];
-      if (precondition !== undefined && precondition !== before.metadata.resourceVersion) {
-        const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: `Operation cannot be fulfilled on ${obj.kind} "${obj.metadata.name}": the object has been modified; please apply your changes to the latest version and try again` };
-        throw classifyKubeError(new KubeHttpError(409, JSON.stringify(status), {}), `apply status of ${obj.kind} ${obj.metadata.name}`);
-      }
+      requireVersion(before, obj.metadata['resourceVersion'] as string | undefined, `apply status of ${obj.kind} ${obj.metadata.name}`);
       return put(key, { ...before, metadata: { ...before.metadata }, status: cloneJson(obj['status']) }, 'applyStatus');
     },
     async create(obj: ApplyObject) {
@@ -242,10 +251,14 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       return put(key, next, 'apply');
     },
     async replace(obj) {
+      const before = store.objects.get(keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }));
+      if (before !== undefined) requireVersion(before, obj.metadata.resourceVersion, `replace ${obj.kind} ${obj.metadata.name}`);
       return put(keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }), cloneJson(obj), 'replace');
     },
-    async delete(ref) {
+    async delete(ref, options = {}) {
       const key = keyOf(ref);
+      const before = store.objects.get(key);
+      if (before !== undefined) requireVersion(before, options.resourceVersion, `delete ${ref.kind} ${ref.name}`);
       if (store.objects.delete(key)) touch({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name } });
       store.writes.push({ verb: 'delete', ref });
     },
