@@ -214,11 +214,18 @@ export interface OwnerKind {
  */
 export function blockingOwnerRefs(verb: string, body: Buffer): OwnerKind[] {
   if (!['create', 'update', 'patch'].includes(verb) || body.length === 0) return [];
+  // Bodies are JSON but for a server-side apply, which may be YAML: JSON.parse first (YAML's
+  // parser took a quarter of a benchmark's own CPU, every request of both sides through it).
+  const text = body.toString('utf8');
   let object: unknown;
   try {
-    object = parse(body.toString('utf8'));
+    object = JSON.parse(text);
   } catch {
-    return [];
+    try {
+      object = parse(text);
+    } catch {
+      return [];
+    }
   }
   const refs = (object as { metadata?: { ownerReferences?: unknown } } | null)?.metadata?.ownerReferences;
   if (!Array.isArray(refs)) return [];
