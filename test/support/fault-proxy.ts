@@ -115,6 +115,8 @@ export async function startFaultProxy(options: {
     stats.requests += 1;
     void (async () => {
       const body = await readBody(req);
+      // No handlers (the request recorder): nothing for msw to decide, so no Request is built.
+      if (handlers.length === 0) return forward(req, res, body);
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
       const probe = new Request(`http://127.0.0.1${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, ...(body.length > 0 && req.method !== 'GET' && req.method !== 'HEAD' ? { body } : {}) });
