@@ -294,7 +294,9 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
   for (const adopted of result.adoptConfigMaps) {
     // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner);
     // only the version the decision proved its own: one replaced since the read is a 409 (TransientError), decided again.
-    const precondition = adopted.resourceVersion === undefined ? {} : { resourceVersion: adopted.resourceVersion };
+    // The uid too: an apply to a ConfigMap deleted since the read would create it (empty) whatever resourceVersion it
+    // carries; with the uid the API server refuses that with a 409 instead.
+    const precondition = { ...(adopted.resourceVersion === undefined ? {} : { resourceVersion: adopted.resourceVersion }), ...(adopted.uid === undefined ? {} : { uid: adopted.uid }) };
     await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ...precondition, ownerReferences: adopted.ownerReferences } }, { force: true });
   }
   if (result.status !== undefined) {

@@ -50,6 +50,8 @@ const ACCESS: Readonly<Record<string, 'none' | 'shared'>> = {
   'switch-over': 'shared',
   // Its DGD and children live in its own namespace; it calls handle directly.
   'dgd-status-precondition': 'shared',
+  // Its request, DGD and ConfigMap live in its own namespace; it calls the profile handler directly.
+  'profile-adoption': 'shared',
   // Their ClusterRoles and bindings have test-unique names; the resync listings they prove are
   // filtered to their namespace.
   'rbac': 'shared',

@@ -109,8 +109,12 @@ export interface DgdrDesired {
    * half-wrote stays behind unowned (no DGD will mount them, and nothing would ever delete them).
    */
   readonly deleteConfigMaps: readonly { readonly name: string; readonly resourceVersion: string | undefined }[];
-  /** Planner ConfigMaps to hand to the DGD: their owner references become the DGD as controller (server-side apply; the version proved, when read, as precondition). */
-  readonly adoptConfigMaps: readonly { readonly name: string; readonly resourceVersion?: string; readonly ownerReferences: readonly Obj[] }[];
+  /**
+   * Planner ConfigMaps to hand to the DGD: their owner references become the DGD as controller
+   * (server-side apply; the version and uid proved, when read, as preconditions: an apply whose
+   * object is gone would otherwise create it, empty).
+   */
+  readonly adoptConfigMaps: readonly { readonly name: string; readonly resourceVersion?: string; readonly uid?: string; readonly ownerReferences: readonly Obj[] }[];
   /** The whole status the function owns; undefined: leave the status as it is. */
   readonly status: DgdrStatus | undefined;
   readonly events: readonly DgdrEventIntent[];
@@ -748,8 +752,9 @@ export function configMapsToAdopt(observed: DgdrObserved, dgd: NonNullable<DgdrO
     // A ConfigMap someone else controls, or one this request did not create, is never taken over, whatever its labels say (DESIGN.md "Writes": never adopt);
     // an unstamped one (created before the stamp: upgrade, switch-over) only when the output names it.
     .filter((cm) => cm.name !== output && !cm.ownerReferences.some((r) => r.controller === true) && (isStampedBy(cm, observed.dgdr) || (named.has(cm.name) && isPlannerConfigMapOurs(cm, observed.dgdr, dgd.uid))))
-    // Only the version proved (a ConfigMap replaced since the read is a 409, decided again).
-    .map((cm) => ({ name: cm.name, ...(cm.resourceVersion === undefined ? {} : { resourceVersion: cm.resourceVersion }), ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
+    // Only the version proved (a ConfigMap replaced since the read is a 409, decided again), and only the object
+    // read: with its uid, an apply to a ConfigMap deleted since is a 409 too, where the version alone would create it anew.
+    .map((cm) => ({ name: cm.name, ...(cm.resourceVersion === undefined ? {} : { resourceVersion: cm.resourceVersion }), ...(cm.uid === undefined ? {} : { uid: cm.uid }), ownerReferences: [{ apiVersion: DGD_V1BETA1, kind: DGD_KIND, name: dgd.name, uid: dgd.uid, controller: true, blockOwnerDeletion: true }] }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
