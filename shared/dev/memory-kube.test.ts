@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isResourceVersionConflict, type KubeObject } from '../kube/index.js';
+import { PermanentError } from '../runtime/index.js';
 import { createMemoryKube } from './memory-kube.js';
 
 const service = (name: string, extra: Record<string, unknown> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'inference' }, spec: { ports: [{ port: 80 }] }, ...extra });
@@ -97,5 +98,31 @@ describe('memory-kube: the in-memory API server replay runs against (shared/dev/
     expect(await kube.get(ref)).toEqual(read);
     await kube.delete(ref, { resourceVersion: read?.metadata.resourceVersion });
     expect(await kube.get(ref)).toBeUndefined();
+  });
+});
+
+describe('memory-kube: preconditions on a missing object, as the real kube-apiserver answers them (checked there: test/integration/profile-adoption.test.ts, kube.test.ts)', () => {
+  const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'gone' };
+  const configMap = { apiVersion: 'v1', kind: 'ConfigMap' } as const;
+
+  it('a server-side apply carrying only a resourceVersion creates the missing object (the precondition is checked against an existing one only); one carrying a uid is a 409 Conflict and creates nothing', async () => {
+    const kube = createMemoryKube([], 'test');
+    await kube.apply({ ...configMap, metadata: { name: 'gone', namespace: 'ns', resourceVersion: '5' } });
+    expect(await kube.get(ref)).toBeDefined();
+    await kube.delete(ref);
+    const refused = await kube.apply({ ...configMap, metadata: { name: 'gone', namespace: 'ns', resourceVersion: '5', uid: 'uid-read' } }).catch((e: unknown) => e);
+    expect(isResourceVersionConflict(refused)).toBe(true);
+    expect(await kube.get(ref)).toBeUndefined();
+  });
+
+  it('an update (PUT) of a missing object is a 404 NotFound (PermanentError) and creates nothing, with or without a resourceVersion', async () => {
+    const kube = createMemoryKube([], 'test');
+    for (const metadata of [{ name: 'gone', namespace: 'ns', resourceVersion: '5' }, { name: 'gone', namespace: 'ns' }]) {
+      const refused = await kube.replace({ ...configMap, metadata, data: { a: '1' } }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(PermanentError);
+      expect((refused as PermanentError).reason).toBe('NotFound');
+    }
+    expect(await kube.get(ref)).toBeUndefined();
+    expect(kube.takeWrites()).toEqual([]);
   });
 });

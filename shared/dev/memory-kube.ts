@@ -7,10 +7,12 @@
  * stored one (keeping the stored `status`, bumping `resourceVersion` only when something
  * changed); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
  * namespace and equality label selectors (`a=b,c=d`); `get` of a missing object is undefined
- * (Gone); a status or scale write to a missing object, and a second Event of one name, fail as
- * the API server answers them (PermanentError `NotFound`, `AlreadyExists`), and a write whose
- * resourceVersion precondition names another version fails with the 409 Conflict the real
- * client classifies (TransientError).
+ * (Gone); a status, update or scale write to a missing object, and a second Event of one name,
+ * fail as the API server answers them (PermanentError `NotFound`, `AlreadyExists`), and a write
+ * whose resourceVersion precondition names another version fails with the 409 Conflict the real
+ * client classifies (TransientError). An apply creates a missing object whatever resourceVersion
+ * it carries (the API server checks it against an existing object only), unless it names a
+ * `metadata.uid`: that is a 409 too.
  *
  * One store can be written under several field managers (`as`), as the functions of one install
  * write one API server. Besides the `Kube` calls, replay tells the store what the captured
@@ -161,8 +163,12 @@ function storedKeyOf(store: Store, ref: ObjectRef): string | undefined {
  */
 function requireVersion(before: KubeObject, resourceVersion: string | undefined, what: string): void {
   if (resourceVersion === undefined || resourceVersion === before.metadata.resourceVersion) return;
-  const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: `Operation cannot be fulfilled on ${before.kind} "${before.metadata.name}": the object has been modified; please apply your changes to the latest version and try again` };
-  throw classifyKubeError(new KubeHttpError(409, JSON.stringify(status), {}), what);
+  throw conflict(`Operation cannot be fulfilled on ${before.kind} "${before.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`, what);
+}
+
+function conflict(message: string, what: string): Error {
+  const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message };
+  return classifyKubeError(new KubeHttpError(409, JSON.stringify(status), {}), what);
 }
 
 function clientOf(store: Store, fieldManager: string): MemoryKube {
@@ -223,6 +229,9 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
       const before = store.objects.get(key);
       if (before !== undefined) requireVersion(before, obj.metadata['resourceVersion'] as string | undefined, `apply ${obj.kind} ${obj.metadata.name}`);
+      // A missing object is created whatever resourceVersion the apply carries, but not when it names a uid (the API server's 409).
+      const uid = obj.metadata['uid'];
+      if (before === undefined && typeof uid === 'string') throw conflict(`Operation cannot be fulfilled on ${obj.kind} "${obj.metadata.name}": uid mismatch: the provided object specified uid ${uid}, and no existing object was found`, `apply ${obj.kind} ${obj.metadata.name}`);
       const next = cloneJson(obj) as KubeObject;
       next.metadata = { ...(before === undefined ? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` } : cloneJson(before.metadata)), ...next.metadata };
       if (before?.['status'] !== undefined) next['status'] = cloneJson(before['status']);
@@ -252,7 +261,9 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
     },
     async replace(obj) {
       const before = store.objects.get(keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }));
-      if (before !== undefined) requireVersion(before, obj.metadata.resourceVersion, `replace ${obj.kind} ${obj.metadata.name}`);
+      // An update never creates: a missing object is a 404, as the API server answers it.
+      if (before === undefined) throw new PermanentError(`cannot replace ${obj.kind} ${obj.metadata.name}: 404 NotFound`, { reason: 'NotFound' });
+      requireVersion(before, obj.metadata.resourceVersion, `replace ${obj.kind} ${obj.metadata.name}`);
       return put(keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }), cloneJson(obj), 'replace');
     },
     async delete(ref, options = {}) {

@@ -141,6 +141,21 @@ describe('shared/kube', () => {
     expect(kubeStatusOf(error)).toMatchObject({ code: 409, reason: 'Conflict' });
   });
 
+  it('preconditions on a missing object (what shared/dev/memory-kube.ts mirrors): an apply carrying only a resourceVersion creates it; one carrying a uid is a 409 (TransientError) and creates nothing; a replace is a 404 NotFound (PermanentError)', async () => {
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'precondition-missing' };
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap' } as const;
+    const created = await kube.apply({ ...configMap, metadata: { name: ref.name, namespace, resourceVersion: '5' } }, { force: true });
+    expect(created.metadata.resourceVersion).not.toBe('5');
+    await kube.delete(ref);
+    const refused = await failure(kube.apply({ ...configMap, metadata: { name: ref.name, namespace, resourceVersion: '5', uid: created.metadata.uid } }, { force: true }));
+    expect(refused).toBeInstanceOf(TransientError);
+    expect(kubeStatusOf(refused)).toMatchObject({ code: 409, reason: 'Conflict' });
+    const missing = await failure(kube.replace({ ...created, metadata: { ...created.metadata } }));
+    expect(missing).toBeInstanceOf(PermanentError);
+    expect(kubeStatusOf(missing)).toMatchObject({ code: 404, reason: 'NotFound' });
+    expect(await kube.get(ref)).toBeUndefined();
+  });
+
   it('delete removes the object, and deleting it again is done too', async () => {
     await kube.apply(aPodCliqueSet(namespace, 'deleted'));
     await kube.delete({ ...PCS, namespace, name: 'deleted' });
