@@ -9,7 +9,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMemoryKube } from '../../shared/dev/memory-kube.js';
 import type { KubeObject } from '../../shared/kube/index.js';
-import { TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
+import { PermanentError, TransientError, defaultConfig, type KubeEvent } from '../../shared/runtime/index.js';
 import { configMapRoute, handle, jobRoute, type ProfileDeps } from './dgdr.js';
 
 const NOW = new Date('2026-12-01T09:00:00Z');
@@ -105,6 +105,29 @@ describe('profile function: DGDR handler', () => {
     const events = kube.takeWrites().flatMap((w) => (w.verb === 'createEvent' ? [{ type: w.event.type, reason: w.event.reason, note: w.event.note }] : []));
     expect(events).toEqual([{ type: 'Warning', reason: 'ConfigMapCreationFailed', note: message }]);
     expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
+  });
+
+  it('upstream "Don\'t fail the DGDR, just log the error - ConfigMaps can be created manually": an output ConfigMap the API server refuses for good is a Warning ConfigMapCreationFailed, the request goes on to Deploying, and the refusal is not retried', async () => {
+    const { kube, deps } = depsWith(profiledWorld());
+    const create = kube.create.bind(kube);
+    const refused = 'cannot create ConfigMap ns/planner-config-fb8c: 422 Invalid: metadata.annotations: Too long: must have at most 262144 bytes';
+    let attempts = 0;
+    kube.create = async (obj, options) => {
+      if (obj.kind === 'ConfigMap' && obj.metadata.name === 'planner-config-fb8c') {
+        attempts += 1;
+        throw new PermanentError(refused, { reason: 'Invalid' });
+      }
+      return create(obj, options);
+    };
+    const event = eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen');
+    expect(await handle(event, deps)).toEqual({ kind: 'Done' });
+    const events = kube.takeWrites().flatMap((w) => (w.verb === 'createEvent' ? [{ type: w.event.type, reason: w.event.reason, note: w.event.note }] : []));
+    expect(events).toContainEqual({ type: 'Warning', reason: 'ConfigMapCreationFailed', note: `Failed to create ConfigMaps from profiling output: failed to create ConfigMap planner-config-fb8c: ${refused}` });
+    const dgdr = await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'qwen' });
+    // Past the step that creates the output's ConfigMaps: the next pass creates the DGD, not the refused ConfigMap again.
+    expect((dgdr?.['status'] as { phase: string }).phase).toBe('Deploying');
+    expect(await kube.get(plannerRef)).toBeUndefined();
+    expect(attempts).toBe(1);
   });
 
   it('"nothing is lost or half-written": on PlannerConfigMapConflict the output\'s ConfigMaps this request created (this pass, or stamped with its uid by an earlier one) are deleted; the conflicting one and any other stay untouched', async () => {

@@ -57,6 +57,7 @@ import {
   readMetricsGpuNodes,
   isPlannerConfigMapCreatedByUs,
   decidePlannerConfigMapConflict,
+  configMapCreationFailedEvent,
   withoutUnchangedStatus,
   type ChildFacts,
   type DgdrDesired,
@@ -252,7 +253,18 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
   const ours: { name: string; resourceVersion: string | undefined }[] = [];
   for (const [index, configMap] of desired.configMaps.entries()) {
     const object = configMap as Parameters<Kube['create']>[0];
-    const created = await deps.kube.create(object);
+    let created: KubeObject | undefined;
+    try {
+      created = await deps.kube.create(object);
+    } catch (error) {
+      // Refused for good (the profiling output is the request author's): a Warning, and the step
+      // goes on without this ConfigMap and the ones after it, as upstream's does; retrying it at
+      // every resync would only fail again.
+      if (!(error instanceof PermanentError)) throw error;
+      deps.log.warn({ err: error, kind: 'ConfigMap', name: object.metadata.name }, 'Failed to create ConfigMap from profiling output');
+      events.push(configMapCreationFailedEvent(object.metadata.name, error.message));
+      break;
+    }
     if (created !== undefined) {
       ours.push({ name: object.metadata.name, resourceVersion: created.metadata.resourceVersion });
       continue;

@@ -367,6 +367,18 @@ export function plannerConfigMapNames(dgdr: Dgdr): string[] {
 }
 
 /** The conflict message for a planner ConfigMap this request did not create (ours, in the words of the other conflicts). Pure. */
+/**
+ * The Warning for an output ConfigMap the API server refused with a permanent error (an invalid
+ * name, annotations over the size limit, ...): upstream's `ConfigMapCreationFailed`, "Failed to
+ * create ConfigMaps from profiling output: failed to create ConfigMap <name>: <error>". Not fatal:
+ * the step goes on (the DGD, the status), as upstream's does ("Don't fail the DGDR ... ConfigMaps
+ * can be created manually"), and the output's later ConfigMaps are not created (upstream stops at
+ * the first failure). Source: upstream-notes/profiler.md §1.6 step 7, dgdr.md §3. Pure.
+ */
+export function configMapCreationFailedEvent(name: string, error: string): DgdrEventIntent {
+  return { type: 'Warning', reason: 'ConfigMapCreationFailed', action: 'Create', note: `Failed to create ConfigMaps from profiling output: failed to create ConfigMap ${name}: ${error}` };
+}
+
 export function plannerConfigMapConflictMessage(name: string): string {
   return `ConfigMap ${name} (named by the profiling output) already exists and was not created by this DynamoGraphDeploymentRequest; it is left untouched (neither adopted nor deployed). Delete that ConfigMap and create a new request`;
 }
