@@ -22,7 +22,12 @@ import { reconcileClaim, reconcileClaimsWithRunFinalizers } from './trace-claim.
 
 const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
 
-/** Retires the finished Runs of `requestUid` beyond the five most recent; resolves to how many it deleted. */
+/**
+ * Retires the finished Runs of `requestUid` beyond the five most recent; resolves to how many it
+ * deleted. Each delete names the version read (a resourceVersion precondition): a Run of that
+ * name created since the read (a request deleted and created again starts over at `<name>-1`),
+ * or one a resync's snapshot is older than, is never deleted in its place.
+ */
 async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string, requestUid: string): Promise<number> {
   const runs = (await read.list(DGDR_V1BETA2, RUN_KIND, namespace)).filter((r) => {
     const owner = controllerOf(r);
@@ -34,9 +39,11 @@ async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string
     const generation = Number(object.metadata.labels?.[LABEL_DGDR_GENERATION] ?? '0');
     return [{ name: object.metadata.name, isFinished: isRunComplete(parsed.data), completionTime: parsed.data.status?.completionTime, generation: Number.isFinite(generation) ? generation : 0 }];
   });
+  const versions = new Map(runs.map((r) => [r.metadata.name, r.metadata.resourceVersion]));
   const retired = selectRunsToRetire(retained);
   for (const name of retired) {
-    await deps.kube.delete({ ...RUN_REF, namespace, name }, { propagationPolicy: 'Background' });
+    const resourceVersion = versions.get(name);
+    await deps.kube.delete({ ...RUN_REF, namespace, name }, { propagationPolicy: 'Background', ...(resourceVersion === undefined ? {} : { resourceVersion }) });
     deps.log.info({ kind: RUN_KIND, namespace, name }, 'Deleted retired DynamoGraphDeploymentRun');
   }
   return retired.length;
