@@ -8,7 +8,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMemoryKube } from '../../shared/dev/memory-kube.js';
 import type { Kube, KubeObject, KubeReader } from '../../shared/kube/index.js';
-import { defaultConfig, TransientError, type KubeEvent } from '../../shared/runtime/index.js';
+import { defaultConfig, PermanentError, TransientError, type KubeEvent } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 import { handle } from './run-retention.js';
 
@@ -19,8 +19,8 @@ function requestRef(uid: string) {
   return { apiVersion: 'nvidia.com/v1beta2', kind: 'DynamoGraphDeploymentRequest', name: 'qwen3', uid, controller: true };
 }
 
-/** Run `qwen3-<generation>` of the request `requestUid`: finished at minute `generation` when `finished`, else open. */
-function aRun(generation: number, requestUid: string, finished: boolean, resourceVersion: string): KubeObject {
+/** Run `qwen3-<generation>` of the request `requestUid`: finished at minute `generation` when `finished`, else open; a trace Run when `claimName` is given. */
+function aRun(generation: number, requestUid: string, finished: boolean, resourceVersion: string, claimName?: string): KubeObject {
   return {
     ...RUN,
     metadata: {
@@ -31,7 +31,11 @@ function aRun(generation: number, requestUid: string, finished: boolean, resourc
       labels: { 'nvidia.com/dgdr-generation': String(generation) },
       ownerReferences: [requestRef(requestUid)],
     },
-    spec: { model: { name: 'Qwen/Qwen3-0.6B' }, hardware: { gpu: { sku: 'h200_sxm', budget: 8, numGpusPerNode: 8 } } },
+    spec: {
+      model: { name: 'Qwen/Qwen3-0.6B' },
+      hardware: { gpu: { sku: 'h200_sxm', budget: 8, numGpusPerNode: 8 } },
+      ...(claimName === undefined ? {} : { workload: { trace: { source: { persistentVolumeClaim: { claimName, subPath: 'trace.jsonl.gz' } } } } }),
+    },
     status: finished
       ? {
           phase: 'Failed',
@@ -70,5 +74,21 @@ describe('cleanup function: Run retention', () => {
     await expect(handle(runEvent('qwen3-3'), depsWith(live, snapshot))).rejects.toBeInstanceOf(TransientError);
     expect(await runNames(live)).toEqual(['qwen3-1']);
     expect((await live.get({ ...RUN, namespace: NAMESPACE, name: 'qwen3-1' }))?.metadata.uid).toBe('new-request-run-1');
+  });
+
+  it('one bad object never stalls the others: a retired Run the API server refuses to delete does not keep the request\'s other retired Runs, nor the event\'s Run\'s claim release', async () => {
+    // The newest Run read a trace claim and is finished: its finalizer is due for release too.
+    const claim: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'request-traces', namespace: NAMESPACE, finalizers: ['nvidia.com/dgdr-run-request-run-8'] }, spec: {}, status: { phase: 'Bound' } };
+    const memory = createMemoryKube([...[1, 2, 3, 4, 5, 6, 7].map((g) => aRun(g, 'request', true, String(100 + g))), aRun(8, 'request', true, '108', 'request-traces'), claim], 'dynamo-cleanup');
+    const refusing: Kube = {
+      ...memory,
+      delete: async (ref, options) => {
+        if (ref.name === 'qwen3-1') throw new PermanentError('cannot delete DynamoGraphDeploymentRun inference/qwen3-1: 403 Forbidden: denied by a deletion-protection policy', { reason: 'Forbidden' });
+        return memory.delete(ref, options);
+      },
+    };
+    await expect(handle(runEvent('qwen3-8'), depsWith(refusing))).rejects.toBeInstanceOf(PermanentError);
+    expect(await runNames(memory)).toEqual(['qwen3-1', 'qwen3-4', 'qwen3-5', 'qwen3-6', 'qwen3-7', 'qwen3-8']);
+    expect((await memory.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: NAMESPACE, name: 'request-traces' }))?.metadata['finalizers']).toEqual([]);
   });
 });

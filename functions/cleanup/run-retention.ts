@@ -24,11 +24,12 @@ const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
 
 /**
  * Retires the finished Runs of `requestUid` beyond the five most recent; resolves to how many it
- * deleted. Each delete names the version read (a resourceVersion precondition): a Run of that
- * name created since the read (a request deleted and created again starts over at `<name>-1`),
- * or one a resync's snapshot is older than, is never deleted in its place.
+ * deleted and the first failure. Each delete names the version read (a resourceVersion
+ * precondition): a Run of that name created since the read (a request deleted and created again
+ * starts over at `<name>-1`), or one a resync's snapshot is older than, is never deleted in its
+ * place. A Run whose delete fails does not keep the others from being retired.
  */
-async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string, requestUid: string): Promise<number> {
+async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string, requestUid: string): Promise<{ readonly retired: number; readonly failure: unknown }> {
   const runs = (await read.list(DGDR_V1BETA2, RUN_KIND, namespace)).filter((r) => {
     const owner = controllerOf(r);
     return owner?.kind === DGDR_V1BETA2_KIND && owner.uid === requestUid;
@@ -40,13 +41,20 @@ async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string
     return [{ name: object.metadata.name, isFinished: isRunComplete(parsed.data), completionTime: parsed.data.status?.completionTime, generation: Number.isFinite(generation) ? generation : 0 }];
   });
   const versions = new Map(runs.map((r) => [r.metadata.name, r.metadata.resourceVersion]));
-  const retired = selectRunsToRetire(retained);
-  for (const name of retired) {
+  let retired = 0;
+  let failure: unknown;
+  for (const name of selectRunsToRetire(retained)) {
     const resourceVersion = versions.get(name);
-    await deps.kube.delete({ ...RUN_REF, namespace, name }, { propagationPolicy: 'Background', ...(resourceVersion === undefined ? {} : { resourceVersion }) });
+    try {
+      await deps.kube.delete({ ...RUN_REF, namespace, name }, { propagationPolicy: 'Background', ...(resourceVersion === undefined ? {} : { resourceVersion }) });
+    } catch (error) {
+      failure ??= error;
+      continue;
+    }
+    retired += 1;
     deps.log.info({ kind: RUN_KIND, namespace, name }, 'Deleted retired DynamoGraphDeploymentRun');
   }
-  return retired.length;
+  return { retired, failure };
 }
 
 /** load -> retention -> claim release. */
@@ -63,10 +71,13 @@ export async function handle(event: KubeEvent, deps: CleanupDeps): Promise<Outco
   const parsed = RunSchema.safeParse(object);
   if (!parsed.success) return DONE;
   const owner = controllerOf(object);
-  const retired = stored !== undefined && owner?.kind === DGDR_V1BETA2_KIND ? await retireRuns(deps, read, namespace, owner.uid) : 0;
+  const { retired, failure } = stored !== undefined && owner?.kind === DGDR_V1BETA2_KIND ? await retireRuns(deps, read, namespace, owner.uid) : { retired: 0, failure: undefined };
   const claimName = traceClaimNameOf(parsed.data);
   // After a delete the claim's readers are read again from the API server.
-  return claimName === undefined ? DONE : reconcileClaim(deps, namespace, claimName, retired > 0 ? deps.kube : read);
+  const outcome = claimName === undefined ? DONE : await reconcileClaim(deps, namespace, claimName, retired > 0 ? deps.kube : read);
+  // A Run that could not be retired is reported once the rest is done.
+  if (failure !== undefined) throw failure;
+  return outcome;
 }
 
 /** Every Run, for the resync tick (empty while the gate is off). */
