@@ -150,10 +150,21 @@ export async function handle(event: KubeEvent, deps: LpxCleanupDeps): Promise<Ou
   if (!deps.config.lpxEnabled) return DONE;
   for (let pass = 0; pass < MAX_PASSES; pass += 1) {
     // The first pass reads the resync's snapshot when there is one; a pass after a write reads the API server.
-    const loaded = await load(deps, event.key, pass === 0 ? deps.snapshot : deps.kube);
+    const read = pass === 0 && deps.snapshot !== undefined ? deps.snapshot : deps.kube;
+    let loaded = await load(deps, event.key, read);
     if (loaded === undefined) return DONE;
-    const now = deps.now();
-    const desired = decideLpxDeadlines(loaded.observed, now);
+    let now = deps.now();
+    let desired = decideLpxDeadlines(loaded.observed, now);
+    // The snapshot can be older than a request's receipt (bound before its deadline, after the
+    // snapshot listed it pending): a SchedulingFailed record stays for the generation, and a
+    // scale-down or delete cannot be undone, so any write is decided again from the API server
+    // (the snapshot only saves the reads of the LPXGraphDeployments with nothing to do).
+    if (read !== deps.kube && hasWrites(desired)) {
+      loaded = await load(deps, event.key, deps.kube);
+      if (loaded === undefined) return DONE;
+      now = deps.now();
+      desired = decideLpxDeadlines(loaded.observed, now);
+    }
     await write(deps, event.key, loaded, desired);
     if (!hasWrites(desired) || desired.recheckAt === undefined || desired.recheckAt.getTime() > now.getTime()) break;
   }

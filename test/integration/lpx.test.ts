@@ -19,7 +19,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DGD_KIND, DGD_V1BETA1, FIELD_MANAGER_CLEANUP, LPR_API_VERSION, LPR_KIND, LPXGD_API_VERSION, LPXGD_KIND, parseDgd } from '../../shared/api/index.js';
 import { buildSnapshotContentId, lpxPodCliqueSetName, podCliqueSetName } from '../../shared/domain/index.js';
-import { createKube, type Kube, type KubeObject } from '../../shared/kube/index.js';
+import { createKube, createListSnapshot, type Kube, type KubeObject } from '../../shared/kube/index.js';
 import { defaultConfig, type HandlerDeps, type KubeEvent } from '../../shared/runtime/index.js';
 import { depsWithKube as reconcileDeps } from '../../functions/reconcile/index.js';
 import { handle as handleDgd, type ReconcileDeps } from '../../functions/reconcile/dgd.js';
@@ -27,7 +27,7 @@ import { handle as handleLpx } from '../../functions/reconcile/lpx.js';
 import { MODEL_STATUS, createModelExpressClient } from '../../functions/reconcile/model-express.js';
 import { checkLpxStartup } from '../../functions/reconcile/lpx-startup.js';
 import { depsWithKube as cleanupDeps, type CleanupDeps } from '../../functions/cleanup/index.js';
-import { handle as handleDeadlines } from '../../functions/cleanup/lpx-deadlines.js';
+import { handle as handleDeadlines, load as loadDeadlines } from '../../functions/cleanup/lpx-deadlines.js';
 import { createTestNamespace, testKubeConfig } from '../harness/testing.js';
 import { eventually } from '../support/eventually.js';
 import { fileChunks, startTestModelExpress } from '../support/model-express.js';
@@ -389,6 +389,21 @@ describe('LPX on a real API server (issue 11)', () => {
     const dgd = await getDgd(namespace, name);
     expect(conditionOf(dgd, 'Ready')).toMatchObject({ status: 'False', reason: 'Failed', message: 'An LPX request exceeded its scheduling deadline' });
     expect((dgd?.['status'] as { state: string }).state).toBe('failed');
+  });
+
+  it('lpx.md §3.4 "Skipped: current-generation bound": a resync whose snapshot was listed before the scheduler bound the requests never records SchedulingFailed for them once the deadline has passed (a durable failure is decided from the API server, not from the snapshot)', async () => {
+    const { namespace, name, pcsName } = await graphWithExpiringRequests('lpx-stale', { replicas: 3 }, {}, 3, [0]);
+    const key = { apiVersion: LPXGD_API_VERSION, kind: LPXGD_KIND, namespace, name };
+    // The resync lists every kind it reads first (here while ordinals 1 and 2 are still pending)...
+    const snapshot = createListSnapshot(user);
+    expect((await loadDeadlines(cleanupAt(afterDeadline), key, snapshot))?.observed.requests.filter((r) => r.status?.phase === 'bound')).toHaveLength(1);
+    // ...then the LPX scheduler binds them, before their deadline...
+    for (const request of await requestsOf(namespace)) if (ordinalOf(request) !== 0) await writeReceipt(request, 'bound');
+    // ...and the resync reaches this LPXGraphDeployment after the deadline.
+    await handleDeadlines(eventFor(LPXGD_API_VERSION, LPXGD_KIND, namespace, name), { ...cleanupAt(afterDeadline), snapshot });
+    expect(conditionOf(await getLpxgd(namespace, name), 'SchedulingFailed')).toBeUndefined();
+    expect(await groupReplicas(namespace, pcsName)).toBe(3);
+    expect((await requestsOf(namespace)).map(ordinalOf).sort()).toEqual([0, 1, 2]);
   });
 
   it('"Own what you read ... the same rule everywhere a function reads what a Job or a user could also write" (issue 20 item 1): a PodCliqueScalingGroup of the group\'s name that the PodCliqueSet does not control is never scaled by the deadline cleanup', async () => {
