@@ -91,4 +91,12 @@ describe('cleanup function: Run retention', () => {
     expect(await runNames(memory)).toEqual(['qwen3-1', 'qwen3-4', 'qwen3-5', 'qwen3-6', 'qwen3-7', 'qwen3-8']);
     expect((await memory.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: NAMESPACE, name: 'request-traces' }))?.metadata['finalizers']).toEqual([]);
   });
+
+  it('a quiet resync writes nothing: a retired Run already being deleted (held by someone else\'s finalizer) is not deleted again at every pass', async () => {
+    const deleting = aRun(1, 'request', true, '101');
+    const held = { ...deleting, metadata: { ...deleting.metadata, deletionTimestamp: '2026-12-02T04:30:00Z', finalizers: ['example.com/hold'] } };
+    const memory = createMemoryKube([held, ...[2, 3, 4, 5, 6].map((g) => aRun(g, 'request', true, String(100 + g)))], 'dynamo-cleanup');
+    expect(await handle(runEvent('qwen3-6'), depsWith(memory))).toEqual({ kind: 'Done' });
+    expect(memory.takeWrites()).toEqual([]);
+  });
 });

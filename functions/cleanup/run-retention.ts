@@ -38,7 +38,7 @@ async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string
     const parsed = RunSchema.safeParse(object);
     if (!parsed.success) return [];
     const generation = Number(object.metadata.labels?.[LABEL_DGDR_GENERATION] ?? '0');
-    return [{ name: object.metadata.name, isFinished: isRunComplete(parsed.data), completionTime: parsed.data.status?.completionTime, generation: Number.isFinite(generation) ? generation : 0 }];
+    return [{ name: object.metadata.name, isFinished: isRunComplete(parsed.data), completionTime: parsed.data.status?.completionTime, generation: Number.isFinite(generation) ? generation : 0, isDeleting: object.metadata.deletionTimestamp !== undefined }];
   });
   const versions = new Map(runs.map((r) => [r.metadata.name, r.metadata.resourceVersion]));
   let retired = 0;

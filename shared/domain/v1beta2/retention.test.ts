@@ -15,6 +15,7 @@ describe('Run retention: "the operator keeps the Runs, Jobs, and pods of a reque
     },
     { name: 'most recent means completionTime, not generation', runs: [finished(1, at(59)), ...[2, 3, 4, 5, 6].map((g) => finished(g, at(g)))], want: ['req-2'] },
     { name: 'equal completion times: the older generation goes first', runs: [1, 2, 3, 4, 5, 6].map((g) => finished(g, at(0))), want: ['req-1'] },
+    { name: 'a Run already being deleted still counts but is not deleted again', runs: [{ ...finished(1, at(1)), isDeleting: true }, ...[2, 3, 4, 5, 6, 7].map((g) => finished(g, at(g)))], want: ['req-2'] },
   ];
   it.each(rows)('$name', ({ runs, want }) => {
     expect(selectRunsToRetire(Object.freeze(runs))).toEqual(want);

@@ -16,11 +16,15 @@ export interface RetainedRun {
   readonly completionTime: string | undefined;
   /** The request generation the Run evaluates (its label), for a stable order on equal times. */
   readonly generation: number;
+  /** True when the Run already has a deletionTimestamp: it still counts, but is not deleted again. */
+  readonly isDeleting?: boolean;
 }
 
 /**
  * The finished Runs to delete: all but the `keep` most recent, newest first by completionTime
- * then generation (a finished Run without completionTime counts as the oldest).
+ * then generation (a finished Run without completionTime counts as the oldest); a Run already
+ * being deleted is not deleted again (a quiet pass writes nothing, even while someone's
+ * finalizer holds it).
  * In: the request's Runs (any order); keep (default 5). Out: names to delete, sorted. Pure.
  */
 export function selectRunsToRetire(runs: readonly RetainedRun[], keep: number = RUN_RETENTION_FINISHED): string[] {
@@ -31,5 +35,5 @@ export function selectRunsToRetire(runs: readonly RetainedRun[], keep: number = 
       const byTime = (b.completionTime ?? '').localeCompare(a.completionTime ?? '');
       return byTime !== 0 ? byTime : b.generation - a.generation;
     });
-  return finished.slice(keep).map((run) => run.name).sort();
+  return finished.slice(keep).filter((run) => run.isDeleting !== true).map((run) => run.name).sort();
 }
