@@ -119,6 +119,22 @@ function aGraph(namespace: string, index: number): ApplyObject {
   };
 }
 
+/**
+ * The objects `renderDgd` makes for each of the `dgds` bench DGDs in `namespace`, rendered for a
+ * DGD with a uid so they carry the controller reference ours carry (with the API server's
+ * OwnerReferencesPermissionEnforcement on, a create with one is checked against the owner).
+ */
+function renderedObjectsOf(namespace: string, dgds: number): ApplyObject[][] {
+  return Array.from({ length: dgds }, (_, index) => {
+    const parsed = parseDgd(aGraph(namespace, index));
+    if (!parsed.ok) throw new Error('bench DGD does not parse');
+    const uid = `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+    const rendered = renderDgd({ ...parsed.dgd, metadata: { ...parsed.dgd.metadata, uid } });
+    if (!rendered.ok) throw new Error('bench DGD does not render');
+    return rendered.objects as unknown as ApplyObject[];
+  });
+}
+
 /** Sends one resync to the function and waits for its answer. */
 async function sendResync(url: string, id: string): Promise<void> {
   const answer = await request(`${url}/`, {
@@ -152,14 +168,7 @@ export async function runReconcileBench(dgds: number): Promise<string> {
     // server's OwnerReferencesPermissionEnforcement on, as the tests run it, a create with one is
     // checked against the owner: 10-15% of the bare side's API server CPU, measured 2026-12-02;
     // before then the bare objects had none).
-    const bareObjects = Array.from({ length: dgds }, (_, index) => {
-      const parsed = parseDgd(aGraph('bare', index));
-      if (!parsed.ok) throw new Error('bench DGD does not parse');
-      const uid = `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
-      const rendered = renderDgd({ ...parsed.dgd, metadata: { ...parsed.dgd.metadata, uid } });
-      if (!rendered.ok) throw new Error('bench DGD does not render');
-      return rendered.objects as unknown as ApplyObject[];
-    });
+    const bareObjects = renderedObjectsOf('bare', dgds);
     const planePids = controlPlanePids(plane.dir);
     const pprofDir = process.env['BENCH_APISERVER_PPROF'];
     // Ours' DGDs exist before anything is measured, so every side runs beside them.
@@ -248,13 +257,7 @@ export async function runReconcileBench(dgds: number): Promise<string> {
       // grows through a run (its etcd history and heap; the same bare applies measured after
       // ours cost 1.3-1.5x those measured before, 2026-12-03), so the baseline is the mean of
       // a bare side before ours and one after, each beside the same 500 DGDs.
-      const oursObjects = Array.from({ length: dgds }, (_, index) => {
-        const parsed = parseDgd(aGraph('ours', index));
-        if (!parsed.ok) throw new Error('bench DGD does not parse');
-        const rendered = renderDgd({ ...parsed.dgd, metadata: { ...parsed.dgd.metadata, uid: '00000000-0000-4000-8000-000000000000' } });
-        if (!rendered.ok) throw new Error('bench DGD does not render');
-        return rendered.objects as unknown as ApplyObject[];
-      }).flat();
+      const oursObjects = renderedObjectsOf('ours', dgds).flat();
       await mapWithConcurrency(oursObjects, CONCURRENCY, (object) => kube.delete({ apiVersion: object.apiVersion, kind: object.kind, namespace: 'ours', name: object.metadata.name }));
       const bareAfter = await runBare('bare-after');
       const bareSeconds = (bareBefore.seconds + bareAfter.seconds) / 2;
