@@ -152,15 +152,15 @@ function podFacts(pod: KubeObject): PodFacts {
 }
 
 /**
- * Loads what the request's decision reads in its phase (`dgdrReadsOf`: a Ready or Failed request
- * reads nothing more), the independent reads at once. `read` answers the reads (a resync's
+ * Loads what the request's decision reads in its phase (`dgdrReadsOf`: a Failed request
+ * reads nothing more, unless it failed `PlannerConfigMapConflict`), the independent reads at once. `read` answers the reads (a resync's
  * snapshot, else the live client). Failures: the kube client's.
  */
 export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr, read: KubeReader = deps.kube): Promise<DgdrObserved> {
   const namespace = key.namespace;
   const jobName = profilingJobName(key.name);
   const phase = dgdr.status?.phase ?? 'Pending';
-  const reads = dgdrReadsOf(phase);
+  const reads = dgdrReadsOf(dgdr.status);
   const [job, output, dgd, configMaps] = await Promise.all([
     reads.job ? read.get({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: jobName }) : undefined,
     // Pending reads it from the API server, not a resync's snapshot (a Pending request is read once, as the PVC below):

@@ -428,7 +428,7 @@ export function decideDgdr(observed: DgdrObserved, config: ProfilingJobConfig, n
   if (dgdr.status?.phase !== undefined && !(['Pending', 'Profiling', 'Ready', 'Deploying', 'Deployed', 'Failed'] as const).includes(dgdr.status.phase)) {
     return only(draft.condition(CONDITION_VALIDATION, 'False', REASON_VALIDATION_FAILED, 'Invalid state').build('Failed'));
   }
-  if (phase === 'Failed') return decideFailed(dgdr, draft);
+  if (phase === 'Failed') return decideFailed(observed, draft);
   const rejected = decideSpecChangeRejected(dgdr, phase);
   if (rejected !== undefined) return rejected;
   switch (phase) {
@@ -450,9 +450,24 @@ export function decideDgdr(observed: DgdrObserved, config: ProfilingJobConfig, n
 }
 
 /** Failed is terminal: only `Succeeded` is re-derived (upstream-notes/dgdr.md §1.2 step 9). */
-function decideFailed(dgdr: Dgdr, draft: StatusDraft): DgdrDesired {
+function decideFailed(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
+  const { dgdr } = observed;
   const status = draft.set({ observedGeneration: dgdr.status?.observedGeneration ?? dgdr.metadata.generation }).build('Failed');
-  return isDeepEqual(status.conditions, dgdr.status?.conditions) ? NOTHING : only({ ...status, observedGeneration: dgdr.status?.observedGeneration ?? status.observedGeneration });
+  const decided = isDeepEqual(status.conditions, dgdr.status?.conditions) ? NOTHING : only({ ...status, observedGeneration: dgdr.status?.observedGeneration ?? status.observedGeneration });
+  // Level-triggered: a pass that read the request before it failed can create one of its planner
+  // ConfigMaps again after the failing pass deleted them (or be interrupted before its own delete).
+  const isHalfWritten = isFailedByPlannerConfigMapConflict(dgdr.status) && (observed.dgd === undefined || !isRequestsDgd(observed.dgd, dgdr));
+  return isHalfWritten ? { ...decided, deleteConfigMaps: ownPlannerConfigMaps(observed) } : decided;
+}
+
+/**
+ * Whether the request failed `PlannerConfigMapConflict` (its `DeploymentReady` condition's reason):
+ * such a request deletes, at every pass while no DGD of its own exists, the planner ConfigMaps it
+ * created that nothing owns ("nothing is half-written", issue 20), so it reads its DGD and its
+ * tracking-labelled ConfigMaps even though it is Failed. In: the stored status. Pure.
+ */
+export function isFailedByPlannerConfigMapConflict(status: DgdrStatus | undefined): boolean {
+  return status?.phase === 'Failed' && (status.conditions ?? []).some((c) => c.type === CONDITION_DEPLOYMENT_READY && c.reason === REASON_PLANNER_CONFIG_MAP_CONFLICT);
 }
 
 /**

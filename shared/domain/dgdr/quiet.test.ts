@@ -5,7 +5,7 @@
  * decision reads.
  */
 import { describe, expect, it } from 'vitest';
-import { DgdrSchema, type Condition, type Dgdr, type DgdrPhase } from '../../api/index.js';
+import { DgdrSchema, type Condition, type Dgdr, type DgdrStatus } from '../../api/index.js';
 import { decideDgdr, type DgdrDesired, type DgdrObserved } from './lifecycle.js';
 import { dgdrReadsOf, withoutUnchangedStatus, type DgdrReads } from './quiet.js';
 
@@ -102,13 +102,17 @@ describe('withoutUnchangedStatus over decideDgdr', () => {
 });
 
 describe('dgdrReadsOf (what each phase\'s decision reads)', () => {
-  const rows: readonly { readonly name: string; readonly reason: string; readonly input: DgdrPhase; readonly want: DgdrReads }[] = [
-    { name: 'Pending reads the Job and the output', reason: 'decidePending: a Job observed enters Profiling; one not controlled is a conflict; issue 20: a stale output it controls is deleted, a foreign one refused', input: 'Pending', want: { job: true, jobPods: false, output: true, dgd: false } },
-    { name: 'Profiling reads the Job, its pods and the output', reason: 'decideProfiling: sub-phase from the output, failure details from the pods', input: 'Profiling', want: { job: true, jobPods: true, output: true, dgd: false } },
-    { name: 'Ready reads the DGD', reason: 'decideReady follows a DGD created by hand (dgdr-reference "status.deploymentInfo ... Populated once a DGD has been created (via autoApply or manually)")', input: 'Ready', want: { job: false, jobPods: false, output: false, dgd: true } },
-    { name: 'Deploying reads the DGD and the ConfigMaps', reason: 'decideDeploying: the DGD state, configMapsToAdopt', input: 'Deploying', want: { job: false, jobPods: false, output: false, dgd: true } },
-    { name: 'Deployed reads the DGD and the ConfigMaps', reason: 'decideDeployed: the DGD state, configMapsToAdopt', input: 'Deployed', want: { job: false, jobPods: false, output: false, dgd: true } },
-    { name: 'Failed reads nothing more', reason: 'decideFailed re-derives Succeeded from the request only', input: 'Failed', want: { job: false, jobPods: false, output: false, dgd: false } },
+  const failedBy = (reason: string): DgdrStatus => ({ phase: 'Failed', conditions: [{ type: 'DeploymentReady', status: 'False', reason, message: 'm', lastTransitionTime: '2026-01-01T00:00:00Z' }] });
+  const rows: readonly { readonly name: string; readonly reason: string; readonly input: DgdrStatus | undefined; readonly want: DgdrReads }[] = [
+    { name: 'no status (Pending) reads the Job and the output', reason: 'upstream-notes/dgdr.md §1.1: "" or absent is Pending', input: undefined, want: { job: true, jobPods: false, output: true, dgd: false } },
+    { name: 'Pending reads the Job and the output', reason: 'decidePending: a Job observed enters Profiling; one not controlled is a conflict; issue 20: a stale output it controls is deleted, a foreign one refused', input: { phase: 'Pending' }, want: { job: true, jobPods: false, output: true, dgd: false } },
+    { name: 'Profiling reads the Job, its pods and the output', reason: 'decideProfiling: sub-phase from the output, failure details from the pods', input: { phase: 'Profiling' }, want: { job: true, jobPods: true, output: true, dgd: false } },
+    { name: 'Ready reads the DGD', reason: 'decideReady follows a DGD created by hand (dgdr-reference "status.deploymentInfo ... Populated once a DGD has been created (via autoApply or manually)")', input: { phase: 'Ready' }, want: { job: false, jobPods: false, output: false, dgd: true } },
+    { name: 'Deploying reads the DGD and the ConfigMaps', reason: 'decideDeploying: the DGD state, configMapsToAdopt', input: { phase: 'Deploying' }, want: { job: false, jobPods: false, output: false, dgd: true } },
+    { name: 'Deployed reads the DGD and the ConfigMaps', reason: 'decideDeployed: the DGD state, configMapsToAdopt', input: { phase: 'Deployed' }, want: { job: false, jobPods: false, output: false, dgd: true } },
+    { name: 'Failed reads nothing more', reason: 'decideFailed re-derives Succeeded from the request only', input: { phase: 'Failed' }, want: { job: false, jobPods: false, output: false, dgd: false } },
+    { name: 'Failed DeploymentNameConflict reads nothing more', reason: 'its own planner ConfigMaps stay (the dgd-planted integration test)', input: failedBy('DeploymentNameConflict'), want: { job: false, jobPods: false, output: false, dgd: false } },
+    { name: 'Failed PlannerConfigMapConflict reads the DGD and the ConfigMaps', reason: 'issue 20 "nothing is half-written": the planner ConfigMaps it created go while no DGD of its own mounts them', input: failedBy('PlannerConfigMapConflict'), want: { job: false, jobPods: false, output: false, dgd: true } },
   ];
   it.each(rows)('$name', ({ input, want }) => {
     expect(dgdrReadsOf(input)).toEqual(want);

@@ -7,7 +7,7 @@
  */
 import type { DgdrPhase, DgdrStatus } from '../../api/index.js';
 import { decideStatusWrite } from '../status-write.js';
-import type { DgdrDesired } from './lifecycle.js';
+import { isFailedByPlannerConfigMapConflict, type DgdrDesired } from './lifecycle.js';
 
 /** Which children a phase's decision reads (./lifecycle.ts: decidePending reads the Job and the output; decideProfiling the Job, its pods and the output; decideDeploying and decideDeployed the DGD and the tracking-labelled ConfigMaps). */
 export interface DgdrReads {
@@ -22,10 +22,13 @@ export interface DgdrReads {
 }
 
 /**
- * The reads a phase needs; Failed reads nothing but the request (decideFailed); Ready reads
- * the DGD `status.dgdName` (decideReady). In: the phase (absent is Pending). Pure.
+ * The reads a phase needs; Failed reads nothing but the request (decideFailed), except a request
+ * failed `PlannerConfigMapConflict`, which reads its DGD and ConfigMaps to delete what it
+ * half-wrote ({@link isFailedByPlannerConfigMapConflict}); Ready reads the DGD `status.dgdName`
+ * (decideReady). In: the stored status (no phase is Pending). Pure.
  */
-export function dgdrReadsOf(phase: DgdrPhase): DgdrReads {
+export function dgdrReadsOf(status: DgdrStatus | undefined): DgdrReads {
+  const phase: DgdrPhase = status?.phase ?? 'Pending';
   switch (phase) {
     case 'Pending':
       // The output too (issue 20): a stale one this request controls is deleted before the Job, a foreign one refused.
@@ -39,7 +42,7 @@ export function dgdrReadsOf(phase: DgdrPhase): DgdrReads {
       // decideReady follows a DGD the user created by hand from the stored spec (dgdr-reference "status.deploymentInfo").
       return { job: false, jobPods: false, output: false, dgd: true };
     case 'Failed':
-      return { job: false, jobPods: false, output: false, dgd: false };
+      return { job: false, jobPods: false, output: false, dgd: isFailedByPlannerConfigMapConflict(status) };
     default: {
       const unreachable: never = phase;
       return unreachable;
