@@ -151,6 +151,34 @@ describe('profile function: DGDR handler', () => {
     expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
   });
 
+  it('"nothing is lost or half-written": Deploying before its DGD, a planner ConfigMap found replaced by a foreign one fails the request; its own ConfigMaps are deleted only after the status write proved the read current (a refused write deletes nothing), and the Failed request deletes one made again later', async () => {
+    const extra = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planner-later\ndata:\n  planner_config.json: '{}'\n`;
+    const world = profiledWorld().map((o) => (o.metadata.name === 'dgdr-output-qwen' ? { ...o, data: { ...(o['data'] as Record<string, string>), 'final_config.yaml': `${OUT3}---\n${extra}` } } : o));
+    const { kube, deps } = depsWith(world);
+    const requestRef = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'qwen' };
+    const event = eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen');
+    expect(await handle(event, deps)).toEqual({ kind: 'Done' });
+    expect((((await kube.get(requestRef))?.['status']) as { phase: string }).phase).toBe('Deploying');
+    // planner-later replaced before the DGD is created, by an earlier request's of the same name (stamped with its uid).
+    const olderLabels = { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-old' };
+    await kube.delete({ ...plannerRef, name: 'planner-later' });
+    await kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-later', namespace: 'ns', labels: olderLabels }, data: {} });
+    const applyStatus = kube.applyStatus.bind(kube);
+    kube.applyStatus = () => Promise.reject(new TransientError('Operation cannot be fulfilled: the object has been modified'));
+    await expect(handle(event, deps)).rejects.toBeInstanceOf(TransientError);
+    expect(await kube.get(plannerRef)).toBeDefined();
+    kube.applyStatus = applyStatus;
+    expect(await handle(event, deps)).toMatchObject({ kind: 'Permanent', reason: 'PlannerConfigMapConflict' });
+    expect(await kube.get(plannerRef)).toBeUndefined();
+    expect((await kube.get({ ...plannerRef, name: 'planner-later' }))?.metadata.labels).toEqual(olderLabels);
+    // A pass that had read the request before it failed creates its own ConfigMap again: the Failed request's next pass deletes it.
+    await kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-config-fb8c', namespace: 'ns', labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' } }, data: {} });
+    expect(await configMapRoute.handle(eventFor('ConfigMap', 'v1', 'planner-config-fb8c'), deps)).toEqual({ kind: 'Done' });
+    expect(await kube.get(plannerRef)).toBeUndefined();
+    expect(await kube.get({ ...plannerRef, name: 'planner-later' })).toBeDefined();
+    expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
+  });
+
   it('issue 20: a planner ConfigMap this request created in an earlier pass (uid label, no owner, as upstream creates it) is its own on the retried create; the request goes on to Deploying', async () => {
     const { kube, deps } = depsWith(profiledWorld());
     expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });

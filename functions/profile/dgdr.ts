@@ -285,11 +285,6 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     events.push(...result.events);
     break;
   }
-  for (const { name, resourceVersion } of result.deleteConfigMaps) {
-    // Only the version read: one changed since is a 409 (TransientError), decided again.
-    await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name }, resourceVersion === undefined ? {} : { resourceVersion });
-    deps.log.info({ kind: 'ConfigMap', name }, 'Deleted ConfigMap the failed request created');
-  }
   if (result.dgd !== undefined) {
     const object = result.dgd as Parameters<Kube['create']>[0];
     try {
@@ -318,6 +313,14 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
       { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, resourceVersion: current.metadata.resourceVersion }, status: result.status },
       { force: true },
     );
+  }
+  // After the status write, whose precondition proves the decision was made on a current read: a
+  // stale pass (refused there) deletes nothing, and a Failed request deletes again at its next pass
+  // whatever this pass did not (decideFailed).
+  for (const { name, resourceVersion } of result.deleteConfigMaps) {
+    // Only the version read: one changed since is a 409 (TransientError), decided again.
+    await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name }, resourceVersion === undefined ? {} : { resourceVersion });
+    deps.log.info({ kind: 'ConfigMap', name }, 'Deleted ConfigMap the failed request created');
   }
   for (const event of events) {
     await deps.kube.createEvent({ regarding: ref(current), type: event.type, reason: event.reason, note: event.note, action: event.action, reportingController: REPORTING_CONTROLLER, reportingInstance: deps.instance });
