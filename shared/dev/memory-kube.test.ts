@@ -101,6 +101,24 @@ describe('memory-kube: the in-memory API server replay runs against (shared/dev/
   });
 });
 
+describe('memory-kube: server-side apply to a user\'s DGD or DGDR keeps the fields other managers own', () => {
+  const dgdrRef = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'r' };
+  const stored = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'r', namespace: 'ns', annotations: { 'user.example/note': 'keep' } }, spec: { model: 'm' } };
+
+  it('an apply of annotations alone (profile\'s) keeps the user\'s spec and annotations; an annotation the same manager applied before and leaves out is removed, as server-side apply removes a field its manager no longer applies', async () => {
+    const kube = createMemoryKube([stored], 'dynamo-profile');
+    await kube.apply({ apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: 'r', namespace: 'ns', annotations: { 'nvidia.com/generated-dgd-spec': 'x', 'dgdr.nvidia.com/additional-resources': 'y' } } }, { force: true });
+    expect(await kube.get(dgdrRef)).toMatchObject({ spec: { model: 'm' }, metadata: { annotations: { 'user.example/note': 'keep', 'nvidia.com/generated-dgd-spec': 'x', 'dgdr.nvidia.com/additional-resources': 'y' } } });
+    await kube.apply({ apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: 'r', namespace: 'ns', annotations: { 'dgdr.nvidia.com/additional-resources': 'y' } } }, { force: true });
+    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ 'user.example/note': 'keep', 'dgdr.nvidia.com/additional-resources': 'y' });
+    // Another manager's apply without them removes nothing of this one's.
+    await kube.as('someone').apply({ apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: 'r', namespace: 'ns' } }, { force: true });
+    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ 'user.example/note': 'keep', 'dgdr.nvidia.com/additional-resources': 'y' });
+    await kube.apply({ apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: 'r', namespace: 'ns' } }, { force: true });
+    expect(await kube.get(dgdrRef)).toMatchObject({ spec: { model: 'm' }, metadata: { annotations: { 'user.example/note': 'keep' } } });
+  });
+});
+
 describe('memory-kube: preconditions on a missing object, as the real kube-apiserver answers them (checked there: test/integration/profile-adoption.test.ts, kube.test.ts)', () => {
   const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'gone' };
   const configMap = { apiVersion: 'v1', kind: 'ConfigMap' } as const;

@@ -5,7 +5,9 @@
  *
  * Semantics kept deliberately simple and stated: `apply` stores the applied object over the
  * stored one (keeping the stored `status`, bumping `resourceVersion` only when something
- * changed); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
+ * changed), except on a user's DGD or DGDR, where it keeps the fields the apply leaves out and
+ * merges annotations as server-side apply does (one the same manager applied before and leaves
+ * out now is removed); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
  * namespace and equality label selectors (`a=b,c=d`); `get` of a missing object is undefined
  * (Gone); a status, update or scale write to a missing object, and a second Event of one name,
  * fail as the API server answers them (PermanentError `NotFound`, `AlreadyExists`), and a write
@@ -120,11 +122,20 @@ interface Store {
   version: number;
   /** The keys read while a `trace` runs. */
   reads: Set<string> | undefined;
+  /** The annotation keys each field manager last applied to a user-owned object, by `<manager> <key>`. */
+  readonly appliedAnnotations: Map<string, readonly string[]>;
 }
+
+/**
+ * The kinds whose spec a user owns and whose metadata a function applies to (reconcile commits a
+ * DGD's worker-hash annotation; profile sets and clears its annotations on a DGDR): server-side
+ * apply keeps the fields other managers own there.
+ */
+const USER_OWNED_KINDS: ReadonlySet<string> = new Set(['DynamoGraphDeployment', 'DynamoGraphDeploymentRequest']);
 
 /** Creates the store from starting objects (each needs apiVersion, kind, metadata.name). */
 export function createMemoryKube(initial: readonly KubeObject[], fieldManager: string): MemoryKube {
-  const store: Store = { objects: new Map(), changedAt: new Map(), eventNames: new Set(), writes: [], resourceVersion: 1, version: 0, reads: undefined };
+  const store: Store = { objects: new Map(), changedAt: new Map(), eventNames: new Set(), writes: [], resourceVersion: 1, version: 0, reads: undefined, appliedAnnotations: new Map() };
   for (const object of initial) {
     const copy = cloneJson(object);
     copy.metadata.resourceVersion ??= String(store.resourceVersion++);
@@ -235,13 +246,22 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const next = cloneJson(obj) as KubeObject;
       next.metadata = { ...(before === undefined ? { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}` } : cloneJson(before.metadata)), ...next.metadata };
       if (before?.['status'] !== undefined) next['status'] = cloneJson(before['status']);
-      // A DGD is the one object the functions apply that a user owns (reconcile commits its
-      // worker-hash annotation): as server-side apply keeps the fields other managers own, the
-      // user's spec and annotations stay. Everything else here is applied whole by its one manager.
-      if (before !== undefined && obj.kind === 'DynamoGraphDeployment') {
-        for (const [field, value] of Object.entries(before)) if (!(field in obj)) next[field] = cloneJson(value);
-        const annotations = { ...(before.metadata['annotations'] as Record<string, string> | undefined), ...(obj.metadata['annotations'] as Record<string, string> | undefined) };
-        next.metadata = { ...next.metadata, ...(Object.keys(annotations).length === 0 ? {} : { annotations }) };
+      // A DGD or DGDR is a user's object the functions apply metadata to: as server-side apply
+      // keeps the fields other managers own, the user's spec and annotations stay, and an
+      // annotation this manager applied before and leaves out now is removed. Everything else
+      // here is applied whole by its one manager.
+      if (USER_OWNED_KINDS.has(obj.kind)) {
+        const applied = (obj.metadata['annotations'] ?? {}) as Record<string, string>;
+        const managerKey = `${fieldManager} ${key}`;
+        if (before !== undefined) {
+          for (const [field, value] of Object.entries(before)) if (!(field in obj)) next[field] = cloneJson(value);
+          const annotations = { ...(before.metadata['annotations'] as Record<string, string> | undefined) };
+          for (const name of store.appliedAnnotations.get(managerKey) ?? []) if (!(name in applied)) delete annotations[name];
+          Object.assign(annotations, applied);
+          const { annotations: _dropped, ...metadata } = next.metadata;
+          next.metadata = { ...metadata, ...(Object.keys(annotations).length === 0 ? {} : { annotations }) };
+        }
+        store.appliedAnnotations.set(managerKey, Object.keys(applied));
       }
       return put(key, next, 'apply', true);
     },
@@ -271,6 +291,7 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const before = store.objects.get(key);
       if (before !== undefined) requireVersion(before, options.resourceVersion, `delete ${ref.kind} ${ref.name}`);
       if (store.objects.delete(key)) touch({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name } });
+      for (const managerKey of store.appliedAnnotations.keys()) if (managerKey.endsWith(` ${key}`)) store.appliedAnnotations.delete(managerKey);
       store.writes.push({ verb: 'delete', ref });
     },
     async createEvent(event) {
