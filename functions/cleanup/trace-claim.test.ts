@@ -8,9 +8,9 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMemoryKube } from '../../shared/dev/memory-kube.js';
 import type { KubeObject, KubeReader } from '../../shared/kube/index.js';
-import { defaultConfig } from '../../shared/runtime/index.js';
+import { defaultConfig, PermanentError, TransientError } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
-import { reconcileClaim } from './trace-claim.js';
+import { reconcileClaim, reconcileClaimsWithRunFinalizers } from './trace-claim.js';
 
 const NAMESPACE = 'inference';
 const RUN_UID = '7d1f0a52-0000-4000-8000-000000000001';
@@ -85,5 +85,36 @@ describe('cleanup function: trace claims in a resync', () => {
     const { kube, deps } = depsWith([claim, job]);
     expect(await reconcileClaim(deps, NAMESPACE, 'request-traces')).toEqual({ kind: 'Done' });
     expect(await claimFinalizers(kube)).toEqual(['kubernetes.io/pvc-protection', FINALIZER]);
+  });
+});
+
+describe('cleanup function: trace-claim writes', () => {
+  const deleting: KubeObject = { ...claim, metadata: { ...claim.metadata, deletionTimestamp: '2026-12-02T04:59:00Z' } };
+  const jobRef = { apiVersion: 'batch/v1', kind: 'Job', namespace: NAMESPACE, name: 'qwen3-trace-replay-1-aisimulate' };
+
+  it('reference "Deleting the claim cancels every Run that reads it": the Run\'s active Job is stopped, and only the Job read: one deleted and created again under its name since (another uid) is a 409, decided again, not deleted', async () => {
+    const read = { ...job, metadata: { ...job.metadata, uid: 'job-uid-read' } };
+    const { kube, deps } = depsWith([deleting, run, { ...job, metadata: { ...job.metadata, uid: 'job-uid-now' } }]);
+    // The pass reads the Job as it was; the store holds its successor.
+    const list = kube.list.bind(kube);
+    kube.list = async (apiVersion, kind, namespace, options) => (kind === 'Job' ? [read] : list(apiVersion, kind, namespace, options));
+    await expect(reconcileClaim(deps, NAMESPACE, 'request-traces')).rejects.toBeInstanceOf(TransientError);
+    expect((await kube.get(jobRef))?.metadata.uid).toBe('job-uid-now');
+    kube.list = list;
+    expect(await reconcileClaim(deps, NAMESPACE, 'request-traces')).toEqual({ kind: 'Done' });
+    expect(await kube.get(jobRef)).toBeUndefined();
+  });
+
+  it('a Job or Run deleted by reference decides every claim with a Run finalizer, each on its own: one whose write is refused does not keep the others\' finalizers, and its error is reported after', async () => {
+    const other: KubeObject = { ...claim, metadata: { ...claim.metadata, name: 'other-traces' } };
+    const { kube, deps } = depsWith([claim, other]);
+    const replace = kube.replace.bind(kube);
+    kube.replace = async (object) => {
+      if (object.metadata.name === 'request-traces') throw new PermanentError('cannot update PersistentVolumeClaim inference/request-traces: 403 Forbidden', { reason: 'Forbidden' });
+      return replace(object);
+    };
+    await expect(reconcileClaimsWithRunFinalizers(deps, NAMESPACE)).rejects.toThrow('403 Forbidden');
+    expect(await claimFinalizers(kube)).toEqual(['kubernetes.io/pvc-protection', FINALIZER]);
+    expect((await kube.get({ ...CLAIM, namespace: NAMESPACE, name: 'other-traces' }))?.metadata['finalizers']).toEqual(['kubernetes.io/pvc-protection']);
   });
 });

@@ -70,8 +70,11 @@ export async function reconcileClaim(deps: CleanupDeps, namespace: string, name:
     if (loaded === undefined) return DONE;
     desired = decideTraceClaim(loaded.claim, loaded.readers);
   }
+  const jobUids = new Map([...loaded.readers.values()].flatMap((reader) => reader.jobs.map((job) => [job.name, job.uid] as const)));
   for (const job of desired.stopJobs) {
-    await deps.kube.delete({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: job }, { propagationPolicy: 'Foreground' });
+    // Only the Job read (its uid a precondition): one deleted and created again under its name since is a 409, decided again.
+    const uid = jobUids.get(job);
+    await deps.kube.delete({ apiVersion: 'batch/v1', kind: 'Job', namespace, name: job }, { propagationPolicy: 'Foreground', ...(uid === undefined ? {} : { uid }) });
     deps.log.info({ kind: 'Job', namespace, name: job, claim: name }, 'Stopped Job for deleted PersistentVolumeClaim');
   }
   if (desired.removeFinalizers.length > 0) {
@@ -106,9 +109,17 @@ export async function listKeys(deps: CleanupDeps): Promise<readonly ObjectKey[]>
  */
 export async function reconcileClaimsWithRunFinalizers(deps: CleanupDeps, namespace: string): Promise<Outcome> {
   const claims = await deps.kube.list(CLAIM_REF.apiVersion, CLAIM_REF.kind, namespace);
+  // Each claim on its own: one whose writes are refused does not keep the others' finalizers; the first error is reported after.
+  let failure: { readonly error: unknown } | undefined;
   for (const claim of claims) {
-    if (hasTraceClaimFinalizer((claim.metadata['finalizers'] as string[] | undefined) ?? [])) await reconcileClaim(deps, namespace, claim.metadata.name);
+    if (!hasTraceClaimFinalizer((claim.metadata['finalizers'] as string[] | undefined) ?? [])) continue;
+    try {
+      await reconcileClaim(deps, namespace, claim.metadata.name);
+    } catch (error) {
+      failure ??= { error };
+    }
   }
+  if (failure !== undefined) throw failure.error;
   return DONE;
 }
 

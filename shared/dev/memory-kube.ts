@@ -290,6 +290,9 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const key = keyOf(ref);
       const before = store.objects.get(key);
       if (before !== undefined) requireVersion(before, options.resourceVersion, `delete ${ref.kind} ${ref.name}`);
+      if (before !== undefined && options.uid !== undefined && before.metadata.uid !== options.uid) {
+        throw conflict(`Operation cannot be fulfilled on ${ref.kind} "${ref.name}": Precondition failed: UID in precondition: ${options.uid}, UID in object meta: ${before.metadata.uid ?? ''}`, `delete ${ref.kind} ${ref.name}`);
+      }
       if (store.objects.delete(key)) touch({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name } });
       for (const managerKey of store.appliedAnnotations.keys()) if (managerKey.endsWith(` ${key}`)) store.appliedAnnotations.delete(managerKey);
       store.writes.push({ verb: 'delete', ref });

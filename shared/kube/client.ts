@@ -105,6 +105,8 @@ export interface DeleteOptions {
   readonly propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
   /** Delete only this version (precondition); a mismatch is a TransientError (409). */
   readonly resourceVersion?: string;
+  /** Delete only the object with this uid (precondition: not one deleted and created again under its name); a mismatch is a TransientError (409). */
+  readonly uid?: string;
 }
 
 /** The client the functions use; see createKube. */
@@ -298,9 +300,9 @@ export function createKube(kubeConfig: KubeConnectionConfig, options: CreateKube
         apiVersion: 'v1',
         kind: 'DeleteOptions',
         ...(deleteOptions.propagationPolicy === undefined ? {} : { propagationPolicy: deleteOptions.propagationPolicy }),
-        ...(deleteOptions.resourceVersion === undefined
+        ...(deleteOptions.resourceVersion === undefined && deleteOptions.uid === undefined
           ? {}
-          : { preconditions: { resourceVersion: deleteOptions.resourceVersion } }),
+          : { preconditions: { ...(deleteOptions.resourceVersion === undefined ? {} : { resourceVersion: deleteOptions.resourceVersion }), ...(deleteOptions.uid === undefined ? {} : { uid: deleteOptions.uid }) } }),
       };
       try {
         await transport.send('DELETE', path, { body });

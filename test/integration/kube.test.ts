@@ -156,6 +156,20 @@ describe('shared/kube', () => {
     expect(await kube.get(ref)).toBeUndefined();
   });
 
+  it('a delete carrying a uid precondition (what trace-claim\'s Job stop sends; shared/dev/memory-kube.ts mirrors it): the object of that name created again since (another uid) is a 409 (TransientError) and stays; the uid read deletes it', async () => {
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'precondition-uid' };
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap' } as const;
+    const first = await kube.apply({ ...configMap, metadata: { name: ref.name, namespace } }, { force: true });
+    await kube.delete(ref);
+    const second = await kube.apply({ ...configMap, metadata: { name: ref.name, namespace } }, { force: true });
+    const refused = await failure(kube.delete(ref, { uid: first.metadata.uid ?? '' }));
+    expect(refused).toBeInstanceOf(TransientError);
+    expect(kubeStatusOf(refused)).toMatchObject({ code: 409, reason: 'Conflict' });
+    expect((await kube.get(ref))?.metadata.uid).toBe(second.metadata.uid);
+    await kube.delete(ref, { uid: second.metadata.uid ?? '' });
+    expect(await kube.get(ref)).toBeUndefined();
+  });
+
   it('delete removes the object, and deleting it again is done too', async () => {
     await kube.apply(aPodCliqueSet(namespace, 'deleted'));
     await kube.delete({ ...PCS, namespace, name: 'deleted' });
