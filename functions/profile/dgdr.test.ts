@@ -179,6 +179,25 @@ describe('profile function: DGDR handler', () => {
     expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
   });
 
+  it('review-s23: a failing pass whose delete of its own ConfigMap is refused after the status write still reports the failure: the Warning ConfigMapCreationFailed is emitted (the next pass, Failed, emits nothing)', async () => {
+    const extra = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  planner_config.json: '{}'\n`;
+    const world = profiledWorld().map((o) => (o.metadata.name === 'dgdr-output-qwen' ? { ...o, data: { ...(o['data'] as Record<string, string>), 'final_config.yaml': `${OUT3}---\n${extra('planner-planted')}` } } : o));
+    const planted: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-planted', namespace: 'ns', labels: { team: 'other' } }, data: { keep: 'me' } };
+    const { kube, deps } = depsWith([...world, planted]);
+    const remove = kube.delete.bind(kube);
+    let refusals = 0;
+    kube.delete = async (ref, options) => {
+      if (ref.kind === 'ConfigMap' && (refusals += 1) === 1) throw new TransientError('cannot delete ConfigMap ns/planner-config-fb8c: 500 InternalError');
+      return remove(ref, options);
+    };
+    const event = eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen');
+    await expect(handle(event, deps)).rejects.toBeInstanceOf(TransientError);
+    await handle(event, deps);
+    expect(await kube.get(plannerRef)).toBeUndefined();
+    const reasons = kube.takeWrites().flatMap((w) => (w.verb === 'createEvent' ? [w.event.reason] : []));
+    expect(reasons).toContain('ConfigMapCreationFailed');
+  });
+
   it('issue 20: a planner ConfigMap this request created in an earlier pass (uid label, no owner, as upstream creates it) is its own on the retried create; the request goes on to Deploying', async () => {
     const { kube, deps } = depsWith(profiledWorld());
     expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });

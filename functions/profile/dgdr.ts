@@ -314,6 +314,11 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
       { force: true },
     );
   }
+  // The Events before the deletes below: once the status is written Failed, the next pass is
+  // decideFailed, which deletes what this pass did not but never reports the failure again.
+  for (const event of events) {
+    await deps.kube.createEvent({ regarding: ref(current), type: event.type, reason: event.reason, note: event.note, action: event.action, reportingController: REPORTING_CONTROLLER, reportingInstance: deps.instance });
+  }
   // After the status write, whose precondition proves the decision was made on a current read: a
   // stale pass (refused there) deletes nothing, and a Failed request deletes again at its next pass
   // whatever this pass did not (decideFailed).
@@ -321,9 +326,6 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     // Only the version read: one changed since is a 409 (TransientError), decided again.
     await deps.kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name }, resourceVersion === undefined ? {} : { resourceVersion });
     deps.log.info({ kind: 'ConfigMap', name }, 'Deleted ConfigMap the failed request created');
-  }
-  for (const event of events) {
-    await deps.kube.createEvent({ regarding: ref(current), type: event.type, reason: event.reason, note: event.note, action: event.action, reportingController: REPORTING_CONTROLLER, reportingInstance: deps.instance });
   }
   return result;
 }
