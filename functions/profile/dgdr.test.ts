@@ -198,6 +198,14 @@ describe('profile function: DGDR handler', () => {
     expect(reasons).toContain('ConfigMapCreationFailed');
   });
 
+  it('review-s23: a Failed PlannerConfigMapConflict request does not delete again, at every pass, its own ConfigMap that is already being deleted (deletionTimestamp set, held by another finalizer)', async () => {
+    const failed = { ...aDgdr(), metadata: { ...aDgdr().metadata, annotations: { 'dgdr.nvidia.com/additional-resources': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planner-config-fb8c\n` } }, status: { phase: 'Failed', dgdName: 'qwen-dgd', observedGeneration: 1, conditions: [{ type: 'DeploymentReady', status: 'False', reason: 'PlannerConfigMapConflict', message: 'm', lastTransitionTime: '2026-12-01T08:00:00Z' }, { type: 'Succeeded', status: 'False', reason: 'PlannerConfigMapConflict', message: 'Deployment failed: m', lastTransitionTime: '2026-12-01T08:00:00Z' }] } };
+    const terminating: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-config-fb8c', namespace: 'ns', deletionTimestamp: '2026-12-01T08:30:00Z', finalizers: ['example.com/backup'], labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' } }, data: {} };
+    const { kube, deps } = depsWith([failed, terminating]);
+    expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });
+    expect(kube.takeWrites().filter((w) => w.verb === 'delete')).toEqual([]);
+  });
+
   it('issue 20: a planner ConfigMap this request created in an earlier pass (uid label, no owner, as upstream creates it) is its own on the retried create; the request goes on to Deploying', async () => {
     const { kube, deps } = depsWith(profiledWorld());
     expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });

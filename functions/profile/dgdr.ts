@@ -133,6 +133,7 @@ function childFacts(object: KubeObject): ChildFacts {
     labels: object.metadata.labels ?? {},
     ownerReferences: Array.isArray(owners) ? (owners as ChildFacts['ownerReferences']) : [],
     ...(object.metadata.resourceVersion === undefined ? {} : { resourceVersion: object.metadata.resourceVersion }),
+    ...(object.metadata['deletionTimestamp'] === undefined || object.metadata['deletionTimestamp'] === null ? {} : { isDeleting: true }),
   };
 }
 

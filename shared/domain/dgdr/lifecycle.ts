@@ -54,6 +54,8 @@ export interface ChildFacts {
   readonly ownerReferences: readonly { readonly uid?: unknown; readonly controller?: unknown }[];
   /** The version read (a precondition for the writes that act on what the decision proved). */
   readonly resourceVersion?: string;
+  /** Whether it is being deleted already (`metadata.deletionTimestamp` set: another finalizer holds it). */
+  readonly isDeleting?: boolean;
 }
 
 /** What the profile function loaded for one DGDR. */
@@ -398,10 +400,13 @@ function plannerConfigMapConflict(draft: StatusDraft, name: string): DgdrDesired
   return failWith(draft, CONDITION_DEPLOYMENT_READY, REASON_PLANNER_CONFIG_MAP_CONFLICT, plannerConfigMapConflictMessage(name), { reason: 'ConfigMapCreationFailed', action: 'Create' });
 }
 
-/** The planner ConfigMaps the profiling output names that this request created and nothing owns yet ({@link isPlannerConfigMapCreatedByUs}), with the version read. Pure. */
+/**
+ * The planner ConfigMaps the profiling output names that this request created and nothing owns yet ({@link isPlannerConfigMapCreatedByUs}), with the version read.
+ * One being deleted already is left to its finalizers: deleting it again changes nothing, and a Failed request would send that delete at every pass. Pure.
+ */
 function ownPlannerConfigMaps(observed: DgdrObserved): DgdrDesired['deleteConfigMaps'] {
   const names = new Set(plannerConfigMapNames(observed.dgdr));
-  return observed.configMaps.filter((cm) => names.has(cm.name) && isPlannerConfigMapCreatedByUs(cm, observed.dgdr)).map((cm) => ({ name: cm.name, resourceVersion: cm.resourceVersion }));
+  return observed.configMaps.filter((cm) => names.has(cm.name) && cm.isDeleting !== true && isPlannerConfigMapCreatedByUs(cm, observed.dgdr)).map((cm) => ({ name: cm.name, resourceVersion: cm.resourceVersion }));
 }
 
 /** The first planner ConfigMap the profiling output names that is present and not the request's (see {@link isPlannerConfigMapOurs}). Pure. */
