@@ -117,4 +117,16 @@ describe('cleanup function: trace-claim writes', () => {
     expect(await claimFinalizers(kube)).toEqual(['kubernetes.io/pvc-protection', FINALIZER]);
     expect((await kube.get({ ...CLAIM, namespace: NAMESPACE, name: 'other-traces' }))?.metadata['finalizers']).toEqual(['kubernetes.io/pvc-protection']);
   });
+
+  it('review-s23: a claim refused for good (403) ahead of one refused for now (409) does not turn the retryable failure into a permanent one: the pass is Transient, so the second claim is decided again', async () => {
+    const other: KubeObject = { ...claim, metadata: { ...claim.metadata, name: 'other-traces' } };
+    const { kube, deps } = depsWith([claim, other]);
+    const replace = kube.replace.bind(kube);
+    kube.replace = async (object) => {
+      if (object.metadata.name === 'request-traces') throw new PermanentError('cannot update PersistentVolumeClaim inference/request-traces: 403 Forbidden', { reason: 'Forbidden' });
+      if (object.metadata.name === 'other-traces') throw new TransientError('Operation cannot be fulfilled on persistentvolumeclaims "other-traces": the object has been modified');
+      return replace(object);
+    };
+    await expect(reconcileClaimsWithRunFinalizers(deps, NAMESPACE)).rejects.toBeInstanceOf(TransientError);
+  });
 });
