@@ -119,6 +119,45 @@ describe('memory-kube: server-side apply to a user\'s DGD or DGDR keeps the fiel
   });
 });
 
+describe('review-s23: memory-kube: an annotation another writer took or shares stays when the manager that applied it leaves it out, as server-side apply keeps a field another manager owns', () => {
+  const dgdrRef = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'r' };
+  const stored: KubeObject = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'r', namespace: 'ns' }, spec: { model: 'm' } };
+  const applying = (annotations?: Record<string, string>) => ({ apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: 'r', namespace: 'ns', ...(annotations === undefined ? {} : { annotations }) } });
+
+  it('another manager\'s forced apply of another value takes the annotation: the first manager\'s apply without it keeps it', async () => {
+    const kube = createMemoryKube([stored], 'dynamo-profile');
+    await kube.apply(applying({ a: '1' }), { force: true });
+    await kube.as('someone').apply(applying({ a: '2' }), { force: true });
+    await kube.apply(applying(), { force: true });
+    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ a: '2' });
+  });
+
+  it('another manager\'s apply of the same value shares it: the first manager\'s apply without it keeps it', async () => {
+    const kube = createMemoryKube([stored], 'dynamo-profile');
+    await kube.apply(applying({ a: '1' }), { force: true });
+    await kube.as('someone').apply(applying({ a: '1' }), { force: true });
+    await kube.apply(applying(), { force: true });
+    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ a: '1' });
+  });
+
+  it('an update (kubectl edit) that changes the annotation takes it from the applier: the applier\'s apply without it keeps it', async () => {
+    const kube = createMemoryKube([stored], 'dynamo-profile');
+    const applied = await kube.apply(applying({ a: '1' }), { force: true });
+    await kube.as('kubectl-edit').replace({ ...applied, metadata: { ...applied.metadata, annotations: { a: 'edited' } } });
+    await kube.apply(applying(), { force: true });
+    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ a: 'edited' });
+  });
+
+  it('replay: a request deleted and created again under its name (captured events: remove, observe) is another object: the annotation its creator set stays', async () => {
+    const kube = createMemoryKube([stored], 'dynamo-profile');
+    await kube.apply(applying({ a: '1' }), { force: true });
+    kube.remove(dgdrRef);
+    kube.observe({ ...stored, metadata: { ...stored.metadata, uid: 'uid-2', resourceVersion: '99', annotations: { a: '1' } } });
+    await kube.apply(applying(), { force: true });
+    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ a: '1' });
+  });
+});
+
 describe('memory-kube: preconditions on a missing object, as the real kube-apiserver answers them (checked there: test/integration/profile-adoption.test.ts, kube.test.ts)', () => {
   const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'gone' };
   const configMap = { apiVersion: 'v1', kind: 'ConfigMap' } as const;

@@ -7,7 +7,9 @@
  * stored one (keeping the stored `status`, bumping `resourceVersion` only when something
  * changed), except on a user's DGD or DGDR, where it keeps the fields the apply leaves out and
  * merges annotations as server-side apply does (one the same manager applied before and leaves
- * out now is removed); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
+ * out now is removed, unless another writer owns it too: another manager's apply of the same
+ * value shares it; another's forced apply of another value, an update that changes it, or a
+ * captured event that does, takes it); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
  * namespace and equality label selectors (`a=b,c=d`); `get` of a missing object is undefined
  * (Gone); a status, update or scale write to a missing object, and a second Event of one name,
  * fail as the API server answers them (PermanentError `NotFound`, `AlreadyExists`), and a write
@@ -122,8 +124,12 @@ interface Store {
   version: number;
   /** The keys read while a `trace` runs. */
   reads: Set<string> | undefined;
-  /** The annotation keys each field manager last applied to a user-owned object, by `<manager> <key>`. */
-  readonly appliedAnnotations: Map<string, readonly string[]>;
+  /**
+   * Who owns each annotation of a user-owned object (by object key, then annotation): the field
+   * managers whose apply set it, or `''` for any other writer (an update, a create, the starting
+   * state, a captured event). An annotation with no entry is another writer's.
+   */
+  readonly annotationOwners: Map<string, Map<string, Set<string>>>;
 }
 
 /**
@@ -135,7 +141,7 @@ const USER_OWNED_KINDS: ReadonlySet<string> = new Set(['DynamoGraphDeployment', 
 
 /** Creates the store from starting objects (each needs apiVersion, kind, metadata.name). */
 export function createMemoryKube(initial: readonly KubeObject[], fieldManager: string): MemoryKube {
-  const store: Store = { objects: new Map(), changedAt: new Map(), eventNames: new Set(), writes: [], resourceVersion: 1, version: 0, reads: undefined, appliedAnnotations: new Map() };
+  const store: Store = { objects: new Map(), changedAt: new Map(), eventNames: new Set(), writes: [], resourceVersion: 1, version: 0, reads: undefined, annotationOwners: new Map() };
   for (const object of initial) {
     const copy = cloneJson(object);
     copy.metadata.resourceVersion ??= String(store.resourceVersion++);
@@ -180,6 +186,24 @@ function requireVersion(before: KubeObject, resourceVersion: string | undefined,
 function conflict(message: string, what: string): Error {
   const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message };
   return classifyKubeError(new KubeHttpError(409, JSON.stringify(status), {}), what);
+}
+
+type Annotations = Readonly<Record<string, string>>;
+
+function annotationsOf(object: KubeObject | undefined): Annotations {
+  return (object?.metadata['annotations'] ?? {}) as Annotations;
+}
+
+/**
+ * A write other than an apply (an update, a captured event) to a user-owned object: every
+ * annotation it sets or changes is its writer's (`''`), as an update takes the fields it changes
+ * from their appliers; one it removes has no owner left.
+ */
+function noteOtherWrite(store: Store, key: string, before: Annotations, next: Annotations): void {
+  const owners = store.annotationOwners.get(key);
+  if (owners === undefined) return; // No apply yet: every annotation is another writer's already.
+  for (const name of owners.keys()) if (!(name in next)) owners.delete(name);
+  for (const [name, value] of Object.entries(next)) if (before[name] !== value) owners.set(name, new Set(['']));
 }
 
 function clientOf(store: Store, fieldManager: string): MemoryKube {
@@ -252,16 +276,27 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       // here is applied whole by its one manager.
       if (USER_OWNED_KINDS.has(obj.kind)) {
         const applied = (obj.metadata['annotations'] ?? {}) as Record<string, string>;
-        const managerKey = `${fieldManager} ${key}`;
+        const stored = annotationsOf(before);
+        // The owners after this apply: its manager owns what it applies (alone where the value changes: a
+        // forced apply takes it; beside the others where it is the same: shared); it leaves out what it omits.
+        const owners = new Map<string, Set<string>>(Object.keys(stored).map((name) => [name, new Set(store.annotationOwners.get(key)?.get(name) ?? [''])]));
+        for (const [name, value] of Object.entries(applied)) {
+          const shared = owners.get(name);
+          if (shared !== undefined && stored[name] === value) shared.add(fieldManager);
+          else owners.set(name, new Set([fieldManager]));
+        }
+        const annotations: Record<string, string> = { ...stored, ...applied };
+        for (const [name, holders] of owners) {
+          if (name in applied || !holders.delete(fieldManager) || holders.size > 0) continue;
+          owners.delete(name);
+          delete annotations[name];
+        }
         if (before !== undefined) {
           for (const [field, value] of Object.entries(before)) if (!(field in obj)) next[field] = cloneJson(value);
-          const annotations = { ...(before.metadata['annotations'] as Record<string, string> | undefined) };
-          for (const name of store.appliedAnnotations.get(managerKey) ?? []) if (!(name in applied)) delete annotations[name];
-          Object.assign(annotations, applied);
           const { annotations: _dropped, ...metadata } = next.metadata;
           next.metadata = { ...metadata, ...(Object.keys(annotations).length === 0 ? {} : { annotations }) };
         }
-        store.appliedAnnotations.set(managerKey, Object.keys(applied));
+        store.annotationOwners.set(key, owners);
       }
       return put(key, next, 'apply', true);
     },
@@ -275,6 +310,7 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
     async create(obj: ApplyObject) {
       const key = keyOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
       if (store.objects.has(key)) return undefined;
+      store.annotationOwners.delete(key); // A new object: its creator's annotations.
       const next = cloneJson(obj) as KubeObject;
       next.metadata = { uid: `uid-${obj.metadata.namespace ?? ''}-${obj.metadata.name}`, ...next.metadata };
       return put(key, next, 'apply');
@@ -284,6 +320,7 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       // An update never creates: a missing object is a 404, as the API server answers it.
       if (before === undefined) throw new PermanentError(`cannot replace ${obj.kind} ${obj.metadata.name}: 404 NotFound`, { reason: 'NotFound' });
       requireVersion(before, obj.metadata.resourceVersion, `replace ${obj.kind} ${obj.metadata.name}`);
+      noteOtherWrite(store, keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }), annotationsOf(before), annotationsOf(obj as KubeObject));
       return put(keyOf({ ...obj, name: obj.metadata.name, namespace: obj.metadata.namespace }), cloneJson(obj), 'replace');
     },
     async delete(ref, options = {}) {
@@ -294,7 +331,7 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
         throw conflict(`Operation cannot be fulfilled on ${ref.kind} "${ref.name}": Precondition failed: UID in precondition: ${options.uid}, UID in object meta: ${before.metadata.uid ?? ''}`, `delete ${ref.kind} ${ref.name}`);
       }
       if (store.objects.delete(key)) touch({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name } });
-      for (const managerKey of store.appliedAnnotations.keys()) if (managerKey.endsWith(` ${key}`)) store.appliedAnnotations.delete(managerKey);
+      if (before !== undefined) store.annotationOwners.delete(key);
       store.writes.push({ verb: 'delete', ref });
     },
     async createEvent(event) {
@@ -332,7 +369,11 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
     observe(object) {
       const copy = cloneJson(object);
       const key = keyOf({ apiVersion: copy.apiVersion, kind: copy.kind, namespace: copy.metadata.namespace, name: copy.metadata.name });
-      if (isSameJson(store.objects.get(key), copy)) return;
+      const held = store.objects.get(key);
+      if (isSameJson(held, copy)) return;
+      // Another object under the name (deleted and created again) is its creator's; else the API server's change is another writer's.
+      if (held === undefined || held.metadata.uid !== copy.metadata.uid) store.annotationOwners.delete(key);
+      else noteOtherWrite(store, key, annotationsOf(held), annotationsOf(copy));
       store.objects.set(key, copy);
       touch(copy);
     },
@@ -341,6 +382,7 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const held = key === undefined ? undefined : store.objects.get(key);
       if (key === undefined || held === undefined) return false;
       store.objects.delete(key);
+      store.annotationOwners.delete(key);
       touch(held);
       return true;
     },

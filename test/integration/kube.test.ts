@@ -132,6 +132,28 @@ describe('shared/kube', () => {
     expect(forced['spec']).toMatchObject({ replicas: 3 });
   });
 
+  it('review-s23: server-side apply removes an annotation its manager leaves out only while no other writer owns it (shared/dev/memory-kube.ts mirrors this): taken by another\'s forced apply, shared by another\'s apply of the same value, or taken by an update, it stays', async () => {
+    const other = createKube(kubeConfig, { fieldManager: 'kube-test-other' });
+    const applying = (name: string, annotations?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(annotations === undefined ? {} : { annotations }) } }) as const;
+    const annotationsOf = async (name: string) => (await kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name }))?.metadata.annotations;
+    await kube.apply(applying('ssa-taken', { a: '1' }), { force: true });
+    await other.apply(applying('ssa-taken', { a: '2' }), { force: true });
+    await kube.apply(applying('ssa-taken'), { force: true });
+    expect(await annotationsOf('ssa-taken')).toEqual({ a: '2' });
+    await kube.apply(applying('ssa-shared', { a: '1' }), { force: true });
+    await other.apply(applying('ssa-shared', { a: '1' }), { force: true });
+    await kube.apply(applying('ssa-shared'), { force: true });
+    expect(await annotationsOf('ssa-shared')).toEqual({ a: '1' });
+    const applied = await kube.apply(applying('ssa-edited', { a: '1' }), { force: true });
+    await other.replace({ ...applied, metadata: { ...applied.metadata, annotations: { a: 'edited' } } });
+    await kube.apply(applying('ssa-edited'), { force: true });
+    expect(await annotationsOf('ssa-edited')).toEqual({ a: 'edited' });
+    // And the one it alone applied goes.
+    await kube.apply(applying('ssa-alone', { a: '1' }), { force: true });
+    await kube.apply(applying('ssa-alone'), { force: true });
+    expect(await annotationsOf('ssa-alone')).toBeUndefined();
+  });
+
   it('a replace with a stale resourceVersion is a TransientError (409)', async () => {
     const stored = await kube.apply(aPodCliqueSet(namespace, 'replaced'));
     const updated = await kube.replace({ ...stored, spec: { ...(stored['spec'] as object), replicas: 2 } });
