@@ -148,6 +148,18 @@ describe('review-s23: memory-kube: an annotation another writer took or shares s
     expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ a: 'edited' });
   });
 
+  it('replay: a captured request whose managedFields say the manager applied an annotation (in the cluster, before the capture) loses it when that manager leaves it out; one an update set stays', async () => {
+    const managedFields = [
+      { manager: 'dynamo-profile', operation: 'Apply', apiVersion: 'nvidia.com/v1beta1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:nvidia.com/generated-dgd-spec': {}, 'f:dgdr.nvidia.com/additional-resources': {} } } } },
+      { manager: 'kubectl-edit', operation: 'Update', apiVersion: 'nvidia.com/v1beta1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:user.example/note': {} } } } },
+    ];
+    const captured: KubeObject = { ...stored, metadata: { ...stored.metadata, managedFields, annotations: { 'nvidia.com/generated-dgd-spec': 'x', 'dgdr.nvidia.com/additional-resources': 'y', 'user.example/note': 'keep' } } };
+    for (const kube of [createMemoryKube([captured], 'dynamo-profile'), (() => { const k = createMemoryKube([], 'dynamo-profile'); k.observe(captured); return k; })()]) {
+      await kube.apply(applying({ 'dgdr.nvidia.com/additional-resources': 'y' }), { force: true });
+      expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ 'dgdr.nvidia.com/additional-resources': 'y', 'user.example/note': 'keep' });
+    }
+  });
+
   it('replay: a request deleted and created again under its name (captured events: remove, observe) is another object: the annotation its creator set stays', async () => {
     const kube = createMemoryKube([stored], 'dynamo-profile');
     await kube.apply(applying({ a: '1' }), { force: true });

@@ -9,7 +9,8 @@
  * merges annotations as server-side apply does (one the same manager applied before and leaves
  * out now is removed, unless another writer owns it too: another manager's apply of the same
  * value shares it; another's forced apply of another value, an update that changes it, or a
- * captured event that does, takes it); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
+ * captured event that does, takes it; a starting or captured object's `managedFields` say who
+ * applied what before); `applyStatus` replaces `status`; `scale` sets `spec.replicas`; `list` filters by
  * namespace and equality label selectors (`a=b,c=d`); `get` of a missing object is undefined
  * (Gone); a status, update or scale write to a missing object, and a second Event of one name,
  * fail as the API server answers them (PermanentError `NotFound`, `AlreadyExists`), and a write
@@ -147,7 +148,10 @@ export function createMemoryKube(initial: readonly KubeObject[], fieldManager: s
     copy.metadata.resourceVersion ??= String(store.resourceVersion++);
     copy.metadata.generation ??= 1;
     copy.metadata.uid ??= `uid-${copy.metadata.namespace ?? ''}-${copy.metadata.name}`;
-    store.objects.set(keyOf({ ...copy, name: copy.metadata.name, namespace: copy.metadata.namespace }), copy);
+    const key = keyOf({ ...copy, name: copy.metadata.name, namespace: copy.metadata.namespace });
+    store.objects.set(key, copy);
+    const owners = ownersFromManagedFields(copy);
+    if (owners !== undefined) store.annotationOwners.set(key, owners);
   }
   return clientOf(store, fieldManager);
 }
@@ -204,6 +208,27 @@ function noteOtherWrite(store: Store, key: string, before: Annotations, next: An
   if (owners === undefined) return; // No apply yet: every annotation is another writer's already.
   for (const name of owners.keys()) if (!(name in next)) owners.delete(name);
   for (const [name, value] of Object.entries(next)) if (before[name] !== value) owners.set(name, new Set(['']));
+}
+
+/**
+ * The owners of a user-owned object's annotations as its `metadata.managedFields` records them (a
+ * captured object carries them): the managers of `Apply` entries by name, any other entry as
+ * `''`. Undefined when the object carries none (then every annotation is another writer's).
+ */
+function ownersFromManagedFields(object: KubeObject): Map<string, Set<string>> | undefined {
+  const entries = object.metadata['managedFields'];
+  if (!USER_OWNED_KINDS.has(object.kind) || !Array.isArray(entries)) return undefined;
+  const owners = new Map<string, Set<string>>();
+  for (const entry of entries as { manager?: unknown; operation?: unknown; subresource?: unknown; fieldsV1?: { 'f:metadata'?: { 'f:annotations'?: Record<string, unknown> } } }[]) {
+    if (entry.subresource !== undefined && entry.subresource !== '') continue;
+    const owner = entry.operation === 'Apply' && typeof entry.manager === 'string' ? entry.manager : '';
+    for (const field of Object.keys(entry.fieldsV1?.['f:metadata']?.['f:annotations'] ?? {})) {
+      if (!field.startsWith('f:')) continue;
+      const name = field.slice(2);
+      owners.set(name, (owners.get(name) ?? new Set()).add(owner));
+    }
+  }
+  return owners;
 }
 
 function clientOf(store: Store, fieldManager: string): MemoryKube {
@@ -372,7 +397,9 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       const held = store.objects.get(key);
       if (isSameJson(held, copy)) return;
       // Another object under the name (deleted and created again) is its creator's; else the API server's change is another writer's.
-      if (held === undefined || held.metadata.uid !== copy.metadata.uid) store.annotationOwners.delete(key);
+      const recorded = ownersFromManagedFields(copy);
+      if (recorded !== undefined) store.annotationOwners.set(key, recorded);
+      else if (held === undefined || held.metadata.uid !== copy.metadata.uid) store.annotationOwners.delete(key);
       else noteOtherWrite(store, key, annotationsOf(held), annotationsOf(copy));
       store.objects.set(key, copy);
       touch(copy);
