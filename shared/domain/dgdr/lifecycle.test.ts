@@ -617,15 +617,14 @@ describe('issue 20 "the same rule everywhere": the planner ConfigMaps and the ge
     expect(handed.deleteConfigMaps).toEqual([]);
   });
 
-  it(`${RULE} and "nothing is lost or half-written", level-triggered: a request already Failed PlannerConfigMapConflict deletes, at every pass while no DGD of its own exists, the output's ConfigMaps it created that nothing owns (a pass that read it before it failed may have created one again); with its own DGD, or failed for another reason, it deletes nothing`, () => {
+  it(`${RULE} and "nothing is lost or half-written", level-triggered: a request already Failed PlannerConfigMapConflict deletes, at every pass while no DGD of that name exists, the output's ConfigMaps it created that nothing owns (a pass that read it before it failed may have created one again); with any DGD of that name, or failed for another reason, it deletes nothing`, () => {
     const failedStatus = (reason: string) => ({ ...deployingStatus(), phase: 'Failed' as const, conditions: [cond('DeploymentReady', 'False', reason, 'm', null), cond('Succeeded', 'False', reason, 'Deployment failed: m')] });
     const failed = (reason: string) => aDgdr({ status: failedStatus(reason), annotations: generatedAnnotations() });
     const configMaps = [planner({ resourceVersion: '5' }), planner({ name: 'planner-config-zz', labels: { ...TRACKING, 'dgdr.nvidia.com/uid': 'uid-old' }, resourceVersion: '6' })];
     const desired = decideDgdr(observed(failed('PlannerConfigMapConflict'), { configMaps }), CONFIG, NOW);
     expect(desired).toEqual({ ...NO_WRITES, status: undefined, events: [], deleteConfigMaps: [{ name: 'planner-config-fb8c', resourceVersion: '5' }] });
-    // A DGD of that name that is not the request's does not mount them either.
-    expect(decideDgdr(observed(failed('PlannerConfigMapConflict'), { configMaps, dgd: dgdWith({ owner: 'someone-else' }) }), CONFIG, NOW).deleteConfigMaps).toEqual([{ name: 'planner-config-fb8c', resourceVersion: '5' }]);
-    // Its own DGD may mount them: kept.
+    // Any DGD of that name may mount them by name (its own, or one made by hand from the stored spec without the uid label): kept.
+    expect(decideDgdr(observed(failed('PlannerConfigMapConflict'), { configMaps, dgd: dgdWith({ owner: 'someone-else' }) }), CONFIG, NOW).deleteConfigMaps).toEqual([]);
     expect(decideDgdr(observed(failed('PlannerConfigMapConflict'), { configMaps, dgd: dgdWith(STAMPED) }), CONFIG, NOW).deleteConfigMaps).toEqual([]);
     // DeploymentNameConflict keeps its own planner ConfigMap (the dgd-planted integration test).
     expect(decideDgdr(observed(failed('DeploymentNameConflict'), { configMaps }), CONFIG, NOW).deleteConfigMaps).toEqual([]);

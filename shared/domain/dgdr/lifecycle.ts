@@ -461,13 +461,15 @@ function decideFailed(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
   const decided = isDeepEqual(status.conditions, dgdr.status?.conditions) ? NOTHING : only({ ...status, observedGeneration: dgdr.status?.observedGeneration ?? status.observedGeneration });
   // Level-triggered: a pass that read the request before it failed can create one of its planner
   // ConfigMaps again after the failing pass deleted them (or be interrupted before its own delete).
-  const isHalfWritten = isFailedByPlannerConfigMapConflict(dgdr.status) && (observed.dgd === undefined || !isRequestsDgd(observed.dgd, dgdr));
+  // Only while no DGD of that name exists at all: one the user made by hand from the stored spec
+  // (without the request's uid label) may mount them by name.
+  const isHalfWritten = isFailedByPlannerConfigMapConflict(dgdr.status) && observed.dgd === undefined;
   return isHalfWritten ? { ...decided, deleteConfigMaps: ownPlannerConfigMaps(observed) } : decided;
 }
 
 /**
  * Whether the request failed `PlannerConfigMapConflict` (its `DeploymentReady` condition's reason):
- * such a request deletes, at every pass while no DGD of its own exists, the planner ConfigMaps it
+ * such a request deletes, at every pass while no DGD of that name exists, the planner ConfigMaps it
  * created that nothing owns ("nothing is half-written", issue 20), so it reads its DGD and its
  * tracking-labelled ConfigMaps even though it is Failed. In: the stored status. Pure.
  */

@@ -112,7 +112,7 @@ describe('dgdrReadsOf (what each phase\'s decision reads)', () => {
     { name: 'Deployed reads the DGD and the ConfigMaps', reason: 'decideDeployed: the DGD state, configMapsToAdopt', input: { phase: 'Deployed' }, want: { job: false, jobPods: false, output: false, dgd: true } },
     { name: 'Failed reads nothing more', reason: 'decideFailed re-derives Succeeded from the request only', input: { phase: 'Failed' }, want: { job: false, jobPods: false, output: false, dgd: false } },
     { name: 'Failed DeploymentNameConflict reads nothing more', reason: 'its own planner ConfigMaps stay (the dgd-planted integration test)', input: failedBy('DeploymentNameConflict'), want: { job: false, jobPods: false, output: false, dgd: false } },
-    { name: 'Failed PlannerConfigMapConflict reads the DGD and the ConfigMaps', reason: 'issue 20 "nothing is half-written": the planner ConfigMaps it created go while no DGD of its own mounts them', input: failedBy('PlannerConfigMapConflict'), want: { job: false, jobPods: false, output: false, dgd: true } },
+    { name: 'Failed PlannerConfigMapConflict reads the DGD and the ConfigMaps', reason: 'issue 20 "nothing is half-written": the planner ConfigMaps it created go while no DGD of that name can mount them', input: failedBy('PlannerConfigMapConflict'), want: { job: false, jobPods: false, output: false, dgd: true } },
   ];
   it.each(rows)('$name', ({ input, want }) => {
     expect(dgdrReadsOf(input)).toEqual(want);
