@@ -170,6 +170,19 @@ describe('review-s23: memory-kube: an annotation another writer took or shares s
   });
 });
 
+describe('memory-kube: resourceVersions after starting and captured objects', () => {
+  it('a write after a starting or captured object that came with a version is given a newer one, so a precondition on the old version fails as on the API server', async () => {
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' };
+    const kube = createMemoryKube([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', resourceVersion: '1' }, data: { a: '1' } }], 'm');
+    const written = await kube.replace({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', resourceVersion: '1' }, data: { a: '2' } });
+    expect(written.metadata.resourceVersion).not.toBe('1');
+    await expect(kube.delete(ref, { resourceVersion: '1' })).rejects.toThrow('the object has been modified');
+    kube.observe({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'd', namespace: 'ns', resourceVersion: '900' }, data: {} });
+    const next = await kube.replace({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' }, data: { a: '3' } });
+    expect(Number(next.metadata.resourceVersion)).toBeGreaterThan(900);
+  });
+});
+
 describe('memory-kube: preconditions on a missing object, as the real kube-apiserver answers them (checked there: test/integration/profile-adoption.test.ts, kube.test.ts)', () => {
   const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'gone' };
   const configMap = { apiVersion: 'v1', kind: 'ConfigMap' } as const;

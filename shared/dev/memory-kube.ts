@@ -146,6 +146,7 @@ export function createMemoryKube(initial: readonly KubeObject[], fieldManager: s
   for (const object of initial) {
     const copy = cloneJson(object);
     copy.metadata.resourceVersion ??= String(store.resourceVersion++);
+    advancePast(store, copy.metadata.resourceVersion);
     copy.metadata.generation ??= 1;
     copy.metadata.uid ??= `uid-${copy.metadata.namespace ?? ''}-${copy.metadata.name}`;
     const key = keyOf({ ...copy, name: copy.metadata.name, namespace: copy.metadata.namespace });
@@ -182,6 +183,16 @@ function storedKeyOf(store: Store, ref: ObjectRef): string | undefined {
  * `metadata.resourceVersion`, a delete's `preconditions`): a stored object at another version
  * is a 409 Conflict, classified as the real client's (TransientError, `isResourceVersionConflict`).
  */
+/**
+ * Moves the store's next resourceVersion past one an object came with (a starting or captured
+ * object): a write after it must never be given the version it already had, or a stale
+ * precondition would pass. Versions that are not integers are the caller's own and left alone.
+ */
+function advancePast(store: Store, resourceVersion: string | undefined): void {
+  const version = Number(resourceVersion);
+  if (Number.isSafeInteger(version) && version >= store.resourceVersion) store.resourceVersion = version + 1;
+}
+
 function requireVersion(before: KubeObject, resourceVersion: string | undefined, what: string): void {
   if (resourceVersion === undefined || resourceVersion === before.metadata.resourceVersion) return;
   throw conflict(`Operation cannot be fulfilled on ${before.kind} "${before.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`, what);
@@ -401,6 +412,7 @@ function clientOf(store: Store, fieldManager: string): MemoryKube {
       if (recorded !== undefined) store.annotationOwners.set(key, recorded);
       else if (held === undefined || held.metadata.uid !== copy.metadata.uid) store.annotationOwners.delete(key);
       else noteOtherWrite(store, key, annotationsOf(held), annotationsOf(copy));
+      advancePast(store, copy.metadata.resourceVersion);
       store.objects.set(key, copy);
       touch(copy);
     },
