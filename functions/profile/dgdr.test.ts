@@ -83,6 +83,25 @@ describe('profile function: DGDR handler', () => {
     expect((await get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' }))?.['spec']).toEqual({});
   });
 
+  it('a pass that read the request before another pass failed it creates no DGD: the status write, whose resourceVersion precondition proves the read current, comes before the create', async () => {
+    const annotation = 'apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata:\n  name: qwen-dgd\nspec:\n  components:\n  - name: Frontend\n    type: frontend\n';
+    const deploying = { ...aDgdr(), metadata: { ...aDgdr().metadata, annotations: { 'nvidia.com/generated-dgd-spec': annotation } }, status: { phase: 'Deploying', dgdName: 'qwen-dgd', observedGeneration: 1 } };
+    const { kube, deps } = depsWith([deploying]);
+    const requestRef = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'qwen' };
+    const stale = await kube.get(requestRef);
+    // Another pass failed it meanwhile.
+    await kube.applyStatus({ ...requestRef, metadata: { name: 'qwen', namespace: 'ns' }, status: { phase: 'Failed', dgdName: 'qwen-dgd', observedGeneration: 1 } });
+    const get = kube.get.bind(kube);
+    kube.get = async (ref) => (ref.kind === 'DynamoGraphDeploymentRequest' ? structuredClone(stale) : get(ref));
+    await expect(handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).rejects.toBeInstanceOf(TransientError);
+    expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
+    // Read as it is, the same pass creates it (a Deploying request whose status already says so: the status write is kept as the precondition).
+    kube.get = get;
+    await kube.applyStatus({ ...requestRef, metadata: { name: 'qwen', namespace: 'ns' }, status: deploying.status });
+    expect(await handle(eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen'), deps)).toEqual({ kind: 'Done' });
+    expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeDefined();
+  });
+
   /** A request whose Job completed and whose output (written by its copier: controller reference to uid-1) holds OUT3, a planner deployment naming ConfigMap planner-config-fb8c. */
   function profiledWorld(): KubeObject[] {
     const dgdr = { ...aDgdr(), status: { phase: 'Profiling', profilingPhase: 'Done', profilingJobName: 'profile-qwen', observedGeneration: 1 } };

@@ -39,6 +39,7 @@ import {
   formatIssues,
   fromZodIssues,
   type Dgdr,
+  type DgdrStatus,
 } from '../../shared/api/index.js';
 import {
   DEFAULT_DCGM_ENDPOINT_TEMPLATE,
@@ -286,7 +287,23 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
     events.push(...result.events);
     break;
   }
+  for (const adopted of result.adoptConfigMaps) {
+    // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner);
+    // only the version the decision proved its own: one replaced since the read is a 409 (TransientError), decided again.
+    // The uid too: an apply to a ConfigMap deleted since the read would create it (empty) whatever resourceVersion it
+    // carries; with the uid the API server refuses that with a 409 instead.
+    const precondition = { ...(adopted.resourceVersion === undefined ? {} : { resourceVersion: adopted.resourceVersion }), ...(adopted.uid === undefined ? {} : { uid: adopted.uid }) };
+    await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ...precondition, ownerReferences: adopted.ownerReferences } }, { force: true });
+  }
+  /** Writes the status at the version read (or written) before: a decision made on a stale read (two events for one request handled at once) gets 409, a TransientError, and is decided again on a fresh read. */
+  const writeStatus = async (status: DgdrStatus): Promise<void> => {
+    current = await deps.kube.applyStatus({ apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, resourceVersion: current.metadata.resourceVersion }, status }, { force: true });
+  };
+  if (result.status !== undefined) await writeStatus(result.status);
   if (result.dgd !== undefined) {
+    // After the status write (kept by withoutUnchangedStatus when a DGD is to be created): its
+    // precondition proves the request is still as read, so a pass that read it before another
+    // failed it creates no DGD.
     const object = result.dgd as Parameters<Kube['create']>[0];
     try {
       const created = await deps.kube.create(object);
@@ -297,23 +314,8 @@ export async function write(deps: ProfileDeps, stored: KubeObject, dgdr: Dgdr, d
       result = decideDgdRejected(dgdr, error.message, deps.now());
       events.length = 0;
       events.push(...result.events);
+      if (result.status !== undefined) await writeStatus(result.status);
     }
-  }
-  for (const adopted of result.adoptConfigMaps) {
-    // The planner ConfigMap now belongs to the DGD (it was created by this function with no owner);
-    // only the version the decision proved its own: one replaced since the read is a 409 (TransientError), decided again.
-    // The uid too: an apply to a ConfigMap deleted since the read would create it (empty) whatever resourceVersion it
-    // carries; with the uid the API server refuses that with a 409 instead.
-    const precondition = { ...(adopted.resourceVersion === undefined ? {} : { resourceVersion: adopted.resourceVersion }), ...(adopted.uid === undefined ? {} : { uid: adopted.uid }) };
-    await deps.kube.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: adopted.name, namespace, ...precondition, ownerReferences: adopted.ownerReferences } }, { force: true });
-  }
-  if (result.status !== undefined) {
-    await deps.kube.applyStatus(
-      // The resourceVersion precondition: a decision made on a stale read (two events for one request
-      // handled at once) gets 409, a TransientError, and is decided again on a fresh read.
-      { apiVersion: DGDR_V1BETA1, kind: DGDR_KIND, metadata: { name: stored.metadata.name, namespace, resourceVersion: current.metadata.resourceVersion }, status: result.status },
-      { force: true },
-    );
   }
   // The Events before the deletes below: once the status is written Failed, the next pass is
   // decideFailed, which deletes what this pass did not but never reports the failure again.

@@ -53,11 +53,13 @@ export function dgdrReadsOf(status: DgdrStatus | undefined): DgdrReads {
 /**
  * The decision's writes without a status write that would change nothing: the status the
  * decision computed is compared with the stored one (the whole status is the profile
- * function's; conditions by type, lastTransitionTime ignored). Every other write is kept as
- * decided. In: the decision's output and the stored status. Out: the writes. Pure.
+ * function's; conditions by type, lastTransitionTime ignored), except beside a DGD to create.
+ * Every other write is kept as decided. In: the decision's output and the stored status. Out: the writes. Pure.
  */
 export function withoutUnchangedStatus(desired: DgdrDesired, stored: DgdrStatus | undefined): DgdrDesired {
-  if (desired.status === undefined) return desired;
+  // Kept when a DGD is to be created: its resourceVersion precondition proves the request still
+  // reads as the decision read it (not failed meanwhile by another pass) before the DGD is created.
+  if (desired.status === undefined || desired.dgd !== undefined) return desired;
   const write = decideStatusWrite(stored, desired.status);
   return write.kind === 'Unchanged' ? { ...desired, status: undefined } : desired;
 }
