@@ -123,6 +123,8 @@ function emitting(inner: MemoryKube, emit: (phase: 'add' | 'update' | 'delete', 
 
 interface World {
   readonly kube: Kube;
+  /** The user's writes to the DGDs: their own field manager, as kubectl's, beside reconcile's (server-side apply keeps each manager's fields apart). */
+  readonly userKube: Kube;
   readonly memory: MemoryKube;
   readonly queue: KubeEvent[];
   readonly dgds: Dgd[];
@@ -137,7 +139,7 @@ function createWorld(initial: readonly KubeObject[] = []): World {
   const memory = createMemoryKube([GROVE_COHERENT_CRD, ...initial], FIELD_MANAGER_RECONCILE);
   const queue: KubeEvent[] = [];
   let id = 0;
-  const kube = emitting(memory, (phase, object) => {
+  const emit = (phase: 'add' | 'update' | 'delete', object: KubeObject): void => {
     const isDgd = object.kind === DGD_KIND;
     id += 1;
     queue.push({
@@ -147,8 +149,10 @@ function createWorld(initial: readonly KubeObject[] = []): World {
       key: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata.namespace ?? '', name: object.metadata.name },
       object: isDgd ? undefined : object,
     });
-  });
-  return { kube, memory, queue, dgds: Array.from({ length: DGD_COUNT }, () => ({ replicas: 2, tag: 0, coherent: false })), emitted: () => id };
+  };
+  const kube = emitting(memory, emit);
+  const userKube = emitting(memory.as('kubectl'), emit);
+  return { kube, userKube, memory, queue, dgds: Array.from({ length: DGD_COUNT }, () => ({ replicas: 2, tag: 0, coherent: false })), emitted: () => id };
 }
 
 function depsFor(world: World): ReconcileDeps {
@@ -204,15 +208,15 @@ async function perform(world: World, action: Action): Promise<void> {
   switch (action.type) {
     case 'scale':
       dgd.replicas = action.replicas;
-      await world.kube.apply(dgdObject(action.dgd, dgd));
+      await world.userKube.apply(dgdObject(action.dgd, dgd));
       return;
     case 'image':
       dgd.tag = action.tag;
-      await world.kube.apply(dgdObject(action.dgd, dgd));
+      await world.userKube.apply(dgdObject(action.dgd, dgd));
       return;
     case 'strategy':
       dgd.coherent = action.coherent;
-      await world.kube.apply(dgdObject(action.dgd, dgd));
+      await world.userKube.apply(dgdObject(action.dgd, dgd));
       return;
     case 'grove':
       await groveSync(world, action.dgd);
@@ -283,7 +287,7 @@ function snapshot(world: World): Record<string, unknown> {
 async function startWorld(): Promise<readonly KubeObject[]> {
   const world = createWorld();
   const deps = depsFor(world);
-  for (let index = 0; index < DGD_COUNT; index += 1) await world.kube.apply(dgdObject(index, world.dgds[index] as Dgd));
+  for (let index = 0; index < DGD_COUNT; index += 1) await world.userKube.apply(dgdObject(index, world.dgds[index] as Dgd));
   await drain(world, deps, undefined, []);
   await settle(world, deps);
   return world.memory.objects();
