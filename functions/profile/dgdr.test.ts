@@ -239,6 +239,23 @@ describe('profile function: DGDR handler', () => {
     expect(retry.kube.takeWrites().filter((w) => w.verb === 'createEvent').map((w) => (w.verb === 'createEvent' ? w.event.reason : ''))).toEqual(['SpecGenerated']);
   });
 
+  it('review2-s23: a request whose DGD the API server refuses (DeploymentRejected) does not leave its own planner ConfigMap behind: nothing owns it, and a new request of that name from the same output would fail PlannerConfigMapConflict on it', async () => {
+    const { kube, deps } = depsWith(profiledWorld());
+    const event = eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen');
+    expect(await handle(event, deps)).toEqual({ kind: 'Done' }); // Profiling -> Deploying: the planner ConfigMap is created, stamped uid-1, no owner.
+    expect((await kube.get(plannerRef))?.metadata.labels?.['dgdr.nvidia.com/uid']).toBe('uid-1');
+    const create = kube.create.bind(kube);
+    kube.create = async (obj) => {
+      if (obj.kind === 'DynamoGraphDeployment') throw new PermanentError('cannot create DynamoGraphDeployment ns/qwen-dgd: 422 Invalid: admission webhook denied the request', { reason: 'Invalid' });
+      return create(obj);
+    };
+    expect(await handle(event, deps)).toMatchObject({ kind: 'Permanent', reason: 'DeploymentRejected' });
+    // Level-triggered: the Failed request's next pass (its own status write's event).
+    expect(await handle(event, deps)).toEqual({ kind: 'Done' });
+    expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
+    expect(await kube.get(plannerRef)).toBeUndefined();
+  });
+
   it('child events name their request: a profiling Job by its dgdr label, a ConfigMap by its tracking labels; others are Done with no write', async () => {
     const { kube, deps } = depsWith([aDgdr()]);
     const unrelatedJob = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'backup', namespace: 'ns', labels: { app: 'backup' } } };

@@ -460,21 +460,25 @@ function decideFailed(observed: DgdrObserved, draft: StatusDraft): DgdrDesired {
   const status = draft.set({ observedGeneration: dgdr.status?.observedGeneration ?? dgdr.metadata.generation }).build('Failed');
   const decided = isDeepEqual(status.conditions, dgdr.status?.conditions) ? NOTHING : only({ ...status, observedGeneration: dgdr.status?.observedGeneration ?? status.observedGeneration });
   // Level-triggered: a pass that read the request before it failed can create one of its planner
-  // ConfigMaps again after the failing pass deleted them (or be interrupted before its own delete).
+  // ConfigMaps again after the failing pass deleted them (or be interrupted before its own delete);
+  // a request whose DGD was refused (DeploymentRejected) deletes at its next pass those it created.
   // Only while no DGD of that name exists at all: one the user made by hand from the stored spec
   // (without the request's uid label) may mount them by name.
-  const isHalfWritten = isFailedByPlannerConfigMapConflict(dgdr.status) && observed.dgd === undefined;
+  const isHalfWritten = isFailedBeforeItsDgd(dgdr.status) && observed.dgd === undefined;
   return isHalfWritten ? { ...decided, deleteConfigMaps: ownPlannerConfigMaps(observed) } : decided;
 }
 
 /**
- * Whether the request failed `PlannerConfigMapConflict` (its `DeploymentReady` condition's reason):
- * such a request deletes, at every pass while no DGD of that name exists, the planner ConfigMaps it
- * created that nothing owns ("nothing is half-written", issue 20), so it reads its DGD and its
- * tracking-labelled ConfigMaps even though it is Failed. In: the stored status. Pure.
+ * Whether the request failed with planner ConfigMaps it may have created and no DGD of its own to
+ * take them: `PlannerConfigMapConflict`, or `DeploymentRejected` (the API server refused its DGD
+ * for good; the output's ConfigMaps were created, stamped and ownerless, at the end of profiling).
+ * Nothing owns those, so left they would stay forever and a new request of that name from the
+ * same output would fail `PlannerConfigMapConflict` on them: such a request deletes them at every
+ * pass while no DGD of that name exists ({@link decideFailed}), and reads its DGD and its
+ * tracking-labelled ConfigMaps to do so. In: the stored status. Pure.
  */
-export function isFailedByPlannerConfigMapConflict(status: DgdrStatus | undefined): boolean {
-  return status?.phase === 'Failed' && (status.conditions ?? []).some((c) => c.type === CONDITION_DEPLOYMENT_READY && c.reason === REASON_PLANNER_CONFIG_MAP_CONFLICT);
+export function isFailedBeforeItsDgd(status: DgdrStatus | undefined): boolean {
+  return status?.phase === 'Failed' && (status.conditions ?? []).some((c) => c.type === CONDITION_DEPLOYMENT_READY && (c.reason === REASON_PLANNER_CONFIG_MAP_CONFLICT || c.reason === REASON_DEPLOYMENT_REJECTED));
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import type { DgdrPhase, DgdrStatus } from '../../api/index.js';
 import { decideStatusWrite } from '../status-write.js';
-import { isFailedByPlannerConfigMapConflict, type DgdrDesired } from './lifecycle.js';
+import { isFailedBeforeItsDgd, type DgdrDesired } from './lifecycle.js';
 
 /** Which children a phase's decision reads (./lifecycle.ts: decidePending reads the Job and the output; decideProfiling the Job, its pods and the output; decideDeploying and decideDeployed the DGD and the tracking-labelled ConfigMaps). */
 export interface DgdrReads {
@@ -23,8 +23,8 @@ export interface DgdrReads {
 
 /**
  * The reads a phase needs; Failed reads nothing but the request (decideFailed), except a request
- * failed `PlannerConfigMapConflict`, which reads its DGD and ConfigMaps to delete what it
- * half-wrote ({@link isFailedByPlannerConfigMapConflict}); Ready reads the DGD `status.dgdName`
+ * failed `PlannerConfigMapConflict` or `DeploymentRejected`, which reads its DGD and ConfigMaps to
+ * delete what it half-wrote ({@link isFailedBeforeItsDgd}); Ready reads the DGD `status.dgdName`
  * (decideReady). In: the stored status (no phase is Pending). Pure.
  */
 export function dgdrReadsOf(status: DgdrStatus | undefined): DgdrReads {
@@ -42,7 +42,7 @@ export function dgdrReadsOf(status: DgdrStatus | undefined): DgdrReads {
       // decideReady follows a DGD the user created by hand from the stored spec (dgdr-reference "status.deploymentInfo").
       return { job: false, jobPods: false, output: false, dgd: true };
     case 'Failed':
-      return { job: false, jobPods: false, output: false, dgd: isFailedByPlannerConfigMapConflict(status) };
+      return { job: false, jobPods: false, output: false, dgd: isFailedBeforeItsDgd(status) };
     default: {
       const unreachable: never = phase;
       return unreachable;
