@@ -154,8 +154,9 @@ function podFacts(pod: KubeObject): PodFacts {
 }
 
 /**
- * Loads what the request's decision reads in its phase (`dgdrReadsOf`: a Failed request
- * reads nothing more, unless it failed `PlannerConfigMapConflict`), the independent reads at once. `read` answers the reads (a resync's
+ * Loads what the request's decision reads in its phase (`dgdrReadsOf`: a Failed request reads
+ * nothing more, unless it failed before its DGD existed, `isFailedBeforeItsDgd`), the independent
+ * reads at once. `read` answers the reads (a resync's
  * snapshot, else the live client). Failures: the kube client's.
  */
 export async function load(deps: ProfileDeps, key: ObjectKey, dgdr: Dgdr, read: KubeReader = deps.kube): Promise<DgdrObserved> {

@@ -25,7 +25,7 @@ export interface DgdrReads {
  * The reads a phase needs; Failed reads nothing but the request (decideFailed), except a request
  * failed `PlannerConfigMapConflict` or `DeploymentRejected`, which reads its DGD and ConfigMaps to
  * delete what it half-wrote ({@link isFailedBeforeItsDgd}); Ready reads the DGD `status.dgdName`
- * (decideReady). In: the stored status (no phase is Pending). Pure.
+ * (decideReady). In: the stored status (absent, or without a phase: Pending). Pure.
  */
 export function dgdrReadsOf(status: DgdrStatus | undefined): DgdrReads {
   const phase: DgdrPhase = status?.phase ?? 'Pending';
