@@ -179,11 +179,6 @@ function storedKeyOf(store: Store, ref: ObjectRef): string | undefined {
 }
 
 /**
- * A write's resourceVersion precondition, as the API server takes it (in an apply's or update's
- * `metadata.resourceVersion`, a delete's `preconditions`): a stored object at another version
- * is a 409 Conflict, classified as the real client's (TransientError, `isResourceVersionConflict`).
- */
-/**
  * Moves the store's next resourceVersion past one an object came with (a starting or captured
  * object): a write after it must never be given the version it already had, or a stale
  * precondition would pass. Versions that are not integers are the caller's own and left alone.
@@ -193,6 +188,11 @@ function advancePast(store: Store, resourceVersion: string | undefined): void {
   if (Number.isSafeInteger(version) && version >= store.resourceVersion) store.resourceVersion = version + 1;
 }
 
+/**
+ * A write's resourceVersion precondition, as the API server takes it (in an apply's or update's
+ * `metadata.resourceVersion`, a delete's `preconditions`): a stored object at another version
+ * is a 409 Conflict, classified as the real client's (TransientError, `isResourceVersionConflict`).
+ */
 function requireVersion(before: KubeObject, resourceVersion: string | undefined, what: string): void {
   if (resourceVersion === undefined || resourceVersion === before.metadata.resourceVersion) return;
   throw conflict(`Operation cannot be fulfilled on ${before.kind} "${before.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`, what);
