@@ -88,6 +88,21 @@ describe('cleanup function: trace claims in a resync', () => {
   });
 });
 
+const FORBIDDEN = new PermanentError('cannot update PersistentVolumeClaim inference/request-traces: 403 Forbidden', { reason: 'Forbidden' });
+
+/** Two claims with the Run finalizer, `request-traces` and `other-traces`; the API server refuses the update of each claim `refusals` names with its error. */
+function twoClaimsRefusing(refusals: Readonly<Record<string, Error>>) {
+  const other: KubeObject = { ...claim, metadata: { ...claim.metadata, name: 'other-traces' } };
+  const world = depsWith([claim, other]);
+  const replace = world.kube.replace.bind(world.kube);
+  world.kube.replace = async (object) => {
+    const refusal = refusals[object.metadata.name];
+    if (refusal !== undefined) throw refusal;
+    return replace(object);
+  };
+  return world;
+}
+
 describe('cleanup function: trace-claim writes', () => {
   const deleting: KubeObject = { ...claim, metadata: { ...claim.metadata, deletionTimestamp: '2026-12-02T04:59:00Z' } };
   const jobRef = { apiVersion: 'batch/v1', kind: 'Job', namespace: NAMESPACE, name: 'qwen3-trace-replay-1-aisimulate' };
@@ -106,27 +121,14 @@ describe('cleanup function: trace-claim writes', () => {
   });
 
   it('a Job or Run deleted by reference decides every claim with a Run finalizer, each on its own: one whose write is refused does not keep the others\' finalizers, and its error is reported after', async () => {
-    const other: KubeObject = { ...claim, metadata: { ...claim.metadata, name: 'other-traces' } };
-    const { kube, deps } = depsWith([claim, other]);
-    const replace = kube.replace.bind(kube);
-    kube.replace = async (object) => {
-      if (object.metadata.name === 'request-traces') throw new PermanentError('cannot update PersistentVolumeClaim inference/request-traces: 403 Forbidden', { reason: 'Forbidden' });
-      return replace(object);
-    };
+    const { kube, deps } = twoClaimsRefusing({ 'request-traces': FORBIDDEN });
     await expect(reconcileClaimsWithRunFinalizers(deps, NAMESPACE)).rejects.toThrow('403 Forbidden');
     expect(await claimFinalizers(kube)).toEqual(['kubernetes.io/pvc-protection', FINALIZER]);
     expect((await kube.get({ ...CLAIM, namespace: NAMESPACE, name: 'other-traces' }))?.metadata['finalizers']).toEqual(['kubernetes.io/pvc-protection']);
   });
 
-  it('review-s23: a claim refused for good (403) ahead of one refused for now (409) does not turn the retryable failure into a permanent one: the pass is Transient, so the second claim is decided again', async () => {
-    const other: KubeObject = { ...claim, metadata: { ...claim.metadata, name: 'other-traces' } };
-    const { kube, deps } = depsWith([claim, other]);
-    const replace = kube.replace.bind(kube);
-    kube.replace = async (object) => {
-      if (object.metadata.name === 'request-traces') throw new PermanentError('cannot update PersistentVolumeClaim inference/request-traces: 403 Forbidden', { reason: 'Forbidden' });
-      if (object.metadata.name === 'other-traces') throw new TransientError('Operation cannot be fulfilled on persistentvolumeclaims "other-traces": the object has been modified');
-      return replace(object);
-    };
+  it('a claim refused for good (403) ahead of one refused for now (409) does not turn the retryable failure into a permanent one: the pass is Transient, so the second claim is decided again', async () => {
+    const { deps } = twoClaimsRefusing({ 'request-traces': FORBIDDEN, 'other-traces': new TransientError('Operation cannot be fulfilled on persistentvolumeclaims "other-traces": the object has been modified') });
     await expect(reconcileClaimsWithRunFinalizers(deps, NAMESPACE)).rejects.toBeInstanceOf(TransientError);
   });
 });

@@ -198,7 +198,7 @@ describe('profile function: DGDR handler', () => {
     expect(await kube.get({ apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeployment', namespace: 'ns', name: 'qwen-dgd' })).toBeUndefined();
   });
 
-  it('review-s23: a failing pass whose delete of its own ConfigMap is refused after the status write still reports the failure: the Warning ConfigMapCreationFailed is emitted (the next pass, Failed, emits nothing)', async () => {
+  it('"nothing is lost or half-written": a failing pass whose delete of its own ConfigMap is refused after the status write still reports the failure: the Warning ConfigMapCreationFailed is emitted (the next pass, Failed, emits nothing)', async () => {
     const extra = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  planner_config.json: '{}'\n`;
     const world = profiledWorld().map((o) => (o.metadata.name === 'dgdr-output-qwen' ? { ...o, data: { ...(o['data'] as Record<string, string>), 'final_config.yaml': `${OUT3}---\n${extra('planner-planted')}` } } : o));
     const planted: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-planted', namespace: 'ns', labels: { team: 'other' } }, data: { keep: 'me' } };
@@ -217,7 +217,7 @@ describe('profile function: DGDR handler', () => {
     expect(reasons).toContain('ConfigMapCreationFailed');
   });
 
-  it('review-s23: a Failed PlannerConfigMapConflict request does not delete again, at every pass, its own ConfigMap that is already being deleted (deletionTimestamp set, held by another finalizer)', async () => {
+  it('a Failed PlannerConfigMapConflict request does not delete again, at every pass, its own ConfigMap that is already being deleted (deletionTimestamp set, held by another finalizer)', async () => {
     const failed = { ...aDgdr(), metadata: { ...aDgdr().metadata, annotations: { 'dgdr.nvidia.com/additional-resources': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planner-config-fb8c\n` } }, status: { phase: 'Failed', dgdName: 'qwen-dgd', observedGeneration: 1, conditions: [{ type: 'DeploymentReady', status: 'False', reason: 'PlannerConfigMapConflict', message: 'm', lastTransitionTime: '2026-12-01T08:00:00Z' }, { type: 'Succeeded', status: 'False', reason: 'PlannerConfigMapConflict', message: 'Deployment failed: m', lastTransitionTime: '2026-12-01T08:00:00Z' }] } };
     const terminating: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'planner-config-fb8c', namespace: 'ns', deletionTimestamp: '2026-12-01T08:30:00Z', finalizers: ['example.com/backup'], labels: { 'dgdr.nvidia.com/name': 'qwen', 'dgdr.nvidia.com/namespace': 'ns', 'nvidia.com/managed-by': 'dynamo-operator', 'dgdr.nvidia.com/uid': 'uid-1' } }, data: {} };
     const { kube, deps } = depsWith([failed, terminating]);
@@ -239,7 +239,7 @@ describe('profile function: DGDR handler', () => {
     expect(retry.kube.takeWrites().filter((w) => w.verb === 'createEvent').map((w) => (w.verb === 'createEvent' ? w.event.reason : ''))).toEqual(['SpecGenerated']);
   });
 
-  it('review2-s23: a request whose DGD the API server refuses (DeploymentRejected) does not leave its own planner ConfigMap behind: nothing owns it, and a new request of that name from the same output would fail PlannerConfigMapConflict on it', async () => {
+  it('a request whose DGD the API server refuses (DeploymentRejected) does not leave its own planner ConfigMap behind: nothing owns it, and a new request of that name from the same output would fail PlannerConfigMapConflict on it', async () => {
     const { kube, deps } = depsWith(profiledWorld());
     const event = eventFor('DynamoGraphDeploymentRequest', 'nvidia.com/v1beta1', 'qwen');
     expect(await handle(event, deps)).toEqual({ kind: 'Done' }); // Profiling -> Deploying: the planner ConfigMap is created, stamped uid-1, no owner.

@@ -119,25 +119,20 @@ describe('memory-kube: server-side apply to a user\'s DGD or DGDR keeps the fiel
   });
 });
 
-describe('review-s23: memory-kube: an annotation another writer took or shares stays when the manager that applied it leaves it out, as server-side apply keeps a field another manager owns', () => {
+describe('memory-kube: an annotation another writer took or shares stays when the manager that applied it leaves it out, as server-side apply keeps a field another manager owns', () => {
   const dgdrRef = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', namespace: 'ns', name: 'r' };
   const stored: KubeObject = { apiVersion: 'nvidia.com/v1beta1', kind: 'DynamoGraphDeploymentRequest', metadata: { name: 'r', namespace: 'ns' }, spec: { model: 'm' } };
   const applying = (annotations?: Record<string, string>) => ({ apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: 'r', namespace: 'ns', ...(annotations === undefined ? {} : { annotations }) } });
 
-  it('another manager\'s forced apply of another value takes the annotation: the first manager\'s apply without it keeps it', async () => {
+  it.each([
+    { name: 'a forced apply of another value takes it', value: '2', want: { a: '2' } },
+    { name: 'an apply of the same value shares it', value: '1', want: { a: '1' } },
+  ])('another manager\'s $name: the first manager\'s apply without it keeps it', async ({ value, want }) => {
     const kube = createMemoryKube([stored], 'dynamo-profile');
     await kube.apply(applying({ a: '1' }), { force: true });
-    await kube.as('someone').apply(applying({ a: '2' }), { force: true });
+    await kube.as('someone').apply(applying({ a: value }), { force: true });
     await kube.apply(applying(), { force: true });
-    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ a: '2' });
-  });
-
-  it('another manager\'s apply of the same value shares it: the first manager\'s apply without it keeps it', async () => {
-    const kube = createMemoryKube([stored], 'dynamo-profile');
-    await kube.apply(applying({ a: '1' }), { force: true });
-    await kube.as('someone').apply(applying({ a: '1' }), { force: true });
-    await kube.apply(applying(), { force: true });
-    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual({ a: '1' });
+    expect((await kube.get(dgdrRef))?.metadata.annotations).toEqual(want);
   });
 
   it('an update (kubectl edit) that changes the annotation takes it from the applier: the applier\'s apply without it keeps it', async () => {

@@ -132,7 +132,7 @@ describe('shared/kube', () => {
     expect(forced['spec']).toMatchObject({ replicas: 3 });
   });
 
-  it('review-s23: server-side apply removes an annotation its manager leaves out only while no other writer owns it (shared/dev/memory-kube.ts mirrors this): taken by another\'s forced apply, shared by another\'s apply of the same value, or taken by an update, it stays', async () => {
+  it('server-side apply removes an annotation its manager leaves out only while no other writer owns it (shared/dev/memory-kube.ts mirrors this): taken by another\'s forced apply, shared by another\'s apply of the same value, or taken by an update, it stays', async () => {
     const other = createKube(kubeConfig, { fieldManager: 'kube-test-other' });
     const applying = (name: string, annotations?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(annotations === undefined ? {} : { annotations }) } }) as const;
     const annotationsOf = async (name: string) => (await kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name }))?.metadata.annotations;
