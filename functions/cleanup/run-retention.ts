@@ -16,7 +16,7 @@
 import { DGDR_V1BETA2, DGDR_V1BETA2_KIND, LABEL_DGDR_GENERATION, RUN_KIND, RunSchema } from '../../shared/api/index.js';
 import { controllerOf, isRunComplete, selectRunsToRetire, traceClaimNameOf } from '../../shared/domain/index.js';
 import type { KubeObject, KubeReader } from '../../shared/kube/index.js';
-import { DONE, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import { DONE, throwFirstFailure, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 import { reconcileClaim, reconcileClaimsWithRunFinalizers } from './trace-claim.js';
 
@@ -24,12 +24,12 @@ const RUN_REF = { apiVersion: DGDR_V1BETA2, kind: RUN_KIND } as const;
 
 /**
  * Retires the finished Runs of `requestUid` beyond the five most recent; resolves to how many it
- * deleted and the first failure. Each delete names the version read (a resourceVersion
+ * deleted and the deletes that failed. Each delete names the version read (a resourceVersion
  * precondition): a Run of that name created since the read (a request deleted and created again
  * starts over at `<name>-1`), or one a resync's snapshot is older than, is never deleted in its
  * place. A Run whose delete fails does not keep the others from being retired.
  */
-async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string, requestUid: string): Promise<{ readonly retired: number; readonly failure: unknown }> {
+async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string, requestUid: string): Promise<{ readonly retired: number; readonly failures: readonly unknown[] }> {
   const runs = (await read.list(DGDR_V1BETA2, RUN_KIND, namespace)).filter((r) => {
     const owner = controllerOf(r);
     return owner?.kind === DGDR_V1BETA2_KIND && owner.uid === requestUid;
@@ -42,19 +42,19 @@ async function retireRuns(deps: CleanupDeps, read: KubeReader, namespace: string
   });
   const versions = new Map(runs.map((r) => [r.metadata.name, r.metadata.resourceVersion]));
   let retired = 0;
-  let failure: unknown;
+  const failures: unknown[] = [];
   for (const name of selectRunsToRetire(retained)) {
     const resourceVersion = versions.get(name);
     try {
       await deps.kube.delete({ ...RUN_REF, namespace, name }, { propagationPolicy: 'Background', ...(resourceVersion === undefined ? {} : { resourceVersion }) });
     } catch (error) {
-      failure ??= error;
+      failures.push(error);
       continue;
     }
     retired += 1;
     deps.log.info({ kind: RUN_KIND, namespace, name }, 'Deleted retired DynamoGraphDeploymentRun');
   }
-  return { retired, failure };
+  return { retired, failures };
 }
 
 /** load -> retention -> claim release. */
@@ -71,12 +71,12 @@ export async function handle(event: KubeEvent, deps: CleanupDeps): Promise<Outco
   const parsed = RunSchema.safeParse(object);
   if (!parsed.success) return DONE;
   const owner = controllerOf(object);
-  const { retired, failure } = stored !== undefined && owner?.kind === DGDR_V1BETA2_KIND ? await retireRuns(deps, read, namespace, owner.uid) : { retired: 0, failure: undefined };
+  const { retired, failures } = stored !== undefined && owner?.kind === DGDR_V1BETA2_KIND ? await retireRuns(deps, read, namespace, owner.uid) : { retired: 0, failures: [] };
   const claimName = traceClaimNameOf(parsed.data);
   // After a delete the claim's readers are read again from the API server.
   const outcome = claimName === undefined ? DONE : await reconcileClaim(deps, namespace, claimName, retired > 0 ? deps.kube : read);
   // A Run that could not be retired is reported once the rest is done.
-  if (failure !== undefined) throw failure;
+  throwFirstFailure(failures);
   return outcome;
 }
 

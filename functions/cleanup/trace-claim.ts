@@ -16,7 +16,7 @@
 import { DGDR_V1BETA2, LABEL_DGDR_RUN_UID, RUN_KIND, RunSchema } from '../../shared/api/index.js';
 import { claimStateOf, controllerOf, controllerUidOf, decideTraceClaim, hasTraceClaimFinalizer, isRunComplete, jobStateOf, runUidOfFinalizer, traceClaimNameOf, type ClaimReader } from '../../shared/domain/index.js';
 import type { KubeReader } from '../../shared/kube/index.js';
-import { DONE, TransientError, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
+import { DONE, throwFirstFailure, type KubeEvent, type ObjectKey, type Outcome, type Route } from '../../shared/runtime/index.js';
 import type { CleanupDeps } from './deps.js';
 
 const CLAIM_REF = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' } as const;
@@ -109,9 +109,7 @@ export async function listKeys(deps: CleanupDeps): Promise<readonly ObjectKey[]>
  */
 export async function reconcileClaimsWithRunFinalizers(deps: CleanupDeps, namespace: string): Promise<Outcome> {
   const claims = await deps.kube.list(CLAIM_REF.apiVersion, CLAIM_REF.kind, namespace);
-  // Each claim on its own: one whose writes are refused does not keep the others' finalizers; an error is reported after,
-  // the first one that may pass (TransientError) before any other: a claim refused for good must not keep one refused
-  // for now from being retried (as combineResyncOutcomes and reconcile's reportFailure choose).
+  // Each claim on its own: one whose writes are refused does not keep the others' finalizers.
   const failures: unknown[] = [];
   for (const claim of claims) {
     if (!hasTraceClaimFinalizer((claim.metadata['finalizers'] as string[] | undefined) ?? [])) continue;
@@ -121,7 +119,7 @@ export async function reconcileClaimsWithRunFinalizers(deps: CleanupDeps, namesp
       failures.push(error);
     }
   }
-  if (failures.length > 0) throw failures.find((error) => error instanceof TransientError) ?? failures[0];
+  throwFirstFailure(failures);
   return DONE;
 }
 

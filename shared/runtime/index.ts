@@ -35,6 +35,7 @@ export {
   STATUS_THROTTLED,
   STATUS_TRANSIENT,
   combineResyncOutcomes,
+  throwFirstFailure,
   outcomeForError,
   statusForOutcome,
 } from './outcome.js';

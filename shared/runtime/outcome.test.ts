@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from './contract.js';
 import { PermanentError, TransientError } from './errors.js';
-import { combineResyncOutcomes, outcomeForError, statusForOutcome } from './outcome.js';
+import { combineResyncOutcomes, outcomeForError, statusForOutcome, throwFirstFailure } from './outcome.js';
 
 describe('outcome answers', () => {
   const cause = new Error('503');
@@ -39,5 +39,24 @@ describe('outcomeForError', () => {
     });
     expect(outcomeForError(new TypeError('x is undefined'))).toBeUndefined();
     expect(outcomeForError('a string')).toBeUndefined();
+  });
+});
+
+describe('throwFirstFailure (independent writes, each tried, reported after)', () => {
+  const forbidden = new PermanentError('403 Forbidden', { reason: 'Forbidden' });
+  const conflict = new TransientError('409 Conflict');
+  it.each([
+    { name: 'none: returns', failures: [], want: undefined },
+    { name: 'one: that one', failures: [forbidden], want: forbidden },
+    { name: 'a permanent one before a transient one: the transient one (retried, so the retryable write is tried again)', failures: [forbidden, conflict], want: conflict },
+    { name: 'two permanent ones: the first', failures: [forbidden, new PermanentError('422 Invalid', { reason: 'Invalid' })], want: forbidden },
+  ])('$name', ({ failures, want }) => {
+    let thrown: unknown;
+    try {
+      throwFirstFailure(failures);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBe(want);
   });
 });

@@ -71,3 +71,15 @@ export function combineResyncOutcomes(outcomes: readonly Outcome[]): Outcome {
     cause: new AggregateError(causes, `resync had ${causes.length} transient failures of ${outcomes.length} objects`),
   };
 }
+
+/**
+ * After independent writes tried one after another (one refused does not keep the others from
+ * being tried), throws the failure that stands for them: the first TransientError, so the event
+ * is retried and the retryable write tried again, else the first failure; returns when there is
+ * none. The same preference as {@link combineResyncOutcomes}: a failure that may pass is never
+ * hidden behind one that cannot. In: the failures, in the order met.
+ */
+export function throwFirstFailure(failures: readonly unknown[]): void {
+  if (failures.length === 0) return;
+  throw failures.find((error) => error instanceof TransientError) ?? failures[0];
+}
