@@ -23,6 +23,8 @@ interface FakeApiServer {
   /** The next N watch requests get a 500 at once; the next M LISTs get a 500. */
   failWatches: number;
   failLists: number;
+  /** The code of a failed LIST (500 unless set). */
+  listFailureCode: number;
   /** Ends every open watch by destroying its connection. */
   killWatches(): void;
   /** Sends an ADDED event of a ConfigMap on every open watch. */
@@ -44,6 +46,7 @@ async function startFakeApiServer(): Promise<FakeApiServer> {
     lists: 0,
     failWatches: 0,
     failLists: 0,
+    listFailureCode: 500,
   } as FakeApiServer;
   const server = http.createServer((request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? '/', 'http://x');
@@ -70,7 +73,10 @@ async function startFakeApiServer(): Promise<FakeApiServer> {
       fake.lists += 1;
       if (fake.failLists > 0) {
         fake.failLists -= 1;
-        return json(500, { kind: 'Status', status: 'Failure', code: 500 });
+        // 429 as kube-apiserver answers while a CRD's storage (re)initialises after its install.
+        const code = fake.listFailureCode;
+        if (code === 429) response.setHeader('retry-after', '1');
+        return json(code, { kind: 'Status', status: 'Failure', code, ...(code === 429 ? { reason: 'TooManyRequests', message: 'storage is (re)initializing', details: { retryAfterSeconds: 1 } } : {}) });
       }
       return json(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: String(version) }, items: [] });
     }
@@ -177,6 +183,35 @@ describe('event bridge watch restart', () => {
     await eventually(() => subscriber.names.includes('after'));
     expect(warnings.join('')).not.toContain('ReferenceError');
   }, 30_000);
+});
+
+describe('event bridge start', () => {
+  const start = (api: FakeApiServer) =>
+    startEventBridge({
+      kubeConfig: fakeKubeConfig(api.url),
+      log: pino({ level: 'silent' }),
+      resyncIntervalSeconds: 0,
+      watchBackoff: { initialMs: 10, maxMs: 40 },
+      subscriptions: [{ name: 'sub', url: 'http://127.0.0.1:9', kinds: [{ apiVersion: 'v1', kind: 'ConfigMap' }], mode: 'Reference' }],
+    });
+
+  it('the first LIST answered 429 "storage is (re)initializing" (kube-apiserver just after a CRD install; seen failing dev\'s start in a clean-clone run) is tried again until it is served', async () => {
+    const api = await startFakeApiServer();
+    cleanups.push(() => api.close());
+    Object.assign(api, { failLists: 2, listFailureCode: 429 });
+    const bridge = await start(api);
+    cleanups.push(() => bridge.stop());
+    expect(api.lists).toBe(3);
+    await eventually(() => api.open() === 1);
+  });
+
+  it('a first LIST refused for good (403) fails the start at once, not after retries', async () => {
+    const api = await startFakeApiServer();
+    cleanups.push(() => api.close());
+    Object.assign(api, { failLists: 5, listFailureCode: 403 });
+    await expect(start(api)).rejects.toBeDefined();
+    expect(api.lists).toBe(1);
+  });
 });
 
 describe('event bridge stop', () => {

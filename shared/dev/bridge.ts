@@ -179,6 +179,9 @@ function describeWatchError(error: unknown): string {
   return String(error);
 }
 
+/** How many times the bridge's start tries a watched kind's discovery and first LIST (with the default backoff, about 15 s in all). */
+const START_ATTEMPTS = 6;
+
 class ResourceResolver extends KubernetesObjectApi {
   lookup(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
     return this.resource(apiVersion, kind);
@@ -287,8 +290,29 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     }
   }
 
+  /**
+   * `call` at the bridge's start, tried again while the API server answers 429 or 5xx (just after
+   * a CRD install it answers 429 "storage is (re)initializing", Retry-After 1) or does not answer,
+   * as a reflector keeps relisting: after the watch backoff, doubling, at most
+   * {@link START_ATTEMPTS} times. Any other answer (403, 404) fails the start at once.
+   */
+  async function atStart<T>(kind: WatchedKind, call: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await call();
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code;
+        const isRetryable = typeof code !== 'number' || code === 429 || code >= 500;
+        if (!isRetryable || attempt >= START_ATTEMPTS || stopped) throw error;
+        const delayMs = Math.min(initialBackoffMs * 2 ** (attempt - 1), maxBackoffMs);
+        log.info({ kind: kind.kind, err: describeWatchError(error), retryInMs: delayMs }, 'Listing again at start');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
+  }
+
   async function watchKind(kind: WatchedKind): Promise<void> {
-    const resource = await resolver.lookup(kind.apiVersion, kind.kind);
+    const resource = await atStart(kind, () => resolver.lookup(kind.apiVersion, kind.kind));
     if (resource === undefined) throw new Error(`cannot watch ${kind.kind}: the API server does not serve it in ${kind.apiVersion}`);
     const base = kind.apiVersion.includes('/') ? `/apis/${kind.apiVersion}` : `/api/${kind.apiVersion}`;
     const path = `${base}/${resource.name}`;
@@ -298,7 +322,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
       const response = await resolver.list(kind.apiVersion, kind.kind, undefined, undefined, undefined, undefined, undefined, kind.labelSelector, 1);
       return response.metadata?.resourceVersion ?? '';
     };
-    let resourceVersion = await currentVersion();
+    let resourceVersion = await atStart(kind, currentVersion);
 
     // Set when the server reports an expired version (a watch ERROR event, 410 Gone): the next
     // restart relists instead of resuming.
